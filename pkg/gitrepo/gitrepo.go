@@ -1,0 +1,182 @@
+// Package gitrepo drives the git command line on a local repository: clones
+// for workspaces, commit ranges for bisection, diffs for the agent and
+// branches for pull requests.
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redfix/redfix/pkg/sandbox"
+)
+
+// Identity is the author of the commits redfix makes.
+const (
+	AuthorName  = "redfix"
+	AuthorEmail = "redfix@users.noreply.local"
+)
+
+// Repo is a git working tree (or bare repository) at Dir.
+type Repo struct {
+	Dir string
+}
+
+// ErrUnknownRevision is returned when a revision does not name a commit.
+var ErrUnknownRevision = errors.New("unknown revision")
+
+// Git runs git with args in the repository and returns its output. A
+// non-zero exit is an error carrying git's output.
+func (r Repo) Git(ctx context.Context, args ...string) (string, error) {
+	full := append([]string{"git",
+		"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
+		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
+		"-c", "advice.detachedHead=false"}, args...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Timeout: 5 * time.Minute, MaxOutput: 8 << 20})
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	if !res.OK() {
+		return res.Output, fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), res.ExitCode, strings.TrimSpace(res.Output))
+	}
+	return res.Output, nil
+}
+
+// Init makes a new repository at dir with branch main.
+func Init(ctx context.Context, dir string) (Repo, error) {
+	r := Repo{Dir: dir}
+	if _, err := r.Git(ctx, "init", "-q", "-b", "main"); err != nil {
+		return Repo{}, fmt.Errorf("init %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// Clone clones src (a path or URL) into dst, without checking out.
+func Clone(ctx context.Context, src, dst string) (Repo, error) {
+	r := Repo{Dir: "."}
+	if _, err := r.Git(ctx, "clone", "-q", "--no-checkout", src, dst); err != nil {
+		return Repo{}, fmt.Errorf("clone %s: %w", src, err)
+	}
+	return Repo{Dir: dst}, nil
+}
+
+// Resolve turns a revision into a full commit hash.
+func (r Repo) Resolve(ctx context.Context, rev string) (string, error) {
+	out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("resolve %q in %s: %w", rev, r.Dir, ErrUnknownRevision)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// Checkout detaches the work tree at rev, discarding local changes.
+func (r Repo) Checkout(ctx context.Context, rev string) error {
+	if _, err := r.Git(ctx, "checkout", "-q", "-f", "--detach", rev); err != nil {
+		return fmt.Errorf("checkout %s: %w", rev, err)
+	}
+	if _, err := r.Git(ctx, "clean", "-q", "-fdx"); err != nil {
+		return fmt.Errorf("clean after checkout %s: %w", rev, err)
+	}
+	return nil
+}
+
+// Path lists the commits from good (exclusive) to bad (inclusive) along the
+// first-parent ancestry, oldest first.
+func (r Repo) Path(ctx context.Context, good, bad string) ([]string, error) {
+	out, err := r.Git(ctx, "rev-list", "--reverse", "--first-parent", "--ancestry-path", good+".."+bad)
+	if err != nil {
+		return nil, fmt.Errorf("list commits %s..%s: %w", good, bad, err)
+	}
+	return strings.Fields(out), nil
+}
+
+// IsAncestor reports whether a is an ancestor of b.
+func (r Repo) IsAncestor(ctx context.Context, a, b string) bool {
+	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	return err == nil
+}
+
+// Commit describes one commit.
+type Commit struct {
+	SHA     string   `json:"sha"`
+	Subject string   `json:"subject"`
+	Body    string   `json:"body,omitempty"`
+	Author  string   `json:"author"`
+	Date    string   `json:"date"`
+	Files   []string `json:"files"`
+	Diff    string   `json:"diff,omitempty"`
+}
+
+// Show describes rev, its diff included.
+func (r Repo) Show(ctx context.Context, rev string) (Commit, error) {
+	const sep = "\x1f"
+	out, err := r.Git(ctx, "show", "-s", "--format=%H"+sep+"%s"+sep+"%an <%ae>"+sep+"%aI"+sep+"%b", rev)
+	if err != nil {
+		return Commit{}, fmt.Errorf("show %s: %w", rev, err)
+	}
+	parts := strings.SplitN(strings.TrimRight(out, "\n"), sep, 5)
+	if len(parts) < 5 {
+		return Commit{}, fmt.Errorf("show %s: unexpected output %q", rev, out)
+	}
+	c := Commit{SHA: parts[0], Subject: parts[1], Author: parts[2], Date: parts[3], Body: strings.TrimSpace(parts[4])}
+	files, err := r.Git(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "--root", rev)
+	if err != nil {
+		return Commit{}, fmt.Errorf("files of %s: %w", rev, err)
+	}
+	c.Files = strings.Fields(files)
+	diff, err := r.Git(ctx, "show", "--format=", "--no-color", "--root", rev)
+	if err != nil {
+		return Commit{}, fmt.Errorf("diff of %s: %w", rev, err)
+	}
+	c.Diff = diff
+	return c, nil
+}
+
+// Diff is the work tree's change against HEAD, new files included.
+func (r Repo) Diff(ctx context.Context) (string, error) {
+	if _, err := r.Git(ctx, "add", "-A", "-N"); err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	out, err := r.Git(ctx, "diff", "--no-color", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("diff: %w", err)
+	}
+	return out, nil
+}
+
+// CommitAll commits every change in the work tree and returns the commit.
+func (r Repo) CommitAll(ctx context.Context, message string) (string, error) {
+	if _, err := r.Git(ctx, "add", "-A"); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	if _, err := r.Git(ctx, "commit", "-q", "-m", message); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
+	}
+	return r.Resolve(ctx, "HEAD")
+}
+
+// Apply applies a unified diff to the work tree.
+func (r Repo) Apply(ctx context.Context, patchFile string) error {
+	if _, err := r.Git(ctx, "apply", "--whitespace=nowarn", patchFile); err != nil {
+		return fmt.Errorf("apply %s: %w", patchFile, err)
+	}
+	return nil
+}
+
+// SetBranch points branch at rev, creating it if needed.
+func (r Repo) SetBranch(ctx context.Context, branch, rev string) error {
+	if _, err := r.Git(ctx, "branch", "-f", branch, rev); err != nil {
+		return fmt.Errorf("branch %s at %s: %w", branch, rev, err)
+	}
+	return nil
+}
+
+// Fetch fetches rev from remote into the repository.
+func (r Repo) Fetch(ctx context.Context, remote, refspec string) error {
+	if _, err := r.Git(ctx, "fetch", "-q", remote, refspec); err != nil {
+		return fmt.Errorf("fetch %s from %s: %w", refspec, remote, err)
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+// Package sandbox runs commands for redfix: in their own process group, with
+// a timeout, a capped output and a scrubbed environment, so that a test that
+// hangs, floods its output or reads the bot's credentials does no harm.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Cmd is one command to run.
+type Cmd struct {
+	Dir     string
+	Args    []string
+	Env     []string      // added to the scrubbed base environment
+	Timeout time.Duration // 0 means DefaultTimeout
+	// MaxOutput caps the combined output kept: the head and the tail are
+	// kept, the middle is replaced by a marker. 0 means DefaultMaxOutput.
+	MaxOutput int
+}
+
+// Result is what a command did.
+type Result struct {
+	Output   string
+	ExitCode int // -1 when it did not exit by itself
+	TimedOut bool
+	Duration time.Duration
+}
+
+// OK reports a zero exit.
+func (r Result) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
+
+// Defaults for Cmd.
+const (
+	DefaultTimeout   = 10 * time.Minute
+	DefaultMaxOutput = 256 << 10
+)
+
+// keptEnv are the variables of the host that commands may see. Everything
+// else, tokens and keys in particular, is dropped.
+var keptEnv = []string{
+	"PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TERM",
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GONOSUMDB", "GOPRIVATE", "GOTOOLCHAIN", "CGO_ENABLED",
+}
+
+// Env is the scrubbed environment plus extra.
+func Env(extra ...string) []string {
+	var env []string
+	for _, k := range keptEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	// Commits made inside workspaces need an identity, and must not read
+	// the host's git configuration.
+	env = append(env,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0",
+	)
+	return append(env, extra...)
+}
+
+// Run runs cmd. A non-zero exit is not an error: it is in the Result. The
+// error reports a command that could not start or a cancelled context.
+func Run(ctx context.Context, cmd Cmd) (Result, error) {
+	if len(cmd.Args) == 0 {
+		return Result{}, errors.New("sandbox: empty command")
+	}
+	timeout := cmd.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	max := cmd.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
+	c.Dir = cmd.Dir
+	c.Env = Env(cmd.Env...)
+	out := newCappedBuffer(max)
+	c.Stdout = out
+	c.Stderr = out
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	start := time.Now()
+	if err := c.Start(); err != nil {
+		return Result{}, fmt.Errorf("start %s: %w", cmd.Args[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// Kill the whole group: go test leaves test binaries behind otherwise.
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	res := Result{Output: out.String(), ExitCode: -1, Duration: time.Since(start)}
+	if c.ProcessState != nil && c.ProcessState.Exited() {
+		res.ExitCode = c.ProcessState.ExitCode()
+	}
+	// The group may still hold children that outlived the leader.
+	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	if parent.Err() != nil {
+		return res, fmt.Errorf("run %s: %w", cmd.Args[0], parent.Err())
+	}
+	if ctx.Err() != nil {
+		res.TimedOut = true
+		return res, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return res, fmt.Errorf("run %s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	return res, nil
+}
+
+// cappedBuffer keeps the first and last halves of at most max bytes.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	max     int
+	head    bytes.Buffer
+	tail    []byte
+	dropped int
+}
+
+func newCappedBuffer(max int) *cappedBuffer { return &cappedBuffer{max: max} }
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	half := b.max / 2
+	if room := half - b.head.Len(); room > 0 {
+		k := min(room, len(p))
+		b.head.Write(p[:k])
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - (b.max - half); over > 0 {
+		b.dropped += over
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
+}
+
+func (b *cappedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.dropped == 0 {
+		return b.head.String() + string(b.tail)
+	}
+	return fmt.Sprintf("%s\n… [%d bytes of output omitted] …\n%s", b.head.String(), b.dropped, b.tail)
+}

@@ -1,0 +1,150 @@
+// Package task holds redfix's domain types: a test failure as CI reports it,
+// the group that identical failures share, and the task that triage hands to a
+// worker once a failure is known to be real, new and bisected.
+package task
+
+import (
+	"fmt"
+	"time"
+)
+
+// Failure is one failing test as a report names it.
+type Failure struct {
+	// Package is the Go import path (go test -json) or the JUnit classname.
+	Package string `json:"package,omitempty"`
+	// Test is the test's name, subtests joined with '/' (TestParse/empty).
+	Test string `json:"test"`
+	// Message is the first meaningful line of the failure.
+	Message string `json:"message,omitempty"`
+	// Output is the test's whole output, capped by whoever filled it.
+	Output string `json:"output,omitempty"`
+	// Frames are the top source locations named by the output (file:line).
+	Frames []string `json:"frames,omitempty"`
+}
+
+// ID is the test as reports name it: "pkg.TestName/sub", or the bare test
+// name when the package is unknown.
+func (f Failure) ID() string {
+	if f.Package == "" {
+		return f.Test
+	}
+	return f.Package + "." + f.Test
+}
+
+// Status is where a task stands.
+type Status string
+
+// The statuses a task moves through. Terminal ones end with a reason.
+const (
+	StatusQueued    Status = "queued"    // a job is on the queue
+	StatusRunning   Status = "running"   // a worker holds it
+	StatusPublished Status = "published" // a pull request exists
+	StatusNoPatch   Status = "no_patch"  // the agent found nothing that passed the gates
+	StatusFailed    Status = "failed"    // an infrastructure error ended it
+	StatusDropped   Status = "dropped"   // triage stopped it (flaky, duplicate, passing, …)
+)
+
+// Flakiness is the evidence from re-running a failing test at one commit.
+type Flakiness struct {
+	Runs     int    `json:"runs"`
+	Failures int    `json:"failures"`
+	Verdict  string `json:"verdict"` // "reliable", "flaky" or "passing"
+}
+
+// Bisection is where a failure started.
+type Bisection struct {
+	Good    string `json:"good"`
+	Bad     string `json:"bad"`
+	Blame   string `json:"blame"`
+	Subject string `json:"subject,omitempty"`
+	Author  string `json:"author,omitempty"`
+	// Steps is the number of commits tested while bisecting.
+	Steps int `json:"steps"`
+}
+
+// Task is a real, reproduced, bisected failure group that a worker repairs.
+type Task struct {
+	ID          string    `json:"id"`
+	Fingerprint string    `json:"fingerprint"`
+	Repo        string    `json:"repo"`   // a path or URL that `git clone` accepts
+	Commit      string    `json:"commit"` // the failing commit
+	Branch      string    `json:"branch,omitempty"`
+	Failures    []Failure `json:"failures"`
+	Flakiness   Flakiness `json:"flakiness"`
+	Bisection   Bisection `json:"bisection"`
+	Status      Status    `json:"status"`
+	Reason      string    `json:"reason,omitempty"`
+	PullRequest string    `json:"pull_request,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// Tests are the failing tests' IDs.
+func (t Task) Tests() []string {
+	ids := make([]string, 0, len(t.Failures))
+	for _, f := range t.Failures {
+		ids = append(ids, f.ID())
+	}
+	return ids
+}
+
+// Short abbreviates a commit hash for people.
+func Short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// Title is a one-line description of the task.
+func (t Task) Title() string {
+	if len(t.Failures) == 0 {
+		return "failing tests"
+	}
+	names := t.Failures[0].Test
+	if n := len(t.Failures); n > 1 {
+		names += fmt.Sprintf(" and %d more", n-1)
+	}
+	return names
+}
+
+// Gate verdicts.
+const (
+	GatePass   = "pass"
+	GateFail   = "fail"
+	GateNotRun = "not_run" // the gate could not run (no model configured, …): never a pass
+)
+
+// Gate is one check's verdict on a candidate patch, shown as evidence in the
+// pull request.
+type Gate struct {
+	Name    string `json:"name"`
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail,omitempty"`
+	// Elapsed is how long the gate took, in milliseconds.
+	ElapsedMS int64 `json:"elapsed_ms,omitempty"`
+}
+
+// Passed reports whether every gate passed. A gate that did not run is not a
+// pass, unless it is named in optional.
+func Passed(gates []Gate, optional ...string) bool {
+	for _, g := range gates {
+		if g.Verdict == GatePass {
+			continue
+		}
+		if g.Verdict == GateNotRun && contains(optional, g.Name) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,98 @@
+package testrun
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSplit(t *testing.T) {
+	for _, c := range []struct{ id, pkg, test string }{
+		{"TestParse", "", "TestParse"},
+		{"TestParse/empty", "", "TestParse/empty"},
+		{"example.com/m/calc.TestAdd", "example.com/m/calc", "TestAdd"},
+		{"example.com/m/calc.TestAdd/a.TestB", "example.com/m/calc", "TestAdd/a.TestB"},
+		{"example.Testing.com/m.TestX", "example.Testing.com/m", "TestX"},
+	} {
+		pkg, test := split(c.id)
+		if pkg != c.pkg || test != c.test {
+			t.Errorf("split(%q) = %q, %q; want %q, %q", c.id, pkg, test, c.pkg, c.test)
+		}
+	}
+}
+
+func write(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func module(t *testing.T) string {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"go.mod":             "module example.com/m\n\ngo 1.22\n",
+		"a/a.go":             "package a\n\nfunc Add(x, y int) int { return x - y }\n",
+		"a/a_test.go":        "package a\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tt.Run(\"small\", func(t *testing.T) {\n\t\tif Add(1, 2) != 3 {\n\t\t\tt.Fatalf(\"Add(1, 2) = %d\", Add(1, 2))\n\t\t}\n\t})\n}\n\nfunc TestOK(t *testing.T) {}\n",
+		"b/b.go":             "package b\n",
+		"b/b_test.go":        "package b\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n",
+		"c/c_test.go":        "package c\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) { undefined() }\n",
+		"testdata/x_test.go": "package x\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n",
+	})
+	return dir
+}
+
+func TestResolve(t *testing.T) {
+	dir := module(t)
+	got, err := Resolve(dir, "TestAdd/small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "example.com/m/a.TestAdd/small" || got.Dir != "./a" || got.Func() != "TestAdd" {
+		t.Fatalf("Resolve = %+v", got)
+	}
+	if _, err := Resolve(dir, "TestOK"); !errors.Is(err, ErrAmbiguous) {
+		t.Fatalf("TestOK is in two packages: err = %v", err)
+	}
+	if _, err := Resolve(dir, "TestNope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %v, want not found", err)
+	}
+	if got, err := Resolve(dir, "example.com/m/b.TestOK"); err != nil || got.Dir != "./b" {
+		t.Fatalf("Resolve full id = %+v, %v", got, err)
+	}
+}
+
+func TestRunReportsPerTest(t *testing.T) {
+	dir := module(t)
+	var r Runner
+	o, err := r.Run(context.Background(), dir, []string{"TestAdd", "example.com/m/a.TestOK"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.OK() || len(o.Failed) != 2 { // two runs of the failing subtest
+		t.Fatalf("outcome %s, failed %+v", o.Summary(), o.Failed)
+	}
+	f := o.Failed[0]
+	if f.ID() != "example.com/m/a.TestAdd/small" || f.Message != "Add(1, 2) = -1" || len(f.Frames) == 0 {
+		t.Fatalf("failure = %+v", f)
+	}
+	if len(o.Missing) != 0 {
+		t.Fatalf("missing %v", o.Missing)
+	}
+
+	o, err = r.Run(context.Background(), dir, []string{"example.com/m/c.TestBroken"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.OK() || len(o.Build) == 0 {
+		t.Fatalf("a package that does not compile: %s", o.Summary())
+	}
+}
