@@ -1,0 +1,249 @@
+// Package config loads redfix's configuration: defaults that make the demo
+// need none, a YAML file, then environment variables, in that order.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole configuration of the bot and the workers.
+type Config struct {
+	// DataDir holds the embedded NATS store, workspaces and local pull
+	// requests unless their own settings say otherwise.
+	DataDir string `yaml:"data_dir"`
+	Log     Log    `yaml:"log"`
+	HTTP    HTTP   `yaml:"http"`
+	NATS    NATS   `yaml:"nats"`
+	Redis   Redis  `yaml:"redis"`
+	LLM     LLM    `yaml:"llm"`
+
+	Triage     Triage     `yaml:"triage"`
+	Harness    Harness    `yaml:"harness"`
+	Validators Validators `yaml:"validators"`
+	Worker     Worker     `yaml:"worker"`
+	Publish    Publish    `yaml:"publish"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // json or console
+}
+
+// HTTP configures the bot's server.
+type HTTP struct {
+	Addr string `yaml:"addr"`
+	// GracePeriod is how long shutdown waits for requests in flight.
+	GracePeriod time.Duration `yaml:"grace_period"`
+	// WebhookSecret validates GitHub webhooks.
+	WebhookSecret string `yaml:"webhook_secret"`
+	// IngestToken, when set, is required as a bearer token on the ingest API.
+	IngestToken string `yaml:"ingest_token"`
+}
+
+// NATS configures the queue. An empty URL starts an embedded server.
+type NATS struct {
+	URL        string        `yaml:"url"`
+	Stream     string        `yaml:"stream"`
+	AckWait    time.Duration `yaml:"ack_wait"`
+	MaxDeliver int           `yaml:"max_deliver"`
+}
+
+// Redis configures the state store. An empty Addr starts an embedded
+// Redis-protocol server (memory only).
+type Redis struct {
+	Addr     string `yaml:"addr"`
+	Password string `yaml:"password"`
+	DB       int    `yaml:"db"`
+	Prefix   string `yaml:"prefix"`
+}
+
+// LLM configures the model behind the agent and the judge. An empty Model
+// means no model: the offline policy repairs and the judge does not run.
+type LLM struct {
+	BaseURL string        `yaml:"base_url"`
+	APIKey  string        `yaml:"api_key"`
+	Model   string        `yaml:"model"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Enabled reports whether a model is configured.
+func (l LLM) Enabled() bool { return l.Model != "" }
+
+// Triage configures reproduction, flakiness and bisection.
+type Triage struct {
+	Reruns         int      `yaml:"reruns"`
+	MaxBisectSteps int      `yaml:"max_bisect_steps"`
+	OptOut         []string `yaml:"opt_out"`
+}
+
+// Harness configures the agent loop.
+type Harness struct {
+	MaxSteps int `yaml:"max_steps"`
+}
+
+// Validators configures the gates.
+type Validators struct {
+	OracleRuns     int      `yaml:"oracle_runs"`
+	AllowTestEdits bool     `yaml:"allow_test_edits"`
+	AllowedPaths   []string `yaml:"allowed_paths"`
+}
+
+// Worker configures job consumption.
+type Worker struct {
+	Slots     int           `yaml:"slots"`
+	Heartbeat time.Duration `yaml:"heartbeat"`
+	JobTime   time.Duration `yaml:"job_timeout"`
+}
+
+// Publish configures where pull requests go.
+type Publish struct {
+	// Mode is "local" (a directory) for now.
+	Mode string `yaml:"mode"`
+	Dir  string `yaml:"dir"`
+}
+
+// Default is the configuration with no file and no environment.
+func Default() Config {
+	return Config{
+		DataDir: filepath.Join(os.TempDir(), "redfix"),
+		Log:     Log{Level: "info", Format: "console"},
+		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
+		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
+		Redis:   Redis{Prefix: "redfix"},
+		LLM:     LLM{Timeout: 2 * time.Minute},
+		Triage:  Triage{Reruns: 5, MaxBisectSteps: 32},
+		Harness: Harness{MaxSteps: 40},
+		Validators: Validators{
+			OracleRuns: 3,
+		},
+		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
+		Publish: Publish{Mode: "local"},
+	}
+}
+
+// Load reads the defaults, then the YAML file at path (if path is not
+// empty), then the environment (getenv, usually os.Getenv).
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("read config %s: %w", path, err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return Config{}, fmt.Errorf("parse config %s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Environment variables, each overriding one setting.
+var envVars = []struct {
+	name string
+	set  func(c *Config, v string) error
+}{
+	{"REDFIX_DATA_DIR", func(c *Config, v string) error { c.DataDir = v; return nil }},
+	{"REDFIX_LOG_LEVEL", func(c *Config, v string) error { c.Log.Level = v; return nil }},
+	{"REDFIX_LOG_FORMAT", func(c *Config, v string) error { c.Log.Format = v; return nil }},
+	{"REDFIX_HTTP_ADDR", func(c *Config, v string) error { c.HTTP.Addr = v; return nil }},
+	{"REDFIX_WEBHOOK_SECRET", func(c *Config, v string) error { c.HTTP.WebhookSecret = v; return nil }},
+	{"REDFIX_INGEST_TOKEN", func(c *Config, v string) error { c.HTTP.IngestToken = v; return nil }},
+	{"REDFIX_NATS_URL", func(c *Config, v string) error { c.NATS.URL = v; return nil }},
+	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
+	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
+	{"OPENAI_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
+	{"OPENAI_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
+	{"REDFIX_LLM_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
+	{"REDFIX_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
+	{"REDFIX_TRIAGE_RERUNS", intVar(func(c *Config) *int { return &c.Triage.Reruns })},
+	{"REDFIX_MAX_STEPS", intVar(func(c *Config) *int { return &c.Harness.MaxSteps })},
+	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
+	{"REDFIX_PUBLISH_DIR", func(c *Config, v string) error { c.Publish.Dir = v; return nil }},
+}
+
+func intVar(field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", v)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	for _, e := range envVars {
+		v := getenv(e.name)
+		if v == "" {
+			continue
+		}
+		if err := e.set(cfg, v); err != nil {
+			return fmt.Errorf("environment %s: %w", e.name, err)
+		}
+	}
+	return nil
+}
+
+// EnvNames lists the environment variables Load reads.
+func EnvNames() []string {
+	names := make([]string, 0, len(envVars))
+	for _, e := range envVars {
+		names = append(names, e.name)
+	}
+	return names
+}
+
+// Validate reports settings that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Triage.Reruns < 1 {
+		errs = append(errs, fmt.Errorf("triage.reruns must be at least 1, got %d", c.Triage.Reruns))
+	}
+	if c.Harness.MaxSteps < 3 {
+		errs = append(errs, fmt.Errorf("harness.max_steps must be at least 3, got %d", c.Harness.MaxSteps))
+	}
+	if c.Validators.OracleRuns < 1 {
+		errs = append(errs, fmt.Errorf("validators.oracle_runs must be at least 1, got %d", c.Validators.OracleRuns))
+	}
+	if c.Worker.Slots < 1 {
+		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
+	}
+	if c.NATS.MaxDeliver < 1 {
+		errs = append(errs, fmt.Errorf("nats.max_deliver must be at least 1, got %d", c.NATS.MaxDeliver))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level must be debug, info, warn or error, got %q", c.Log.Level))
+	}
+	if c.Publish.Mode != "local" {
+		errs = append(errs, fmt.Errorf("publish.mode %q is not supported yet (only \"local\")", c.Publish.Mode))
+	}
+	if c.LLM.Model != "" && c.LLM.BaseURL == "" && c.LLM.APIKey == "" {
+		errs = append(errs, errors.New("llm.model is set but neither llm.base_url nor llm.api_key is"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,76 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaultsNeedNothing(t *testing.T) {
+	cfg, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLM.Enabled() || cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
+		t.Fatalf("defaults should be the embedded, offline setup: %+v", cfg)
+	}
+	if cfg.Validators.OracleRuns != 3 || cfg.Triage.Reruns != 5 {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestFileThenEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "redfix.yaml")
+	yaml := "nats:\n  url: nats://file:4222\n  ack_wait: 30s\nllm:\n  model: from-file\n  base_url: http://llm:8000/v1\ntriage:\n  reruns: 7\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, env(map[string]string{"REDFIX_MODEL": "from-env", "REDFIX_REDIS_ADDR": "redis:6379"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NATS.URL != "nats://file:4222" || cfg.NATS.AckWait != 30*time.Second || cfg.Triage.Reruns != 7 {
+		t.Fatalf("file values lost: %+v", cfg)
+	}
+	if cfg.LLM.Model != "from-env" || cfg.Redis.Addr != "redis:6379" || !cfg.LLM.Enabled() {
+		t.Fatalf("environment did not override: %+v", cfg)
+	}
+	if cfg.Harness.MaxSteps != 40 {
+		t.Fatalf("a default the file does not name was lost: %d", cfg.Harness.MaxSteps)
+	}
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		yaml string
+		env  map[string]string
+		want string
+	}{
+		"unknown key":    {yaml: "nats:\n  ulr: x\n", want: "ulr"},
+		"bad number env": {env: map[string]string{"REDFIX_TRIAGE_RERUNS": "many"}, want: "REDFIX_TRIAGE_RERUNS"},
+		"zero reruns":    {yaml: "triage:\n  reruns: 0\n", want: "triage.reruns"},
+		"model no url":   {env: map[string]string{"REDFIX_MODEL": "m"}, want: "llm.model"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := ""
+			if c.yaml != "" {
+				path = filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
+				if err := os.WriteFile(path, []byte(c.yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(path, env(c.env))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want one naming %q", err, c.want)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), env(nil)); err == nil {
+		t.Fatal("a missing file was accepted")
+	}
+}

@@ -1,0 +1,261 @@
+// Package server is the bot's HTTP face: the ingest API that CI posts test
+// reports to, the task API, the dashboard, health and readiness, and the
+// Prometheus metrics.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// Intake stores submissions durably.
+type Intake interface {
+	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
+}
+
+// Tasks reads the state store.
+type Tasks interface {
+	GetTask(ctx context.Context, id string) (task.Task, error)
+	ListTasks(ctx context.Context, limit int) ([]task.Task, error)
+	CountByStatus(ctx context.Context) (map[task.Status]int64, error)
+}
+
+// MaxReportBytes bounds a report's size.
+const MaxReportBytes = 32 << 20
+
+// Server holds the handlers' dependencies.
+type Server struct {
+	intake  Intake
+	tasks   Tasks
+	ready   func(context.Context) error
+	token   string
+	log     *zap.Logger
+	reg     *prometheus.Registry
+	reports *prometheus.CounterVec
+	reqs    *prometheus.HistogramVec
+}
+
+// Options are the server's optional settings.
+type Options struct {
+	// IngestToken, when set, must be sent as "Authorization: Bearer …".
+	IngestToken string
+	// Ready reports whether the dependencies (NATS, Redis) answer.
+	Ready func(context.Context) error
+}
+
+// New makes a server. reg receives the server's metrics and is served at
+// /metrics.
+func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log *zap.Logger) *Server {
+	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, token: opts.IngestToken, log: log, reg: reg}
+	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redfix_reports_total",
+		Help: "Test reports received by the ingest API, by result (accepted, duplicate, rejected).",
+	}, []string{"result"})
+	s.reqs = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "redfix_http_request_duration_seconds",
+		Help:    "HTTP request latency by route and status class.",
+		Buckets: prometheus.DefBuckets,
+	}, []string{"route", "code"})
+	reg.MustRegister(s.reports, s.reqs)
+	if s.ready == nil {
+		s.ready = func(context.Context) error { return nil }
+	}
+	return s
+}
+
+// Handler routes the server's endpoints.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.route(mux, "POST /api/v1/reports", s.postReport)
+	s.route(mux, "GET /api/v1/tasks", s.listTasks)
+	s.route(mux, "GET /api/v1/tasks/{id}", s.getTask)
+	s.route(mux, "GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
+		_, err := io.WriteString(w, "ok\n")
+		return err
+	})
+	s.route(mux, "GET /readyz", func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			return &Error{Code: http.StatusServiceUnavailable, Message: "not ready", Cause: err}
+		}
+		_, err := io.WriteString(w, "ready\n")
+		return err
+	})
+	s.route(mux, "GET /{$}", s.dashboard)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// Error is an HTTP error: a message for the client and a cause for the log.
+type Error struct {
+	Code    int
+	Message string
+	Cause   error
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %v", e.Message, e.Cause)
+	}
+	return e.Message
+}
+
+type handlerFunc func(http.ResponseWriter, *http.Request) error
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// route wraps a handler with panic recovery, error mapping, logging and
+// latency metrics: errors become responses in this one place.
+func (s *Server) route(mux *http.ServeMux, pattern string, h handlerFunc) {
+	routeName := pattern
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("handler panicked", zap.String("route", routeName), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+				writeJSON(sw, http.StatusInternalServerError, map[string]string{"error": "internal error"})
+			}
+			s.reqs.WithLabelValues(routeName, fmt.Sprintf("%dxx", sw.code/100)).Observe(time.Since(start).Seconds())
+		}()
+		if err := h(sw, r); err != nil {
+			var he *Error
+			if !errors.As(err, &he) {
+				he = &Error{Code: http.StatusInternalServerError, Message: "internal error", Cause: err}
+			}
+			level := s.log.Warn
+			if he.Code >= 500 {
+				level = s.log.Error
+			}
+			level("request failed", zap.String("route", routeName), zap.Int("code", he.Code), zap.String("remote", r.RemoteAddr), zap.Error(he))
+			writeJSON(sw, he.Code, map[string]string{"error": he.Message})
+		}
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// postReport accepts a test report: the body is the report (go test -json
+// or JUnit XML), the query names the repository and the commits.
+//
+//	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
+func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
+	if s.token != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
+		s.reports.WithLabelValues("rejected").Inc()
+		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReportBytes))
+	if err != nil {
+		s.reports.WithLabelValues("rejected").Inc()
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("report is larger than %d bytes", MaxReportBytes)}
+		}
+		return &Error{Code: http.StatusBadRequest, Message: "reading the report", Cause: err}
+	}
+	q := r.URL.Query()
+	sub := ingest.Submission{
+		ID:     r.Header.Get("X-Redfix-Delivery"),
+		Repo:   q.Get("repo"),
+		Commit: q.Get("commit"),
+		Good:   q.Get("good"),
+		Branch: q.Get("branch"),
+		Report: body,
+	}
+	res, err := ingest.Check(sub)
+	if err != nil {
+		s.reports.WithLabelValues("rejected").Inc()
+		code := http.StatusUnprocessableEntity
+		if sub.Repo == "" || sub.Commit == "" {
+			code = http.StatusBadRequest
+		}
+		return &Error{Code: code, Message: strings.TrimPrefix(err.Error(), ingest.ErrInvalid.Error()+": ")}
+	}
+	if sub.ID == "" {
+		sub.ID = ingest.ContentID(sub)
+	}
+	dup, err := s.intake.Submit(r.Context(), sub)
+	if err != nil {
+		return &Error{Code: http.StatusServiceUnavailable, Message: "the report could not be stored; retry", Cause: err}
+	}
+	result := "accepted"
+	if dup {
+		result = "duplicate"
+	}
+	s.reports.WithLabelValues(result).Inc()
+	s.log.Info("report received", zap.String("submission", sub.ID), zap.String("repo", sub.Repo),
+		zap.String("commit", sub.Commit), zap.Int("failures", len(res.Failures)), zap.Bool("duplicate", dup))
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		"id": sub.ID, "duplicate": dup, "format": res.Format, "tests": res.Total,
+		"failures": len(res.Failures), "build_errors": len(res.BuildErrors),
+	})
+	return nil
+}
+
+func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
+	ts, err := s.tasks.ListTasks(r.Context(), 100)
+	if err != nil {
+		return err
+	}
+	for i := range ts {
+		ts[i] = summarize(ts[i])
+	}
+	writeJSON(w, http.StatusOK, ts)
+	return nil
+}
+
+// summarize drops the bulky parts of a task for listings.
+func summarize(t task.Task) task.Task {
+	for i := range t.Failures {
+		t.Failures[i].Output = ""
+	}
+	return t
+}
+
+// NotFound is the error a Tasks implementation returns for a missing task;
+// anything with an `IsNotFound() bool` or matching errors.Is works too.
+func isNotFound(err error) bool {
+	var nf interface{ NotFound() bool }
+	return errors.As(err, &nf) && nf.NotFound() || strings.Contains(err.Error(), "not found")
+}
+
+func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.tasks.GetTask(r.Context(), r.PathValue("id"))
+	if err != nil {
+		if isNotFound(err) {
+			return &Error{Code: http.StatusNotFound, Message: "no task " + r.PathValue("id")}
+		}
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
