@@ -1,0 +1,144 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// APIError is an HTTP error answer from a model server.
+type APIError struct {
+	StatusCode int
+	// Message is the server's explanation: the "message" of an OpenAI-style
+	// error object, or the start of the body when it had none.
+	Message string
+	// Type and Code are the OpenAI-style error's fields, when present.
+	Type string
+	Code string
+}
+
+func (e *APIError) Error() string {
+	s := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Retryable reports whether the same request may succeed later: rate limits,
+// timeouts and server errors.
+func (e *APIError) Retryable() bool {
+	switch {
+	case e.StatusCode == http.StatusRequestTimeout,
+		e.StatusCode == http.StatusConflict,
+		e.StatusCode == http.StatusTooManyRequests,
+		e.StatusCode >= 500:
+		return true
+	}
+	return false
+}
+
+// transientError marks a failure of the transport (connection refused or
+// reset, an attempt that timed out) that a later attempt may not meet.
+type transientError struct{ err error }
+
+func (e *transientError) Error() string   { return e.err.Error() }
+func (e *transientError) Unwrap() error   { return e.err }
+func (e *transientError) Retryable() bool { return true }
+
+// IsRetryable reports whether err is worth retrying later: a 408, 409, 429 or
+// 5xx answer, or a transport failure. A cancelled context and a 4xx answer
+// (bad key, bad request, unknown model) are not.
+func IsRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
+	return false
+}
+
+// classifyTransport marks transport errors as transient, unless the caller's
+// own context ended them.
+func classifyTransport(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) { // the per-attempt timeout
+		return &transientError{err: fmt.Errorf("request timed out: %w", err)}
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return &transientError{err: err}
+	}
+	return err
+}
+
+// maxErrorBody caps how much of an error body is kept.
+const maxErrorBody = 64 << 10
+
+// apiErrorFromBody reads the error that servers put in their bodies:
+// OpenAI, vLLM, llama.cpp {"error": {"message", "type", "code"}}, older vLLM
+// {"message", "type", "code"}, Ollama {"error": "…"}, FastAPI {"detail": …},
+// or plain text.
+func apiErrorFromBody(status int, body []byte) *APIError {
+	e := &APIError{StatusCode: status}
+	var doc struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &doc) == nil {
+		var obj struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+		}
+		var str string
+		switch {
+		case len(doc.Error) > 0 && json.Unmarshal(doc.Error, &obj) == nil && obj.Message != "":
+			e.Message, e.Type, e.Code = obj.Message, obj.Type, rawCode(obj.Code)
+			return e
+		case len(doc.Error) > 0 && json.Unmarshal(doc.Error, &str) == nil && str != "":
+			e.Message = str
+			return e
+		case doc.Message != "":
+			e.Message, e.Type, e.Code = doc.Message, doc.Type, rawCode(doc.Code)
+			return e
+		case len(doc.Detail) > 0:
+			if json.Unmarshal(doc.Detail, &str) == nil {
+				e.Message = str
+			} else {
+				e.Message = string(doc.Detail)
+			}
+			return e
+		}
+	}
+	e.Message = oneLine(string(body), 500)
+	return e
+}
+
+func rawCode(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+// oneLine collapses whitespace and caps s at max bytes.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
