@@ -1,0 +1,472 @@
+package offline
+
+import (
+	"fmt"
+	"go/format"
+	"path"
+	"sort"
+	"strings"
+)
+
+// change replaces lines [start, end] (1-based, inclusive; end = start-1 for
+// an insertion before start) with repl.
+type change struct {
+	start, end int
+	repl       []string
+}
+
+// Candidate is one hypothesis: an edit of one file.
+type Candidate struct {
+	Path     string
+	Line     int    // the first line it touches
+	Old, New string // the line before and after, for single-line templates
+	Template string
+	What     string
+	Score    float64
+	Why      []string // the evidence that put this line under suspicion
+	changes  []change
+}
+
+// Describe is a one-line account of the candidate for people.
+func (c *Candidate) Describe() string {
+	if c.Old != "" || c.New != "" {
+		return fmt.Sprintf("%s:%d %s (`%s` → `%s`)", c.Path, c.Line, c.What, strings.TrimSpace(c.Old), strings.TrimSpace(c.New))
+	}
+	return fmt.Sprintf("%s:%d %s", c.Path, c.Line, c.What)
+}
+
+// location is a suspicious line of a file.
+type location struct {
+	path string
+	line int
+}
+
+// evidence is what localization knows: the files' text, the blame diff, the
+// failure's frames in source files, and the functions the failing test calls.
+type evidence struct {
+	models map[string]*fileModel
+	diffs  []FileDiff
+	frames []location
+	called map[string]bool
+}
+
+// suspicion is a line's score and the reasons for it.
+type suspicion struct {
+	score float64
+	why   []string
+}
+
+func (s *suspicion) add(score float64, why string) {
+	for _, w := range s.why {
+		if w == why {
+			return
+		}
+	}
+	s.score += score
+	s.why = append(s.why, why)
+}
+
+// located is a blame hunk found in the current file.
+type located struct {
+	hunk       Hunk
+	start, end int      // the hunk's new side in the current file
+	old        []string // what to put back
+	added      []int    // current line numbers of the hunk's added lines
+	near       []int    // lines next to removed ones
+}
+
+// locateHunk finds the hunk's new side in the file, dropping context lines
+// (later commits may have changed them) until it matches; the match nearest
+// the hunk's own line number wins.
+func locateHunk(f *fileModel, h Hunk) (located, bool) {
+	lead, trail := 0, 0
+	for _, l := range h.Lines {
+		if l.Kind != ' ' {
+			break
+		}
+		lead++
+	}
+	for i := len(h.Lines) - 1; i >= 0 && h.Lines[i].Kind == ' '; i-- {
+		trail++
+	}
+	if lead == len(h.Lines) {
+		return located{}, false // context only
+	}
+	for trim := 0; trim <= lead || trim <= trail; trim++ {
+		lt, tt := min(trim, lead), min(trim, trail)
+		body := h.Lines[lt : len(h.Lines)-tt]
+		var newSide, oldSide []string
+		for _, l := range body {
+			if l.Kind != '-' {
+				newSide = append(newSide, l.Text)
+			}
+			if l.Kind != '+' {
+				oldSide = append(oldSide, l.Text)
+			}
+		}
+		if len(newSide) == 0 {
+			continue
+		}
+		at := find(f.lines, newSide)
+		if len(at) == 0 {
+			continue
+		}
+		want := h.NewStart + lt
+		best := at[0]
+		for _, a := range at[1:] {
+			if abs(a-want) < abs(best-want) {
+				best = a
+			}
+		}
+		loc := located{hunk: h, start: best, end: best + len(newSide) - 1, old: oldSide}
+		n := best
+		for _, l := range body {
+			switch l.Kind {
+			case '+':
+				loc.added = append(loc.added, n)
+				n++
+			case ' ':
+				n++
+			case '-':
+				loc.near = append(loc.near, n-1, n)
+			}
+		}
+		return loc, true
+	}
+	return located{}, false
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Scores of the localization signals.
+const (
+	scoreBlame      = 8 // the blame commit added or changed the line
+	scoreFrame      = 6 // a stack frame of the failure names the line
+	scoreFrameFunc  = 3 // the line is in a function a frame names
+	scoreNearRemove = 3 // the blame commit removed lines next to it
+	scoreBlameFunc  = 2 // the line is in a function the blame commit changed
+	scoreCalled     = 2 // the line is in a function the failing test calls
+)
+
+// rank scores the suspicious lines and turns them into candidates, most
+// likely first.
+func rank(ev evidence) []*Candidate {
+	sus := map[location]*suspicion{}
+	get := func(l location) *suspicion {
+		s := sus[l]
+		if s == nil {
+			s = &suspicion{}
+			sus[l] = s
+		}
+		return s
+	}
+	var hunks []struct {
+		path string
+		loc  located
+	}
+	for _, d := range ev.diffs {
+		f := ev.models[d.Path]
+		if f == nil || !isGoSource(d.Path) {
+			continue
+		}
+		for _, h := range d.Hunks {
+			loc, ok := locateHunk(f, h)
+			if !ok {
+				continue
+			}
+			hunks = append(hunks, struct {
+				path string
+				loc  located
+			}{d.Path, loc})
+			for _, n := range loc.added {
+				get(location{d.Path, n}).add(scoreBlame, "the blame commit changed this line")
+				markFunc(f, n, func(m int, name string) {
+					get(location{d.Path, m}).add(scoreBlameFunc, "in "+name+", which the blame commit changed")
+				})
+			}
+			for _, n := range loc.near {
+				if _, ok := f.line(n); ok {
+					get(location{d.Path, n}).add(scoreNearRemove, "next to lines the blame commit removed")
+				}
+			}
+		}
+	}
+	for _, fr := range ev.frames {
+		f := ev.models[fr.path]
+		if f == nil {
+			continue
+		}
+		if _, ok := f.line(fr.line); ok {
+			get(fr).add(scoreFrame, "the failure's stack trace points here")
+		}
+		markFunc(f, fr.line, func(m int, name string) {
+			get(location{fr.path, m}).add(scoreFrameFunc, "in "+name+", which the stack trace names")
+		})
+	}
+	for p, f := range ev.models {
+		if !isGoSource(p) {
+			continue
+		}
+		for name, span := range f.funcs() {
+			if !ev.called[name] {
+				continue
+			}
+			for m := span[0]; m <= span[1]; m++ {
+				get(location{p, m}).add(scoreCalled, "in "+name+", which the failing test calls")
+			}
+		}
+	}
+
+	var cands []*Candidate
+	locs := make([]location, 0, len(sus))
+	for l := range sus {
+		locs = append(locs, l)
+	}
+	sort.Slice(locs, func(i, j int) bool {
+		if locs[i].path != locs[j].path {
+			return locs[i].path < locs[j].path
+		}
+		return locs[i].line < locs[j].line
+	})
+	for _, l := range locs {
+		if !isGoSource(l.path) {
+			continue
+		}
+		f := ev.models[l.path]
+		text, ok := f.line(l.line)
+		if !ok {
+			continue
+		}
+		s := sus[l]
+		for _, m := range Mutations(text) {
+			c := &Candidate{Path: l.path, Line: l.line, Old: text, New: m.New, Template: m.Template, What: m.What,
+				Score: s.score + m.Prior, Why: s.why,
+				changes: []change{{start: l.line, end: l.line, repl: []string{m.New}}}}
+			cands = append(cands, c)
+		}
+	}
+	// Undo each blame hunk, then all of a file's hunks at once.
+	byFile := map[string][]located{}
+	var files []string
+	for _, h := range hunks {
+		bonus, why := 0.0, []string{"the blame commit made this change"}
+		for n := h.loc.start; n <= h.loc.end; n++ {
+			if s := sus[location{h.path, n}]; s != nil {
+				b := s.score
+				for _, n2 := range h.loc.added {
+					if n2 == n {
+						b -= scoreBlame
+					}
+				}
+				if b > bonus {
+					bonus = b
+					why = append([]string{"the blame commit made this change"}, s.why...)
+				}
+			}
+		}
+		added, removed := h.loc.hunk.Changed()
+		prior := 3.0
+		if added > 10 {
+			prior = 2
+		}
+		cands = append(cands, &Candidate{Path: h.path, Line: h.loc.start, Template: TplUndoHunk,
+			What:  fmt.Sprintf("undo the blame commit's hunk @@ -%d +%d @@ (%d added, %d removed lines)", h.loc.hunk.OldStart, h.loc.hunk.NewStart, added, removed),
+			Score: scoreBlame + prior + bonus, Why: dedupe(why),
+			changes: []change{{start: h.loc.start, end: h.loc.end, repl: h.loc.old}}})
+		if _, ok := byFile[h.path]; !ok {
+			files = append(files, h.path)
+		}
+		byFile[h.path] = append(byFile[h.path], h.loc)
+	}
+	for _, p := range files {
+		locs := byFile[p]
+		if len(locs) < 2 {
+			continue
+		}
+		sort.Slice(locs, func(i, j int) bool { return locs[i].start < locs[j].start })
+		var ch []change
+		overlap := false
+		for i, l := range locs {
+			if i > 0 && l.start <= locs[i-1].end {
+				overlap = true
+			}
+			ch = append(ch, change{start: l.start, end: l.end, repl: l.old})
+		}
+		if overlap {
+			continue
+		}
+		cands = append(cands, &Candidate{Path: p, Line: locs[0].start, Template: TplUndoFile,
+			What:  fmt.Sprintf("undo all %d hunks of the blame commit in %s", len(locs), path.Base(p)),
+			Score: scoreBlame + 1, Why: []string{"the blame commit changed this file"}, changes: ch})
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+
+	// Normalize to gofmt's layout, drop what does not parse and what
+	// duplicates a better candidate.
+	var out []*Candidate
+	seen := map[string]*Candidate{}
+	for _, c := range cands {
+		f := ev.models[c.Path]
+		key, ok := normalize(f, c)
+		if !ok {
+			continue
+		}
+		if kept := seen[key]; kept != nil {
+			if kept.Template == TplUndoHunk && c.Old != "" {
+				// The same edit, told as the one-token fix it is.
+				kept.Line, kept.Old, kept.New, kept.Template = c.Line, c.Old, c.New, c.Template
+				kept.What = c.What + ", which also undoes the blame commit's change to this line"
+			}
+			continue
+		}
+		seen[key] = c
+		out = append(out, c)
+	}
+	return out
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// markFunc calls fn for every line of the function holding line n.
+func markFunc(f *fileModel, n int, fn func(line int, name string)) {
+	s, e, name, ok := f.funcSpan(n)
+	if !ok {
+		return
+	}
+	for m := s; m <= e; m++ {
+		fn(m, name)
+	}
+}
+
+// applyChanges returns lines with the changes (sorted, disjoint) made.
+func applyChanges(lines []string, changes []change) []string {
+	out := append([]string(nil), lines...)
+	for i := len(changes) - 1; i >= 0; i-- {
+		c := changes[i]
+		tail := append([]string(nil), out[c.end:]...)
+		out = append(append(out[:c.start-1], c.repl...), tail...)
+	}
+	return out
+}
+
+// normalize rewrites a candidate as gofmt would lay it out and returns a
+// key for the file it produces. ok is false when the result does not parse.
+// Files the policy has not wholly seen are left as they are.
+func normalize(f *fileModel, c *Candidate) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	if !f.complete() {
+		return c.Path + "\x00" + fmt.Sprint(c.changes), true
+	}
+	orig := strings.Join(f.lines, "\n") + "\n"
+	after := strings.Join(applyChanges(f.lines, c.changes), "\n") + "\n"
+	if !strings.HasSuffix(c.Path, ".go") {
+		return c.Path + "\x00" + after, true
+	}
+	formatted, err := format.Source([]byte(after))
+	if err != nil {
+		return "", false
+	}
+	if fo, err := format.Source([]byte(orig)); err != nil || string(fo) != orig {
+		return c.Path + "\x00" + after, true // not gofmt'd to begin with: keep ours
+	}
+	newLines := strings.Split(strings.TrimSuffix(string(formatted), "\n"), "\n")
+	ch, ok := diffLines(f.lines, newLines)
+	if !ok {
+		return "", false // formatting alone: no change
+	}
+	c.changes = []change{ch}
+	if len(c.changes[0].repl) == 1 && ch.start == ch.end && c.Template != TplUndoHunk && c.Template != TplUndoFile {
+		c.New = ch.repl[0]
+	}
+	if c.Template == TplUndoFile {
+		// Keep the hunks apart: one block each reads better.
+		c.changes = splitChange(f.lines, newLines, ch)
+	}
+	return c.Path + "\x00" + string(formatted), true
+}
+
+// diffLines is the single change turning a into b: everything between their
+// common prefix and suffix.
+func diffLines(a, b []string) (change, bool) {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	if p == len(a) && p == len(b) {
+		return change{}, false
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return change{start: p + 1, end: len(a) - s, repl: append([]string(nil), b[p:len(b)-s]...)}, true
+}
+
+// splitChange breaks one change into its disjoint parts by matching the
+// unchanged lines inside it (a simple LCS on lines).
+func splitChange(a, b []string, ch change) []change {
+	old := a[ch.start-1 : ch.end]
+	neu := ch.repl
+	n, m := len(old), len(neu)
+	if n*m > 250000 {
+		return []change{ch}
+	}
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if old[i] == neu[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []change
+	i, j := 0, 0
+	var cur *change
+	for i < n || j < m {
+		if i < n && j < m && old[i] == neu[j] {
+			if cur != nil {
+				out = append(out, *cur)
+				cur = nil
+			}
+			i++
+			j++
+			continue
+		}
+		if cur == nil {
+			cur = &change{start: ch.start + i, end: ch.start + i - 1}
+		}
+		if j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]) {
+			cur.repl = append(cur.repl, neu[j])
+			j++
+		} else {
+			cur.end++
+			i++
+		}
+	}
+	if cur != nil {
+		out = append(out, *cur)
+	}
+	return out
+}

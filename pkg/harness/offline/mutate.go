@@ -1,0 +1,284 @@
+package offline
+
+import (
+	"go/scanner"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// Mutation is one repair template applied to one line.
+type Mutation struct {
+	New      string  // the line after the change
+	Template string  // the template's name
+	What     string  // what it does, for people: "`<=` → `<`"
+	Prior    float64 // how likely the template is to be the fix
+}
+
+// Template names.
+const (
+	TplBoundary   = "comparison-boundary"  // < ↔ <=, > ↔ >=
+	TplEquality   = "comparison-equality"  // == ↔ !=
+	TplDirection  = "comparison-direction" // < ↔ >, <= ↔ >=
+	TplNegateCmp  = "comparison-negate"    // < ↔ >=, > ↔ <=
+	TplArithSign  = "arithmetic-sign"      // + ↔ -, += ↔ -=, ++ ↔ --
+	TplArithScale = "arithmetic-scale"     // * ↔ /
+	TplOffByOne   = "off-by-one-index"     // len(x)-1 ↔ len(x), s[i] ↔ s[i±1]
+	TplConstant   = "off-by-one-constant"  // n ↔ n±1
+	TplLogic      = "boolean-operator"     // && ↔ ||
+	TplNot        = "boolean-not"          // remove a !
+	TplNegate     = "boolean-negate"       // if c → if !c
+	TplBoolConst  = "boolean-constant"     // true ↔ false
+	TplUndoHunk   = "undo-blame-hunk"
+	TplUndoFile   = "undo-blame-file"
+)
+
+type tok struct {
+	off, end int
+	tok      token.Token
+	lit      string
+}
+
+// scanLine tokenizes one line of Go; ok is false when it does not scan
+// cleanly (inside a raw string, say).
+func scanLine(line string) ([]tok, bool) {
+	src := []byte(line)
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	var s scanner.Scanner
+	bad := false
+	s.Init(file, src, func(token.Position, string) { bad = true }, scanner.ScanComments)
+	var toks []tok
+	for {
+		pos, t, lit := s.Scan()
+		if t == token.EOF {
+			break
+		}
+		if t == token.SEMICOLON && lit == "\n" {
+			continue
+		}
+		off := file.Offset(pos)
+		n := len(lit)
+		if t.IsOperator() || t.IsKeyword() {
+			n = len(t.String())
+		}
+		if t == token.SEMICOLON && lit == "" {
+			n = 1
+		}
+		toks = append(toks, tok{off: off, end: off + n, tok: t, lit: lit})
+	}
+	return toks, !bad
+}
+
+// endsOperand reports whether a token can end an operand, so that an
+// operator after it is binary.
+func endsOperand(t token.Token) bool {
+	switch t {
+	case token.IDENT, token.INT, token.FLOAT, token.IMAG, token.CHAR, token.STRING,
+		token.RPAREN, token.RBRACK, token.RBRACE:
+		return true
+	}
+	return false
+}
+
+var swaps = map[token.Token][]struct {
+	to    token.Token
+	tpl   string
+	prior float64
+}{
+	token.LSS:        {{token.LEQ, TplBoundary, 4}, {token.GEQ, TplNegateCmp, 1.5}, {token.GTR, TplDirection, 1.5}},
+	token.LEQ:        {{token.LSS, TplBoundary, 4}, {token.GTR, TplNegateCmp, 1.5}, {token.GEQ, TplDirection, 1.5}},
+	token.GTR:        {{token.GEQ, TplBoundary, 4}, {token.LEQ, TplNegateCmp, 1.5}, {token.LSS, TplDirection, 1.5}},
+	token.GEQ:        {{token.GTR, TplBoundary, 4}, {token.LSS, TplNegateCmp, 1.5}, {token.LEQ, TplDirection, 1.5}},
+	token.EQL:        {{token.NEQ, TplEquality, 2.5}},
+	token.NEQ:        {{token.EQL, TplEquality, 2.5}},
+	token.LAND:       {{token.LOR, TplLogic, 3}},
+	token.LOR:        {{token.LAND, TplLogic, 3}},
+	token.ADD_ASSIGN: {{token.SUB_ASSIGN, TplArithSign, 3}},
+	token.SUB_ASSIGN: {{token.ADD_ASSIGN, TplArithSign, 3}},
+	token.INC:        {{token.DEC, TplArithSign, 3}},
+	token.DEC:        {{token.INC, TplArithSign, 3}},
+	token.MUL_ASSIGN: {{token.QUO_ASSIGN, TplArithScale, 1.5}},
+	token.QUO_ASSIGN: {{token.MUL_ASSIGN, TplArithScale, 1.5}},
+}
+
+// Mutations applies every repair template to one line of Go source, most
+// likely first. Lines that are declarations, comments or imports get none.
+func Mutations(line string) []Mutation {
+	trimmed := strings.TrimSpace(line)
+	if trimmed == "" || strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "import") ||
+		strings.HasPrefix(trimmed, "package ") || strings.HasPrefix(trimmed, "type ") {
+		return nil
+	}
+	toks, ok := scanLine(line)
+	if !ok || len(toks) == 0 {
+		return nil
+	}
+	decl := toks[0].tok == token.FUNC || toks[0].tok == token.VAR && !strings.Contains(line, "=")
+	var out []Mutation
+	add := func(off, end int, repl, tpl, what string, prior float64) {
+		out = append(out, Mutation{New: line[:off] + repl + line[end:], Template: tpl, What: what, Prior: prior})
+	}
+	// in names where a change is when the line has more than one place
+	// it could be: "in `n%2 == 1`".
+	in := func(i int) string {
+		lo, hi := toks[i].off, toks[i].end
+		if i > 0 {
+			lo = toks[i-1].off
+		}
+		if i+1 < len(toks) {
+			hi = toks[i+1].end
+		}
+		return " in `" + line[lo:hi] + "`"
+	}
+	prev := func(i int) token.Token {
+		if i == 0 {
+			return token.ILLEGAL
+		}
+		return toks[i-1].tok
+	}
+	next := func(i int) tok {
+		if i+1 >= len(toks) {
+			return tok{tok: token.ILLEGAL}
+		}
+		return toks[i+1]
+	}
+	for i, t := range toks {
+		if decl && t.tok != token.INT {
+			continue
+		}
+		for _, s := range swaps[t.tok] {
+			add(t.off, t.end, s.to.String(), s.tpl, "`"+t.tok.String()+"` → `"+s.to.String()+"`"+in(i), s.prior)
+		}
+		switch t.tok {
+		case token.ADD, token.SUB:
+			if !endsOperand(prev(i)) || prev(i) == token.STRING || next(i).tok == token.STRING {
+				break
+			}
+			to := token.SUB
+			if t.tok == token.SUB {
+				to = token.ADD
+			}
+			add(t.off, t.end, to.String(), TplArithSign, "`"+t.tok.String()+"` → `"+to.String()+"`"+in(i), 3)
+			if n := next(i); n.tok == token.INT && n.lit == "1" {
+				after := next(i + 1).tok
+				if after != token.MUL && after != token.QUO && after != token.PERIOD {
+					add(toks[i-1].end, n.end, "", TplOffByOne, "drop `"+t.tok.String()+" 1`", 3.5)
+				}
+			}
+		case token.MUL, token.QUO:
+			if !endsOperand(prev(i)) || strings.HasPrefix(trimmed, "var ") {
+				break
+			}
+			if n := next(i); t.tok == token.MUL && n.tok == token.IDENT && i >= 2 && toks[i-2].tok == token.LPAREN {
+				break // a pointer parameter type: (x *T)
+			}
+			to := token.QUO
+			if t.tok == token.QUO {
+				to = token.MUL
+			}
+			add(t.off, t.end, to.String(), TplArithScale, "`"+t.tok.String()+"` → `"+to.String()+"`"+in(i), 1.5)
+		case token.NOT:
+			add(t.off, t.end, "", TplNot, "remove `!`", 3)
+		case token.INT:
+			n, err := strconv.Atoi(t.lit)
+			if err != nil || prev(i) == token.PERIOD {
+				break
+			}
+			add(t.off, t.end, strconv.Itoa(n+1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n+1)+"`"+in(i), 2)
+			if n > 0 {
+				add(t.off, t.end, strconv.Itoa(n-1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n-1)+"`"+in(i), 2)
+			}
+		case token.IDENT:
+			switch {
+			case t.lit == "true" || t.lit == "false":
+				to := "false"
+				if t.lit == "false" {
+					to = "true"
+				}
+				add(t.off, t.end, to, TplBoolConst, "`"+t.lit+"` → `"+to+"`", 1.5)
+			case t.lit == "len" && next(i).tok == token.LPAREN:
+				if j := matchParen(toks, i+1); j > 0 {
+					if a := next(j).tok; a != token.ADD && a != token.SUB {
+						add(toks[j].end, toks[j].end, "-1", TplOffByOne, "`len(…)` → `len(…)-1`", 2.5)
+					}
+				}
+			case (prev(i) == token.LBRACK || prev(i) == token.COLON) && (next(i).tok == token.RBRACK || next(i).tok == token.COLON) && inBrackets(toks, i):
+				add(t.end, t.end, "-1", TplOffByOne, "index `"+t.lit+"` → `"+t.lit+"-1`", 2.5)
+				add(t.end, t.end, "+1", TplOffByOne, "index `"+t.lit+"` → `"+t.lit+"+1`", 2.5)
+			}
+		}
+	}
+	if m, ok := negateIf(line, toks); ok {
+		out = append(out, m)
+	}
+	return out
+}
+
+// matchParen returns the index of the token closing the parenthesis at i.
+func matchParen(toks []tok, i int) int {
+	depth := 0
+	for j := i; j < len(toks); j++ {
+		switch toks[j].tok {
+		case token.LPAREN:
+			depth++
+		case token.RPAREN:
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// inBrackets reports whether token i sits directly inside an index or slice
+// expression x[…] (not a type like []T or map[K]V).
+func inBrackets(toks []tok, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		switch toks[j].tok {
+		case token.LBRACK:
+			return j > 0 && endsOperand(toks[j-1].tok) && toks[j-1].lit != "map"
+		case token.RBRACK:
+			return false
+		}
+	}
+	return false
+}
+
+// negateIf negates the condition of an "if cond {" line whose condition is
+// not already a single comparison (the comparison templates cover those) or
+// a negation (TplNot covers it).
+func negateIf(line string, toks []tok) (Mutation, bool) {
+	first := 0
+	if len(toks) > 2 && toks[0].tok == token.RBRACE && toks[1].tok == token.ELSE {
+		first = 2
+	}
+	if len(toks) < first+3 || toks[first].tok != token.IF || toks[len(toks)-1].tok != token.LBRACE {
+		return Mutation{}, false
+	}
+	cond := toks[first+1 : len(toks)-1]
+	simple := true
+	cmps := 0
+	for _, t := range cond {
+		switch t.tok {
+		case token.SEMICOLON, token.DEFINE, token.ASSIGN, token.COMMENT:
+			return Mutation{}, false
+		case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+			cmps++
+			simple = false
+		case token.LAND, token.LOR, token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.AND, token.OR, token.XOR:
+			simple = false
+		}
+	}
+	if cond[0].tok == token.NOT || (cmps == 1 && !strings.Contains(line, "&&") && !strings.Contains(line, "||")) {
+		return Mutation{}, false
+	}
+	start, end := cond[0].off, cond[len(cond)-1].end
+	c := line[start:end]
+	repl := "!(" + c + ")"
+	if simple {
+		repl = "!" + c
+	}
+	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+}
