@@ -1,0 +1,217 @@
+package validators
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// integrity rejects patches that make tests pass by changing the tests, the
+// build or the CI rather than the code.
+func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, error) {
+	if c.parseErr != nil {
+		return fail(fmt.Sprintf("the patch cannot be read as a unified diff: %v", c.parseErr)), nil
+	}
+	if len(c.files) == 0 {
+		return fail("the patch changes no file"), nil
+	}
+	var bad []string
+	for _, f := range c.files {
+		bad = append(bad, v.fileViolations(f)...)
+	}
+	bad = append(bad, deletedTests(c.files)...)
+	if len(bad) > 0 {
+		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
+	}
+	tests := 0
+	for _, f := range c.files {
+		if isTestFile(f.Path()) {
+			tests++
+		}
+	}
+	detail := fmt.Sprintf("%d file(s) changed, no test, build or CI file touched", len(c.files))
+	if tests > 0 {
+		detail = fmt.Sprintf("%d file(s) changed, %d of them test files (allowed by policy); no test deleted or skipped, no assertion removed", len(c.files), tests)
+	}
+	return pass(detail), nil
+}
+
+func (v *Validators) fileViolations(f FileDiff) []string {
+	var bad []string
+	for _, p := range f.Paths() {
+		if why := protected(p); why != "" {
+			bad = append(bad, fmt.Sprintf("%s: edits %s", p, why))
+		}
+		if !v.allowed(p) {
+			bad = append(bad, fmt.Sprintf("%s: outside the allowed paths (%s)", p, strings.Join(v.cfg.AllowedPaths, ", ")))
+		}
+	}
+	p := f.Path()
+	if !isTestFile(p) {
+		return bad
+	}
+	if !v.cfg.AllowTestEdits {
+		what := "edits test file"
+		switch {
+		case f.NewPath == "":
+			what = "deletes test file"
+		case f.OldPath == "":
+			what = "adds test file"
+		}
+		bad = append(bad, fmt.Sprintf("%s: %s (test edits are not allowed for this repository)", p, what))
+	}
+	if !strings.HasSuffix(p, ".go") {
+		return bad
+	}
+	// What is checked even when test edits are allowed.
+	added := map[string]bool{} // a removed line added back is a move
+	for _, l := range f.Lines {
+		if l.Added {
+			added[norm(l.Text)] = true
+		}
+	}
+	for _, l := range f.Lines {
+		t := norm(l.Text)
+		switch {
+		case l.Added && skipRE.MatchString(t):
+			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Line, t))
+		case l.Added && strings.HasPrefix(t, "//go:build") || l.Added && strings.HasPrefix(t, "// +build"):
+			bad = append(bad, fmt.Sprintf("%s:%d: adds a build constraint to a test file: %s", p, l.Line, t))
+		case !l.Added && assertionRE.MatchString(t) && !added[t]:
+			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Line, t))
+		}
+	}
+	return bad
+}
+
+var (
+	// skipRE matches calls that skip a test: t.Skip(…), b.SkipNow(), s.T().Skipf(…).
+	skipRE = regexp.MustCompile(`\.Skip(Now|f)?\(`)
+	// assertionRE matches the lines that make a test fail: t.Error…, t.Fatal…,
+	// t.Fail…, testify's assert/require, and the if that guards them.
+	assertionRE = regexp.MustCompile(`(^|\W)\w+\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|(^|\W)(assert|require)\.\w+\(|^if .*\{$|^} else if .*\{$`)
+	// testFuncRE matches a test, benchmark, fuzz target or example.
+	testFuncRE = regexp.MustCompile(`^func\s+((Test|Benchmark|Fuzz|Example)\w*)\s*\(`)
+)
+
+// deletedTests names test functions the patch removes and does not add back
+// anywhere (a rename to an unexported name counts as a deletion).
+func deletedTests(files []FileDiff) []string {
+	added := map[string]bool{}
+	type where struct {
+		file string
+		line int
+	}
+	removed := map[string]where{}
+	for _, f := range files {
+		if !strings.HasSuffix(f.Path(), "_test.go") {
+			continue
+		}
+		for _, l := range f.Lines {
+			m := testFuncRE.FindStringSubmatch(norm(l.Text))
+			if m == nil {
+				continue
+			}
+			if l.Added {
+				added[m[1]] = true
+			} else if _, ok := removed[m[1]]; !ok {
+				removed[m[1]] = where{f.OldPath, l.Line}
+			}
+		}
+	}
+	var bad []string
+	for name, w := range removed {
+		if !added[name] {
+			bad = append(bad, fmt.Sprintf("%s:%d: deletes test %s", w.file, w.line, name))
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// isTestFile reports test sources and test data (golden files): changing
+// them changes what the tests check.
+func isTestFile(p string) bool {
+	if strings.HasSuffix(p, "_test.go") {
+		return true
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "testdata" {
+			return true
+		}
+	}
+	return false
+}
+
+// protected names what p is when a patch must not edit it, or "".
+func protected(p string) string {
+	base := path.Base(p)
+	switch {
+	case base == "go.mod" || base == "go.sum" || base == "go.work" || base == "go.work.sum":
+		return "module file " + base
+	case strings.HasPrefix(p, "vendor/") || strings.Contains(p, "/vendor/"):
+		return "vendored code"
+	case strings.HasPrefix(p, ".github/"):
+		return "GitHub configuration"
+	}
+	for _, ci := range ciFiles {
+		if p == ci || strings.HasPrefix(p, ci+"/") {
+			return "CI configuration"
+		}
+	}
+	return ""
+}
+
+// ciFiles are the CI systems' configuration files and directories.
+var ciFiles = []string{
+	".gitlab-ci.yml", ".travis.yml", ".circleci", ".buildkite", ".drone.yml", ".woodpecker",
+	".woodpecker.yml", "Jenkinsfile", "azure-pipelines.yml", "bitbucket-pipelines.yml",
+	"appveyor.yml", ".appveyor.yml", "cloudbuild.yaml", "cloudbuild.yml", ".golangci.yml",
+	".golangci.yaml", ".golangci.toml",
+}
+
+// allowed reports whether p matches one of the allowed globs (all paths when
+// there are none).
+func (v *Validators) allowed(p string) bool {
+	if len(v.cfg.AllowedPaths) == 0 {
+		return true
+	}
+	for _, g := range v.cfg.AllowedPaths {
+		if globMatch(strings.Split(strings.Trim(g, "/"), "/"), strings.Split(p, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch matches path segments against pattern segments: path.Match for
+// each, "**" for any number of segments, and a pattern that ends at a
+// directory covers everything below it.
+func globMatch(pat, segs []string) bool {
+	if len(pat) == 0 {
+		return true // "dir" allows "dir/…"
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(segs); i++ {
+			if globMatch(pat[1:], segs[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(segs) == 0 {
+		return false
+	}
+	if ok, err := path.Match(pat[0], segs[0]); err != nil || !ok {
+		return false
+	}
+	return globMatch(pat[1:], segs[1:])
+}
+
+// norm is a line without its indentation and trailing spaces.
+func norm(s string) string { return strings.TrimSpace(s) }

@@ -1,0 +1,189 @@
+// Package validators holds the gates a candidate patch must pass before it
+// may become a pull request: integrity (no cheating on tests), revert (not a
+// plain undo of the blame commit), static analysis (no new build, vet or
+// format findings), oracle (the failing tests now pass, several times) and
+// regression (the tests around the change still pass). Each gate gives a
+// task.Gate verdict with a detail a reviewer can read; the error of Check is
+// kept for the machinery failing (a cancelled context, git or go not
+// running), never for a rejected patch.
+package validators
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Gate names, in the order Check runs them.
+const (
+	GateIntegrity  = "integrity"
+	GateRevert     = "revert"
+	GateStatic     = "static"
+	GateOracle     = "oracle"
+	GateRegression = "regression"
+)
+
+// TestRunner runs Go tests in a checkout (testrun.Runner is one).
+type TestRunner interface {
+	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
+	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
+}
+
+// Config tunes the gates.
+type Config struct {
+	// OracleRuns is how many times in a row the failing tests must pass
+	// (0 means DefaultOracleRuns).
+	OracleRuns int
+	// AllowTestEdits lets a patch change _test.go files and testdata. Even
+	// then it may not delete or skip tests, or drop assertions.
+	AllowTestEdits bool
+	// AllowedPaths are globs ("pkg/**", "*.go", "internal/*/x.go") a patch
+	// may touch; empty allows every path.
+	AllowedPaths []string
+	// RevertThreshold is the share of a patch's changed lines that may be
+	// the exact inverse of the blame commit's before the patch counts as a
+	// revert (0 means DefaultRevertThreshold).
+	RevertThreshold float64
+}
+
+// Defaults for Config's zero values.
+const (
+	DefaultOracleRuns      = 3
+	DefaultRevertThreshold = 0.8
+	// RevertCoverage is the share of the blame commit's changed lines a
+	// patch must undo, on top of RevertThreshold, to count as a revert: an
+	// undo of one hunk of a larger commit is a legitimate fix.
+	RevertCoverage = 0.5
+)
+
+// Validators runs the gates.
+type Validators struct {
+	runner TestRunner
+	cfg    Config
+	log    *zap.Logger
+}
+
+// New returns the gates, running tests with runner.
+func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
+	if cfg.OracleRuns <= 0 {
+		cfg.OracleRuns = DefaultOracleRuns
+	}
+	if cfg.RevertThreshold <= 0 {
+		cfg.RevertThreshold = DefaultRevertThreshold
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Validators{runner: runner, cfg: cfg, log: log}
+}
+
+// Input is one candidate patch.
+type Input struct {
+	// Dir is the module's root in a workspace with the patch applied. The
+	// gates do not change it.
+	Dir string
+	// Base is the commit the patch applies to (the task's commit).
+	Base string
+	// Patch is the candidate as a unified diff.
+	Patch string
+	Task  task.Task
+	// BlameDiff is the diff of the commit that broke the tests; may be empty.
+	BlameDiff string
+}
+
+// gate is one step of Check.
+type gate struct {
+	name string
+	// cheap gates read only the patch and always run; the others are
+	// skipped once a gate has failed.
+	cheap bool
+	run   func(ctx context.Context, c *candidate) (task.Gate, error)
+}
+
+// Check runs every gate on the candidate and returns their verdicts in order:
+// integrity, revert, static, oracle, regression. The cheap ones (integrity,
+// revert) always run; once a gate has not passed, the costly ones that follow
+// are recorded as not run ("skipped: <gate> failed").
+func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
+	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
+	c := &candidate{in: in}
+	c.files, c.parseErr = ParseDiff(in.Patch)
+	defer c.close()
+
+	gates := []gate{
+		{GateIntegrity, true, v.integrity},
+		{GateRevert, true, v.revert},
+		{GateStatic, false, v.static},
+		{GateOracle, false, v.oracle},
+		{GateRegression, false, v.regression},
+	}
+	var (
+		out     []task.Gate
+		stopped string // why the costly gates are skipped
+	)
+	for _, g := range gates {
+		if stopped != "" && !g.cheap {
+			out = append(out, task.Gate{Name: g.name, Verdict: task.GateNotRun, Detail: "skipped: " + stopped})
+			continue
+		}
+		start := time.Now()
+		res, err := g.run(ctx, c)
+		if err != nil {
+			return out, fmt.Errorf("%s gate on %s: %w", g.name, task.Short(in.Base), err)
+		}
+		res.Name = g.name
+		res.ElapsedMS = time.Since(start).Milliseconds()
+		out = append(out, res)
+		log.Info("gate", zap.String("gate", g.name), zap.String("verdict", res.Verdict), zap.Int64("elapsed_ms", res.ElapsedMS))
+		if res.Verdict != task.GatePass && stopped == "" {
+			stopped = g.name + " failed"
+			if res.Verdict == task.GateNotRun {
+				stopped = g.name + " did not run"
+			}
+		}
+	}
+	return out, nil
+}
+
+// candidate is the patch under check and what the gates share about it.
+type candidate struct {
+	in       Input
+	files    []FileDiff
+	parseErr error
+	base     *workspace.Workspace // a second checkout at Base, made on demand
+}
+
+// baseDir checks Base out next to the workspace, once, for gates that compare
+// a finding with what was already there.
+func (c *candidate) baseDir(ctx context.Context) (string, error) {
+	if c.base == nil {
+		ws, err := workspace.Open(ctx, c.in.Dir, c.in.Base, "")
+		if err != nil {
+			return "", fmt.Errorf("check out base %s: %w", task.Short(c.in.Base), err)
+		}
+		c.base = ws
+	}
+	return c.base.Dir, nil
+}
+
+func (c *candidate) close() {
+	if c.base != nil {
+		_ = c.base.Close()
+	}
+}
+
+// infra reports whether err is the machinery failing (a cancelled context)
+// rather than something about the patch.
+func infra(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func pass(detail string) task.Gate { return task.Gate{Verdict: task.GatePass, Detail: detail} }
+func fail(detail string) task.Gate { return task.Gate{Verdict: task.GateFail, Detail: detail} }
