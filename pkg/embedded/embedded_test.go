@@ -1,0 +1,130 @@
+package embedded
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap/zaptest"
+)
+
+func startNATS(t *testing.T, o Options) *NATS {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := StartNATS(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestNATSRestartKeepsMessages(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	log := zaptest.NewLogger(t)
+
+	n := startNATS(t, Options{StoreDir: dir, Port: -1, Log: log})
+	if n.URL() == "" {
+		t.Fatal("a listening server has no URL")
+	}
+	// A TCP client at URL reaches the same server as an in-process one.
+	nc, err := nats.Connect(n.URL())
+	if err != nil {
+		t.Fatalf("connect over tcp to %s: %v", n.URL(), err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: "KEEP", Subjects: []string{"keep.>"}, Storage: jetstream.FileStorage,
+	}); err != nil {
+		t.Fatalf("create stream: %v", err)
+	}
+	for _, body := range []string{"one", "two"} {
+		if _, err := js.Publish(ctx, "keep.x", []byte(body), jetstream.WithMsgID(body)); err != nil {
+			t.Fatalf("publish %s: %v", body, err)
+		}
+	}
+	nc.Close()
+	n.Shutdown()
+	n.Shutdown() // a second call is harmless
+
+	n = startNATS(t, Options{StoreDir: dir, DontListen: true, Log: log})
+	defer n.Shutdown()
+	if u := n.URL(); u != "" {
+		t.Fatalf("a server that does not listen has URL %q", u)
+	}
+	nc, err = n.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err = jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctx, "KEEP")
+	if err != nil {
+		t.Fatalf("stream after restart: %v", err)
+	}
+	for seq, want := range map[uint64]string{1: "one", 2: "two"} {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("message %d after restart: %v", seq, err)
+		}
+		if string(m.Data) != want {
+			t.Errorf("message %d = %q, want %q", seq, m.Data, want)
+		}
+	}
+	// Dedup state survived too: the same message id is a duplicate.
+	ack, err := js.Publish(ctx, "keep.x", []byte("one"), jetstream.WithMsgID("one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ack.Duplicate {
+		t.Error("message id seen before the restart was not reported as a duplicate")
+	}
+}
+
+func TestNATSNeedsStoreDir(t *testing.T) {
+	if _, err := StartNATS(context.Background(), Options{}); err == nil {
+		t.Fatal("started without a store directory")
+	}
+}
+
+func TestRedisTTLExpiresInRealTime(t *testing.T) {
+	ctx := context.Background()
+	r, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, "k", "v", 200*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := rdb.Get(ctx, "k").Result(); err != nil || v != "v" {
+		t.Fatalf("get k = %q, %v", v, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := rdb.Exists(ctx, "k").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("key with a 200ms TTL still exists after 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

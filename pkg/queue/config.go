@@ -1,0 +1,148 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Defaults for Config's zero fields.
+const (
+	DefaultStream          = "REDFIX_JOBS"
+	DefaultSubject         = "redfix.jobs"
+	DefaultConsumer        = "workers"
+	DefaultAckWait         = 2 * time.Minute
+	DefaultMaxDeliver      = 5
+	DefaultDuplicateWindow = 24 * time.Hour
+	DefaultMaxAckPending   = 1000
+	DefaultFetchWait       = 5 * time.Second
+	DefaultRetryDelay      = 30 * time.Second
+)
+
+// Config names the stream and the consumer and sets their delivery rules.
+// The zero value of every field means its default.
+type Config struct {
+	// Stream is the JetStream stream that holds jobs (work-queue retention:
+	// a job leaves the stream once acked or terminated).
+	Stream string
+	// Subject is where jobs are published.
+	Subject string
+	// Consumer is the durable pull consumer that all workers share.
+	Consumer string
+	// AckWait is how long a delivered job may go without an ack or an
+	// InProgress before the server hands it to another worker.
+	AckWait time.Duration
+	// MaxDeliver bounds the deliveries of one job, the first included.
+	MaxDeliver int
+	// DuplicateWindow is how long a job ID is remembered: a job enqueued
+	// again within it is dropped as a duplicate.
+	DuplicateWindow time.Duration
+	// Backoff, when set, replaces AckWait with a per-delivery ack wait: the
+	// server waits Backoff[n-1] after the nth delivery before redelivering,
+	// the last value for all later ones. It holds at most MaxDeliver values.
+	Backoff []time.Duration
+	// MaxAckPending bounds the jobs delivered and not yet settled, across
+	// all workers.
+	MaxAckPending int
+	// Storage is where the stream keeps jobs: file (the zero value) or
+	// memory.
+	Storage jetstream.StorageType
+	// Replicas is the stream's replication factor in a cluster (1 alone).
+	Replicas int
+	// FetchWait is how long one pull request waits on the server before
+	// Next issues another. It bounds how long a pull request outlives a
+	// cancelled Next.
+	FetchWait time.Duration
+	// RetryDelay is how long Consume delays the redelivery of a job whose
+	// handler panicked.
+	RetryDelay time.Duration
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Stream == "" {
+		c.Stream = DefaultStream
+	}
+	if c.Subject == "" {
+		c.Subject = DefaultSubject
+	}
+	if c.Consumer == "" {
+		c.Consumer = DefaultConsumer
+	}
+	if c.AckWait == 0 {
+		c.AckWait = DefaultAckWait
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = DefaultMaxDeliver
+	}
+	if c.DuplicateWindow == 0 {
+		c.DuplicateWindow = DefaultDuplicateWindow
+	}
+	if c.MaxAckPending == 0 {
+		c.MaxAckPending = DefaultMaxAckPending
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.FetchWait == 0 {
+		c.FetchWait = DefaultFetchWait
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	return c
+}
+
+// Validate reports every setting that the server would refuse or that makes
+// no sense for a job queue. Call it on a config with defaults applied.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Stream == "" || strings.ContainsAny(c.Stream, " \t.*>/\\") {
+		errs = append(errs, fmt.Errorf("stream name %q: must be non-empty, without spaces, '.', '*', '>' or slashes", c.Stream))
+	}
+	if c.Consumer == "" || strings.ContainsAny(c.Consumer, " \t.*>/\\") {
+		errs = append(errs, fmt.Errorf("consumer name %q: must be non-empty, without spaces, '.', '*', '>' or slashes", c.Consumer))
+	}
+	if c.Subject == "" || strings.ContainsAny(c.Subject, " \t*>") {
+		errs = append(errs, fmt.Errorf("subject %q: must be a literal subject", c.Subject))
+	}
+	if c.AckWait <= 0 {
+		errs = append(errs, fmt.Errorf("ack wait %s: must be positive", c.AckWait))
+	}
+	if c.MaxDeliver < 1 {
+		errs = append(errs, fmt.Errorf("max deliver %d: must be at least 1 (redeliveries must be bounded)", c.MaxDeliver))
+	}
+	if c.DuplicateWindow <= 0 {
+		errs = append(errs, fmt.Errorf("duplicate window %s: must be positive", c.DuplicateWindow))
+	}
+	if len(c.Backoff) > c.MaxDeliver {
+		errs = append(errs, fmt.Errorf("backoff has %d values: must be at most max deliver (%d)", len(c.Backoff), c.MaxDeliver))
+	}
+	for i, d := range c.Backoff {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("backoff[%d] %s: must be positive", i, d))
+		}
+	}
+	if c.MaxAckPending < 1 {
+		errs = append(errs, fmt.Errorf("max ack pending %d: must be at least 1", c.MaxAckPending))
+	}
+	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
+		errs = append(errs, fmt.Errorf("storage %v: must be file or memory", c.Storage))
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("replicas %d: must be 1 to 5", c.Replicas))
+	}
+	if c.FetchWait < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("fetch wait %s: must be at least 100ms", c.FetchWait))
+	}
+	if c.RetryDelay < 0 {
+		errs = append(errs, fmt.Errorf("retry delay %s: must not be negative", c.RetryDelay))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("queue config: %w", err)
+	}
+	return nil
+}

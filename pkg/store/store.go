@@ -1,0 +1,422 @@
+// Package store keeps redfix's state in Redis: tasks with their status
+// index and counters, failure groups, flakiness history, the idempotency
+// keys that keep a failure group to one pull request, and outcome counters.
+//
+// Every key starts with the store's prefix. Against Redis Cluster, put a
+// hash tag in the prefix ("{redfix}") so that the keys that transactions and
+// scripts touch together share a slot.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// ErrNotFound is returned for a task the store does not hold.
+var ErrNotFound = errors.New("not found")
+
+// DefaultPrefix is used when New is given an empty prefix.
+const DefaultPrefix = "redfix"
+
+// DefaultListLimit is how many tasks ListTasks returns for a limit <= 0.
+const DefaultListLimit = 100
+
+// maxTxRetries bounds the optimistic transactions retried on contention.
+const maxTxRetries = 64
+
+// Store reads and writes redfix's state.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+
+	claimGroup   *redis.Script
+	claimPublish *redis.Script
+}
+
+// New makes a store on rdb whose keys start with prefix (DefaultPrefix when
+// empty).
+func New(rdb redis.UniversalClient, prefix string) *Store {
+	prefix = strings.TrimSuffix(prefix, ":")
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Store{
+		rdb:    rdb,
+		prefix: prefix,
+		// The group's owner, whether it was set now (1) or before (0).
+		claimGroup: redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then return {cur, 0} end
+redis.call('SET', KEYS[1], ARGV[1])
+return {ARGV[1], 1}
+`),
+		// 1 when owner holds the publish lock (taken now or renewed), 0 when
+		// the group is already published or another owner holds the lock.
+		claimPublish: redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if cur then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`),
+	}
+}
+
+func (s *Store) key(parts ...string) string {
+	return s.prefix + ":" + strings.Join(parts, ":")
+}
+
+func (s *Store) taskKey(id string) string           { return s.key("task", id) }
+func (s *Store) tasksKey() string                   { return s.key("tasks") }
+func (s *Store) statusKey(st task.Status) string    { return s.key("status", string(st)) }
+func (s *Store) statusCountsKey() string            { return s.key("status_counts") }
+func (s *Store) groupKey(fingerprint string) string { return s.key("group", fingerprint) }
+func (s *Store) occurrencesKey(fp string) string    { return s.key("occurrences", fp) }
+func (s *Store) historyKey(testID string) string    { return s.key("history", testID) }
+func (s *Store) publishLockKey(fp string) string    { return s.key("publish_lock", fp) }
+func (s *Store) publishedKey(fp string) string      { return s.key("published", fp) }
+func (s *Store) outcomesKey() string                { return s.key("outcomes") }
+
+// Ready reports whether Redis answers, for readiness probes.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping redis: %w", err)
+	}
+	return nil
+}
+
+// SaveTask stores t, creating or replacing it, and keeps the created-time
+// and status indexes and the status counters in step. A zero CreatedAt or
+// UpdatedAt is stored as now.
+func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
+	if t.ID == "" {
+		return errors.New("save task: task has no id")
+	}
+	now := time.Now().UTC()
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = now
+	}
+	if t.UpdatedAt.IsZero() {
+		t.UpdatedAt = now
+	}
+	err := s.updateTask(ctx, t.ID, func(*task.Task) (task.Task, error) { return t, nil })
+	if err != nil {
+		return fmt.Errorf("save task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// GetTask reads a task; ErrNotFound when there is none with that id.
+func (s *Store) GetTask(ctx context.Context, id string) (task.Task, error) {
+	data, err := s.rdb.Get(ctx, s.taskKey(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, err)
+	}
+	var t task.Task
+	if err := json.Unmarshal(data, &t); err != nil {
+		return task.Task{}, fmt.Errorf("get task %s: decode: %w", id, err)
+	}
+	return t, nil
+}
+
+// SetStatus moves a task to status st with reason, and sets its UpdatedAt;
+// ErrNotFound when there is no such task.
+func (s *Store) SetStatus(ctx context.Context, id string, st task.Status, reason string) error {
+	if st == "" {
+		return fmt.Errorf("set status of task %s: empty status", id)
+	}
+	err := s.updateTask(ctx, id, func(cur *task.Task) (task.Task, error) {
+		if cur == nil {
+			return task.Task{}, ErrNotFound
+		}
+		t := *cur
+		t.Status = st
+		t.Reason = reason
+		t.UpdatedAt = time.Now().UTC()
+		return t, nil
+	})
+	if err != nil {
+		return fmt.Errorf("set status of task %s to %s: %w", id, st, err)
+	}
+	return nil
+}
+
+// updateTask writes change(current task, nil when absent) in a transaction
+// that watches the task's key, so that two writers never leave the status
+// index and counters disagreeing with the task. It retries on contention.
+func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task.Task) (task.Task, error)) error {
+	key := s.taskKey(id)
+	txf := func(tx *redis.Tx) error {
+		var cur *task.Task
+		data, err := tx.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return fmt.Errorf("read current: %w", err)
+		default:
+			cur = new(task.Task)
+			if err := json.Unmarshal(data, cur); err != nil {
+				return fmt.Errorf("decode current: %w", err)
+			}
+		}
+		next, err := change(cur)
+		if err != nil {
+			return err
+		}
+		enc, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		var old task.Status
+		if cur != nil {
+			old = cur.Status
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, enc, 0)
+			p.ZAdd(ctx, s.tasksKey(), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+			if old != next.Status {
+				if old != "" {
+					p.SRem(ctx, s.statusKey(old), id)
+					p.HIncrBy(ctx, s.statusCountsKey(), string(old), -1)
+				}
+				if next.Status != "" {
+					p.SAdd(ctx, s.statusKey(next.Status), id)
+					p.HIncrBy(ctx, s.statusCountsKey(), string(next.Status), 1)
+				}
+			}
+			return nil
+		})
+		return err
+	}
+	for range maxTxRetries {
+		err := s.rdb.Watch(ctx, txf, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue // another writer changed the task: read it again
+		}
+		return err
+	}
+	return fmt.Errorf("gave up after %d conflicting concurrent updates", maxTxRetries)
+}
+
+// ListTasks returns up to limit tasks, newest created first
+// (DefaultListLimit when limit <= 0).
+func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	ids, err := s.rdb.ZRevRange(ctx, s.tasksKey(), 0, int64(limit-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	tasks := make([]task.Task, 0, len(ids))
+	if len(ids) == 0 {
+		return tasks, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.taskKey(id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: read %d tasks: %w", len(keys), err)
+	}
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue // indexed but gone
+		}
+		var t task.Task
+		if err := json.Unmarshal([]byte(str), &t); err != nil {
+			return nil, fmt.Errorf("list tasks: decode task %s: %w", ids[i], err)
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
+// CountByStatus is the number of tasks in each status; statuses with none
+// are absent.
+func (s *Store) CountByStatus(ctx context.Context) (map[task.Status]int64, error) {
+	raw, err := s.rdb.HGetAll(ctx, s.statusCountsKey()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("count tasks by status: %w", err)
+	}
+	counts := make(map[task.Status]int64, len(raw))
+	for st, v := range raw {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("count tasks by status: %s count %q: %w", st, v, err)
+		}
+		if n > 0 {
+			counts[task.Status(st)] = n
+		}
+	}
+	return counts, nil
+}
+
+// ClaimGroup makes taskID the owner of the failure group fingerprint unless
+// the group already has one, atomically. owner is the group's task: taskID
+// when created is true, the earlier claimant's otherwise.
+func (s *Store) ClaimGroup(ctx context.Context, fingerprint, taskID string) (owner string, created bool, err error) {
+	if fingerprint == "" || taskID == "" {
+		return "", false, fmt.Errorf("claim group %q for task %q: empty fingerprint or task id", fingerprint, taskID)
+	}
+	res, err := s.claimGroup.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Slice()
+	if err != nil {
+		return "", false, fmt.Errorf("claim group %s for task %s: %w", fingerprint, taskID, err)
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("claim group %s for task %s: unexpected reply %v", fingerprint, taskID, res)
+	}
+	owner, _ = res[0].(string)
+	n, _ := res[1].(int64)
+	return owner, n == 1, nil
+}
+
+// AddOccurrence counts one more occurrence of the failure group and returns
+// the total.
+func (s *Store) AddOccurrence(ctx context.Context, fingerprint string) (int64, error) {
+	n, err := s.rdb.Incr(ctx, s.occurrencesKey(fingerprint)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count occurrence of group %s: %w", fingerprint, err)
+	}
+	return n, nil
+}
+
+// ReleaseGroup forgets the group's owner, so that a later failure may claim
+// it again (for a group whose task was dropped). Occurrences are kept.
+func (s *Store) ReleaseGroup(ctx context.Context, fingerprint string) error {
+	if err := s.rdb.Del(ctx, s.groupKey(fingerprint)).Err(); err != nil {
+		return fmt.Errorf("release group %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// RecordRun adds one run of a test, failed or passed, to its history.
+func (s *Store) RecordRun(ctx context.Context, testID string, failed bool) error {
+	key := s.historyKey(testID)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HIncrBy(ctx, key, "runs", 1)
+		if failed {
+			p.HIncrBy(ctx, key, "failures", 1)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record run of %s: %w", testID, err)
+	}
+	return nil
+}
+
+// TestHistory is how many runs of a test were recorded and how many failed.
+func (s *Store) TestHistory(ctx context.Context, testID string) (runs, failures int, err error) {
+	vals, err := s.rdb.HMGet(ctx, s.historyKey(testID), "runs", "failures").Result()
+	if err != nil {
+		return 0, 0, fmt.Errorf("read history of %s: %w", testID, err)
+	}
+	nums := [2]int{}
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue
+		}
+		if nums[i], err = strconv.Atoi(str); err != nil {
+			return 0, 0, fmt.Errorf("read history of %s: %q: %w", testID, str, err)
+		}
+	}
+	return nums[0], nums[1], nil
+}
+
+// ClaimPublish takes the lock on publishing the group's pull request for
+// owner, for ttl. It reports false when the group was already published or
+// another owner holds the lock; an owner that claims again renews its lock.
+// The lock expires, so a worker that died while publishing does not block
+// the group forever.
+func (s *Store) ClaimPublish(ctx context.Context, fingerprint, owner string, ttl time.Duration) (bool, error) {
+	if fingerprint == "" || owner == "" {
+		return false, fmt.Errorf("claim publish of %q for %q: empty fingerprint or owner", fingerprint, owner)
+	}
+	if ttl < time.Millisecond {
+		return false, fmt.Errorf("claim publish of %s: ttl %s: must be at least 1ms", fingerprint, ttl)
+	}
+	n, err := s.claimPublish.Run(ctx, s.rdb,
+		[]string{s.publishLockKey(fingerprint), s.publishedKey(fingerprint)},
+		owner, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
+	}
+	return n == 1, nil
+}
+
+// MarkPublished records the group's pull request for good and releases the
+// publish lock.
+func (s *Store) MarkPublished(ctx context.Context, fingerprint, url string) error {
+	if url == "" {
+		return fmt.Errorf("mark group %s published: empty url", fingerprint)
+	}
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.publishedKey(fingerprint), url, 0)
+		p.Del(ctx, s.publishLockKey(fingerprint))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark group %s published at %s: %w", fingerprint, url, err)
+	}
+	return nil
+}
+
+// Published returns the group's pull request, if one was recorded.
+func (s *Store) Published(ctx context.Context, fingerprint string) (url string, ok bool, err error) {
+	url, err = s.rdb.Get(ctx, s.publishedKey(fingerprint)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read publication of group %s: %w", fingerprint, err)
+	}
+	return url, true, nil
+}
+
+// IncrOutcome counts one outcome (published, landed, closed, no_patch, …).
+func (s *Store) IncrOutcome(ctx context.Context, outcome string) error {
+	if outcome == "" {
+		return errors.New("count outcome: empty outcome")
+	}
+	if err := s.rdb.HIncrBy(ctx, s.outcomesKey(), outcome, 1).Err(); err != nil {
+		return fmt.Errorf("count outcome %s: %w", outcome, err)
+	}
+	return nil
+}
+
+// Outcomes are the outcome counters.
+func (s *Store) Outcomes(ctx context.Context) (map[string]int64, error) {
+	raw, err := s.rdb.HGetAll(ctx, s.outcomesKey()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read outcomes: %w", err)
+	}
+	out := make(map[string]int64, len(raw))
+	for k, v := range raw {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("read outcomes: %s count %q: %w", k, v, err)
+		}
+		out[k] = n
+	}
+	return out, nil
+}
