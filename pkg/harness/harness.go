@@ -1,0 +1,207 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Config bounds an episode.
+type Config struct {
+	// MaxSteps is the step budget; 0 means 40.
+	MaxSteps int
+	// MaxRepeats is how many identical actions in a row stop the loop;
+	// 0 means 3.
+	MaxRepeats int
+	// OutputLimit caps an observation's content, in characters; the head
+	// and the tail are kept. 0 means 8000.
+	OutputLimit int
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxSteps    = 40
+	DefaultMaxRepeats  = 3
+	DefaultOutputLimit = 8000
+)
+
+func (c Config) withDefaults() Config {
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxRepeats <= 0 {
+		c.MaxRepeats = DefaultMaxRepeats
+	}
+	if c.OutputLimit <= 0 {
+		c.OutputLimit = DefaultOutputLimit
+	}
+	return c
+}
+
+// Why an episode ended, in Result.Stop.
+const (
+	StopExit     = "exit"
+	StopBudget   = "budget"
+	StopRepeated = "repeated"
+	StopPolicy   = "policy" // the policy returned an error
+	StopError    = "error"  // a tool hit an infrastructure failure, or ctx ended
+)
+
+// Harness runs episodes: a policy chooses actions, the tools carry them out
+// in a workspace, and every step is recorded.
+type Harness struct {
+	cfg     Config
+	policy  Policy
+	runner  TestRunner
+	patcher Patcher
+	log     *zap.Logger
+}
+
+// New makes a harness. patcher may be nil: edits then need explicit blocks.
+func New(cfg Config, policy Policy, runner TestRunner, patcher Patcher, log *zap.Logger) *Harness {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Harness{cfg: cfg.withDefaults(), policy: policy, runner: runner, patcher: patcher, log: log}
+}
+
+// Run runs one episode of task t in ws, writing each step to trajectory as
+// one JSON line (trajectory may be nil). The returned error reports a policy
+// error, an infrastructure failure or the end of ctx; the Result then holds
+// what was done until then.
+func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, trajectory io.Writer) (Result, error) {
+	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
+	s := newSession(h, ws, t)
+	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: h.cfg.MaxSteps}
+	res := Result{}
+	var (
+		lastKey string
+		repeats int
+		runErr  error
+	)
+loop:
+	for {
+		if len(ep.Steps) >= h.cfg.MaxSteps {
+			res.Stop = StopBudget
+			res.Summary = fmt.Sprintf("stopped: the budget of %d steps is spent", h.cfg.MaxSteps)
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			res.Stop = StopError
+			runErr = fmt.Errorf("episode of task %s before step %d: %w", t.ID, len(ep.Steps)+1, err)
+			break
+		}
+		act, err := h.policy.Next(ctx, ep)
+		if err != nil {
+			res.Stop = StopPolicy
+			runErr = fmt.Errorf("policy %s at step %d of task %s: %w", h.policy.Name(), len(ep.Steps)+1, t.ID, err)
+			break
+		}
+		n := len(ep.Steps) + 1
+		key := actionKey(act)
+		if key == lastKey {
+			repeats++
+		} else {
+			lastKey, repeats = key, 1
+		}
+
+		started := time.Now()
+		var obs Observation
+		if repeats >= h.cfg.MaxRepeats {
+			obs = Observation{IsError: true, Content: fmt.Sprintf(
+				"Not run: %s was asked %d times in a row with the same arguments; the episode stops here.", act.Name, repeats)}
+		} else {
+			obs, err = s.execute(ctx, act)
+			if err != nil {
+				res.Stop = StopError
+				runErr = fmt.Errorf("step %d (%s) of task %s: %w", n, act.Name, t.ID, err)
+				break
+			}
+		}
+		obs.Content = Truncate(obs.Content, h.cfg.OutputLimit)
+		step := Step{
+			N:           n,
+			Policy:      h.policy.Name(),
+			Action:      act,
+			Observation: obs,
+			Started:     started,
+			ElapsedMS:   time.Since(started).Milliseconds(),
+		}
+		ep.Steps = append(ep.Steps, step)
+		if trajectory != nil {
+			line, err := json.Marshal(step)
+			if err != nil {
+				res.Stop = StopError
+				runErr = fmt.Errorf("encode step %d of task %s: %w", n, t.ID, err)
+				break
+			}
+			if _, err := trajectory.Write(append(line, '\n')); err != nil {
+				res.Stop = StopError
+				runErr = fmt.Errorf("write step %d of task %s to the trajectory: %w", n, t.ID, err)
+				break
+			}
+		}
+		log.Debug("step",
+			zap.Int("step", n), zap.String("action", act.Name),
+			zap.Bool("is_error", obs.IsError), zap.Int64("elapsed_ms", step.ElapsedMS))
+
+		switch {
+		case act.Name == ActExit && !obs.IsError:
+			res.Stop = StopExit
+			res.Summary = s.exitSummary
+			break loop
+		case repeats >= h.cfg.MaxRepeats:
+			res.Stop = StopRepeated
+			res.Summary = fmt.Sprintf("stopped: %s repeated %d times in a row", act.Name, repeats)
+			break loop
+		}
+	}
+
+	res.Steps = len(ep.Steps)
+	res.TestsPassed = s.oraclePassed
+	// The patch is wanted even when ctx has ended: the diff is local and
+	// quick.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	patch, err := ws.Diff(dctx)
+	if err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("diff of the workspace of task %s: %w", t.ID, err))
+	}
+	res.Patch = patch
+
+	last := ""
+	if len(ep.Steps) > 0 {
+		last = ep.Steps[len(ep.Steps)-1].Action.Name
+	}
+	fields := []zap.Field{
+		zap.Int("step", res.Steps), zap.String("action", last), zap.String("stop", res.Stop),
+		zap.Bool("tests_passed", res.TestsPassed), zap.Int("patch_bytes", len(res.Patch)),
+	}
+	if runErr != nil {
+		log.Info("episode ended with an error", append(fields, zap.Error(runErr))...)
+	} else {
+		log.Info("episode ended", fields...)
+	}
+	return res, runErr
+}
+
+// actionKey identifies an action for repeat detection: its name and its
+// arguments with keys sorted and spacing normalised; the thought is ignored.
+func actionKey(a Action) string {
+	args := string(a.Args)
+	var v any
+	if len(a.Args) > 0 && json.Unmarshal(a.Args, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			args = string(b)
+		}
+	}
+	return a.Name + "\x00" + args
+}

@@ -1,0 +1,326 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Caps on what the tools show. The loop's OutputLimit caps the whole
+// observation on top of these.
+const (
+	readFileLines  = 250 // lines read_file shows without a range
+	readRangeLines = 600 // lines read_file shows for an explicit range
+	goToLineWindow = 50  // lines go_to_line shows
+	listCap        = 200 // entries read_directory and find_file show
+	searchCap      = 60  // matches search_code shows
+	searchFileCap  = 100 // matches search_code_in_file shows
+	lineCap        = 240 // characters of one matching line shown
+	maxSearchFile  = 1 << 20
+	bodyLines      = 80 // lines of a symbol's body shown
+	fullSymbols    = 3  // symbols shown with their bodies; the rest as locations
+	failureLines   = 40 // lines of one failing test's output shown
+)
+
+// session is one episode's state shared by the tools.
+type session struct {
+	h  *Harness
+	ws *workspace.Workspace
+	t  task.Task
+
+	exitSummary string
+	// oraclePassed: the last run of the oracle tests passed and no edit
+	// came after it.
+	oraclePassed bool
+
+	idx      *codeindex.Index
+	idxStale bool
+}
+
+func newSession(h *Harness, ws *workspace.Workspace, t task.Task) *session {
+	return &session{h: h, ws: ws, t: t}
+}
+
+// problem is an observation of something the policy can fix.
+func problem(format string, args ...any) Observation {
+	return Observation{IsError: true, Content: fmt.Sprintf(format, args...)}
+}
+
+func decode(a Action, v any) *Observation {
+	if len(bytes.TrimSpace(a.Args)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(a.Args, v); err != nil {
+		o := problem("The arguments of %s are not valid: %v. See the tool's parameters.", a.Name, err)
+		return &o
+	}
+	return nil
+}
+
+// execute runs one action. Problems the policy can act on come back as
+// observations marked IsError; the error is for infrastructure failures and
+// the end of ctx.
+func (s *session) execute(ctx context.Context, a Action) (Observation, error) {
+	switch a.Name {
+	case ActExit:
+		var args ExitArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		s.exitSummary = strings.TrimSpace(args.Summary)
+		return Observation{Content: "The episode ends."}, nil
+	case ActGetTaskDetails:
+		return Observation{Content: s.taskDetails()}, nil
+	case ActGetDiffDetails:
+		var args DiffArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.diffDetails(ctx, args)
+	case ActReadDirectory:
+		var args PathArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.readDirectory(args)
+	case ActReadFile:
+		var args ReadFileArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.readFile(ctx, args)
+	case ActFindFile:
+		var args FindFileArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.findFile(ctx, args)
+	case ActGoToLine:
+		var args GoToLineArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.goToLine(ctx, args)
+	case ActSearchCode:
+		var args SearchCodeArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.searchCode(ctx, args)
+	case ActSearchCodeInFile:
+		var args SearchCodeArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.searchCodeInFile(ctx, args)
+	case ActSearchClass, ActSearchMethod, ActSearchMethodInFile, ActSearchMethodInClass:
+		var args NameArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.searchSymbol(ctx, a.Name, args)
+	case ActRunTests:
+		var args RunTestsArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.runTests(ctx, args)
+	case ActEdit:
+		var args EditArgs
+		if o := decode(a, &args); o != nil {
+			return *o, nil
+		}
+		return s.edit(ctx, args)
+	}
+	names := make([]string, 0, 15)
+	for _, t := range Specs() {
+		names = append(names, t.Name)
+	}
+	return problem("Unknown action %q. The actions are: %s.", a.Name, strings.Join(names, ", ")), nil
+}
+
+// Truncate keeps s within limit characters, keeping its head and its tail
+// and saying how much of the middle was left out.
+func Truncate(s string, limit int) string {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	runes := []rune(s)
+	marker := func(n int) string { return fmt.Sprintf("\n[… %d characters omitted …]\n", n) }
+	keep := max(limit-len(marker(len(runes))), 2)
+	headN := keep * 3 / 5
+	tailN := keep - headN
+	head, tail := string(runes[:headN]), string(runes[len(runes)-tailN:])
+	// Cut at line ends when one is near, so that no line is half shown.
+	if i := strings.LastIndexByte(head, '\n'); i >= len(head)*4/5 {
+		head = head[:i+1]
+	}
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i <= len(tail)/5 {
+		tail = tail[i+1:]
+	}
+	omitted := len(runes) - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	return strings.TrimSuffix(head, "\n") + marker(omitted) + tail
+}
+
+// resolve confines p to the workspace. The observation is set when the path
+// is refused.
+func (s *session) resolve(p string) (abs, rel string, bad *Observation) {
+	abs, err := s.ws.Abs(p)
+	if err != nil {
+		o := problem("The path %q is refused: %v. Paths are relative to the repository root.", p, err)
+		return "", "", &o
+	}
+	return abs, s.ws.Rel(abs), nil
+}
+
+// readText reads a text file for the policy; a missing file, a directory or
+// a binary file is an observation.
+func (s *session) readText(ctx context.Context, p string) (content, rel string, bad *Observation) {
+	if strings.TrimSpace(p) == "" {
+		o := problem("A path is required.")
+		return "", "", &o
+	}
+	abs, rel, bad := s.resolve(p)
+	if bad != nil {
+		return "", "", bad
+	}
+	info, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		o := problem("No file %s.%s", rel, s.suggestFiles(ctx, rel))
+		return "", "", &o
+	case err != nil:
+		o := problem("Cannot read %s: %v.", rel, err)
+		return "", "", &o
+	case info.IsDir():
+		o := problem("%s is a directory; use read_directory.", rel)
+		return "", "", &o
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		o := problem("Cannot read %s: %v.", rel, err)
+		return "", "", &o
+	}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		o := problem("%s is a binary file.", rel)
+		return "", "", &o
+	}
+	return string(data), rel, nil
+}
+
+// suggestFiles names files with the same base name as rel.
+func (s *session) suggestFiles(ctx context.Context, rel string) string {
+	files, err := s.listFiles(ctx)
+	if err != nil {
+		return ""
+	}
+	base := path.Base(rel)
+	var like []string
+	for _, f := range files {
+		if path.Base(f) == base {
+			like = append(like, f)
+		}
+	}
+	if len(like) == 0 {
+		return " Use find_file to look for it."
+	}
+	if len(like) > 5 {
+		like = like[:5]
+	}
+	return " Files with that name: " + strings.Join(like, ", ") + "."
+}
+
+// listFiles lists the workspace's files, tracked and untracked but not
+// ignored, that exist.
+func (s *session) listFiles(ctx context.Context) ([]string, error) {
+	out, err := s.ws.Repo.Git(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, fmt.Errorf("list the files of %s: %w", s.ws.Dir, err)
+	}
+	seen := map[string]bool{}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		if info, err := os.Lstat(filepath.Join(s.ws.Dir, filepath.FromSlash(f))); err != nil || !info.Mode().IsRegular() {
+			continue // deleted in the work tree, or a link
+		}
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+func numbered(b *strings.Builder, lines []string, from, to int) {
+	for n := from; n <= to; n++ {
+		fmt.Fprintf(b, "%6d\t%s\n", n, lines[n-1])
+	}
+}
+
+// splitLines splits a file's text into lines, without a last empty one for
+// the final newline.
+func splitLines(content string) []string {
+	if content == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+}
+
+func (s *session) index() (*codeindex.Index, error) {
+	if s.idx == nil {
+		idx, err := codeindex.Build(s.ws.Dir)
+		if err != nil {
+			return nil, err
+		}
+		s.idx, s.idxStale = idx, false
+		return idx, nil
+	}
+	if s.idxStale {
+		if err := s.idx.Refresh(); err != nil {
+			return nil, err
+		}
+		s.idxStale = false
+	}
+	return s.idx, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// trimLines keeps the first and last lines of text within n lines.
+func trimLines(text string, n int) string {
+	ls := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(ls) <= n {
+		return strings.Join(ls, "\n")
+	}
+	head := n / 2
+	tail := n - head
+	return strings.Join(ls[:head], "\n") + fmt.Sprintf("\n[… %d lines omitted …]\n", len(ls)-n) + strings.Join(ls[len(ls)-tail:], "\n")
+}
+
+func indent(text, prefix string) string {
+	ls := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range ls {
+		ls[i] = prefix + l
+	}
+	return strings.Join(ls, "\n")
+}

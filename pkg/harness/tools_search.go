@@ -1,0 +1,363 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/codeindex"
+)
+
+// matcher builds the line test of a search: literal or RE2, and the same
+// ignoring case for the fallback when the exact search finds nothing.
+func matcher(query string, regex, fold bool) (func(string) bool, error) {
+	if regex {
+		if fold {
+			query = "(?i)" + query
+		}
+		re, err := regexp.Compile(query)
+		if err != nil {
+			return nil, err
+		}
+		return re.MatchString, nil
+	}
+	if fold {
+		q := strings.ToLower(query)
+		return func(l string) bool { return strings.Contains(strings.ToLower(l), q) }, nil
+	}
+	return func(l string) bool { return strings.Contains(l, query) }, nil
+}
+
+type fileHits struct {
+	file  string
+	lines []int
+	texts []string
+}
+
+// grepFile returns the matching lines of one file; binary and very large
+// files have none.
+func grepFile(abs string, match func(string) bool) ([]int, []string) {
+	data, err := os.ReadFile(abs)
+	if err != nil || len(data) > maxSearchFile || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return nil, nil
+	}
+	var ns []int
+	var ts []string
+	for i, l := range strings.Split(string(data), "\n") {
+		if match(l) {
+			ns = append(ns, i+1)
+			ts = append(ts, clip(strings.TrimRight(l, "\r"), lineCap))
+		}
+	}
+	return ns, ts
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + " […]"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observation, error) {
+	if args.Path != "" {
+		return s.searchCodeInFile(ctx, args)
+	}
+	if args.Query == "" {
+		return problem("A query is required."), nil
+	}
+	files, err := s.listFiles(ctx)
+	if err != nil {
+		return Observation{}, err
+	}
+	run := func(fold bool) ([]fileHits, error) {
+		match, err := matcher(args.Query, args.Regex, fold)
+		if err != nil {
+			return nil, err
+		}
+		var hits []fileHits
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			ns, ts := grepFile(filepath.Join(s.ws.Dir, filepath.FromSlash(f)), match)
+			if len(ns) > 0 {
+				hits = append(hits, fileHits{file: f, lines: ns, texts: ts})
+			}
+		}
+		return hits, nil
+	}
+	hits, err := run(false)
+	if ctx.Err() != nil {
+		return Observation{}, fmt.Errorf("search %q: %w", args.Query, ctx.Err())
+	}
+	if err != nil {
+		return problem("The regular expression %q is not valid (RE2 syntax): %v.", args.Query, err), nil
+	}
+	note := ""
+	if len(hits) == 0 {
+		if hits, err = run(true); err != nil {
+			return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
+		}
+		if len(hits) > 0 {
+			note = " (no exact match; these match ignoring case)"
+		}
+	}
+	kind := "literal"
+	if args.Regex {
+		kind = "regex"
+	}
+	if len(hits) == 0 {
+		return Observation{Content: fmt.Sprintf("No match for %q (%s) in the repository.", args.Query, kind)}, nil
+	}
+	s.rankHits(hits)
+	total := 0
+	for _, h := range hits {
+		total += len(h.lines)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s in %s for %q (%s)%s:\n", plural(total, "match", "matches"), plural(len(hits), "file", "files"), args.Query, kind, note)
+	shown, shownFiles := 0, 0
+	perFile := max(searchCap/len(hits), 5)
+	for _, h := range hits {
+		if shown >= searchCap {
+			break
+		}
+		shownFiles++
+		for i, n := range h.lines {
+			if i == perFile || shown >= searchCap {
+				if rest := len(h.lines) - i; rest > 0 {
+					fmt.Fprintf(&b, "%s: [… %d more in this file; use search_code_in_file]\n", h.file, rest)
+				}
+				break
+			}
+			fmt.Fprintf(&b, "%s:%d: %s\n", h.file, n, h.texts[i])
+			shown++
+		}
+	}
+	if rest := total - shown; rest > 0 {
+		fmt.Fprintf(&b, "[%s not shown", plural(rest, "more match", "more matches"))
+		if restFiles := len(hits) - shownFiles; restFiles > 0 {
+			fmt.Fprintf(&b, ", in %s more: %s", plural(restFiles, "file", "files"), strings.Join(fileNames(hits[shownFiles:], 10), ", "))
+		}
+		b.WriteString("; narrow the query]\n")
+	}
+	return Observation{Content: b.String()}, nil
+}
+
+func fileNames(hs []fileHits, n int) []string {
+	var out []string
+	for i, h := range hs {
+		if i == n {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, h.file)
+	}
+	return out
+}
+
+// rankHits orders files by likely relevance: files named in the failures'
+// stack frames, then non-test files, then by number of matches, then path.
+func (s *session) rankHits(hits []fileHits) {
+	inFrames := map[string]bool{}
+	for _, f := range s.t.Failures {
+		for _, fr := range f.Frames {
+			file := fr
+			if i := strings.LastIndex(fr, ".go:"); i >= 0 {
+				file = fr[:i+3]
+			}
+			inFrames[path.Base(filepath.ToSlash(file))] = true
+		}
+	}
+	score := func(h fileHits) int {
+		sc := 0
+		if inFrames[path.Base(h.file)] {
+			sc += 2
+		}
+		if !strings.HasSuffix(h.file, "_test.go") {
+			sc++
+		}
+		return sc
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		si, sj := score(hits[i]), score(hits[j])
+		if si != sj {
+			return si > sj
+		}
+		if len(hits[i].lines) != len(hits[j].lines) {
+			return len(hits[i].lines) > len(hits[j].lines)
+		}
+		return hits[i].file < hits[j].file
+	})
+}
+
+func (s *session) searchCodeInFile(ctx context.Context, args SearchCodeArgs) (Observation, error) {
+	if args.Query == "" {
+		return problem("A query is required."), nil
+	}
+	if _, _, bad := s.readText(ctx, args.Path); bad != nil {
+		return *bad, nil
+	}
+	abs, rel, _ := s.resolve(args.Path)
+	match, err := matcher(args.Query, args.Regex, false)
+	if err != nil {
+		return problem("The regular expression %q is not valid (RE2 syntax): %v.", args.Query, err), nil
+	}
+	ns, ts := grepFile(abs, match)
+	note := ""
+	if len(ns) == 0 {
+		fold, _ := matcher(args.Query, args.Regex, true)
+		if ns, ts = grepFile(abs, fold); len(ns) > 0 {
+			note = " (no exact match; these match ignoring case)"
+		}
+	}
+	if len(ns) == 0 {
+		return Observation{Content: fmt.Sprintf("No match for %q in %s.", args.Query, rel)}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s for %q in %s%s:\n", plural(len(ns), "match", "matches"), args.Query, rel, note)
+	for i, n := range ns {
+		if i == searchFileCap {
+			fmt.Fprintf(&b, "[… %d more; narrow the query]\n", len(ns)-searchFileCap)
+			break
+		}
+		fmt.Fprintf(&b, "%s:%d: %s\n", rel, n, ts[i])
+	}
+	return Observation{Content: b.String()}, nil
+}
+
+func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs) (Observation, error) {
+	name := strings.TrimSpace(args.Name)
+	if name == "" {
+		return problem("A name is required."), nil
+	}
+	var rel string
+	if action == ActSearchMethodInFile {
+		var bad *Observation
+		if _, rel, bad = s.readText(ctx, args.Path); bad != nil {
+			return *bad, nil
+		}
+	}
+	if action == ActSearchMethodInClass && strings.TrimSpace(args.Class) == "" {
+		return problem("A class (the receiver type's name) is required."), nil
+	}
+	idx, err := s.index()
+	if err != nil {
+		return Observation{}, fmt.Errorf("index the code of %s: %w", s.ws.Dir, err)
+	}
+	var (
+		found []codeindex.Symbol
+		what  string
+		hint  string
+	)
+	switch action {
+	case ActSearchClass:
+		found = idx.FindTypes(name)
+		what = fmt.Sprintf("type named %q", name)
+		hint = suggest(idx.Similar(name, codeindex.KindType, 8))
+	case ActSearchMethod:
+		found = idx.FindFuncs(name)
+		what = fmt.Sprintf("function or method named %q", name)
+		hint = suggest(idx.Similar(name, codeindex.KindFunc, 8))
+	case ActSearchMethodInFile:
+		all := idx.FuncsInFile(rel)
+		for _, f := range all {
+			if f.Name == name || f.QualifiedName() == name {
+				found = append(found, f)
+			}
+		}
+		if len(found) == 0 {
+			for _, f := range all {
+				if strings.EqualFold(f.Name, name) {
+					found = append(found, f)
+				}
+			}
+		}
+		what = fmt.Sprintf("function or method named %q in %s", name, rel)
+		hint = suggest(all)
+		if len(all) == 0 {
+			hint = " The file declares no Go function."
+		}
+	case ActSearchMethodInClass:
+		found = idx.FindMethod(args.Class, name)
+		what = fmt.Sprintf("method %q of type %q", name, args.Class)
+		methods := idx.MethodsOf(strings.TrimLeft(args.Class, "*"))
+		hint = suggest(methods)
+		if len(methods) == 0 {
+			hint = " That type has no methods." + suggest(idx.Similar(args.Class, codeindex.KindType, 8))
+		}
+	}
+	if len(found) == 0 {
+		return problem("No %s.%s", what, hint), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s for the %s:\n", plural(len(found), "match", "matches"), what)
+	for i, sym := range found {
+		if i == fullSymbols {
+			b.WriteString("\nMore matches (use search_method_in_file or go_to_line to see them):\n")
+		}
+		if i >= fullSymbols {
+			fmt.Fprintf(&b, "%s: %s\n", sym.Location(), sym.Signature)
+			continue
+		}
+		b.WriteString("\n")
+		s.writeSymbol(&b, idx, sym)
+	}
+	return Observation{Content: b.String()}, nil
+}
+
+func suggest(syms []codeindex.Symbol) string {
+	if len(syms) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(syms))
+	for i, s := range syms {
+		if i == 12 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", s.QualifiedName(), s.Location()))
+	}
+	return " Declared names like it: " + strings.Join(names, ", ") + "."
+}
+
+// writeSymbol writes a symbol's location, kind and numbered source (capped);
+// for a type, its methods too.
+func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol) {
+	fmt.Fprintf(b, "%s-%d (%s %s)\n", sym.Location(), sym.EndLine, sym.Kind, sym.QualifiedName())
+	data, err := os.ReadFile(filepath.Join(s.ws.Dir, filepath.FromSlash(sym.File)))
+	if err == nil {
+		lines := splitLines(string(data))
+		from, to := sym.Line, min(sym.EndLine, len(lines))
+		if from >= 1 && from <= to {
+			if to-from+1 > bodyLines {
+				numbered(b, lines, from, from+bodyLines-1)
+				fmt.Fprintf(b, "[… up to line %d; use read_file with start_line=%d]\n", to, from+bodyLines)
+			} else {
+				numbered(b, lines, from, to)
+			}
+		}
+	}
+	if sym.Kind == codeindex.KindStruct || sym.Kind == codeindex.KindType || sym.Kind == codeindex.KindInterface {
+		if ms := idx.MethodsOf(sym.Name); len(ms) > 0 {
+			names := make([]string, len(ms))
+			for i, m := range ms {
+				names[i] = fmt.Sprintf("%s (%s)", m.Name, m.Location())
+			}
+			fmt.Fprintf(b, "Methods: %s\n", strings.Join(names, ", "))
+		}
+	}
+}
