@@ -39,6 +39,7 @@ type Store struct {
 	prefix string
 
 	claimGroup   *redis.Script
+	releaseGroup *redis.Script
 	claimPublish *redis.Script
 }
 
@@ -58,6 +59,11 @@ local cur = redis.call('GET', KEYS[1])
 if cur then return {cur, 0} end
 redis.call('SET', KEYS[1], ARGV[1])
 return {ARGV[1], 1}
+`),
+		// Deletes the group's owner only if it is still ARGV[1].
+		releaseGroup: redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 `),
 		// 1 when owner holds the publish lock (taken now or renewed), 0 when
 		// the group is already published or another owner holds the lock.
@@ -299,10 +305,12 @@ func (s *Store) AddOccurrence(ctx context.Context, fingerprint string) (int64, e
 	return n, nil
 }
 
-// ReleaseGroup forgets the group's owner, so that a later failure may claim
+// ReleaseGroup forgets the group's owner if it is still taskID, so that a
+// later failure may claim the group; a group another task has claimed since
+// is left alone.
 // it again (for a group whose task was dropped). Occurrences are kept.
-func (s *Store) ReleaseGroup(ctx context.Context, fingerprint string) error {
-	if err := s.rdb.Del(ctx, s.groupKey(fingerprint)).Err(); err != nil {
+func (s *Store) ReleaseGroup(ctx context.Context, fingerprint, taskID string) error {
+	if err := s.releaseGroup.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Err(); err != nil {
 		return fmt.Errorf("release group %s: %w", fingerprint, err)
 	}
 	return nil

@@ -289,7 +289,13 @@ func testGroups(t *testing.T, s *Store) {
 			t.Fatalf("occurrence %d: got %d, %v", want, n, err)
 		}
 	}
-	if err := s.ReleaseGroup(ctx, "fp"); err != nil {
+	if err := s.ReleaseGroup(ctx, "fp", "task-2"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, created, err := s.ClaimGroup(ctx, "fp", "task-9"); err != nil || created || owner != "task-1" {
+		t.Fatalf("a release by a task that does not own the group took effect: owner %q created %v err %v", owner, created, err)
+	}
+	if err := s.ReleaseGroup(ctx, "fp", "task-1"); err != nil {
 		t.Fatal(err)
 	}
 	owner, created, err = s.ClaimGroup(ctx, "fp", "task-3")

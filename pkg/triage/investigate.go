@@ -1,0 +1,148 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Verdict is what Investigate found out about failing tests.
+type Verdict struct {
+	Repo   string   `json:"repo"`
+	Commit string   `json:"commit"` // bad, resolved
+	Tests  []string `json:"tests"`  // canonical IDs
+	// Flakiness is reliable, flaky or passing, with its runs; Evidence has
+	// the same test by test.
+	Flakiness task.Flakiness `json:"flakiness"`
+	Evidence  []TestEvidence `json:"evidence"`
+	// Bisection is set when the failure was reliable and a bisection ran;
+	// BisectError says why it is partial or missing.
+	Bisection   *task.Bisection `json:"bisection,omitempty"`
+	BisectError string          `json:"bisect_error,omitempty"`
+	// Fingerprint is the first failure's seen at bad; "" when none failed.
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	Failure     *task.Failure `json:"failure,omitempty"`
+	TestRuns    int           `json:"test_runs"`
+}
+
+// String is a short report for people.
+func (v Verdict) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tests:       %s\n", strings.Join(v.Tests, ", "))
+	fmt.Fprintf(&b, "at:          %s\n", v.Commit)
+	fmt.Fprintf(&b, "verdict:     %s (%d/%d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+	if len(v.Evidence) > 1 {
+		for _, e := range v.Evidence {
+			fmt.Fprintf(&b, "  %s: %s (%d/%d)\n", e.Test, e.Verdict(), e.Failures, e.Runs)
+		}
+	}
+	if v.Failure != nil {
+		fmt.Fprintf(&b, "failure:     %s\n", v.Failure.Message)
+		fmt.Fprintf(&b, "fingerprint: %s\n", v.Fingerprint)
+	}
+	if bis := v.Bisection; bis != nil {
+		if bis.Blame != "" {
+			fmt.Fprintf(&b, "blame:       %s %s (%s)\n", bis.Blame, bis.Subject, bis.Author)
+		}
+		if bis.Good != "" {
+			fmt.Fprintf(&b, "last good:   %s\n", bis.Good)
+		}
+		fmt.Fprintf(&b, "bisect:      %d commits tested\n", bis.Steps)
+	}
+	if v.BisectError != "" {
+		fmt.Fprintf(&b, "bisect:      %s\n", v.BisectError)
+	}
+	fmt.Fprintf(&b, "test runs:   %d\n", v.TestRuns)
+	return b.String()
+}
+
+// Investigate triages failing tests of the repository at repoPath without a
+// store or a queue: it re-runs them reruns times at bad ("" for HEAD), and,
+// when they fail reliably, bisects from good ("" to probe back for one).
+// Tests may be bare names (TestParse, TestParse/sub). It works on a clone,
+// so the repository's work tree is left alone (and its uncommitted changes
+// are not seen); good and bad are resolved in the clone, where the
+// repository's other branches are origin/NAME.
+func Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+	return investigate(ctx, testrun.Runner{}, Bisector{}, zap.NewNop(), repoPath, good, bad, tests, reruns)
+}
+
+// Investigate is the package's Investigate with the service's runner,
+// bisection bound, reruns and log.
+func (t *Triage) Investigate(ctx context.Context, repoPath, good, bad string, tests []string) (Verdict, error) {
+	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Log: t.log}
+	return investigate(ctx, t.runner, b, t.log, repoPath, good, bad, tests, t.cfg.Reruns)
+}
+
+func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+	if len(tests) == 0 {
+		return Verdict{}, errors.New("investigate: no test named")
+	}
+	if bad == "" {
+		bad = "HEAD"
+	}
+	if reruns < 1 {
+		reruns = DefaultReruns
+	}
+	repo := repoPath
+	if !strings.Contains(repo, "://") {
+		if abs, err := filepath.Abs(repo); err == nil {
+			repo = abs
+		}
+	}
+	ws, err := workspace.Open(ctx, repo, bad, "")
+	if err != nil {
+		return Verdict{}, fmt.Errorf("investigate %s: %w", repoPath, err)
+	}
+	defer ws.Close()
+	v := Verdict{Repo: repo, Commit: ws.Commit}
+	log = log.With(zap.String("repo", repo), zap.String("commit", ws.Commit))
+
+	ids, err := Canonical(ws.Dir, tests)
+	if err != nil {
+		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
+	}
+	v.Tests = ids
+	rep, err := Reproduce(ctx, runner, ws.Dir, ids, reruns)
+	v.TestRuns += rep.Flakiness.Runs
+	if err != nil {
+		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
+	}
+	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
+	for _, e := range rep.Tests {
+		if e.Failure != nil {
+			f := *e.Failure
+			v.Failure = &f
+			v.Fingerprint = Fingerprint(repo, f)
+			break
+		}
+	}
+	log.Info("reproduced", zap.String("verdict", v.Flakiness.Verdict), zap.Int("runs", v.Flakiness.Runs), zap.Int("failures", v.Flakiness.Failures))
+	if v.Flakiness.Verdict != VerdictReliable {
+		return v, nil
+	}
+	if b.Runner == nil {
+		b.Runner = runner
+	}
+	if b.Log == nil {
+		b.Log = log
+	}
+	bis, err := b.bisect(ctx, ws.Dir, good, ws.Commit, ids, true)
+	v.TestRuns += bis.Steps
+	switch {
+	case errors.Is(err, ErrCannotBisect):
+		v.BisectError = err.Error()
+	case err != nil:
+		return v, fmt.Errorf("investigate %s: %w", repoPath, err)
+	}
+	v.Bisection = &bis
+	return v, nil
+}
