@@ -147,9 +147,16 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	return ack.Duplicate, nil
 }
 
+// Attempt says which delivery of a submission this is.
+type Attempt struct {
+	N    int
+	Last bool // no redelivery follows a failure of this one
+}
+
 // Handler triages one submission. Returning an error asks for redelivery
-// (up to the configured bound); wrap it with ErrInvalid to drop it now.
-type Handler func(ctx context.Context, s Submission) error
+// (up to the configured bound, after which the submission is dropped and
+// logged); wrap it with ErrInvalid to drop it now.
+type Handler func(ctx context.Context, s Submission, a Attempt) error
 
 // Run feeds stored submissions to handle, one at a time, until ctx ends.
 func (in *Intake) Run(ctx context.Context, handle Handler) error {
@@ -181,13 +188,18 @@ func (in *Intake) handle(ctx context.Context, msg jetstream.Msg, handle Handler)
 		return
 	}
 	log := in.log.With(zap.String("submission", s.ID), zap.String("repo", s.Repo), zap.String("commit", s.Commit))
+	a := Attempt{N: 1}
+	if meta, err := msg.Metadata(); err == nil {
+		a.N = int(meta.NumDelivered)
+	}
+	a.Last = a.N >= in.cfg.MaxDeliver
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("triage panicked: %v", r)
 			}
 		}()
-		return handle(ctx, s)
+		return handle(ctx, s, a)
 	}()
 	switch {
 	case err == nil:
@@ -200,13 +212,11 @@ func (in *Intake) handle(ctx context.Context, msg jetstream.Msg, handle Handler)
 	case ctx.Err() != nil:
 		// Shutting down: let another triage instance take it now.
 		_ = msg.Nak()
+	case a.Last:
+		log.Error("triage failed on its last attempt; dropping the submission", zap.Int("attempt", a.N), zap.Error(err))
+		_ = msg.TermWithReason("gave up: " + err.Error())
 	default:
-		meta, _ := msg.Metadata()
-		attempt := uint64(0)
-		if meta != nil {
-			attempt = meta.NumDelivered
-		}
-		log.Warn("triage failed; will retry", zap.Uint64("attempt", attempt), zap.Error(err))
-		_ = msg.NakWithDelay(time.Duration(attempt) * 5 * time.Second)
+		log.Warn("triage failed; will retry", zap.Int("attempt", a.N), zap.Error(err))
+		_ = msg.NakWithDelay(time.Duration(a.N) * 5 * time.Second)
 	}
 }

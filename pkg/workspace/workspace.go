@@ -28,6 +28,11 @@ var ErrOutside = errors.New("path is outside the workspace")
 // Open clones src into a new directory under parent ("" for the system's
 // temporary directory) and checks out commit.
 func Open(ctx context.Context, src, commit, parent string) (*Workspace, error) {
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("workspace for %s: %w", src, err)
+		}
+	}
 	dir, err := os.MkdirTemp(parent, "redfix-ws-")
 	if err != nil {
 		return nil, fmt.Errorf("workspace for %s: %w", src, err)

@@ -1,0 +1,55 @@
+// Command bot is redfix's triage service: it takes CI test reports over
+// HTTP, triages them and queues repair jobs. `bot demo` runs the whole path
+// in one process; `bot triage` is the one-shot triage of a local clone.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redfix/redfix/pkg/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bot:", err)
+		os.Exit(app.ExitCode(err))
+	}
+}
+
+const usage = `usage: bot <command> [flags]
+
+commands:
+  serve    run the triage service: ingest API, triage loop, dashboard, metrics
+  demo     build a sample repository and repair its CI failure end to end
+  triage   reproduce, measure flakiness and bisect a failing test in a local clone
+
+Run "bot <command> -h" for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return app.Usage("no command")
+	}
+	switch args[0] {
+	case "serve":
+		return app.Serve(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return app.Demo(ctx, args[1:], stdout, stderr)
+	case "triage":
+		return app.TriageCommand(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return app.Usage("unknown command " + args[0])
+}

@@ -1,0 +1,52 @@
+// Command worker is redfix's repair worker: it consumes jobs from NATS and
+// runs the agent, the gates, the judge and the publisher on each.
+// `worker repair` is the one-shot repair of a local clone.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redfix/redfix/pkg/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(app.ExitCode(err))
+	}
+}
+
+const usage = `usage: worker <command> [flags]
+
+commands:
+  run      consume repair jobs from the queue
+  repair   repair a local clone whose HEAD fails a test, without any server
+
+Run "worker <command> -h" for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return app.Usage("no command")
+	}
+	switch args[0] {
+	case "run":
+		return app.WorkerRun(ctx, args[1:], stdout, stderr)
+	case "repair":
+		return app.Repair(ctx, args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return app.Usage("unknown command " + args[0])
+}

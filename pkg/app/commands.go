@@ -1,0 +1,278 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/triage"
+)
+
+// common parses the flags every long-running command shares and loads the
+// configuration and the logger.
+func common(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *zap.Logger, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", os.Getenv("REDFIX_CONFIG"), "configuration file (also REDFIX_CONFIG)")
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return config.Config{}, nil, err
+	}
+	if fs.NArg() > 0 {
+		return config.Config{}, nil, Usage(fmt.Sprintf("%s: unexpected arguments %q", name, fs.Args()))
+	}
+	cfg, err := config.Load(*cfgPath, os.Getenv)
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	log, err := cfg.Log.Logger()
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	return cfg, log, nil
+}
+
+// Serve runs the triage service until ctx ends: the HTTP server and the
+// triage loop. Shutdown is staged: the server stops taking requests, those
+// in flight get the grace period, then the triage loop stops (a report it
+// was triaging is redelivered to another instance).
+func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, log, err := common("serve", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	sys, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
+	}
+	srv := &http.Server{Handler: sys.Handler(cfg), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("bot serving", zap.String("addr", ln.Addr().String()), zap.String("nats", sys.NATSURL), zap.String("redis", sys.RedisAddr), zap.Bool("model", cfg.LLM.Enabled()))
+
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := sys.RunTriage(work, cfg, nil); err != nil {
+			errc <- fmt.Errorf("triage loop: %w", err)
+		}
+	}()
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case runErr = <-errc:
+		log.Error("stopping", zap.Error(runErr))
+	}
+	grace, cancel := context.WithTimeout(context.Background(), cfg.HTTP.GracePeriod)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		log.Warn("http shutdown", zap.Error(err))
+	}
+	stopWork()
+	wg.Wait()
+	return runErr
+}
+
+// WorkerRun consumes repair jobs until ctx ends. A job in flight when ctx
+// ends is handed back to the queue for another worker.
+func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, log, err := common("run", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if cfg.NATS.URL == "" || cfg.Redis.Addr == "" {
+		return Usage("worker run needs a NATS server and a Redis (nats.url, redis.addr or REDFIX_NATS_URL, REDFIX_REDIS_ADDR); `bot demo` runs everything in one process")
+	}
+	sys, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+	pipe, err := NewPipeline(cfg, sys.Store, log)
+	if err != nil {
+		return err
+	}
+	log.Info("worker consuming", zap.Int("slots", cfg.Worker.Slots), zap.String("policy", pipe.Policy))
+	return sys.RunWorker(ctx, cfg, pipe)
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// TriageCommand is `bot triage`: reproduce, flakiness re-runs and bisection
+// on a local clone, without any server.
+func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("triage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	repo := fs.String("repo", ".", "the local clone")
+	good := fs.String("good", "", "a commit where the test passes (default: probe back from --bad)")
+	bad := fs.String("bad", "HEAD", "a commit where the test fails")
+	var tests stringList
+	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
+	reruns := fs.Int("reruns", triage.DefaultReruns, "runs at the failing commit to tell reliable from flaky")
+	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(tests) == 0 {
+		return Usage("triage: --test is required")
+	}
+	v, err := triage.Investigate(ctx, *repo, *good, *bad, tests, *reruns)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err = io.WriteString(stdout, v.String())
+	return err
+}
+
+// Repair is `worker repair`: the harness, the gates and the local publisher
+// on a local clone whose HEAD fails the test.
+func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var (
+		repoPath, blame, out string
+		tests                stringList
+	)
+	cfg, log, err := common("repair", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&repoPath, "repo", ".", "the local clone; its HEAD must fail the test")
+		fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
+		fs.StringVar(&blame, "blame", "", "the commit that broke the test, if known")
+		fs.StringVar(&out, "out", "", "directory for the pull request (default: REPO/../redfix-pull-requests)")
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if len(tests) == 0 {
+		return Usage("repair: --test is required")
+	}
+	abs, err := filepath.Abs(repoPath)
+	if err != nil {
+		return err
+	}
+	repo := gitrepo.Repo{Dir: abs}
+	head, err := repo.Resolve(ctx, "HEAD")
+	if err != nil {
+		return fmt.Errorf("repair: %s is not a git repository with commits: %w", abs, err)
+	}
+	t := task.Task{ID: "repair-" + task.Short(head), Repo: abs, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
+	if blame != "" {
+		sha, err := repo.Resolve(ctx, blame)
+		if err != nil {
+			return fmt.Errorf("repair: --blame: %w", err)
+		}
+		c, err := repo.Show(ctx, sha)
+		if err != nil {
+			return err
+		}
+		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
+	}
+	// Reproduce at HEAD, in a clone, to fill the task's failures as CI would.
+	fmt.Fprintf(stdout, "reproducing %s at %s …\n", strings.Join(tests, ", "), task.Short(head))
+	failures, err := reproduce(ctx, abs, head, tests)
+	if err != nil {
+		return err
+	}
+	t.Failures = failures
+	t.Fingerprint = triage.Fingerprint(abs, failures[0])
+	t.Flakiness = task.Flakiness{Runs: 1, Failures: 1, Verdict: "reliable"}
+
+	if out == "" {
+		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
+	}
+	cfg.Publish.Dir = out
+	if cfg.DataDir == config.Default().DataDir {
+		data, err := os.MkdirTemp("", "redfix-repair-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(data)
+		cfg.DataDir = data
+	}
+	pipe, err := NewPipeline(cfg, nil, log)
+	if err != nil {
+		return err
+	}
+	p := &stagePrinter{w: stdout, t0: time.Now()}
+	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
+	o, err := pipe.Repair(ctx, t)
+	if err != nil {
+		return err
+	}
+	if o.Status != task.StatusPublished {
+		fmt.Fprintf(stdout, "no pull request: %s\n", o.Reason)
+		return ErrNoPatch
+	}
+	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
+	return nil
+}
+
+// reproduce runs the tests once at commit in a throwaway clone and returns
+// their failures; a test that passes there is an error.
+func reproduce(ctx context.Context, repo, commit string, tests []string) ([]task.Failure, error) {
+	tmp, err := os.MkdirTemp("", "redfix-reproduce-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	clone, err := gitrepo.Clone(ctx, repo, filepath.Join(tmp, "repo"))
+	if err != nil {
+		return nil, err
+	}
+	if err := clone.Checkout(ctx, commit); err != nil {
+		return nil, err
+	}
+	o, err := testrun.Runner{}.Run(ctx, clone.Dir, tests, 1)
+	if err != nil {
+		return nil, fmt.Errorf("reproduce: %w", err)
+	}
+	if len(o.Build) > 0 {
+		return nil, fmt.Errorf("reproduce: the package does not build at %s: %s", task.Short(commit), o.Build[0].Message)
+	}
+	if len(o.Failed) == 0 {
+		return nil, fmt.Errorf("reproduce: %s passes at %s: nothing to repair", strings.Join(tests, ", "), task.Short(commit))
+	}
+	return o.Failed, nil
+}

@@ -1,0 +1,249 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/demo"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/publish"
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// stagePrinter prints the demo's stages for a person, one line each.
+type stagePrinter struct {
+	mu sync.Mutex
+	w  io.Writer
+	t0 time.Time
+}
+
+func (p *stagePrinter) print(stage, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "[%5.1fs] %-9s %s\n", time.Since(p.t0).Seconds(), stage, fmt.Sprintf(format, args...))
+}
+
+// Demo builds the sample repository and takes its CI failure through
+// ingest, triage, the queue, a worker, the gates and the local publisher,
+// all in this process.
+func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "redfix-demo", "directory for the sample repository and the pull requests (must not exist or be empty)")
+	cfgPath := fs.String("config", "", "configuration file (optional)")
+	timeout := fs.Duration("timeout", 15*time.Minute, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*cfgPath, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
+		// The demo is the embedded default; it never touches real servers.
+		fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
+		cfg.NATS.URL, cfg.Redis.Addr = "", ""
+	}
+	log, err := cfg.Log.Logger()
+	if err != nil {
+		return err
+	}
+	if cfg.Log.Level == "info" {
+		// Stage lines tell the story; the log keeps warnings and errors.
+		cfg.Log.Level = "warn"
+		if log, err = cfg.Log.Logger(); err != nil {
+			return err
+		}
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+
+	outDir, err := filepath.Abs(*out)
+	if err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "redfix-demo-data-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	cfg.DataDir = data
+	cfg.Publish.Dir = outDir
+
+	p := &stagePrinter{w: stdout, t0: time.Now()}
+	policy := "offline policy (no model configured; the judge will not run)"
+	if cfg.LLM.Enabled() {
+		policy = "LLM policy and judge: " + cfg.LLM.Model
+	}
+	p.print("start", "redfix demo → %s; %s", outDir, policy)
+
+	sample, err := demo.Build(ctx, filepath.Join(outDir, "repo"))
+	if err != nil {
+		return err
+	}
+	rep, err := report.Parse(sample.Report)
+	if err != nil {
+		return fmt.Errorf("sample CI report: %w", err)
+	}
+	p.print("ci", "sample repository %s: %d commits; CI at %s: %d tests, %d failing", sample.Dir, len(sample.Commits), task.Short(sample.Head), rep.Total, len(rep.Failures))
+	for _, f := range rep.Failures {
+		p.print("ci", "  FAIL %s: %s", f.ID(), f.Message)
+	}
+
+	sys, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer sys.Close()
+	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
+
+	pipe, err := NewPipeline(cfg, sys.Store, log)
+	if err != nil {
+		return err
+	}
+	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: sys.Handler(cfg), ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	runCtx, stopRun := context.WithCancel(ctx)
+	wg.Add(3)
+	go func() { defer wg.Done(); _ = srv.Serve(ln) }()
+	go func() {
+		defer wg.Done()
+		if err := sys.RunTriage(runCtx, cfg, func(o TriageEvent) { p.print("triage", "%s", describeOutcome(o)) }); err != nil {
+			log.Error("triage loop", zap.Error(err))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := sys.RunWorker(runCtx, cfg, pipe); err != nil {
+			log.Error("worker loop", zap.Error(err))
+		}
+	}()
+	defer func() {
+		stopRun()
+		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(shutdown)
+		done()
+		wg.Wait()
+	}()
+
+	// Ingest: CI posts its report to the bot, as any CI would.
+	base := "http://" + ln.Addr().String()
+	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
+	resp, err := http.Post(base+"/api/v1/reports?"+q.Encode(), "application/json", bytes.NewReader(sample.Report))
+	if err != nil {
+		return fmt.Errorf("post report: %w", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("post report: %s: %s", resp.Status, body)
+	}
+	var accepted struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &accepted)
+	p.print("ingest", "POST %s/api/v1/reports → %s, stored on JetStream as %s", base, resp.Status, accepted.ID)
+
+	tasks, err := sys.WaitSettled(ctx, accepted.ID)
+	if err != nil {
+		return err
+	}
+	published := 0
+	for _, t := range tasks {
+		switch t.Status {
+		case task.StatusPublished:
+			published++
+			if err := verify(ctx, p, sample.Dir, t); err != nil {
+				return err
+			}
+		default:
+			p.print("result", "task %s: %s: %s", t.ID, t.Status, t.Reason)
+		}
+	}
+	p.print("done", "dashboard was at %s/ ; pull requests under %s", base, outDir)
+	if published == 0 {
+		return ErrNoPatch
+	}
+	return nil
+}
+
+// verify shows, for a person, that the branch fixes what main breaks.
+func verify(ctx context.Context, p *stagePrinter, repoDir string, t task.Task) error {
+	branch := publish.Branch(t)
+	repo := gitrepo.Repo{Dir: repoDir}
+	check := func(rev string) (bool, error) {
+		tmp, err := os.MkdirTemp("", "redfix-verify-")
+		if err != nil {
+			return false, err
+		}
+		defer os.RemoveAll(tmp)
+		if _, err := repo.Git(ctx, "worktree", "add", "-q", "--detach", tmp, rev); err != nil {
+			return false, err
+		}
+		defer repo.Git(context.WithoutCancel(ctx), "worktree", "remove", "--force", tmp) //nolint:errcheck
+		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: tmp, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
+		if err != nil {
+			return false, err
+		}
+		return res.OK(), nil
+	}
+	mainOK, err := check("main")
+	if err != nil {
+		return fmt.Errorf("verify main: %w", err)
+	}
+	branchOK, err := check(branch)
+	if err != nil {
+		return fmt.Errorf("verify %s: %w", branch, err)
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "passes"
+		}
+		return "fails"
+	}
+	p.print("verify", "go test ./... %s at main and %s at %s", verdict(mainOK), verdict(branchOK), branch)
+	p.print("result", "pull request: %s", strings.TrimPrefix(t.PullRequest, "file://"))
+	if mainOK || !branchOK {
+		return errors.New("verify: the published branch does not turn main's failure green")
+	}
+	return nil
+}
+
+// describeOutcome says in one line what triage did with a group.
+func describeOutcome(o TriageEvent) string {
+	tests := strings.Join(o.Tests, ", ")
+	if o.Task == nil || o.Status == task.StatusDropped {
+		return fmt.Sprintf("%s: dropped: %s (%d test runs)", tests, o.Reason, o.TestRuns)
+	}
+	t := o.Task
+	return fmt.Sprintf("%s: %s (%d/%d runs failed); bisected %s..%s in %d steps to %s %q by %s; queued job %s (%d test runs)",
+		tests, t.Flakiness.Verdict, t.Flakiness.Failures, t.Flakiness.Runs,
+		task.Short(t.Bisection.Good), task.Short(t.Bisection.Bad), t.Bisection.Steps,
+		task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Author, task.Short(o.Fingerprint), o.TestRuns)
+}

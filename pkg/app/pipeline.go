@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/llmpolicy"
+	"github.com/redfix/redfix/pkg/harness/offline"
+	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/publish"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/validators"
+	"github.com/redfix/redfix/pkg/worker"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// agent adapts a harness to the worker's Agent.
+type agent struct{ h *harness.Harness }
+
+func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, traj io.Writer) (harness.Result, error) {
+	return a.h.Run(ctx, ws, t, traj)
+}
+
+// NewPipeline assembles the repair pipeline the configuration describes:
+// the LLM policy and judge when a model is configured, the offline policy
+// and a judge that does not run otherwise.
+func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*worker.Pipeline, error) {
+	runner := testrun.Runner{Timeout: 10 * time.Minute}
+	var (
+		newPolicy func() harness.Policy
+		patcher   harness.Patcher
+		j         worker.Judge = judge.NotRun{}
+		name                   = "offline"
+	)
+	if cfg.LLM.Enabled() {
+		client, err := llm.NewOpenAI(llm.Config{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("model client: %w", err)
+		}
+		newPolicy = func() harness.Policy { return llmpolicy.New(client, log) }
+		patcher = llmpolicy.NewPatcher(client, log)
+		j = judge.NewLLM(client, log)
+		name = "llm:" + cfg.LLM.Model
+	} else {
+		newPolicy = func() harness.Policy { return offline.New(log) }
+	}
+	hcfg := harness.Config{MaxSteps: cfg.Harness.MaxSteps}
+	pubDir := cfg.Publish.Dir
+	if pubDir == "" {
+		pubDir = filepath.Join(cfg.DataDir, "pull-requests")
+	}
+	return &worker.Pipeline{
+		NewAgent: func() worker.Agent {
+			return agent{h: harness.New(hcfg, newPolicy(), runner, patcher, log)}
+		},
+		Policy: name,
+		Gates: validators.New(runner, validators.Config{
+			OracleRuns:     cfg.Validators.OracleRuns,
+			AllowTestEdits: cfg.Validators.AllowTestEdits,
+			AllowedPaths:   cfg.Validators.AllowedPaths,
+		}, log),
+		Judge:     j,
+		Publisher: publish.NewLocal(pubDir, log),
+		Ledger:    ledger,
+		WorkDir:   filepath.Join(cfg.DataDir, "workspaces"),
+		Log:       log,
+	}, nil
+}

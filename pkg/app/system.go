@@ -1,0 +1,269 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/server"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/worker"
+)
+
+// System is a running redfix: its connections to NATS and Redis (embedded
+// ones when the configuration names none), the job queue, the report
+// intake, the store and the metrics registry.
+type System struct {
+	NATSURL   string
+	RedisAddr string
+	Store     *store.Store
+	Jobs      *queue.Queue
+	Intake    *ingest.Intake
+	Registry  *prometheus.Registry
+
+	log     *zap.Logger
+	nc      *nats.Conn
+	rdb     *redis.Client
+	closers []func()
+
+	mu      sync.Mutex
+	settled map[string]settlement // by submission id, once triaged or given up
+	changed chan struct{}
+}
+
+// Start connects (or starts embedded servers) and opens the streams.
+func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, err error) {
+	s := &System{log: log, Registry: prometheus.NewRegistry(), settled: map[string]settlement{}, changed: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	if cfg.NATS.URL == "" {
+		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
+		if err != nil {
+			return nil, fmt.Errorf("start embedded NATS: %w", err)
+		}
+		s.closers = append(s.closers, n.Shutdown)
+		s.NATSURL = n.URL()
+		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
+			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
+		}
+	} else {
+		s.NATSURL = cfg.NATS.URL
+		s.nc, err = nats.Connect(cfg.NATS.URL, nats.Name("redfix"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
+			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+		if err != nil {
+			return nil, fmt.Errorf("connect to NATS %s: %w", cfg.NATS.URL, err)
+		}
+	}
+	nc := s.nc
+	s.closers = append(s.closers, func() { _ = nc.Drain() })
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+
+	if cfg.Redis.Addr == "" {
+		r, err := embedded.StartRedis()
+		if err != nil {
+			return nil, fmt.Errorf("start embedded Redis: %w", err)
+		}
+		s.closers = append(s.closers, r.Close)
+		s.RedisAddr = r.Addr()
+	} else {
+		s.RedisAddr = cfg.Redis.Addr
+	}
+	s.rdb = redis.NewClient(&redis.Options{Addr: s.RedisAddr, Password: cfg.Redis.Password, DB: cfg.Redis.DB})
+	rdb := s.rdb
+	s.closers = append(s.closers, func() { _ = rdb.Close() })
+	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
+
+	s.Jobs, err = queue.Open(ctx, js, queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}, log.Named("queue"))
+	if err != nil {
+		return nil, err
+	}
+	s.Intake, err = ingest.Open(ctx, js, ingest.Config{}, log.Named("ingest"))
+	if err != nil {
+		return nil, err
+	}
+	s.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "redfix_queue_lag_jobs",
+		Help: "Jobs waiting for a worker or held by one: the autoscaling signal.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := s.Jobs.Lag(ctx)
+		if err != nil {
+			return -1
+		}
+		return float64(n)
+	}))
+	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "redfix_queue_malformed_jobs_total",
+		Help: "Queued jobs terminated because they did not decode.",
+	}, func() float64 { return float64(s.Jobs.Malformed()) }))
+	return s, nil
+}
+
+// Close stops everything Start started, in reverse order.
+func (s *System) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// Ready reports whether NATS and Redis answer.
+func (s *System) Ready(ctx context.Context) error {
+	if s.nc == nil || !s.nc.IsConnected() {
+		return errors.New("NATS is not connected")
+	}
+	if err := s.Store.Ready(ctx); err != nil {
+		return err
+	}
+	return s.Jobs.Ready(ctx)
+}
+
+// Handler is the bot's HTTP handler.
+func (s *System) Handler(cfg config.Config) http.Handler {
+	return server.New(s.Intake, s.Store, s.Registry, server.Options{IngestToken: cfg.HTTP.IngestToken, Ready: s.Ready}, s.log.Named("http")).Handler()
+}
+
+// TriageEvent is what triage did with one failure group.
+type TriageEvent = triage.Outcome
+
+// RunTriage triages stored submissions until ctx ends. onEvent, when set,
+// hears of every group's outcome.
+func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
+	t := triage.New(s.Store, s.Jobs, nil, triage.Config{
+		Reruns:         cfg.Triage.Reruns,
+		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
+		MaxBisectSteps: cfg.Triage.MaxBisectSteps,
+		OptOut:         cfg.Triage.OptOut,
+	}, s.log.Named("triage"))
+	return s.Intake.Run(ctx, func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
+		rep, err := ingest.Check(sub)
+		if err != nil {
+			s.settle(sub.ID, settlement{err: err})
+			return err
+		}
+		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep})
+		var ids []string
+		for _, o := range outs {
+			if onEvent != nil {
+				onEvent(o)
+			}
+			if o.TaskID != "" {
+				ids = append(ids, o.TaskID)
+			}
+		}
+		if err != nil {
+			if a.Last && ctx.Err() == nil {
+				s.settle(sub.ID, settlement{err: fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)})
+			}
+			return err
+		}
+		s.settle(sub.ID, settlement{tasks: ids})
+		return nil
+	})
+}
+
+// settlement is how the triage of one submission ended.
+type settlement struct {
+	tasks []string
+	err   error
+}
+
+func (s *System) settle(id string, st settlement) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settled[id] = st
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// RunWorker consumes jobs with pipe until ctx ends.
+func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.Pipeline) error {
+	c := &worker.Consumer{
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: s.Store, Slots: cfg.Worker.Slots,
+		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
+		Metrics: worker.NewMetrics(s.Registry), Log: s.log.Named("worker"),
+	}
+	return c.Run(ctx)
+}
+
+func terminal(st task.Status) bool {
+	switch st {
+	case task.StatusPublished, task.StatusNoPatch, task.StatusFailed, task.StatusDropped:
+		return true
+	}
+	return false
+}
+
+// WaitSettled waits until the submission has been triaged and each task it
+// made has reached a final status, and returns those tasks.
+func (s *System) WaitSettled(ctx context.Context, submission string) ([]task.Task, error) {
+	var ids []string
+	for {
+		s.mu.Lock()
+		got, ok := s.settled[submission]
+		changed := s.changed
+		s.mu.Unlock()
+		if ok {
+			if got.err != nil {
+				return nil, got.err
+			}
+			ids = got.tasks
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for triage of %s: %w", submission, ctx.Err())
+		}
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var tasks []task.Task
+		done := true
+		for _, id := range ids {
+			t, err := s.Store.GetTask(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("wait for task %s: %w", id, err)
+			}
+			tasks = append(tasks, t)
+			done = done && terminal(t.Status)
+		}
+		if done {
+			return tasks, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for tasks %s: %w", strings.Join(ids, ", "), ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// Jobs is the queue the consumer pulls from.
+type Jobs interface {
+	Consume(ctx context.Context, slots int, handle queue.Handler) error
+}
+
+// Tasks records where each task stands.
+type Tasks interface {
+	SaveTask(ctx context.Context, t task.Task) error
+}
+
+// Consumer runs the pipeline on queued jobs, one per slot.
+type Consumer struct {
+	Jobs     Jobs
+	Pipeline *Pipeline
+	Tasks    Tasks
+	Slots    int
+	// Heartbeat is how often a running job tells the queue it is alive
+	// (0: a third of the queue's ack wait).
+	Heartbeat time.Duration
+	// JobTimeout bounds one repair.
+	JobTimeout time.Duration
+	Metrics    *Metrics
+	Log        *zap.Logger
+}
+
+// Metrics are the consumer's Prometheus metrics.
+type Metrics struct {
+	jobs     *prometheus.CounterVec
+	duration prometheus.Histogram
+}
+
+// NewMetrics registers the consumer's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redfix_jobs_total",
+			Help: "Repair jobs handled, by result (published, no_patch, failed, retried, interrupted).",
+		}, []string{"result"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "redfix_job_duration_seconds",
+			Help:    "Time from a job's delivery to its settlement.",
+			Buckets: prometheus.ExponentialBuckets(5, 2, 10),
+		}),
+	}
+	reg.MustRegister(m.jobs, m.duration)
+	return m
+}
+
+func (m *Metrics) observe(result string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.jobs.WithLabelValues(result).Inc()
+	m.duration.Observe(d.Seconds())
+}
+
+// Run consumes until ctx ends.
+func (c *Consumer) Run(ctx context.Context) error {
+	slots := c.Slots
+	if slots < 1 {
+		slots = 1
+	}
+	return c.Jobs.Consume(ctx, slots, c.handle)
+}
+
+// retryDelay grows with the attempt: 30 s, 1 min, 2 min, …
+func retryDelay(attempt int) time.Duration {
+	d := 30 * time.Second
+	for i := 1; i < attempt && d < 10*time.Minute; i++ {
+		d *= 2
+	}
+	return d
+}
+
+func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
+	start := time.Now()
+	t := d.Job.Task
+	log := c.Log.With(zap.String("job_id", d.Job.ID), zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.Int("attempt", d.Attempt))
+	stop := d.KeepAlive(ctx, c.Heartbeat)
+	defer stop()
+
+	c.save(ctx, log, t, task.StatusRunning, fmt.Sprintf("attempt %d", d.Attempt), "")
+	jobCtx := ctx
+	if c.JobTimeout > 0 {
+		var cancel context.CancelFunc
+		jobCtx, cancel = context.WithTimeout(ctx, c.JobTimeout)
+		defer cancel()
+	}
+	log.Info("job started")
+	out, err := c.Pipeline.Repair(jobCtx, t)
+	stop()
+	settle := context.WithoutCancel(ctx)
+	switch {
+	case err == nil:
+		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest)
+		if err := d.Ack(settle); err != nil {
+			log.Warn("ack job", zap.Error(err))
+		}
+		c.Metrics.observe(string(out.Status), time.Since(start))
+		log.Info("job done", zap.String("status", string(out.Status)), zap.String("reason", out.Reason))
+	case ctx.Err() != nil:
+		// The worker is stopping: hand the job back at once, untouched.
+		c.save(settle, log, t, task.StatusQueued, "interrupted by a worker shutdown; redelivered", "")
+		_ = d.Nak(settle, 0)
+		c.Metrics.observe("interrupted", time.Since(start))
+		log.Info("job interrupted by shutdown")
+	case errors.Is(err, ErrPermanent):
+		c.save(settle, log, t, task.StatusFailed, err.Error(), "")
+		_ = d.Term(settle, err.Error())
+		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
+		log.Error("job failed for good", zap.Error(err))
+	case d.LastAttempt():
+		reason := fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
+		c.save(settle, log, t, task.StatusFailed, reason, "")
+		_ = d.Term(settle, reason)
+		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
+		log.Error("job failed on its last attempt", zap.Error(err))
+	default:
+		delay := retryDelay(d.Attempt)
+		c.save(settle, log, t, task.StatusQueued, fmt.Sprintf("attempt %d failed, retrying in %s: %v", d.Attempt, delay, err), "")
+		_ = d.Nak(settle, delay)
+		c.Metrics.observe("retried", time.Since(start))
+		log.Warn("job failed; will retry", zap.Duration("delay", delay), zap.Error(err))
+	}
+}
+
+func (c *Consumer) save(ctx context.Context, log *zap.Logger, t task.Task, st task.Status, reason, pr string) {
+	if c.Tasks == nil {
+		return
+	}
+	t.Status, t.Reason, t.UpdatedAt = st, reason, time.Now().UTC()
+	if pr != "" {
+		t.PullRequest = pr
+	}
+	if err := c.Tasks.SaveTask(ctx, t); err != nil {
+		log.Warn("record task status", zap.String("status", string(st)), zap.Error(err))
+	}
+}
