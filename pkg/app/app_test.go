@@ -1,0 +1,258 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redfix/redfix/pkg/demo"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/llm/llmtest"
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
+)
+
+// clearEnv makes the test independent of the machine's configuration.
+func clearEnv(t *testing.T) {
+	for _, k := range []string{"REDFIX_NATS_URL", "REDFIX_REDIS_ADDR", "REDFIX_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "REDFIX_LLM_BASE_URL", "REDFIX_LLM_API_KEY", "REDFIX_CONFIG", "REDFIX_DATA_DIR", "REDFIX_PUBLISH_DIR"} {
+		t.Setenv(k, "")
+	}
+}
+
+// breakingCommit finds the sample's commit that broke the test, by its
+// subject, independently of what redfix found.
+func breakingCommit(t *testing.T, repo string) string {
+	t.Helper()
+	out, err := gitrepo.Repo{Dir: repo}.Git(context.Background(), "log", "--format=%H", "--grep=keep tiers sorted", "main")
+	if err != nil || len(strings.Fields(out)) != 1 {
+		t.Fatalf("find the breaking commit: %q, %v", out, err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// goTestPasses checks out rev in a worktree of repo and runs go test ./...
+func goTestPasses(t *testing.T, repo, rev string) bool {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "wt")
+	r := gitrepo.Repo{Dir: repo}
+	if _, err := r.Git(ctx, "worktree", "add", "-q", "--detach", dir, rev); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Git(ctx, "worktree", "remove", "--force", dir) //nolint:errcheck
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.OK()
+}
+
+type prDir struct {
+	dir, body, patch, trajectory string
+	gates                        []task.Gate
+}
+
+func readPR(t *testing.T, out string) prDir {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "redfix-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("want one pull-request directory under %s, got %v", out, dirs)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dirs[0], name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pr := prDir{dir: dirs[0], body: read("pull_request.md"), patch: read("patch.diff"), trajectory: read("trajectory.jsonl")}
+	if err := json.Unmarshal([]byte(read("gates.json")), &pr.gates); err != nil {
+		t.Fatalf("gates.json: %v", err)
+	}
+	return pr
+}
+
+func gate(gates []task.Gate, name string) string {
+	for _, g := range gates {
+		if g.Name == name {
+			return g.Verdict
+		}
+	}
+	return "missing"
+}
+
+// checkPublished asserts what the demo must leave behind: the repository,
+// one pull request naming the breaking commit, and a branch that turns the
+// failing default branch green.
+func checkPublished(t *testing.T, out string) prDir {
+	t.Helper()
+	repo := filepath.Join(out, "repo")
+	blame := breakingCommit(t, repo)
+	pr := readPR(t, out)
+	if !strings.Contains(pr.body, blame[:12]) {
+		t.Errorf("pull_request.md does not name the breaking commit %s", blame[:12])
+	}
+	if !strings.Contains(pr.patch, "qty >= t.MinQty") {
+		t.Errorf("patch does not fix the boundary:\n%s", pr.patch)
+	}
+	lines := strings.Split(strings.TrimSpace(pr.trajectory), "\n")
+	for i, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("trajectory line %d is not JSON: %s", i+1, l)
+		}
+	}
+	branch := "redfix/" + strings.TrimPrefix(filepath.Base(pr.dir), "redfix-")
+	if _, err := (gitrepo.Repo{Dir: repo}).Resolve(context.Background(), branch); err != nil {
+		t.Fatalf("branch %s: %v", branch, err)
+	}
+	if goTestPasses(t, repo, "main") {
+		t.Error("go test ./... passes at main: the demo has no failure to fix")
+	}
+	if !goTestPasses(t, repo, branch) {
+		t.Errorf("go test ./... fails at %s", branch)
+	}
+	for _, g := range []string{"integrity", "revert", "static", "oracle", "regression"} {
+		if v := gate(pr.gates, g); v != task.GatePass {
+			t.Errorf("gate %s: %s", g, v)
+		}
+	}
+	return pr
+}
+
+func TestDemoOfflineEndToEnd(t *testing.T) {
+	clearEnv(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, stage := range []string{"ingest", "triage", "workspace", "agent", "gate", "publish", "verify"} {
+		if !strings.Contains(stdout.String(), "] "+stage) {
+			t.Errorf("stage %q was not printed:\n%s", stage, stdout.String())
+		}
+	}
+	pr := checkPublished(t, out)
+	if v := gate(pr.gates, "judge"); v != task.GateNotRun {
+		t.Errorf("judge with no model configured: %s, want not_run", v)
+	}
+	if !strings.Contains(pr.trajectory, `"policy":"offline"`) {
+		t.Error("trajectory is not the offline policy's")
+	}
+	// A second demo into the same directory is refused, not merged.
+	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err == nil {
+		t.Error("a demo into a non-empty directory succeeded")
+	}
+}
+
+func call(id, name, args string) llm.ToolCall { return llm.ToolCall{ID: id, Name: name, Arguments: args} }
+
+func TestDemoWithModelUsesLLMPolicyAndJudge(t *testing.T) {
+	clearEnv(t)
+	blocks := "<<<<<<< SEARCH\n\t\tif qty > t.MinQty {\n=======\n\t\tif qty >= t.MinQty {\n>>>>>>> REPLACE\n"
+	editArgs, _ := json.Marshal(map[string]string{"path": "pricing/pricing.go", "blocks": blocks})
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Content: "Look at the task first.", ToolCalls: []llm.ToolCall{call("c1", "get_task_details", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c2", "get_diff_details", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c3", "read_file", `{"path":"pricing/pricing.go"}`)}},
+		llmtest.Reply{Content: "The refactor changed >= into >.", ToolCalls: []llm.ToolCall{call("c4", "edit", string(editArgs))}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c5", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c6", "exit", `{"summary":"Restored the inclusive tier threshold that the refactor made exclusive."}`)}},
+		llmtest.Reply{Content: `{"acceptable": true, "reason": "Restores the documented at-least semantics of MinQty; minimal and on the blamed line."}`},
+	)
+	t.Setenv("OPENAI_BASE_URL", srv.URL)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("REDFIX_MODEL", "test-model")
+
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	pr := checkPublished(t, out)
+	if v := gate(pr.gates, "judge"); v != task.GatePass {
+		t.Errorf("judge: %s, want pass", v)
+	}
+	if !strings.Contains(pr.trajectory, `"policy":"llm:test-model"`) {
+		t.Error("trajectory is not the LLM policy's")
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 7 {
+		t.Fatalf("model got %d requests, want 6 agent turns and 1 judgement", len(reqs))
+	}
+	// The model saw the real observation of its edit and test run, and the
+	// judge saw the patch.
+	last := reqs[5].Messages
+	if obs := last[len(last)-1]; obs.Role != "tool" || obs.ToolCallID != "c5" || !strings.Contains(obs.Text(), "passed") {
+		t.Errorf("run_tests observation sent to the model: %+v %q", obs, obs.Text())
+	}
+	judged := reqs[6].Messages
+	if !strings.Contains(judged[len(judged)-1].Text(), "qty >= t.MinQty") {
+		t.Error("the judge was not shown the patch")
+	}
+}
+
+func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = TriageCommand(ctx, []string{"--repo", s.Dir, "--good", s.Good, "--bad", "HEAD", "--test", "TestVolumeDiscount/at_threshold", "--json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("triage: %v\n%s", err, stderr.String())
+	}
+	var v triage.Verdict
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, stdout.String())
+	}
+	if v.Flakiness.Verdict != "reliable" || v.Bisection == nil || v.Bisection.Blame != s.Commits[3] || v.Fingerprint == "" || v.TestRuns == 0 {
+		t.Fatalf("verdict = %+v, want reliable, blamed on %s", v, s.Commits[3])
+	}
+	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {
+		t.Fatalf("no --test: %v", err)
+	}
+}
+
+func TestRepairCommand(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "prs")
+	var stdout, stderr bytes.Buffer
+	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--blame", s.Commits[3], "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("repair: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	pr := readPR(t, out)
+	if !strings.Contains(pr.patch, "qty >= t.MinQty") || !strings.Contains(pr.body, s.Commits[3][:12]) {
+		t.Fatalf("pull request:\n%s\n%s", pr.body, pr.patch)
+	}
+	// A test that passes at HEAD is nothing to repair, and says so.
+	err = Repair(ctx, []string{"--repo", s.Dir, "--test", "TestQuote", "--out", out}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "nothing to repair") {
+		t.Fatalf("repair of a passing test: %v", err)
+	}
+	if err := Repair(ctx, []string{"--repo", t.TempDir(), "--test", "TestX"}, &stdout, &stderr); err == nil {
+		t.Fatal("repair of a directory that is not a repository succeeded")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for err, want := range map[error]int{nil: 0, Usage("x"): 2, ErrNoPatch: 3, errors.New("boom"): 1} {
+		if got := ExitCode(err); got != want {
+			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
+		}
+	}
+}
