@@ -127,6 +127,16 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if cfg.Worker.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", cfg.Worker.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Worker.MetricsAddr, err)
+		}
+		srv := &http.Server{Handler: sys.OpsHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		log.Info("worker metrics", zap.String("addr", ln.Addr().String()))
+	}
 	log.Info("worker consuming", zap.Int("slots", cfg.Worker.Slots), zap.String("policy", pipe.Policy))
 	return sys.RunWorker(ctx, cfg, pipe)
 }

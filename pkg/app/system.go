@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -149,6 +150,24 @@ func (s *System) Ready(ctx context.Context) error {
 // Handler is the bot's HTTP handler.
 func (s *System) Handler(cfg config.Config) http.Handler {
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{IngestToken: cfg.HTTP.IngestToken, Ready: s.Ready}, s.log.Named("http")).Handler()
+}
+
+// OpsHandler serves what a process without the bot's API still exposes:
+// /metrics, /healthz and /readyz.
+func (s *System) OpsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Ready(ctx); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
 }
 
 // TriageEvent is what triage did with one failure group.

@@ -103,6 +103,8 @@ type Worker struct {
 	Slots     int           `yaml:"slots"`
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	JobTime   time.Duration `yaml:"job_timeout"`
+	// MetricsAddr, when set, serves /metrics, /healthz and /readyz.
+	MetricsAddr string `yaml:"metrics_addr"`
 }
 
 // Publish configures where pull requests go.
@@ -177,6 +179,7 @@ var envVars = []struct {
 	{"REDFIX_TRIAGE_RERUNS", intVar(func(c *Config) *int { return &c.Triage.Reruns })},
 	{"REDFIX_MAX_STEPS", intVar(func(c *Config) *int { return &c.Harness.MaxSteps })},
 	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
+	{"REDFIX_WORKER_METRICS_ADDR", func(c *Config, v string) error { c.Worker.MetricsAddr = v; return nil }},
 	{"REDFIX_PUBLISH_DIR", func(c *Config, v string) error { c.Publish.Dir = v; return nil }},
 }
 

@@ -70,6 +70,9 @@ type Config struct {
 	MaxDeliver      int
 	DuplicateWindow time.Duration
 	Storage         jetstream.StorageType
+	// RetryDelay is how long the redelivery of a submission whose triage
+	// failed waits, times the attempt: 5 s, 10 s, … by default.
+	RetryDelay time.Duration
 }
 
 func (c *Config) defaults() {
@@ -90,6 +93,9 @@ func (c *Config) defaults() {
 	}
 	if c.DuplicateWindow == 0 {
 		c.DuplicateWindow = 24 * time.Hour
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = 5 * time.Second
 	}
 }
 
@@ -147,6 +153,9 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	return ack.Duplicate, nil
 }
 
+// ackTimeout bounds the wait for the server to confirm an ack.
+const ackTimeout = 10 * time.Second
+
 // Attempt says which delivery of a submission this is.
 type Attempt struct {
 	N    int
@@ -203,7 +212,11 @@ func (in *Intake) handle(ctx context.Context, msg jetstream.Msg, handle Handler)
 	}()
 	switch {
 	case err == nil:
-		if err := msg.DoubleAck(ctx); err != nil {
+		// The submission was triaged: record that even if the intake is
+		// shutting down, or it would be triaged again after AckWait.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+		defer cancel()
+		if err := msg.DoubleAck(actx); err != nil {
 			log.Warn("ack submission", zap.Error(err))
 		}
 	case errors.Is(err, ErrInvalid):
@@ -217,6 +230,6 @@ func (in *Intake) handle(ctx context.Context, msg jetstream.Msg, handle Handler)
 		_ = msg.TermWithReason("gave up: " + err.Error())
 	default:
 		log.Warn("triage failed; will retry", zap.Int("attempt", a.N), zap.Error(err))
-		_ = msg.NakWithDelay(time.Duration(a.N) * 5 * time.Second)
+		_ = msg.NakWithDelay(time.Duration(a.N) * in.cfg.RetryDelay)
 	}
 }

@@ -1,8 +1,12 @@
 package offline_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -308,6 +312,28 @@ func Mean(xs []int) float64 {
 		fixable: true,
 	},
 	{
+		// The blame hunk sits past what one read_file shows of a long file.
+		name: "long-file",
+		good: map[string]string{
+			"go.mod":           goMod,
+			"orders/limits.go": longSource("q <= hi"),
+			"orders/limits_test.go": `package orders
+
+import "testing"
+
+func TestInRange(t *testing.T) {
+	if !InRange(5, 1, 5) {
+		t.Errorf("InRange(5, 1, 5) = false")
+	}
+}
+`,
+		},
+		bug:     map[string]string{"orders/limits.go": longSource("q < hi")},
+		later:   map[string]string{"orders/doc.go": "// Package orders checks orders.\npackage orders\n"},
+		failing: "TestInRange",
+		fixable: true,
+	},
+	{
 		// The function was always wrong; the blame commit only added the
 		// test that shows it. No template can write a primality test.
 		name: "wrong-algorithm",
@@ -360,6 +386,18 @@ func TestIsPrimeComposite(t *testing.T) {
 		failing: "TestIsPrimeComposite",
 		fixable: false,
 	},
+}
+
+// longSource is a Go file of some 400 lines whose last function, InRange,
+// compares with upper.
+func longSource(upper string) string {
+	var b strings.Builder
+	b.WriteString("package orders\n")
+	for i := 1; i <= 130; i++ {
+		fmt.Fprintf(&b, "\n// Limit%03d is limit number %d.\nfunc Limit%03d() int { return %d }\n", i, i, i, i)
+	}
+	fmt.Fprintf(&b, "\n// InRange reports whether q is within [lo, hi].\nfunc InRange(q, lo, hi int) bool {\n\treturn q >= lo && %s\n}\n", upper)
+	return b.String()
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -417,6 +455,40 @@ func (sc scenario) build(t *testing.T, ctx context.Context) (string, task.Task) 
 	}
 }
 
+// runEpisode runs one episode of tk in ws through the production loop, with
+// policy p, and returns the result and the steps read back from the
+// trajectory.
+func runEpisode(t *testing.T, ctx context.Context, ws *workspace.Workspace, tk task.Task, p harness.Policy) (harness.Result, []harness.Step) {
+	t.Helper()
+	var traj bytes.Buffer
+	log := zaptest.NewLogger(t)
+	h := harness.New(harness.Config{MaxSteps: maxSteps}, p, testrun.Runner{Timeout: 2 * time.Minute}, nil, log)
+	res, err := h.Run(ctx, ws, tk, &traj)
+	if err != nil {
+		t.Fatalf("episode of %s: %v (result %+v)", tk.ID, err, res)
+	}
+	var steps []harness.Step
+	for i, line := range strings.Split(strings.TrimSuffix(traj.String(), "\n"), "\n") {
+		if line == "" {
+			t.Fatalf("trajectory line %d is empty:\n%s", i+1, traj.String())
+		}
+		var s harness.Step
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("trajectory line %d is not a step: %v\n%s", i+1, err, line)
+		}
+		if s.N != i+1 || s.Policy != p.Name() {
+			t.Errorf("trajectory line %d: step %d by %q", i+1, s.N, s.Policy)
+		}
+		steps = append(steps, s)
+	}
+	if len(steps) != res.Steps {
+		t.Errorf("trajectory has %d lines for %d steps", len(steps), res.Steps)
+	}
+	return res, steps
+}
+
+const maxSteps = 40
+
 func TestRepairs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test in real repositories")
@@ -432,22 +504,17 @@ func TestRepairs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			const maxSteps = 40
-			res, steps := runEpisode(t, ctx, ws, tk, offline.New(zaptest.NewLogger(t)), maxSteps)
+			res, steps := runEpisode(t, ctx, ws, tk, offline.New(zaptest.NewLogger(t)))
 			for _, s := range steps {
-				t.Logf("%2d %-16s %s", s.N, s.Action.Name, s.Action.Thought)
+				t.Logf("%2d %-16s err=%-5v %s", s.N, s.Action.Name, s.Observation.IsError, s.Action.Thought)
 			}
 			t.Logf("stop=%s steps=%d passed=%v\nsummary: %s\npatch:\n%s", res.Stop, res.Steps, res.TestsPassed, res.Summary, res.Patch)
+			checkSteps(t, steps)
 			if res.Steps > maxSteps {
 				t.Errorf("took %d steps, budget %d", res.Steps, maxSteps)
 			}
-			if res.Stop != "exit" {
+			if res.Stop != harness.StopExit {
 				t.Errorf("stopped by %q, want the policy's exit", res.Stop)
-			}
-			for _, s := range steps {
-				if s.Action.Name != harness.ActExit && strings.TrimSpace(s.Action.Thought) == "" {
-					t.Errorf("step %d (%s) has no thought", s.N, s.Action.Name)
-				}
 			}
 			// The oracle, run here on the patched workspace.
 			out, err := testrun.Runner{Timeout: 2 * time.Minute}.Run(ctx, ws.Dir, []string{sc.failing}, 1)
@@ -469,8 +536,11 @@ func TestRepairs(t *testing.T) {
 			if !out.OK() {
 				t.Fatalf("%s still fails after the patch: %s\n%s", sc.failing, out.Summary(), out.Output)
 			}
-			if !res.TestsPassed || res.Patch == "" {
+			if !res.TestsPassed || strings.TrimSpace(res.Patch) == "" {
 				t.Errorf("result: passed=%v patch=%q", res.TestsPassed, res.Patch)
+			}
+			if !strings.HasPrefix(res.Summary, "Changed ") && !strings.HasPrefix(res.Summary, "In ") {
+				t.Errorf("summary of a fix = %q", res.Summary)
 			}
 			if strings.Contains(res.Patch, "_test.go") {
 				t.Errorf("the patch edits a test:\n%s", res.Patch)
@@ -484,6 +554,62 @@ func TestRepairs(t *testing.T) {
 				t.Errorf("regressions after the patch: %s", all.Summary())
 			}
 		})
+	}
+}
+
+// checkSteps checks what the policy assumes of the real tools'
+// observations, step by step.
+func checkSteps(t *testing.T, steps []harness.Step) {
+	t.Helper()
+	for i, s := range steps {
+		a, obs := s.Action, s.Observation
+		if a.Name != harness.ActExit && strings.TrimSpace(a.Thought) == "" {
+			t.Errorf("step %d (%s) has no thought", s.N, a.Name)
+		}
+		if strings.HasPrefix(obs.Content, "Not run: ") {
+			t.Errorf("step %d (%s) was refused as a repeat: %s", s.N, a.Name, obs.Content)
+		}
+		if i > 0 && steps[i-1].Action.Name == a.Name && bytes.Equal(steps[i-1].Action.Args, a.Args) {
+			t.Errorf("steps %d and %d are the same action %s %s", s.N-1, s.N, a.Name, a.Args)
+		}
+		switch a.Name {
+		case harness.ActReadFile, harness.ActGoToLine:
+			if obs.IsError {
+				t.Errorf("step %d (%s %s) failed: %s", s.N, a.Name, a.Args, obs.Content)
+				continue
+			}
+			// Every line of the listing is one the policy reads back.
+			body := strings.Split(strings.TrimSuffix(obs.Content, "\n"), "\n")[1:]
+			got := offline.ParseListing(obs.Content)
+			want := 0
+			for _, l := range body {
+				if !strings.HasPrefix(l, "[") {
+					want++
+				}
+			}
+			if len(got) == 0 || len(got) != want {
+				t.Errorf("step %d (%s): the policy reads %d of the %d listed lines:\n%s", s.N, a.Name, len(got), want, obs.Content)
+			}
+		case harness.ActGetDiffDetails:
+			if obs.IsError || len(offline.ParseDiff(obs.Content)) == 0 {
+				t.Errorf("step %d: the policy reads no diff in:\n%s", s.N, obs.Content)
+			}
+		case harness.ActEdit:
+			if obs.Edit == nil {
+				t.Errorf("step %d: edit without an EditResult: %s", s.N, obs.Content)
+			} else if !obs.Edit.Applied {
+				t.Errorf("step %d: edit not applied: %s", s.N, obs.Content)
+			}
+		case harness.ActRunTests:
+			if obs.Tests == nil {
+				t.Errorf("step %d: run_tests without a TestsResult: %s", s.N, obs.Content)
+			} else if obs.Tests.OK == obs.IsError {
+				t.Errorf("step %d: run_tests ok=%v but is_error=%v", s.N, obs.Tests.OK, obs.IsError)
+			}
+		}
+	}
+	if n := len(steps); n == 0 || steps[n-1].Action.Name != harness.ActExit {
+		t.Errorf("the episode does not end with exit")
 	}
 }
 
@@ -504,5 +630,76 @@ func TestNewEpisodeResets(t *testing.T) {
 	ep2 := &harness.Episode{Task: task.Task{ID: "b"}, MaxSteps: 40}
 	if a, _ := p.Next(ctx, ep2); a.Name != harness.ActGetTaskDetails {
 		t.Fatalf("new episode's first action = %v", a.Name)
+	}
+}
+
+func scenarioNamed(t *testing.T, name string) scenario {
+	t.Helper()
+	for _, sc := range scenarios {
+		if sc.name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return scenario{}
+}
+
+// TestPolicyReuse runs episodes of different tasks, one after the other,
+// with one Policy value: each must start afresh and fix its own bug.
+func TestPolicyReuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in real repositories")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	p := offline.New(zaptest.NewLogger(t))
+	for i, name := range []string{"arithmetic-sign", "comparison", "arithmetic-sign"} {
+		sc := scenarioNamed(t, name)
+		dir, tk := sc.build(t, ctx)
+		ws, err := workspace.Open(ctx, dir, tk.Commit, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, steps := runEpisode(t, ctx, ws, tk, p)
+		ws.Close()
+		t.Logf("episode %d (%s): stop=%s steps=%d passed=%v", i+1, name, res.Stop, res.Steps, res.TestsPassed)
+		checkSteps(t, steps)
+		if steps[0].Action.Name != harness.ActGetTaskDetails {
+			t.Errorf("episode %d (%s) starts with %s, not with the task", i+1, name, steps[0].Action.Name)
+		}
+		if res.Stop != harness.StopExit || !res.TestsPassed {
+			t.Errorf("episode %d (%s): stop=%s passed=%v summary=%q", i+1, name, res.Stop, res.TestsPassed, res.Summary)
+		}
+		var file string
+		for f := range sc.bug {
+			file = f
+		}
+		if !strings.Contains(res.Patch, "+++ b/"+file) || strings.Count(res.Patch, "+++ ") != 1 {
+			t.Errorf("episode %d (%s) patches other than %s:\n%s", i+1, name, file, res.Patch)
+		}
+		// Nothing of the episode before: no hypothesis numbering carried
+		// over, no file of the other task touched.
+		for _, s := range steps {
+			var args struct {
+				Path string `json:"path"`
+			}
+			_ = json.Unmarshal(s.Action.Args, &args)
+			if args.Path != "" && path.Dir(args.Path) != path.Dir(file) {
+				t.Errorf("episode %d (%s) step %d acts on %s, outside its task", i+1, name, s.N, args.Path)
+			}
+		}
+		// Each failed candidate is an edit and its undo; the summary counts
+		// this episode's only.
+		edits := 0
+		for _, s := range steps {
+			if s.Action.Name == harness.ActEdit {
+				edits++
+			}
+		}
+		earlier := fmt.Sprintf(" %d earlier candidate(s)", (edits-1)/2)
+		if (edits > 1) != strings.Contains(res.Summary, earlier) || (edits == 1 && strings.Contains(res.Summary, "earlier candidate")) {
+			t.Errorf("episode %d (%s) made %d edits; summary: %s", i+1, name, edits, res.Summary)
+		}
 	}
 }

@@ -59,6 +59,26 @@ func ParseListing(content string) map[int]string {
 	return best
 }
 
+// listingTotalRE finds how many lines the listed file has, in a listing's
+// header or footer: the harness's "path (N lines), lines a-b:" and "[Shown:
+// lines a-b of N. …]", or "(lines a-b of N)".
+var listingTotalRE = regexp.MustCompile(`\((\d+) lines?\), lines \d+-\d+|\blines \d+-\d+ of (\d+)\b`)
+
+// ListingTotal is the number of lines of the file a listing shows part or
+// all of, as its header or footer says; 0 when it does not say.
+func ListingTotal(content string) int {
+	for _, l := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
+		if listingFormats[0].re.MatchString(l) {
+			continue // a line of the file, which may say anything
+		}
+		if m := listingTotalRE.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1] + m[2])
+			return n
+		}
+	}
+	return 0
+}
+
 // unknown marks a line of a file whose text no observation has shown.
 const unknown = "\x00unknown"
 
@@ -77,6 +97,15 @@ func (f *fileModel) merge(listing map[int]string) {
 			f.lines = append(f.lines, unknown)
 		}
 		f.lines[n-1] = text
+	}
+}
+
+// extend makes the model total lines long, the lines no observation has
+// shown unknown, so that a listing cut short does not pass for the whole
+// file.
+func (f *fileModel) extend(total int) {
+	for len(f.lines) < total {
+		f.lines = append(f.lines, unknown)
 	}
 }
 

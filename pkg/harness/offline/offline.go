@@ -259,17 +259,28 @@ func (s *state) observe(step harness.Step) {
 			s.models[args.Path] = m
 		}
 		m.merge(listing)
+		// A long file's listing stops short of its end; the header says
+		// how long the file is.
+		m.extend(ListingTotal(obs.Content))
 		if in == intentRefresh {
 			s.afterRefresh(args.Path)
 		}
 	case harness.ActFindFile:
 		var args harness.FindFileArgs
 		_ = json.Unmarshal(a.Args, &args)
-		s.found[args.Pattern] = goPaths(obs.Content)
+		s.found[args.Pattern] = nil
+		if !obs.IsError {
+			s.found[args.Pattern] = goPaths(obs.Content)
+		}
 	case harness.ActSearchMethod, harness.ActSearchMethodInFile, harness.ActSearchCode:
 		var args harness.NameArgs
 		_ = json.Unmarshal(a.Args, &args)
-		s.methods[args.Name] = locations(obs.Content)
+		// A search that found nothing may suggest other names, with their
+		// places: those are not where the name is.
+		s.methods[args.Name] = nil
+		if !obs.IsError {
+			s.methods[args.Name] = locations(obs.Content)
+		}
 	case harness.ActEdit:
 		switch in {
 		case intentApply:
@@ -282,14 +293,17 @@ func (s *state) observe(step harness.Step) {
 
 func key(a harness.Action) string { return a.Name + " " + string(a.Args) }
 
-var goPathRE = regexp.MustCompile(`[\w./\-]+\.go\b`)
+var goPathRE = regexp.MustCompile(`^[\w./\-]+\.go$`)
 var locRE = regexp.MustCompile(`([\w./\-]+\.go):(\d+)`)
 
+// goPaths are the Go files a find_file observation lists, one a line; its
+// header, which quotes the pattern, and its notes are not files.
 func goPaths(content string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range goPathRE.FindAllString(content, -1) {
-		if !seen[p] {
+	for _, l := range strings.Split(content, "\n") {
+		p := strings.TrimPrefix(strings.TrimSpace(l), "./")
+		if goPathRE.MatchString(p) && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
@@ -297,12 +311,19 @@ func goPaths(content string) []string {
 	return out
 }
 
+// locations are the places a search observation names, outside the code it
+// quotes (numbered lines, which may say anything).
 func locations(content string) []location {
 	var out []location
-	for _, m := range locRE.FindAllStringSubmatch(content, -1) {
-		var n int
-		fmt.Sscan(m[2], &n)
-		out = append(out, location{path: m[1], line: n})
+	for _, l := range strings.Split(content, "\n") {
+		if listingFormats[0].re.MatchString(l) {
+			continue
+		}
+		for _, m := range locRE.FindAllStringSubmatch(l, -1) {
+			var n int
+			fmt.Sscan(m[2], &n)
+			out = append(out, location{path: m[1], line: n})
+		}
 	}
 	return out
 }

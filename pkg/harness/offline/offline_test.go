@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 const sampleDiff = `commit 1234567890abcdef
@@ -320,5 +323,82 @@ func TestRankFrames(t *testing.T) {
 	}
 	if cands[0].New != "\t\tif x >= m {" {
 		t.Errorf("first = %s", cands[0].Describe())
+	}
+}
+
+func TestListingTotal(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		want    int
+	}{
+		{"a/b.go (300 lines), lines 1-250:\n     1\tpackage b\n[Shown: lines 1-250 of 300. Call read_file with start_line=251 to read on.]\n", 300},
+		{"a/b.go (1 line), lines 1-1:\n     1\tpackage b\n", 1},
+		{"a/b.go (400 lines), lines 370-400 around line 395:\n   370\tx\n", 400},
+		{"a/b.go (lines 1-13 of 13)\n     1\tpackage b\n", 13},
+		// A line of the file that looks like a header is code.
+		{"     1\t// b.go (9 lines), lines 1-2:\n     2\tpackage b\n", 0},
+		{"     1\tpackage b\n", 0},
+	} {
+		if got := ListingTotal(tc.content); got != tc.want {
+			t.Errorf("ListingTotal(%q) = %d, want %d", tc.content, got, tc.want)
+		}
+	}
+}
+
+// observeOne feeds one step to a fresh state, as if the policy had asked it.
+func observeOne(t *testing.T, name string, args any, obs harness.Observation) *state {
+	t.Helper()
+	ep := &harness.Episode{Task: task.Task{ID: "t"}, MaxSteps: 40}
+	s := newState(New(nil), ep)
+	s.observe(harness.Step{N: 1, Action: harness.NewAction(name, "", args), Observation: obs})
+	return s
+}
+
+// A read_file listing cut short (the harness shows 250 lines at most) must
+// not pass for the whole file.
+func TestTruncatedListingIsIncomplete(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("big.go (400 lines), lines 1-250:\n")
+	for i := 1; i <= 250; i++ {
+		fmt.Fprintf(&b, "%6d\tvar x%d = %d\n", i, i, i)
+	}
+	b.WriteString("[Shown: lines 1-250 of 400. Call read_file with start_line=251 to read on.]\n")
+	s := observeOne(t, harness.ActReadFile, harness.ReadFileArgs{Path: "big.go"}, harness.Observation{Content: b.String()})
+	m := s.models["big.go"]
+	if m == nil || m.complete() || len(m.lines) != 400 {
+		t.Fatalf("model: complete=%v lines=%d", m != nil && m.complete(), len(m.lines))
+	}
+	if l, ok := m.line(250); !ok || l != "var x250 = 250" {
+		t.Errorf("line 250 = %q, %v", l, ok)
+	}
+	if _, ok := m.line(251); ok {
+		t.Errorf("line 251 is known")
+	}
+}
+
+func TestObserveFindFile(t *testing.T) {
+	s := observeOne(t, harness.ActFindFile, harness.FindFileArgs{Pattern: "words_test.go"},
+		harness.Observation{Content: "2 files match \"words_test.go\":\nwords/words_test.go\nold/words_test.go\n"})
+	if got := fmt.Sprint(s.found["words_test.go"]); got != "[words/words_test.go old/words_test.go]" {
+		t.Errorf("found = %s", got)
+	}
+	s = observeOne(t, harness.ActFindFile, harness.FindFileArgs{Pattern: "gone.go"},
+		harness.Observation{Content: "No file matches \"gone.go\"."})
+	if got := s.found["gone.go"]; len(got) != 0 {
+		t.Errorf("found for no match = %q", got)
+	}
+}
+
+func TestObserveSearchMethod(t *testing.T) {
+	hit := "1 match for the function or method named \"Mean\":\n\nstats/stats.go:4-13 (func Mean)\n" +
+		"     4\tfunc Mean(xs []int) float64 {\n     5\t\treturn other(xs) // see util.go:9\n"
+	s := observeOne(t, harness.ActSearchMethod, harness.NameArgs{Name: "Mean"}, harness.Observation{Content: hit})
+	if got := fmt.Sprint(s.methods["Mean"]); got != "[{stats/stats.go 4}]" {
+		t.Errorf("locations = %s", got)
+	}
+	miss := "No function or method named \"Meen\". Similar: Mean (stats/stats_test.go:9), Median (stats/median.go:3)"
+	s = observeOne(t, harness.ActSearchMethod, harness.NameArgs{Name: "Meen"}, harness.Observation{Content: miss, IsError: true})
+	if got := s.methods["Meen"]; len(got) != 0 {
+		t.Errorf("a failed search located the name at %v", got)
 	}
 }
