@@ -152,7 +152,9 @@ func TestDemoOfflineEndToEnd(t *testing.T) {
 	}
 }
 
-func call(id, name, args string) llm.ToolCall { return llm.ToolCall{ID: id, Name: name, Arguments: args} }
+func call(id, name, args string) llm.ToolCall {
+	return llm.ToolCall{ID: id, Name: name, Arguments: args}
+}
 
 func TestDemoWithModelUsesLLMPolicyAndJudge(t *testing.T) {
 	clearEnv(t)
