@@ -22,6 +22,10 @@ var listingFormats = []listingFormat{
 	{regexp.MustCompile(`^\s*L?(\d+):(.*)$`), regexp.MustCompile(`^\s*L?(\d+):$`)},
 }
 
+// omittedRE is the mark harness.Truncate leaves where it cut an
+// observation.
+var omittedRE = regexp.MustCompile(`^\[… \d+ characters omitted …\]$`)
+
 // ParseListing reads a numbered listing of a file (read_file and go_to_line
 // observations) into line number → text. It tries each known format and
 // keeps the one that reads the longest run of increasing line numbers; lines
@@ -31,8 +35,15 @@ func ParseListing(content string) map[int]string {
 	var best map[int]string
 	for _, f := range listingFormats {
 		got := map[int]string{}
-		last := 0
+		last, cut := 0, false
 		for _, l := range lines {
+			if omittedRE.MatchString(l) {
+				// The loop cut the observation's middle out: the lines on
+				// either side of the cut may be partial.
+				delete(got, last)
+				cut = true
+				continue
+			}
 			var n int
 			var text string
 			if m := f.re.FindStringSubmatch(l); m != nil {
@@ -46,8 +57,10 @@ func ParseListing(content string) map[int]string {
 			if n <= last || n == 0 {
 				continue // not a listing line: numbers only grow
 			}
-			got[n] = text
-			last = n
+			if !cut {
+				got[n] = text
+			}
+			last, cut = n, false
 		}
 		if len(got) > len(best) {
 			best = got

@@ -402,3 +402,26 @@ func TestObserveSearchMethod(t *testing.T) {
 		t.Errorf("a failed search located the name at %v", got)
 	}
 }
+
+// An observation the loop cut to its limit loses the lines at the cut, which
+// may be partial.
+func TestParseListingTruncated(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a.go (40 lines), lines 1-40:\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "%6d\tvar v%d = \"%s\"\n", i, i, strings.Repeat("x", 2000))
+	}
+	cut := harness.Truncate(b.String(), 6000)
+	if !strings.Contains(cut, "characters omitted") {
+		t.Fatalf("not truncated: %q", cut)
+	}
+	got := ParseListing(cut)
+	if len(got) == 0 {
+		t.Fatal("nothing parsed")
+	}
+	for n, text := range got {
+		if want := fmt.Sprintf("var v%d = \"%s\"", n, strings.Repeat("x", 2000)); text != want {
+			t.Errorf("line %d = %q, a partial line", n, text)
+		}
+	}
+}
