@@ -184,6 +184,7 @@ func run(t *testing.T, in *Intake, h Handler) (stop func()) {
 }
 
 func TestSubmitDeduplicatesByID(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	in := openIntake(t, js, testConfig())
 
@@ -217,6 +218,7 @@ func TestSubmitDeduplicatesByID(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	valid := submission("/repos/calc")
 	res, err := Check(valid)
 	if err != nil {
@@ -251,6 +253,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestRunAcksHandledSubmission(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
@@ -260,7 +263,7 @@ func TestRunAcksHandledSubmission(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("ok-1")) == 1 })
+	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("ok-1")) >= 1 })
 	waitFor(t, 5*time.Second, "the handled submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
 	// Several ack waits later it has not come back.
 	holdsFor(t, 3*cfg.AckWait, "one delivery of an acked submission", func() bool { return len(rec.deliveries("ok-1")) == 1 })
@@ -270,6 +273,7 @@ func TestRunAcksHandledSubmission(t *testing.T) {
 }
 
 func TestRunTerminatesInvalidSubmission(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
@@ -284,12 +288,13 @@ func TestRunTerminatesInvalidSubmission(t *testing.T) {
 	submit(t, in, bad)
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("bad-1")) == 1 })
+	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("bad-1")) >= 1 })
 	waitFor(t, 5*time.Second, "the invalid submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
 	holdsFor(t, 3*cfg.AckWait, "one delivery of an invalid submission", func() bool { return len(rec.deliveries("bad-1")) == 1 })
 }
 
 func TestRunRetriesUntilLastAttempt(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
@@ -315,6 +320,7 @@ func TestRunRetriesUntilLastAttempt(t *testing.T) {
 }
 
 func TestRunRetryDelay(t *testing.T) {
+	t.Parallel()
 	// The retry delay grows with the attempt: the second delivery comes
 	// RetryDelay after the first failed, the third 2×RetryDelay after the
 	// second.
@@ -351,6 +357,7 @@ func TestRunRetryDelay(t *testing.T) {
 }
 
 func TestRunTerminatesUndecodableMessage(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
@@ -366,7 +373,7 @@ func TestRunTerminatesUndecodableMessage(t *testing.T) {
 	run(t, in, rec.handle)
 
 	waitFor(t, 10*time.Second, "the submission after the garbage was not handled", func() bool {
-		return len(rec.deliveries("after-garbage")) == 1
+		return len(rec.deliveries("after-garbage")) >= 1
 	})
 	waitFor(t, 5*time.Second, "a message is still outstanding", func() bool { return outstanding(t, in) == 0 })
 	holdsFor(t, 3*cfg.AckWait, "the handler saw only the decodable submission", func() bool {
@@ -377,6 +384,7 @@ func TestRunTerminatesUndecodableMessage(t *testing.T) {
 }
 
 func TestRunRecoversPanic(t *testing.T) {
+	t.Parallel()
 	js := startJetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
@@ -399,6 +407,7 @@ func TestRunRecoversPanic(t *testing.T) {
 }
 
 func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
+	t.Parallel()
 	// A handler that succeeds just as the intake shuts down: the submission
 	// was triaged and must be acked, not triaged again once AckWait passes.
 	js := startJetStream(t)
@@ -436,6 +445,7 @@ func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
 }
 
 func TestRunNaksOnShutdown(t *testing.T) {
+	t.Parallel()
 	// A handler interrupted by the shutdown hands the submission back at
 	// once: the next instance gets it without waiting for AckWait.
 	js := startJetStream(t)

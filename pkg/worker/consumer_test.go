@@ -1,0 +1,354 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/worker"
+)
+
+// openQueue runs an in-process NATS server with JetStream on a file store
+// and opens the job queue on it.
+func openQueue(t *testing.T, cfg queue.Config) *queue.Queue {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), DontListen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := srv.Connect()
+	if err != nil {
+		srv.Shutdown()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nc.Close()
+		srv.Shutdown()
+	})
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.FetchWait == 0 {
+		cfg.FetchWait = 200 * time.Millisecond // quick shutdowns
+	}
+	q, err := queue.Open(ctx, js, cfg, zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func enqueue(t *testing.T, q *queue.Queue, tk task.Task) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if dup, err := q.Enqueue(ctx, job.New(tk)); err != nil || dup {
+		t.Fatalf("enqueue %s: duplicate %v, %v", tk.ID, dup, err)
+	}
+}
+
+// recordingJobs is the real queue, with each delivery's attempt recorded
+// before the consumer handles it.
+type recordingJobs struct {
+	q        *queue.Queue
+	mu       sync.Mutex
+	attempts []int
+}
+
+func (r *recordingJobs) Consume(ctx context.Context, slots int, handle queue.Handler) error {
+	return r.q.Consume(ctx, slots, func(ctx context.Context, d *queue.Delivery) {
+		r.mu.Lock()
+		r.attempts = append(r.attempts, d.Attempt)
+		r.mu.Unlock()
+		handle(ctx, d)
+	})
+}
+
+func (r *recordingJobs) seen() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]int(nil), r.attempts...)
+}
+
+// startConsumer runs c until the returned stop is called (or the test
+// ends); stop waits for Run to return.
+func startConsumer(t *testing.T, c *worker.Consumer) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("consumer Run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("consumer Run did not return after its context was cancelled")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func consumer(t *testing.T, jobs worker.Jobs, r *rig) *worker.Consumer {
+	return &worker.Consumer{
+		Jobs:       jobs,
+		Pipeline:   r.pipeline,
+		Tasks:      r.store,
+		Slots:      1,
+		JobTimeout: 5 * time.Minute,
+		Log:        zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)),
+	}
+}
+
+func lag(t *testing.T, q *queue.Queue) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := q.Lag(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func status(t *testing.T, r *rig, id string) task.Task {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tk, err := r.store.GetTask(ctx, id)
+	if err != nil {
+		return task.Task{}
+	}
+	return tk
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, what)
+		}
+		<-tick.C
+	}
+}
+
+// waitStatus waits for the task to reach st and returns it.
+func waitStatus(t *testing.T, r *rig, id string, st task.Status) task.Task {
+	t.Helper()
+	var last task.Task
+	deadline := time.Now().Add(90 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		last = status(t, r, id)
+		if last.Status == st {
+			return last
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %q (%s), want %q", id, last.Status, last.Reason, st)
+		}
+		<-tick.C
+	}
+}
+
+// holdsFor checks cond every poll until d has passed.
+func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
+		<-tick.C
+	}
+}
+
+func TestConsumerPublishesAndAcks(t *testing.T) {
+	s := sample(t)
+	// The gates run longer than AckWait: only the heartbeats keep the job
+	// from being handed out again.
+	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 3})
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	tk := demoTask(s, "fp-consumed")
+	enqueue(t, q, tk)
+	jobs := &recordingJobs{q: q}
+	c := consumer(t, jobs, r)
+	c.Slots = 2 // an idle slot would take the job if its heartbeats stopped
+	startConsumer(t, c)
+
+	got := waitStatus(t, r, tk.ID, task.StatusPublished)
+	if got.PullRequest == "" || len(r.pullRequests(t)) != 1 {
+		t.Fatalf("published task %+v; pull requests %v", got, r.pullRequests(t))
+	}
+	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	holdsFor(t, 3*q.Config().AckWait, "one delivery of an acked job", func() bool { return len(jobs.seen()) == 1 })
+	if a := jobs.seen(); a[0] != 1 {
+		t.Fatalf("attempts %v, want [1]", a)
+	}
+}
+
+func TestConsumerShutdownRedeliversJob(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
+	tk := demoTask(s, "fp-shutdown")
+	enqueue(t, q, tk)
+
+	// The first worker's agent is still running when the worker stops.
+	blocked := scriptedAgent{block: true, started: make(chan struct{}), once: new(sync.Once)}
+	r1 := newRig(t, blocked)
+	stop := startConsumer(t, consumer(t, q, r1))
+	select {
+	case <-blocked.started:
+	case <-time.After(time.Minute):
+		t.Fatal("the first worker's agent never started")
+	}
+	if st := status(t, r1, tk.ID); st.Status != task.StatusRunning || st.Reason != "attempt 1" {
+		t.Fatalf("while the agent runs: %s %q, want running, attempt 1", st.Status, st.Reason)
+	}
+	stop()
+	if st := status(t, r1, tk.ID); st.Status != task.StatusQueued || !strings.Contains(st.Reason, "shutdown") {
+		t.Fatalf("after the shutdown: %s %q, want queued after a shutdown", st.Status, st.Reason)
+	}
+	if n := r1.publisher.calls.Load(); n != 0 {
+		t.Fatalf("the interrupted worker published %d times", n)
+	}
+
+	// The job comes back at once, well before AckWait, to a second worker
+	// (sharing the first's store and publisher).
+	r2 := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	r2.pipeline.Ledger, r2.store = r1.store, r1.store
+	jobs := &recordingJobs{q: q}
+	start := time.Now()
+	startConsumer(t, consumer(t, jobs, r2))
+	waitFor(t, 30*time.Second, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
+	if waited := time.Since(start); waited >= q.Config().AckWait {
+		t.Errorf("redelivered after %s: a Nak'd job should not wait for AckWait (%s)", waited, q.Config().AckWait)
+	}
+	waitStatus(t, r2, tk.ID, task.StatusPublished)
+	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
+		t.Fatalf("second worker's attempts %v, want [2]", a)
+	}
+	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+}
+
+func TestConsumerTakesOverAbandonedJob(t *testing.T) {
+	// A worker that dies holding a job settles nothing and sends no
+	// heartbeat: the job goes to another worker once AckWait passes.
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: time.Second, MaxDeliver: 3})
+	tk := demoTask(s, "fp-abandoned")
+	enqueue(t, q, tk)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := q.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Job.ID != tk.Fingerprint || d.Attempt != 1 {
+		t.Fatalf("first delivery %s attempt %d", d.Job.ID, d.Attempt)
+	}
+	// d is dropped: its worker is gone.
+
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	jobs := &recordingJobs{q: q}
+	startConsumer(t, consumer(t, jobs, r))
+	waitStatus(t, r, tk.ID, task.StatusPublished)
+	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
+		t.Fatalf("attempts %v, want [2]", a)
+	}
+	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+}
+
+func TestConsumerTerminatesPermanentFailure(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 5})
+	tk := demoTask(s, "fp-no-repo")
+	tk.Repo = filepath.Join(t.TempDir(), "deleted")
+	enqueue(t, q, tk)
+	agent := &calledAgent{}
+	r := newRig(t, agent)
+	jobs := &recordingJobs{q: q}
+	startConsumer(t, consumer(t, jobs, r))
+
+	got := waitStatus(t, r, tk.ID, task.StatusFailed)
+	if !strings.Contains(got.Reason, worker.ErrPermanent.Error()) || !strings.Contains(got.Reason, "deleted") {
+		t.Fatalf("reason %q, want the permanent failure naming the repository", got.Reason)
+	}
+	waitFor(t, 10*time.Second, "the terminated job is still on the queue", func() bool { return lag(t, q) == 0 })
+	holdsFor(t, 4*q.Config().AckWait, "one delivery of a terminated job", func() bool {
+		return len(jobs.seen()) == 1 && lag(t, q) == 0
+	})
+	if agent.called.Load() {
+		t.Fatal("the agent ran without a repository")
+	}
+}
+
+func TestConsumerRetriesTransientFailure(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 2})
+	tk := demoTask(s, "fp-transient")
+	enqueue(t, q, tk)
+	r := newRig(t, scriptedAgent{err: errors.New("model API: 503 Service Unavailable")})
+	jobs := &recordingJobs{q: q}
+	startConsumer(t, consumer(t, jobs, r))
+
+	waitFor(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+		st := status(t, r, tk.ID)
+		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
+	})
+	got := status(t, r, tk.ID)
+	if !strings.Contains(got.Reason, "attempt 1 failed") || !strings.Contains(got.Reason, "503") {
+		t.Fatalf("reason %q, want attempt 1's error and the retry", got.Reason)
+	}
+	// The job is held back for the retry delay, not redelivered after
+	// AckWait nor dropped.
+	holdsFor(t, 4*q.Config().AckWait, "the job waits on the queue for its retry", func() bool {
+		return len(jobs.seen()) == 1 && lag(t, q) == 1
+	})
+}
+
+func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 1})
+	tk := demoTask(s, "fp-last")
+	enqueue(t, q, tk)
+	r := newRig(t, scriptedAgent{err: errors.New("model API: 503 Service Unavailable")})
+	jobs := &recordingJobs{q: q}
+	startConsumer(t, consumer(t, jobs, r))
+
+	got := waitStatus(t, r, tk.ID, task.StatusFailed)
+	if !strings.Contains(got.Reason, "gave up after 1 attempts") || !strings.Contains(got.Reason, "503") {
+		t.Fatalf("reason %q, want giving up with the last error", got.Reason)
+	}
+	waitFor(t, 10*time.Second, "the failed job is still on the queue", func() bool { return lag(t, q) == 0 })
+	holdsFor(t, 4*q.Config().AckWait, "one delivery of a job that failed for good", func() bool {
+		return len(jobs.seen()) == 1
+	})
+}
