@@ -39,7 +39,7 @@ type Store struct {
 	prefix string
 
 	claimGroup   *redis.Script
-	releaseGroup *redis.Script
+	deleteOwned  *redis.Script
 	claimPublish *redis.Script
 }
 
@@ -60,8 +60,9 @@ if cur then return {cur, 0} end
 redis.call('SET', KEYS[1], ARGV[1])
 return {ARGV[1], 1}
 `),
-		// Deletes the group's owner only if it is still ARGV[1].
-		releaseGroup: redis.NewScript(`
+		// Deletes KEYS[1] only if it still holds ARGV[1]: releases a claim
+		// without taking one that another owner has made since.
+		deleteOwned: redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `),
@@ -310,7 +311,7 @@ func (s *Store) AddOccurrence(ctx context.Context, fingerprint string) (int64, e
 // is left alone.
 // it again (for a group whose task was dropped). Occurrences are kept.
 func (s *Store) ReleaseGroup(ctx context.Context, fingerprint, taskID string) error {
-	if err := s.releaseGroup.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Err(); err != nil {
+	if err := s.deleteOwned.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Err(); err != nil {
 		return fmt.Errorf("release group %s: %w", fingerprint, err)
 	}
 	return nil
@@ -370,6 +371,16 @@ func (s *Store) ClaimPublish(ctx context.Context, fingerprint, owner string, ttl
 		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
 	}
 	return n == 1, nil
+}
+
+// ReleasePublish gives up owner's publish lock, after a publish that failed,
+// so that a retry need not wait for the lock to expire. A lock another owner
+// holds is left alone.
+func (s *Store) ReleasePublish(ctx context.Context, fingerprint, owner string) error {
+	if err := s.deleteOwned.Run(ctx, s.rdb, []string{s.publishLockKey(fingerprint)}, owner).Err(); err != nil {
+		return fmt.Errorf("release publish of %s for %s: %w", fingerprint, owner, err)
+	}
+	return nil
 }
 
 // MarkPublished records the group's pull request for good and releases the

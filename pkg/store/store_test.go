@@ -388,6 +388,20 @@ func testPublish(t *testing.T, s *Store) {
 	if ok, err := s.ClaimPublish(ctx, "fp", "worker-a", time.Minute); err != nil || !ok {
 		t.Fatalf("the owner claiming again: %v, %v, want renewed", ok, err)
 	}
+	// A release by someone who does not hold the lock changes nothing; the
+	// holder's release lets another worker in at once.
+	if err := s.ReleasePublish(ctx, "fp", "worker-b"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.ClaimPublish(ctx, "fp", "worker-b", time.Minute); err != nil || ok {
+		t.Fatalf("claim after a release by a non-holder: %v, %v", ok, err)
+	}
+	if err := s.ReleasePublish(ctx, "fp", "worker-a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.ClaimPublish(ctx, "fp", "worker-b", time.Minute); err != nil || !ok {
+		t.Fatalf("claim after the holder released: %v, %v", ok, err)
+	}
 	if err := s.MarkPublished(ctx, "fp", "https://example.com/pr/7"); err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,7 @@ type Publisher interface {
 type Ledger interface {
 	Published(ctx context.Context, fingerprint string) (url string, ok bool, err error)
 	ClaimPublish(ctx context.Context, fingerprint, owner string, ttl time.Duration) (bool, error)
+	ReleasePublish(ctx context.Context, fingerprint, owner string) error
 	MarkPublished(ctx context.Context, fingerprint, url string) error
 }
 
@@ -170,13 +171,21 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		return out, nil
 	}
 
-	owner := fmt.Sprintf("%s@%d", t.ID, time.Now().UnixNano())
+	// The claim's owner is the task, so that its own redelivered job renews
+	// the claim instead of waiting for it to expire.
+	owner := t.ID
 	if p.Ledger != nil {
 		ok, err := p.Ledger.ClaimPublish(ctx, t.Fingerprint, owner, 10*time.Minute)
 		if err != nil {
 			return out, fmt.Errorf("claim publish %s: %w", t.Fingerprint, err)
 		}
 		if !ok {
+			// Published by another worker since the check above, or being
+			// published right now.
+			if url, done, err := p.Ledger.Published(ctx, t.Fingerprint); err == nil && done {
+				out.Status, out.PullRequest, out.Reason = task.StatusPublished, url, "already published"
+				return out, nil
+			}
 			return out, errBusy
 		}
 	}
@@ -185,6 +194,11 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		BlameSubject: blameSubject, Policy: p.Policy, Steps: res.Steps,
 	})
 	if err != nil {
+		if p.Ledger != nil {
+			if rerr := p.Ledger.ReleasePublish(context.WithoutCancel(ctx), t.Fingerprint, owner); rerr != nil {
+				log.Warn("release publish claim", zap.Error(rerr))
+			}
+		}
 		return out, fmt.Errorf("publish task %s: %w", t.ID, err)
 	}
 	if p.Ledger != nil {

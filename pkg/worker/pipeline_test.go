@@ -357,3 +357,39 @@ func (a *calledAgent) Run(context.Context, *workspace.Workspace, task.Task, io.W
 	a.called.Store(true)
 	return harness.Result{Stop: "exit"}, nil
 }
+
+// flakyPublisher fails its first call, as GitHub does when it is down.
+type flakyPublisher struct {
+	worker.Publisher
+	calls atomic.Int32
+}
+
+func (p *flakyPublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
+	if p.calls.Add(1) == 1 {
+		return "", errors.New("publisher unavailable")
+	}
+	return p.Publisher.Publish(ctx, pr)
+}
+
+func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	flaky := &flakyPublisher{Publisher: r.pipeline.Publisher}
+	r.pipeline.Publisher = flaky
+	tk := demoTask(s, "fp-flaky-publish")
+
+	if _, err := repair(t, r.pipeline, tk); err == nil || errors.Is(err, worker.ErrPermanent) {
+		t.Fatalf("first Repair: %v, want a retryable error", err)
+	}
+	// The retry comes well inside the claim's lifetime: it must publish.
+	out, err := repair(t, r.pipeline, tk)
+	if err != nil || out.Status != task.StatusPublished {
+		t.Fatalf("retry: %s %q, %v; want published", out.Status, out.Reason, err)
+	}
+	if n := flaky.calls.Load(); n != 2 {
+		t.Fatalf("publisher called %d times, want 2", n)
+	}
+	if prs := r.pullRequests(t); len(prs) != 1 {
+		t.Fatalf("pull requests %v, want one", prs)
+	}
+}
