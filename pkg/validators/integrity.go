@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // integrity rejects patches that make tests pass by changing the tests, the
@@ -41,7 +42,7 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 	return pass(detail), nil
 }
 
-func (v *Validators) fileViolations(f FileDiff) []string {
+func (v *Validators) fileViolations(f unidiff.File) []string {
 	var bad []string
 	for _, p := range f.Paths() {
 		if why := protected(p); why != "" {
@@ -70,20 +71,21 @@ func (v *Validators) fileViolations(f FileDiff) []string {
 	}
 	// What is checked even when test edits are allowed.
 	added := map[string]bool{} // a removed line added back is a move
-	for _, l := range f.Lines {
-		if l.Added {
+	changes := f.Changes()
+	for _, l := range changes {
+		if l.Added() {
 			added[norm(l.Text)] = true
 		}
 	}
-	for _, l := range f.Lines {
+	for _, l := range changes {
 		t := norm(l.Text)
 		switch {
-		case l.Added && skipRE.MatchString(t):
-			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Line, t))
-		case l.Added && strings.HasPrefix(t, "//go:build") || l.Added && strings.HasPrefix(t, "// +build"):
-			bad = append(bad, fmt.Sprintf("%s:%d: adds a build constraint to a test file: %s", p, l.Line, t))
-		case !l.Added && assertionRE.MatchString(t) && !added[t]:
-			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Line, t))
+		case l.Added() && skipRE.MatchString(t):
+			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Number(), t))
+		case l.Added() && strings.HasPrefix(t, "//go:build") || l.Added() && strings.HasPrefix(t, "// +build"):
+			bad = append(bad, fmt.Sprintf("%s:%d: adds a build constraint to a test file: %s", p, l.Number(), t))
+		case l.Removed() && assertionRE.MatchString(t) && !added[t]:
+			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
 		}
 	}
 	return bad
@@ -101,7 +103,7 @@ var (
 
 // deletedTests names test functions the patch removes and does not add back
 // anywhere (a rename to an unexported name counts as a deletion).
-func deletedTests(files []FileDiff) []string {
+func deletedTests(files []unidiff.File) []string {
 	added := map[string]bool{}
 	type where struct {
 		file string
@@ -112,15 +114,15 @@ func deletedTests(files []FileDiff) []string {
 		if !strings.HasSuffix(f.Path(), "_test.go") {
 			continue
 		}
-		for _, l := range f.Lines {
+		for _, l := range f.Changes() {
 			m := testFuncRE.FindStringSubmatch(norm(l.Text))
 			if m == nil {
 				continue
 			}
-			if l.Added {
+			if l.Added() {
 				added[m[1]] = true
 			} else if _, ok := removed[m[1]]; !ok {
-				removed[m[1]] = where{f.OldPath, l.Line}
+				removed[m[1]] = where{f.OldPath, l.Number()}
 			}
 		}
 	}

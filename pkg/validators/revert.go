@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // revert rejects a patch that mostly undoes the blame commit: reverting is a
@@ -28,7 +29,7 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 	if c.parseErr != nil {
 		return fail(fmt.Sprintf("the patch cannot be read as a unified diff: %v", c.parseErr)), nil
 	}
-	blame, err := ParseDiff(c.in.BlameDiff)
+	blame, err := unidiff.Parse(c.in.BlameDiff)
 	if err != nil {
 		return pass(fmt.Sprintf("the blame diff cannot be read (%v): nothing to compare with", err)), nil
 	}
@@ -67,7 +68,7 @@ func (m revertMeasure) coverage() float64 {
 
 // measureRevert pairs the patch's lines with the inverse lines of the blame,
 // each blame line used at most once.
-func measureRevert(patch, blame []FileDiff) revertMeasure {
+func measureRevert(patch, blame []unidiff.File) revertMeasure {
 	type key struct {
 		file  string
 		added bool // the blame added the line
@@ -76,23 +77,23 @@ func measureRevert(patch, blame []FileDiff) revertMeasure {
 	avail := map[key]int{}
 	var m revertMeasure
 	for _, f := range blame {
-		for _, l := range f.Lines {
+		for _, l := range f.Changes() {
 			t := norm(l.Text)
 			if trivial(t) {
 				continue
 			}
 			file := f.OldPath
-			if l.Added {
+			if l.Added() {
 				file = f.NewPath
 			}
-			avail[key{file, l.Added, t}]++
+			avail[key{file, l.Added(), t}]++
 			if !isTestFile(f.Path()) {
 				m.blameLines++
 			}
 		}
 	}
 	for _, f := range patch {
-		for _, l := range f.Lines {
+		for _, l := range f.Changes() {
 			t := norm(l.Text)
 			if trivial(t) {
 				continue
@@ -101,7 +102,7 @@ func measureRevert(patch, blame []FileDiff) revertMeasure {
 			// The inverse: a line the patch removes was added by the blame
 			// (in the file as it is now), a line it adds was removed by it.
 			k := key{f.OldPath, true, t}
-			if l.Added {
+			if l.Added() {
 				k = key{f.NewPath, false, t}
 			}
 			if avail[k] > 0 {

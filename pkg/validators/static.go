@@ -12,6 +12,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // static builds the module, vets the changed packages and checks the changed
@@ -65,7 +66,7 @@ func (v *Validators) static(ctx context.Context, c *candidate) (task.Gate, error
 // checkouts (the tool, the file and the message, no line numbers).
 type finding struct{ key, text string }
 
-func staticFindings(ctx context.Context, dir string, files []FileDiff) ([]finding, error) {
+func staticFindings(ctx context.Context, dir string, files []unidiff.File) ([]finding, error) {
 	var all []finding
 	run := func(tool string, args ...string) error {
 		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args})
@@ -144,7 +145,7 @@ func toolFindings(tool, dir string, out string) []finding {
 }
 
 // goPackages are the changed packages that exist in dir, as "./x" patterns.
-func goPackages(dir string, files []FileDiff) []string {
+func goPackages(dir string, files []unidiff.File) []string {
 	seen := map[string]bool{}
 	var pkgs []string
 	for _, f := range files {
@@ -167,7 +168,7 @@ func goPackages(dir string, files []FileDiff) []string {
 }
 
 // goFiles are the changed .go files that exist in dir.
-func goFiles(dir string, files []FileDiff) []string {
+func goFiles(dir string, files []unidiff.File) []string {
 	var out []string
 	for _, f := range files {
 		p := f.NewPath

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -114,7 +115,10 @@ type gate struct {
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
 	c := &candidate{in: in}
-	c.files, c.parseErr = ParseDiff(in.Patch)
+	c.files, c.parseErr = unidiff.Parse(in.Patch)
+	if c.parseErr != nil {
+		c.files = nil // the gates judge a patch that cannot be read whole by its error alone
+	}
 	defer c.close()
 
 	gates := []gate{
@@ -155,7 +159,7 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 // candidate is the patch under check and what the gates share about it.
 type candidate struct {
 	in       Input
-	files    []FileDiff
+	files    []unidiff.File
 	parseErr error
 	base     *workspace.Workspace // a second checkout at Base, made on demand
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // The module the tests repair: the blame commit broke Add while adding Sub
@@ -311,9 +312,9 @@ func TestRevert(t *testing.T) {
 	})
 }
 
-func mustParse(t *testing.T, patch string) []FileDiff {
+func mustParse(t *testing.T, patch string) []unidiff.File {
 	t.Helper()
-	fs, err := ParseDiff(patch)
+	fs, err := unidiff.Parse(patch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,5 +412,27 @@ func TestCheckStopsOnCancel(t *testing.T) {
 	gates, err := New(testrun.Runner{}, Config{}, zaptest.NewLogger(t)).Check(ctx, in)
 	if err == nil {
 		t.Fatalf("Check with a cancelled context = %+v, want an error", gates)
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, c := range []struct {
+		glob, path string
+		ok         bool
+	}{
+		{"pkg/**", "pkg/a/b.go", true},
+		{"pkg", "pkg/a/b.go", true},
+		{"pkg/*.go", "pkg/a.go", true},
+		{"pkg/*.go", "lib/a.go", false},
+		{"**/*.go", "a/b/c.go", true},
+		{"**/*.go", "c.go", true},
+		{"**/*.go", "README.md", false},
+		{"internal/*/x.go", "internal/a/x.go", true},
+		{"internal/*/x.go", "internal/a/b/x.go", false},
+	} {
+		v := New(nil, Config{AllowedPaths: []string{c.glob}}, nil)
+		if got := v.allowed(c.path); got != c.ok {
+			t.Errorf("allowed(%q) with %q = %v, want %v", c.path, c.glob, got, c.ok)
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // change replaces lines [start, end] (1-based, inclusive; end = start-1 for
@@ -45,7 +47,7 @@ type location struct {
 // failure's frames in source files, and the functions the failing test calls.
 type evidence struct {
 	models map[string]*fileModel
-	diffs  []FileDiff
+	diffs  []unidiff.File
 	frames []location
 	called map[string]bool
 }
@@ -68,7 +70,7 @@ func (s *suspicion) add(score float64, why string) {
 
 // located is a blame hunk found in the current file.
 type located struct {
-	hunk       Hunk
+	hunk       unidiff.Hunk
 	start, end int      // the hunk's new side in the current file
 	old        []string // what to put back
 	added      []int    // current line numbers of the hunk's added lines
@@ -78,7 +80,7 @@ type located struct {
 // locateHunk finds the hunk's new side in the file, dropping context lines
 // (later commits may have changed them) until it matches; the match nearest
 // the hunk's own line number wins.
-func locateHunk(f *fileModel, h Hunk) (located, bool) {
+func locateHunk(f *fileModel, h unidiff.Hunk) (located, bool) {
 	lead, trail := 0, 0
 	for _, l := range h.Lines {
 		if l.Kind != ' ' {
@@ -170,8 +172,8 @@ func rank(ev evidence) []*Candidate {
 		loc  located
 	}
 	for _, d := range ev.diffs {
-		f := ev.models[d.Path]
-		if f == nil || !isGoSource(d.Path) {
+		f := ev.models[d.NewPath]
+		if f == nil || !isGoSource(d.NewPath) {
 			continue
 		}
 		for _, h := range d.Hunks {
@@ -182,16 +184,16 @@ func rank(ev evidence) []*Candidate {
 			hunks = append(hunks, struct {
 				path string
 				loc  located
-			}{d.Path, loc})
+			}{d.NewPath, loc})
 			for _, n := range loc.added {
-				get(location{d.Path, n}).add(scoreBlame, "the blame commit changed this line")
+				get(location{d.NewPath, n}).add(scoreBlame, "the blame commit changed this line")
 				markFunc(f, n, func(m int, name string) {
-					get(location{d.Path, m}).add(scoreBlameFunc, "in "+name+", which the blame commit changed")
+					get(location{d.NewPath, m}).add(scoreBlameFunc, "in "+name+", which the blame commit changed")
 				})
 			}
 			for _, n := range loc.near {
 				if _, ok := f.line(n); ok {
-					get(location{d.Path, n}).add(scoreNearRemove, "next to lines the blame commit removed")
+					get(location{d.NewPath, n}).add(scoreNearRemove, "next to lines the blame commit removed")
 				}
 			}
 		}
@@ -469,4 +471,9 @@ func splitChange(a, b []string, ch change) []change {
 		out = append(out, *cur)
 	}
 	return out
+}
+
+// isGoSource reports whether path is a non-test Go file.
+func isGoSource(path string) bool {
+	return strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -591,7 +592,7 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 				t.Errorf("step %d (%s): the policy reads %d of the %d listed lines:\n%s", s.N, a.Name, len(got), want, obs.Content)
 			}
 		case harness.ActGetDiffDetails:
-			if obs.IsError || len(offline.ParseDiff(obs.Content)) == 0 {
+			if files, _ := unidiff.Parse(obs.Content); obs.IsError || len(files) == 0 {
 				t.Errorf("step %d: the policy reads no diff in:\n%s", s.N, obs.Content)
 			}
 		case harness.ActEdit:

@@ -25,6 +25,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // Defaults of the options.
@@ -124,7 +125,7 @@ type state struct {
 
 	sawTask    bool
 	diffTried  bool
-	diffs      []FileDiff
+	diffs      []unidiff.File
 	subject    string
 	reproTried bool
 	repro      *harness.TestsResult
@@ -218,7 +219,8 @@ func (s *state) observe(step harness.Step) {
 	case harness.ActGetDiffDetails:
 		s.diffTried = true
 		if !obs.IsError {
-			s.diffs = ParseDiff(obs.Content)
+			// What could be read is evidence even when the rest cannot.
+			s.diffs, _ = unidiff.Parse(obs.Content)
 		}
 	case harness.ActRunTests:
 		switch in {
@@ -765,7 +767,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	var files []changed
 	for _, d := range s.diffs {
-		if !isGoSource(d.Path) {
+		if !isGoSource(d.NewPath) {
 			continue
 		}
 		n := 0
@@ -773,7 +775,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			a, r := h.Changed()
 			n += a + r
 		}
-		files = append(files, changed{d.Path, n})
+		files = append(files, changed{d.NewPath, n})
 	}
 	sort.SliceStable(files, func(i, j int) bool { return files[i].n > files[j].n })
 	for i, f := range files {
@@ -790,15 +792,15 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	// 2. Blame hunks the whole-file read did not show (long files).
 	for _, d := range s.diffs {
-		m := s.models[d.Path]
-		if m == nil || !isGoSource(d.Path) || m.complete() {
+		m := s.models[d.NewPath]
+		if m == nil || !isGoSource(d.NewPath) || m.complete() {
 			continue
 		}
 		for _, h := range d.Hunks {
 			if _, ok := locateHunk(m, h); !ok {
 				if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
-					"The listing of %s did not show the blame hunk at line %d. Go there.", d.Path, h.NewStart),
-					harness.GoToLineArgs{Path: d.Path, Line: h.NewStart}); ok {
+					"The listing of %s did not show the blame hunk at line %d. Go there.", d.NewPath, h.NewStart),
+					harness.GoToLineArgs{Path: d.NewPath, Line: h.NewStart}); ok {
 					return a, true
 				}
 			}
@@ -1031,7 +1033,7 @@ func (s *state) resolve(p string) (string, bool) {
 		addKnown(k)
 	}
 	for _, d := range s.diffs {
-		addKnown(d.Path)
+		addKnown(d.NewPath)
 	}
 	for _, ps := range s.found {
 		for _, k := range ps {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 const sampleDiff = `commit 1234567890abcdef
@@ -41,51 +42,48 @@ new file mode 100644
 +// test
 `
 
-func TestParseDiff(t *testing.T) {
-	files := ParseDiff(sampleDiff)
-	if len(files) != 2 {
-		t.Fatalf("files = %d, want 2: %+v", len(files), files)
+// parseDiff reads a diff the test wrote.
+func parseDiff(t *testing.T, text string) []unidiff.File {
+	t.Helper()
+	files, err := unidiff.Parse(text)
+	if err != nil {
+		t.Fatal(err)
 	}
-	f := files[0]
-	if f.Path != "stats/window.go" || f.OldPath != "stats/window.go" || len(f.Hunks) != 2 {
-		t.Fatalf("first file = %+v", f)
-	}
-	h := f.Hunks[0]
-	if h.OldStart != 3 || h.NewStart != 3 || h.OldCount != 7 || h.NewCount != 7 {
-		t.Errorf("hunk header = %+v", h)
-	}
-	added, removed := h.Changed()
-	if added != 1 || removed != 1 {
-		t.Errorf("changed = %d, %d", added, removed)
-	}
-	var plus DiffLine
-	for _, l := range h.Lines {
-		if l.Kind == '+' {
-			plus = l
+	return files
+}
+
+func TestIsGoSource(t *testing.T) {
+	for p, want := range map[string]bool{
+		"stats/window.go":      true,
+		"stats/window_test.go": false,
+		"README.md":            false,
+		"":                     false,
+	} {
+		if got := isGoSource(p); got != want {
+			t.Errorf("isGoSource(%q) = %v", p, got)
 		}
-	}
-	if plus.NewLine != 6 || plus.Text != "\tfor i := lo; i <= hi; i++ {" {
-		t.Errorf("added line = %+v", plus)
-	}
-	if got := strings.Join(h.OldSide(), "\n"); !strings.Contains(got, "i < hi") || strings.Contains(got, "i <= hi") {
-		t.Errorf("old side = %q", got)
-	}
-	if a, _ := f.Hunks[1].Changed(); a != 2 {
-		t.Errorf("second hunk added = %d", a)
-	}
-	if files[1].Path != "stats/window_test.go" || files[1].OldPath != "" || isGoSource(files[1].Path) {
-		t.Errorf("second file = %+v", files[1])
 	}
 }
 
-func TestParseDiffTruncated(t *testing.T) {
-	cut := sampleDiff[:strings.Index(sampleDiff, " \t\tt += xs[i]")]
-	files := ParseDiff(cut + "\n… [output truncated] …\n")
-	if len(files) != 1 || len(files[0].Hunks) != 1 {
-		t.Fatalf("files = %+v", files)
+// The blame diff is read from get_diff_details; the part before a line that
+// cannot be read is kept, and the files are known by their new names.
+func TestObserveDiffDetails(t *testing.T) {
+	s := observeOne(t, harness.ActGetDiffDetails, harness.DiffArgs{}, harness.Observation{Content: sampleDiff})
+	if len(s.diffs) != 2 || s.diffs[0].NewPath != "stats/window.go" || len(s.diffs[0].Hunks) != 2 {
+		t.Fatalf("diffs = %+v", s.diffs)
 	}
-	if n := len(files[0].Hunks[0].Lines); n != 5 {
-		t.Errorf("lines of the cut hunk = %d, want 5", n)
+	broken := sampleDiff + "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -1,3 +1,3\n"
+	s = observeOne(t, harness.ActGetDiffDetails, harness.DiffArgs{}, harness.Observation{Content: broken})
+	if len(s.diffs) != 3 || s.diffs[1].NewPath != "stats/window_test.go" || s.diffs[2].NewPath != "x.go" {
+		t.Errorf("diffs of a diff with a malformed hunk header = %+v", s.diffs)
+	}
+	gone := "diff --git a/old.go b/old.go\ndeleted file mode 100644\n--- a/old.go\n+++ /dev/null\n@@ -1 +0,0 @@\n-package old\n"
+	s = observeOne(t, harness.ActGetDiffDetails, harness.DiffArgs{}, harness.Observation{Content: gone})
+	if len(s.diffs) != 1 || s.diffs[0].NewPath != "" {
+		t.Fatalf("diffs of a deletion = %+v", s.diffs)
+	}
+	if p, ok := s.resolve("old.go"); ok {
+		t.Errorf("the deleted file resolves to %q", p)
 	}
 }
 
@@ -259,7 +257,7 @@ func TestRankPrefersBlameLines(t *testing.T) {
 	diff := strings.Replace(sampleDiff, "@@ -3,7 +3,7 @@", "@@ -1,7 +1,7 @@", 1)
 	ev := evidence{
 		models: map[string]*fileModel{"stats/window.go": modelOf("stats/window.go", rankFile)},
-		diffs:  ParseDiff(diff),
+		diffs:  parseDiff(t, diff),
 		called: map[string]bool{"Sum": true},
 	}
 	cands := rank(ev)
@@ -294,7 +292,7 @@ func TestRankUndoesMultiLineHunk(t *testing.T) {
 +		t += xs[i] / 2
  	}
 `
-	ev := evidence{models: map[string]*fileModel{"w.go": modelOf("w.go", cur)}, diffs: ParseDiff(diff)}
+	ev := evidence{models: map[string]*fileModel{"w.go": modelOf("w.go", cur)}, diffs: parseDiff(t, diff)}
 	cands := rank(ev)
 	pos := -1
 	for i, c := range cands {
