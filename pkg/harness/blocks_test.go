@@ -170,23 +170,3 @@ func TestApplyBlocks(t *testing.T) {
 		})
 	}
 }
-
-func TestTruncate(t *testing.T) {
-	var b strings.Builder
-	for i := 0; i < 1000; i++ {
-		b.WriteString("line ")
-		b.WriteString(strings.Repeat("é", i%7))
-		b.WriteString("\n")
-	}
-	s := b.String()
-	got := Truncate(s, 500)
-	if n := len([]rune(got)); n > 500 {
-		t.Fatalf("Truncate kept %d characters, limit 500", n)
-	}
-	if !strings.HasPrefix(got, "line \nline é\n") || !strings.HasSuffix(got, s[len(s)-40:]) || !strings.Contains(got, "characters omitted") {
-		t.Fatalf("Truncate lost the head, the tail or the marker:\n%s", got)
-	}
-	if Truncate("short", 500) != "short" {
-		t.Fatal("a short text changed")
-	}
-}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -126,7 +127,7 @@ loop:
 				break
 			}
 		}
-		obs.Content = Truncate(obs.Content, h.cfg.OutputLimit)
+		obs.Content = clip.Middle(obs.Content, h.cfg.OutputLimit)
 		step := Step{
 			N:           n,
 			Policy:      h.policy.Name(),

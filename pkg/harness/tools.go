@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/task"
@@ -150,29 +149,6 @@ func (s *session) execute(ctx context.Context, a Action) (Observation, error) {
 		names = append(names, t.Name)
 	}
 	return problem("Unknown action %q. The actions are: %s.", a.Name, strings.Join(names, ", ")), nil
-}
-
-// Truncate keeps s within limit characters, keeping its head and its tail
-// and saying how much of the middle was left out.
-func Truncate(s string, limit int) string {
-	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	runes := []rune(s)
-	marker := func(n int) string { return fmt.Sprintf("\n[… %d characters omitted …]\n", n) }
-	keep := max(limit-len(marker(len(runes))), 2)
-	headN := keep * 3 / 5
-	tailN := keep - headN
-	head, tail := string(runes[:headN]), string(runes[len(runes)-tailN:])
-	// Cut at line ends when one is near, so that no line is half shown.
-	if i := strings.LastIndexByte(head, '\n'); i >= len(head)*4/5 {
-		head = head[:i+1]
-	}
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i <= len(tail)/5 {
-		tail = tail[i+1:]
-	}
-	omitted := len(runes) - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
-	return strings.TrimSuffix(head, "\n") + marker(omitted) + tail
 }
 
 // resolve confines p to the workspace. The observation is set when the path

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -234,7 +235,7 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 		verb = "Created"
 	}
 	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(len(blocks), "block", "blocks"), via)
-	shownDiff := Truncate(diff, max(s.h.cfg.OutputLimit/2, 1000))
+	shownDiff := clip.Middle(diff, max(s.h.cfg.OutputLimit/2, 1000))
 	b.WriteString(shownDiff)
 	if diags == "" {
 		b.WriteString("\nStatic analysis (gofmt, go build, go vet): clean.\n")

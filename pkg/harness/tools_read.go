@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -95,7 +96,7 @@ func (s *session) diffDetails(ctx context.Context, args DiffArgs) (Observation, 
 	}
 	b.WriteString("\n")
 	// Keep room for the header within the observation's limit.
-	b.WriteString(Truncate(c.Diff, max(s.h.cfg.OutputLimit-b.Len()-200, 1000)))
+	b.WriteString(clip.Middle(c.Diff, max(s.h.cfg.OutputLimit-b.Len()-200, 1000)))
 	return Observation{Content: b.String()}, nil
 }
 

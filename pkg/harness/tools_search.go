@@ -52,13 +52,13 @@ func grepFile(abs string, match func(string) bool) ([]int, []string) {
 	for i, l := range strings.Split(string(data), "\n") {
 		if match(l) {
 			ns = append(ns, i+1)
-			ts = append(ts, clip(strings.TrimRight(l, "\r"), lineCap))
+			ts = append(ts, clipLine(strings.TrimRight(l, "\r"), lineCap))
 		}
 	}
 	return ns, ts
 }
 
-func clip(s string, n int) string {
+func clipLine(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

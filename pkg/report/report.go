@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -50,14 +51,14 @@ func head(b []byte, n int) string {
 	return string(b)
 }
 
-// maxOutput caps the output kept for one failure.
+// maxOutput caps the output kept for one failure, in characters.
 const maxOutput = 16 << 10
 
 var frameRE = regexp.MustCompile(`([\w./\-]+\.go):(\d+)`)
 
 // describe fills a failure's message and frames from its output.
 func describe(f *task.Failure) {
-	f.Output = capOutput(f.Output)
+	f.Output = clip.Middle(f.Output, maxOutput)
 	f.Frames = Frames(f.Output, 5)
 	if f.Message == "" {
 		f.Message = Message(f.Output)
@@ -110,12 +111,4 @@ func Message(output string) string {
 		}
 	}
 	return ""
-}
-
-func capOutput(s string) string {
-	if len(s) <= maxOutput {
-		return s
-	}
-	half := maxOutput / 2
-	return s[:half] + "\n… [output truncated] …\n" + s[len(s)-half:]
 }

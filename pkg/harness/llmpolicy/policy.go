@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/llm"
 )
@@ -138,7 +139,7 @@ func observationText(o harness.Observation) string {
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
-	text = headTail(text, maxObservation)
+	text = clip.Middle(text, maxObservation)
 	if o.IsError {
 		text = "ERROR: " + text
 	}

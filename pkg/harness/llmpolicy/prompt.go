@@ -3,8 +3,8 @@ package llmpolicy
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -85,7 +85,7 @@ func taskSummary(t task.Task) string {
 			fmt.Fprintf(&b, "  at: %s\n", strings.Join(frames, ", "))
 		}
 		if i == 0 && strings.TrimSpace(f.Output) != "" {
-			fmt.Fprintf(&b, "  output:\n%s\n", indent(headTail(strings.TrimSpace(f.Output), maxOutputQuoted), "    "))
+			fmt.Fprintf(&b, "  output:\n%s\n", indent(clip.Middle(strings.TrimSpace(f.Output), maxOutputQuoted), "    "))
 		}
 	}
 
@@ -118,21 +118,4 @@ func orUnknown(s string) string {
 
 func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
-}
-
-// headTail keeps the start and the end of s when it is longer than max bytes:
-// test output's cause is usually at one end and the summary at the other.
-func headTail(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	head := max * 2 / 3
-	for head > 0 && !utf8.RuneStart(s[head]) {
-		head--
-	}
-	from := len(s) - (max - head)
-	for from < len(s) && !utf8.RuneStart(s[from]) {
-		from++
-	}
-	return fmt.Sprintf("%s\n[… %d bytes omitted …]\n%s", s[:head], from-head, s[from:])
 }

@@ -22,7 +22,7 @@ var listingFormats = []listingFormat{
 	{regexp.MustCompile(`^\s*L?(\d+):(.*)$`), regexp.MustCompile(`^\s*L?(\d+):$`)},
 }
 
-// omittedRE is the mark harness.Truncate leaves where it cut an
+// omittedRE is the mark clip.Middle leaves where it cut an
 // observation.
 var omittedRE = regexp.MustCompile(`^\[… \d+ characters omitted …\]$`)
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/unidiff"
@@ -409,7 +410,7 @@ func TestParseListingTruncated(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		fmt.Fprintf(&b, "%6d\tvar v%d = \"%s\"\n", i, i, strings.Repeat("x", 2000))
 	}
-	cut := harness.Truncate(b.String(), 6000)
+	cut := clip.Middle(b.String(), 6000)
 	if !strings.Contains(cut, "characters omitted") {
 		t.Fatalf("not truncated: %q", cut)
 	}
