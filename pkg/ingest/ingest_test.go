@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
 
 // goTestReport is a small `go test -json` report with one failing test.
@@ -21,32 +21,6 @@ const goTestReport = `{"Action":"run","Package":"example.com/calc","Test":"TestA
 {"Action":"fail","Package":"example.com/calc","Test":"TestAdd","Elapsed":0}
 {"Action":"fail","Package":"example.com/calc","Elapsed":0.01}
 `
-
-// startJetStream runs an in-process NATS server with JetStream on a file
-// store in a temporary directory.
-func startJetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), DontListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := srv.Connect()
-	if err != nil {
-		srv.Shutdown()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		nc.Close()
-		srv.Shutdown()
-	})
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
 
 // testConfig redelivers quickly: a short ack wait and retry delay.
 func testConfig() Config {
@@ -185,7 +159,7 @@ func run(t *testing.T, in *Intake, h Handler) (stop func()) {
 
 func TestSubmitDeduplicatesByID(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	in := openIntake(t, js, testConfig())
 
 	s := submission("/repos/calc")
@@ -254,7 +228,7 @@ func TestCheck(t *testing.T) {
 
 func TestRunAcksHandledSubmission(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
@@ -274,7 +248,7 @@ func TestRunAcksHandledSubmission(t *testing.T) {
 
 func TestRunTerminatesInvalidSubmission(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	rec := &recorder{answer: func(_ context.Context, s Submission, _ Attempt) error {
@@ -295,7 +269,7 @@ func TestRunTerminatesInvalidSubmission(t *testing.T) {
 
 func TestRunRetriesUntilLastAttempt(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error {
@@ -324,7 +298,7 @@ func TestRunRetryDelay(t *testing.T) {
 	// The retry delay grows with the attempt: the second delivery comes
 	// RetryDelay after the first failed, the third 2×RetryDelay after the
 	// second.
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	cfg.RetryDelay = 400 * time.Millisecond
 	cfg.AckWait = time.Minute // only the nak delay can bring it back
@@ -358,7 +332,7 @@ func TestRunRetryDelay(t *testing.T) {
 
 func TestRunTerminatesUndecodableMessage(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -385,7 +359,7 @@ func TestRunTerminatesUndecodableMessage(t *testing.T) {
 
 func TestRunRecoversPanic(t *testing.T) {
 	t.Parallel()
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	rec := &recorder{answer: func(_ context.Context, _ Submission, a Attempt) error {
@@ -410,7 +384,7 @@ func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
 	t.Parallel()
 	// A handler that succeeds just as the intake shuts down: the submission
 	// was triaged and must be acked, not triaged again once AckWait passes.
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	in := openIntake(t, js, cfg)
 	s := submission("/repos/calc")
@@ -448,7 +422,7 @@ func TestRunNaksOnShutdown(t *testing.T) {
 	t.Parallel()
 	// A handler interrupted by the shutdown hands the submission back at
 	// once: the next instance gets it without waiting for AckWait.
-	js := startJetStream(t)
+	js := embeddedtest.JetStream(t)
 	cfg := testConfig()
 	cfg.AckWait = time.Minute
 	in := openIntake(t, js, cfg)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -40,14 +40,7 @@ func TestStoreRedis(t *testing.T) {
 // TestStoreMiniredis runs the suite against the embedded server the demo
 // uses.
 func TestStoreMiniredis(t *testing.T) {
-	srv, err := embedded.StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	suite(t, rdb)
+	suite(t, embeddedtest.Redis(t))
 }
 
 func suite(t *testing.T, rdb *redis.Client) {

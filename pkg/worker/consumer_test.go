@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/task"
@@ -26,23 +25,7 @@ func openQueue(t *testing.T, cfg queue.Config) *queue.Queue {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), DontListen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := srv.Connect()
-	if err != nil {
-		srv.Shutdown()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		nc.Close()
-		srv.Shutdown()
-	})
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := embeddedtest.JetStream(t)
 	if cfg.FetchWait == 0 {
 		cfg.FetchWait = 200 * time.Millisecond // quick shutdowns
 	}

@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/demo"
-	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/publish"
@@ -126,13 +125,7 @@ func demoTask(s demo.Sample, fingerprint string) task.Task {
 // newStore is a store on a fresh in-process Redis-protocol server.
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	srv, err := embedded.StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := embeddedtest.Redis(t)
 	return store.New(rdb, "")
 }
 
