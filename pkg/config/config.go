@@ -210,15 +210,6 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	return nil
 }
 
-// EnvNames lists the environment variables Load reads.
-func EnvNames() []string {
-	names := make([]string, 0, len(envVars))
-	for _, e := range envVars {
-		names = append(names, e.name)
-	}
-	return names
-}
-
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
 	var errs []error

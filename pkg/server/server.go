@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -27,7 +28,7 @@ type Intake interface {
 	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
 }
 
-// Tasks reads the state store.
+// Tasks reads the state store; a missing task is store.ErrNotFound.
 type Tasks interface {
 	GetTask(ctx context.Context, id string) (task.Task, error)
 	ListTasks(ctx context.Context, limit int) ([]task.Task, error)
@@ -241,17 +242,10 @@ func summarize(t task.Task) task.Task {
 	return t
 }
 
-// NotFound is the error a Tasks implementation returns for a missing task;
-// anything with an `IsNotFound() bool` or matching errors.Is works too.
-func isNotFound(err error) bool {
-	var nf interface{ NotFound() bool }
-	return errors.As(err, &nf) && nf.NotFound() || strings.Contains(err.Error(), "not found")
-}
-
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.tasks.GetTask(r.Context(), r.PathValue("id"))
 	if err != nil {
-		if isNotFound(err) {
+		if errors.Is(err, store.ErrNotFound) {
 			return &Error{Code: http.StatusNotFound, Message: "no task " + r.PathValue("id")}
 		}
 		return err

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -48,12 +49,10 @@ func (r *recordingIntake) Submit(_ context.Context, s ingest.Submission) (bool, 
 
 type memTasks map[string]task.Task
 
-var errNoTask = errors.New("task not found")
-
 func (m memTasks) GetTask(_ context.Context, id string) (task.Task, error) {
 	t, ok := m[id]
 	if !ok {
-		return task.Task{}, errNoTask
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, store.ErrNotFound)
 	}
 	return t, nil
 }

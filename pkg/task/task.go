@@ -5,6 +5,7 @@ package task
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -132,19 +133,10 @@ func Passed(gates []Gate, optional ...string) bool {
 		if g.Verdict == GatePass {
 			continue
 		}
-		if g.Verdict == GateNotRun && contains(optional, g.Name) {
+		if g.Verdict == GateNotRun && slices.Contains(optional, g.Name) {
 			continue
 		}
 		return false
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

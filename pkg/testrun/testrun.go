@@ -222,16 +222,14 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 	for _, d := range order {
 		// -run takes one expression per subtest level, so tests of one
 		// package are run one by one.
-		for _, group := range groupPatterns(byDir[d]) {
-			o, err := r.goTest(ctx, dir, []string{"-count", fmt.Sprint(count), "-run", group.pattern, d})
+		for _, t := range byDir[d] {
+			o, err := r.goTest(ctx, dir, []string{"-count", fmt.Sprint(count), "-run", RunPattern(t.Test), d})
 			if err != nil {
 				return Outcome{}, err
 			}
 			merge(&all, o)
-			for _, t := range group.targets {
-				if !ran(o, t) {
-					all.Missing = append(all.Missing, t.ID)
-				}
+			if !ran(o, t) {
+				all.Missing = append(all.Missing, t.ID)
 			}
 		}
 	}
@@ -242,19 +240,6 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 func (r Runner) RunPackages(ctx context.Context, dir string, pkgs []string) (Outcome, error) {
 	args := append([]string{"-count", "1"}, pkgs...)
 	return r.goTest(ctx, dir, args)
-}
-
-type patternGroup struct {
-	pattern string
-	targets []Target
-}
-
-func groupPatterns(ts []Target) []patternGroup {
-	var gs []patternGroup
-	for _, t := range ts {
-		gs = append(gs, patternGroup{pattern: RunPattern(t.Test), targets: []Target{t}})
-	}
-	return gs
 }
 
 func ran(o Outcome, t Target) bool {
