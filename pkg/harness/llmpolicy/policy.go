@@ -16,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/prompt"
 )
 
 // maxObservation caps one observation as the model sees it; the tools cap
@@ -118,7 +119,7 @@ func Conversation(ep *harness.Episode) []llm.Message {
 				Content:   s.Action.Thought,
 				ToolCalls: []llm.ToolCall{{ID: id, Name: s.Action.Name, Arguments: argsText(s.Action.Args)}},
 			},
-			llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: observationText(s.Observation)},
+			llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: observationText(s.Action.Name, s.Observation)},
 		)
 	}
 	return msgs
@@ -134,14 +135,17 @@ func tools(specs []harness.ToolSpec) []llm.Tool {
 	return out
 }
 
-func observationText(o harness.Observation) string {
+// observationText is a tool's answer as the model sees it: fenced as data,
+// since it quotes the repository, test output and commit messages, and
+// marked when the action failed.
+func observationText(name string, o harness.Observation) string {
 	text := o.Content
 	if strings.TrimSpace(text) == "" {
-		text = "(no output)"
+		return "(no output)"
 	}
-	text = clip.Middle(text, maxObservation)
+	text = prompt.Data(name+" output", clip.Middle(text, maxObservation))
 	if o.IsError {
-		text = "ERROR: " + text
+		text = "ERROR: the action failed.\n" + text
 	}
 	return text
 }
