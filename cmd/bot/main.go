@@ -30,6 +30,7 @@ commands:
   serve    run the triage service: ingest API, triage loop, dashboard, metrics
   demo     build a sample repository and repair its CI failure end to end
   triage   reproduce, measure flakiness and bisect a failing test in a local clone
+  replay   list or replay reports and jobs parked after their last retry
 
 Run "bot <command> -h" for a command's flags.
 `
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.Demo(ctx, args[1:], stdout, stderr)
 	case "triage":
 		return app.TriageCommand(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return app.Replay(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -125,6 +125,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		Name: "redfix_queue_malformed_jobs_total",
 		Help: "Queued jobs terminated because they did not decode.",
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
+	s.registerParkedMetric()
 	return s, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/stream"
 )
 
 // Submission is one CI report about one commit of one repository.
@@ -61,80 +62,115 @@ func ContentID(s Submission) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// Config names the stream.
+// Config names the stream and sets how submissions are retried.
 type Config struct {
-	Stream          string
-	Subject         string
-	Consumer        string
-	AckWait         time.Duration
+	Stream   string
+	Subject  string
+	Consumer string
+	AckWait  time.Duration
+	// MaxDeliver bounds the deliveries of one submission; 0 means no bound
+	// other than MaxAge.
 	MaxDeliver      int
 	DuplicateWindow time.Duration
 	Storage         jetstream.StorageType
 	// RetryDelay is how long the redelivery of a submission whose triage
-	// failed waits, times the attempt: 5 s, 10 s, … by default.
-	RetryDelay time.Duration
+	// failed waits, doubled on each attempt up to MaxRetryDelay: 5 s, 10 s,
+	// 20 s, … 5 min by default.
+	RetryDelay    time.Duration
+	MaxRetryDelay time.Duration
+	// MaxAge is how long a failing submission is retried, from when it was
+	// stored, before it is parked on the dead-letter stream (24 h by
+	// default).
+	MaxAge time.Duration
+	// Heartbeat is how often a submission being triaged tells the server
+	// it is alive (0: a third of AckWait).
+	Heartbeat time.Duration
 }
+
+// Defaults of Config.
+const (
+	DefaultStream        = "REDFIX_REPORTS"
+	DefaultSubject       = "redfix.reports"
+	DefaultConsumer      = "triage"
+	DefaultAckWait       = 10 * time.Minute
+	DefaultRetryDelay    = 5 * time.Second
+	DefaultMaxRetryDelay = 5 * time.Minute
+	DefaultMaxAge        = 24 * time.Hour
+)
 
 func (c *Config) defaults() {
 	if c.Stream == "" {
-		c.Stream = "REDFIX_REPORTS"
+		c.Stream = DefaultStream
 	}
 	if c.Subject == "" {
-		c.Subject = "redfix.reports"
+		c.Subject = DefaultSubject
 	}
 	if c.Consumer == "" {
-		c.Consumer = "triage"
+		c.Consumer = DefaultConsumer
 	}
 	if c.AckWait == 0 {
-		c.AckWait = 10 * time.Minute
+		c.AckWait = DefaultAckWait
 	}
 	if c.MaxDeliver == 0 {
-		c.MaxDeliver = 3
+		c.MaxDeliver = -1
 	}
 	if c.DuplicateWindow == 0 {
 		c.DuplicateWindow = 24 * time.Hour
 	}
 	if c.RetryDelay <= 0 {
-		c.RetryDelay = 5 * time.Second
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.MaxRetryDelay <= 0 {
+		c.MaxRetryDelay = max(DefaultMaxRetryDelay, c.RetryDelay)
+	}
+	if c.MaxAge == 0 {
+		c.MaxAge = DefaultMaxAge
+	}
+}
+
+func (c Config) stream() stream.Config {
+	return stream.Config{
+		Stream:          c.Stream,
+		Description:     "redfix test reports, stored before CI is answered",
+		Subject:         c.Subject,
+		Consumer:        c.Consumer,
+		AckWait:         c.AckWait,
+		MaxDeliver:      c.MaxDeliver,
+		MaxAge:          c.MaxAge,
+		DuplicateWindow: c.DuplicateWindow,
+		MaxAckPending:   64,
+		Storage:         c.Storage,
+		RetryDelay:      c.RetryDelay,
+		MaxRetryDelay:   c.MaxRetryDelay,
+		FetchWait:       2 * time.Second,
 	}
 }
 
 // Intake is the reports stream.
 type Intake struct {
-	js       jetstream.JetStream
-	cfg      Config
-	consumer jetstream.Consumer
-	log      *zap.Logger
+	s   *stream.Stream
+	cfg Config
+	log *zap.Logger
 }
 
 // Open creates (or updates) the stream and its consumer.
 func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Intake, error) {
 	cfg.defaults()
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       cfg.Stream,
-		Subjects:   []string{cfg.Subject},
-		Retention:  jetstream.WorkQueuePolicy,
-		Storage:    cfg.Storage,
-		Duplicates: cfg.DuplicateWindow,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create stream %s: %w", cfg.Stream, err)
+	if log == nil {
+		log = zap.NewNop()
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
-		Durable:       cfg.Consumer,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver,
-		MaxAckPending: 64,
-	})
+	s, err := stream.Open(ctx, js, cfg.stream(), log)
 	if err != nil {
-		return nil, fmt.Errorf("create consumer %s: %w", cfg.Consumer, err)
+		return nil, err
 	}
-	return &Intake{js: js, cfg: cfg, consumer: cons, log: log}, nil
+	return &Intake{s: s, cfg: cfg, log: log}, nil
 }
 
+// Stream is the stream under the intake (for its dead letters).
+func (in *Intake) Stream() *stream.Stream { return in.s }
+
 // Submit stores s durably. duplicate reports that a submission with the same
-// ID was already stored.
+// ID was already stored and not parked since.
 func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err error) {
 	if s.ID == "" {
 		s.ID = ContentID(s)
@@ -146,11 +182,11 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	if err != nil {
 		return false, fmt.Errorf("encode submission %s: %w", s.ID, err)
 	}
-	ack, err := in.js.Publish(ctx, in.cfg.Subject, data, jetstream.WithMsgID(s.ID))
+	dup, err := in.s.Publish(ctx, s.ID, data, nil)
 	if err != nil {
 		return false, fmt.Errorf("store submission %s: %w", s.ID, err)
 	}
-	return ack.Duplicate, nil
+	return dup, nil
 }
 
 // ackTimeout bounds the wait for the server to confirm an ack.
@@ -159,77 +195,64 @@ const ackTimeout = 10 * time.Second
 // Attempt says which delivery of a submission this is.
 type Attempt struct {
 	N    int
-	Last bool // no redelivery follows a failure of this one
+	Last bool // no redelivery follows a failure of this one: it is parked
 }
 
 // Handler triages one submission. Returning an error asks for redelivery
-// (up to the configured bound, after which the submission is dropped and
-// logged); wrap it with ErrInvalid to drop it now.
+// with a growing delay, until MaxAge (or MaxDeliver) is reached; the
+// submission is then parked on the dead-letter stream. Wrap the error with
+// ErrInvalid to park it now.
 type Handler func(ctx context.Context, s Submission, a Attempt) error
 
 // Run feeds stored submissions to handle, one at a time, until ctx ends.
+// While handle runs, the submission's delivery is kept alive with
+// heartbeats, so a long triage is not handed to another instance. Errors
+// from the server (NATS down) are logged and retried.
 func (in *Intake) Run(ctx context.Context, handle Handler) error {
-	for {
-		batch, err := in.consumer.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("fetch submissions: %w", err)
-		}
-		for msg := range batch.Messages() {
-			in.handle(ctx, msg, handle)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-			in.log.Warn("fetch submissions", zap.Error(err))
-		}
-	}
+	return in.s.Consume(ctx, 1, func(ctx context.Context, d *stream.Delivery) {
+		in.handle(ctx, d, handle)
+	})
 }
 
-func (in *Intake) handle(ctx context.Context, msg jetstream.Msg, handle Handler) {
+func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler) {
 	var s Submission
-	if err := json.Unmarshal(msg.Data(), &s); err != nil {
-		in.log.Error("dropping undecodable submission", zap.Error(err))
-		_ = msg.TermWithReason("undecodable: " + err.Error())
+	if err := json.Unmarshal(d.Data(), &s); err != nil {
+		if perr := d.Park(ctx, "undecodable: "+err.Error()); perr != nil {
+			d.Log().Error("undecodable submission; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
+		}
 		return
 	}
-	log := in.log.With(zap.String("submission", s.ID), zap.String("repo", s.Repo), zap.String("commit", s.Commit))
-	a := Attempt{N: 1}
-	if meta, err := msg.Metadata(); err == nil {
-		a.N = int(meta.NumDelivered)
-	}
-	a.Last = a.N >= in.cfg.MaxDeliver
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("triage panicked: %v", r)
-			}
-		}()
-		return handle(ctx, s, a)
-	}()
+	d.WithLog(zap.String("submission", s.ID), zap.String("repo", s.Repo), zap.String("commit", s.Commit))
+	log := d.Log()
+	a := Attempt{N: d.Attempt, Last: d.LastAttempt()}
+	stop := d.KeepAlive(ctx, in.cfg.Heartbeat)
+	err := handle(ctx, s, a)
+	stop()
+	// Settle even if the intake is shutting down: a triaged submission
+	// acked late would be triaged again after AckWait.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	defer cancel()
 	switch {
 	case err == nil:
-		// The submission was triaged: record that even if the intake is
-		// shutting down, or it would be triaged again after AckWait.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
-		defer cancel()
-		if err := msg.DoubleAck(actx); err != nil {
+		if err := d.Ack(sctx); err != nil {
 			log.Warn("ack submission", zap.Error(err))
 		}
 	case errors.Is(err, ErrInvalid):
-		log.Error("dropping submission", zap.Error(err))
-		_ = msg.TermWithReason(err.Error())
+		if perr := d.Park(sctx, err.Error()); perr != nil {
+			log.Error("invalid submission; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
+		}
 	case ctx.Err() != nil:
 		// Shutting down: let another triage instance take it now.
-		_ = msg.Nak()
-	case a.Last:
-		log.Error("triage failed on its last attempt; dropping the submission", zap.Int("attempt", a.N), zap.Error(err))
-		_ = msg.TermWithReason("gave up: " + err.Error())
+		_ = d.Nak(sctx, 0)
 	default:
-		log.Warn("triage failed; will retry", zap.Int("attempt", a.N), zap.Error(err))
-		_ = msg.NakWithDelay(time.Duration(a.N) * in.cfg.RetryDelay)
+		parked, rerr := d.Retry(sctx, err)
+		switch {
+		case rerr != nil:
+			log.Error("triage failed; settling the submission failed too, it comes back after the ack wait", zap.Error(err), zap.NamedError("settle_error", rerr))
+		case parked:
+			log.Error("triage failed on its last attempt; submission parked", zap.Int("attempt", a.N), zap.Error(err))
+		default:
+			log.Warn("triage failed; will retry", zap.Int("attempt", a.N), zap.Duration("retry_in", d.RetryDelay()), zap.Error(err))
+		}
 	}
 }

@@ -63,11 +63,11 @@ func outstanding(t *testing.T, in *Intake) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	info, err := in.consumer.Info(ctx)
+	n, err := in.s.Lag(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return info.NumPending + uint64(info.NumAckPending)
+	return n
 }
 
 // waitFor polls cond until it holds or timeout passes.

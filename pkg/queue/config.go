@@ -3,10 +3,11 @@ package queue
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/redfix/redfix/pkg/stream"
 )
 
 // Defaults for Config's zero fields.
@@ -100,49 +101,32 @@ func (c Config) WithDefaults() Config {
 // no sense for a job queue. Call it on a config with defaults applied.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Stream == "" || strings.ContainsAny(c.Stream, " \t.*>/\\") {
-		errs = append(errs, fmt.Errorf("stream name %q: must be non-empty, without spaces, '.', '*', '>' or slashes", c.Stream))
-	}
-	if c.Consumer == "" || strings.ContainsAny(c.Consumer, " \t.*>/\\") {
-		errs = append(errs, fmt.Errorf("consumer name %q: must be non-empty, without spaces, '.', '*', '>' or slashes", c.Consumer))
-	}
-	if c.Subject == "" || strings.ContainsAny(c.Subject, " \t*>") {
-		errs = append(errs, fmt.Errorf("subject %q: must be a literal subject", c.Subject))
-	}
-	if c.AckWait <= 0 {
-		errs = append(errs, fmt.Errorf("ack wait %s: must be positive", c.AckWait))
-	}
 	if c.MaxDeliver < 1 {
 		errs = append(errs, fmt.Errorf("max deliver %d: must be at least 1 (redeliveries must be bounded)", c.MaxDeliver))
-	}
-	if c.DuplicateWindow <= 0 {
-		errs = append(errs, fmt.Errorf("duplicate window %s: must be positive", c.DuplicateWindow))
-	}
-	if len(c.Backoff) > c.MaxDeliver {
-		errs = append(errs, fmt.Errorf("backoff has %d values: must be at most max deliver (%d)", len(c.Backoff), c.MaxDeliver))
-	}
-	for i, d := range c.Backoff {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("backoff[%d] %s: must be positive", i, d))
-		}
-	}
-	if c.MaxAckPending < 1 {
-		errs = append(errs, fmt.Errorf("max ack pending %d: must be at least 1", c.MaxAckPending))
-	}
-	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
-		errs = append(errs, fmt.Errorf("storage %v: must be file or memory", c.Storage))
-	}
-	if c.Replicas < 1 || c.Replicas > 5 {
-		errs = append(errs, fmt.Errorf("replicas %d: must be 1 to 5", c.Replicas))
-	}
-	if c.FetchWait < 100*time.Millisecond {
-		errs = append(errs, fmt.Errorf("fetch wait %s: must be at least 100ms", c.FetchWait))
-	}
-	if c.RetryDelay < 0 {
-		errs = append(errs, fmt.Errorf("retry delay %s: must not be negative", c.RetryDelay))
+	} else if err := c.stream().WithDefaults().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("queue config: %w", err)
 	}
 	return nil
+}
+
+// stream is the configuration of the stream that holds the jobs.
+func (c Config) stream() stream.Config {
+	return stream.Config{
+		Stream:          c.Stream,
+		Description:     "redfix repair jobs, one per failure group",
+		Subject:         c.Subject,
+		Consumer:        c.Consumer,
+		AckWait:         c.AckWait,
+		MaxDeliver:      c.MaxDeliver,
+		DuplicateWindow: c.DuplicateWindow,
+		Backoff:         c.Backoff,
+		MaxAckPending:   c.MaxAckPending,
+		Storage:         c.Storage,
+		Replicas:        c.Replicas,
+		FetchWait:       c.FetchWait,
+		RetryDelay:      c.RetryDelay,
+	}
 }

@@ -2,29 +2,26 @@
 // that keeps one job per failure group (the job ID is the JetStream message
 // ID, deduplicated over a window), and a durable pull consumer that the
 // workers share, one message per worker slot, with explicit acks, InProgress
-// heartbeats and bounded redeliveries.
+// heartbeats, bounded redeliveries and a dead-letter stream (pkg/stream).
 package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/stream"
 )
 
 // Queue publishes jobs and hands them to workers.
 type Queue struct {
-	js   jetstream.JetStream
-	cons jetstream.Consumer
-	cfg  Config
-	log  *zap.Logger
+	s   *stream.Stream
+	cfg Config
+	log *zap.Logger
 
 	malformed atomic.Uint64
 }
@@ -40,43 +37,23 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if log == nil {
 		log = zap.NewNop()
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        cfg.Stream,
-		Description: "redfix repair jobs, one per failure group",
-		Subjects:    []string{cfg.Subject},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-		Duplicates:  cfg.DuplicateWindow,
-	})
+	s, err := stream.Open(ctx, js, cfg.stream(), log)
 	if err != nil {
-		return nil, fmt.Errorf("create or update stream %s: %w", cfg.Stream, err)
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
-		Durable:       cfg.Consumer,
-		Description:   "redfix workers",
-		FilterSubject: cfg.Subject,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver,
-		BackOff:       cfg.Backoff,
-		MaxAckPending: cfg.MaxAckPending,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create or update consumer %s on stream %s: %w", cfg.Consumer, cfg.Stream, err)
+		return nil, err
 	}
 	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
-	log.Debug("queue open", zap.String("subject", cfg.Subject), zap.Duration("ack_wait", cfg.AckWait), zap.Int("max_deliver", cfg.MaxDeliver))
-	return &Queue{js: js, cons: cons, cfg: cfg, log: log}, nil
+	return &Queue{s: s, cfg: cfg, log: log}, nil
 }
 
 // Config is the queue's configuration, defaults applied.
 func (q *Queue) Config() Config { return q.cfg }
 
+// Stream is the stream under the queue (for its dead letters).
+func (q *Queue) Stream() *stream.Stream { return q.s }
+
 // Enqueue publishes a job with its ID as the message ID. duplicate is true
 // when the stream already saw that ID within the duplicate window; the job
-// was then not queued again.
+// was then not queued again. A job that was parked is queued again.
 func (q *Queue) Enqueue(ctx context.Context, j job.Job) (duplicate bool, err error) {
 	if err := j.Validate(); err != nil {
 		return false, fmt.Errorf("enqueue: %w", err)
@@ -85,143 +62,60 @@ func (q *Queue) Enqueue(ctx context.Context, j job.Job) (duplicate bool, err err
 	if err != nil {
 		return false, fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
-	ack, err := q.js.Publish(ctx, q.cfg.Subject, data,
-		jetstream.WithMsgID(j.ID), jetstream.WithExpectStream(q.cfg.Stream))
+	dup, err := q.s.Publish(ctx, j.ID, data, nil)
 	if err != nil {
-		return false, fmt.Errorf("enqueue job %s on %s: %w", j.ID, q.cfg.Subject, err)
+		return false, fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
-	return ack.Duplicate, nil
+	return dup, nil
 }
 
 // Next waits for one job and returns it, or returns ctx's error once ctx is
 // done. The delivery must then be settled with Ack, Nak or Term (and kept
 // alive with InProgress or KeepAlive while it runs longer than AckWait).
 //
-// A message that is not a valid job is terminated here, with the decode
-// error as the reason, logged, and counted in Malformed: it is never
-// returned and never redelivered.
+// A message that is not a valid job is parked on the dead-letter stream
+// here, with the decode error as the reason, logged, and counted in
+// Malformed: it is never returned and never redelivered.
 func (q *Queue) Next(ctx context.Context) (*Delivery, error) {
 	for {
-		msg, err := q.fetch(ctx)
+		sd, err := q.s.Next(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if msg == nil {
-			continue // the pull request expired empty
+		if d := q.delivery(ctx, sd); d != nil {
+			return d, nil
 		}
-		d, err := q.delivery(msg)
-		if err != nil {
-			q.reject(ctx, msg, err)
-			continue
+	}
+}
+
+// delivery decodes a job; a message that is not one is parked and nil
+// returned.
+func (q *Queue) delivery(ctx context.Context, sd *stream.Delivery) *Delivery {
+	j, err := job.Decode(sd.Data())
+	if err != nil {
+		q.malformed.Add(1)
+		sd.WithLog(zap.ByteString("payload_head", []byte(truncate(string(sd.Data()), 200))))
+		if perr := sd.Park(ctx, fmt.Sprintf("malformed job: message %d is not a valid job: %v", sd.StreamSeq, err)); perr != nil {
+			sd.Log().Error("malformed job message; parking it failed, it will be redelivered until max deliver", zap.Error(err), zap.NamedError("park_error", perr))
 		}
-		return d, nil
+		return nil
 	}
+	sd.WithLog(zap.String("job", j.ID), zap.String("task", j.Task.ID))
+	return &Delivery{Job: j, Delivery: sd}
 }
 
-// fetch pulls at most one message, waiting at most FetchWait. It returns a
-// nil message when none came in that time.
-func (q *Queue) fetch(ctx context.Context) (jetstream.Msg, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 10*time.Millisecond {
-		// Too short for a pull request to reach the server and expire.
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	pollCtx, cancel := context.WithTimeout(ctx, q.cfg.FetchWait)
-	defer cancel()
-	msg, err := q.cons.Next(jetstream.FetchContext(pollCtx))
-	switch {
-	case err == nil:
-		return msg, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
-		return nil, nil
-	default:
-		return nil, fmt.Errorf("fetch a job from %s/%s: %w", q.cfg.Stream, q.cfg.Consumer, err)
-	}
-}
-
-// malformedError is why a message was not a job.
-type malformedError struct {
-	StreamSeq uint64
-	Err       error
-}
-
-func (e *malformedError) Error() string {
-	return fmt.Sprintf("message %d is not a valid job: %v", e.StreamSeq, e.Err)
-}
-
-func (e *malformedError) Unwrap() error { return e.Err }
-
-func (q *Queue) delivery(msg jetstream.Msg) (*Delivery, error) {
-	meta, err := msg.Metadata()
-	if err != nil {
-		return nil, &malformedError{Err: fmt.Errorf("read metadata: %w", err)}
-	}
-	j, err := job.Decode(msg.Data())
-	if err != nil {
-		return nil, &malformedError{StreamSeq: meta.Sequence.Stream, Err: err}
-	}
-	return &Delivery{
-		Job:        j,
-		Attempt:    int(meta.NumDelivered),
-		MaxDeliver: q.cfg.MaxDeliver,
-		Enqueued:   meta.Timestamp,
-		StreamSeq:  meta.Sequence.Stream,
-		msg:        msg,
-		q:          q,
-		log: q.log.With(zap.String("job", j.ID), zap.String("task", j.Task.ID),
-			zap.Uint64("seq", meta.Sequence.Stream), zap.Uint64("attempt", meta.NumDelivered)),
-	}, nil
-}
-
-// maxReason bounds the termination reason that the server puts in its
-// advisory.
-const maxReason = 512
-
-// reject terminates a message that is not a job.
-func (q *Queue) reject(ctx context.Context, msg jetstream.Msg, cause error) {
-	q.malformed.Add(1)
-	reason := truncate("malformed job: "+cause.Error(), maxReason)
-	log := q.log.With(zap.Error(cause), zap.String("subject", msg.Subject()),
-		zap.ByteString("payload_head", []byte(truncate(string(msg.Data()), 200))))
-	if err := msg.TermWithReason(reason); err != nil {
-		log.Error("malformed job message; terminating it failed, it will be redelivered until max deliver", zap.NamedError("term_error", err))
-		return
-	}
-	fctx, cancel := context.WithTimeout(ctx, flushTimeout)
-	defer cancel()
-	if err := q.js.Conn().FlushWithContext(fctx); err != nil {
-		log.Warn("malformed job message terminated; flushing the termination failed", zap.NamedError("flush_error", err))
-		return
-	}
-	log.Error("malformed job message terminated; it will not be redelivered")
-}
-
-// Malformed counts the messages that Next terminated because they were not
+// Malformed counts the messages that Next parked because they were not
 // valid jobs, since the queue was opened.
 func (q *Queue) Malformed() uint64 { return q.malformed.Load() }
 
 // Lag is the number of jobs waiting or in flight: not yet delivered plus
 // delivered and not yet settled. Workers autoscale on it.
 func (q *Queue) Lag(ctx context.Context) (pending uint64, err error) {
-	info, err := q.cons.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("read lag of %s/%s: %w", q.cfg.Stream, q.cfg.Consumer, err)
-	}
-	return info.NumPending + uint64(info.NumAckPending), nil
+	return q.s.Lag(ctx)
 }
 
 // Ready reports whether the consumer answers, for readiness probes.
-func (q *Queue) Ready(ctx context.Context) error {
-	if _, err := q.cons.Info(ctx); err != nil {
-		return fmt.Errorf("queue %s/%s: %w", q.cfg.Stream, q.cfg.Consumer, err)
-	}
-	return nil
-}
+func (q *Queue) Ready(ctx context.Context) error { return q.s.Ready(ctx) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -127,7 +127,9 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	case d.LastAttempt():
 		reason := fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
 		c.save(settle, log, t, task.StatusFailed, reason, "")
-		_ = d.Term(settle, reason)
+		if err := d.Park(settle, reason); err != nil {
+			log.Error("park job", zap.Error(err))
+		}
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
 		log.Error("job failed on its last attempt", zap.Error(err))
 	default:

@@ -1,0 +1,213 @@
+// Package stream is redfix's one way to consume a JetStream stream: a
+// work-queue stream with message-ID deduplication, a durable pull consumer
+// shared by every instance, deliveries settled exactly once (ack, nak with a
+// growing delay, term), InProgress heartbeats while a handler works, and a
+// dead-letter stream where a message that will not be retried again is
+// parked, never dropped, until someone replays it. The job queue and the
+// report intake are both built on it.
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// Stream is an open stream with its consumer.
+type Stream struct {
+	js   jetstream.JetStream
+	cons jetstream.Consumer
+	cfg  Config
+	log  *zap.Logger
+}
+
+// Open creates or updates the stream, its durable consumer and the
+// dead-letter stream that cfg describes, so that every instance that opens
+// it agrees on them.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Stream, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.Stream,
+		Description: cfg.Description,
+		Subjects:    []string{cfg.Subject},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+		Duplicates:  cfg.DuplicateWindow,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create or update stream %s: %w", cfg.Stream, err)
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        cfg.DeadStream,
+		Description: "redfix messages parked after their last retry; replay them with `bot replay`",
+		Subjects:    []string{DeadSubjects},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		Duplicates:  cfg.DuplicateWindow,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create or update dead-letter stream %s: %w", cfg.DeadStream, err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
+		Durable:       cfg.Consumer,
+		Description:   cfg.Description,
+		FilterSubject: cfg.Subject,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver,
+		BackOff:       cfg.Backoff,
+		MaxAckPending: cfg.MaxAckPending,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create or update consumer %s on stream %s: %w", cfg.Consumer, cfg.Stream, err)
+	}
+	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
+	return &Stream{js: js, cons: cons, cfg: cfg, log: log}, nil
+}
+
+// Config is the stream's configuration, defaults applied.
+func (s *Stream) Config() Config { return s.cfg }
+
+// JetStream is the client the stream was opened with.
+func (s *Stream) JetStream() jetstream.JetStream { return s.js }
+
+// Publish stores data with msgID as its message ID. duplicate is true when
+// the stream already holds, or has handled, a message with that ID within
+// the duplicate window. A message with that ID that was parked is not a
+// duplicate: data is stored again under a fresh ID and the parked copy is
+// removed, so that a client's re-post after a failure is handled.
+func (s *Stream) Publish(ctx context.Context, msgID string, data []byte, hdr nats.Header) (duplicate bool, err error) {
+	ack, err := s.publish(ctx, msgID, data, hdr)
+	if err != nil {
+		return false, err
+	}
+	if !ack.Duplicate {
+		return false, nil
+	}
+	parked, err := s.parkedSeq(ctx, msgID)
+	if err != nil {
+		return true, fmt.Errorf("look up parked message %s: %w", msgID, err)
+	}
+	if parked == 0 {
+		return true, nil
+	}
+	if _, err := s.publish(ctx, replayID(msgID, parked), data, hdr); err != nil {
+		return false, err
+	}
+	s.dropParked(ctx, parked)
+	s.log.Info("parked message posted again; stored anew", zap.String("msg_id", msgID), zap.Uint64("parked_seq", parked))
+	return false, nil
+}
+
+func (s *Stream) publish(ctx context.Context, msgID string, data []byte, hdr nats.Header) (*jetstream.PubAck, error) {
+	m := nats.NewMsg(s.cfg.Subject)
+	m.Data = data
+	for k, v := range hdr {
+		m.Header[k] = v
+	}
+	opts := []jetstream.PublishOpt{jetstream.WithExpectStream(s.cfg.Stream)}
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := s.js.PublishMsg(ctx, m, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s on %s: %w", msgID, s.cfg.Subject, err)
+	}
+	return ack, nil
+}
+
+// Lag is the number of messages waiting or in flight: not yet delivered
+// plus delivered and not yet settled.
+func (s *Stream) Lag(ctx context.Context) (uint64, error) {
+	info, err := s.cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read lag of %s/%s: %w", s.cfg.Stream, s.cfg.Consumer, err)
+	}
+	return info.NumPending + uint64(info.NumAckPending), nil
+}
+
+// Ready reports whether the consumer answers, for readiness probes.
+func (s *Stream) Ready(ctx context.Context) error {
+	if _, err := s.cons.Info(ctx); err != nil {
+		return fmt.Errorf("stream %s/%s: %w", s.cfg.Stream, s.cfg.Consumer, err)
+	}
+	return nil
+}
+
+// Next waits for one delivery and returns it, or returns ctx's error once
+// ctx is done. The delivery must then be settled.
+func (s *Stream) Next(ctx context.Context) (*Delivery, error) {
+	for {
+		msg, err := s.fetch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if msg == nil {
+			continue // the pull request expired empty
+		}
+		return s.delivery(msg), nil
+	}
+}
+
+// fetch pulls at most one message, waiting at most FetchWait. It returns a
+// nil message when none came in that time.
+func (s *Stream) fetch(ctx context.Context) (jetstream.Msg, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 10*time.Millisecond {
+		// Too short for a pull request to reach the server and expire.
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	pollCtx, cancel := context.WithTimeout(ctx, s.cfg.FetchWait)
+	defer cancel()
+	msg, err := s.cons.Next(jetstream.FetchContext(pollCtx))
+	switch {
+	case err == nil:
+		return msg, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("fetch from %s/%s: %w", s.cfg.Stream, s.cfg.Consumer, err)
+	}
+}
+
+func (s *Stream) delivery(msg jetstream.Msg) *Delivery {
+	d := &Delivery{Attempt: 1, MaxDeliver: s.cfg.MaxDeliver, msg: msg, s: s}
+	if h := msg.Headers(); h != nil {
+		d.MsgID = h.Get(jetstream.MsgIDHeader)
+	}
+	if meta, err := msg.Metadata(); err == nil {
+		d.Attempt = int(meta.NumDelivered)
+		d.Enqueued = meta.Timestamp
+		d.StreamSeq = meta.Sequence.Stream
+	} else {
+		d.Enqueued = time.Now()
+	}
+	d.log = s.log.With(zap.Uint64("seq", d.StreamSeq), zap.Int("attempt", d.Attempt))
+	return d
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,258 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+)
+
+func open(t *testing.T, cfg Config) *Stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js := embeddedtest.JetStream(t)
+	s, err := Open(ctx, js, cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func testConfig() Config {
+	return Config{Stream: "T", Subject: "t.in", Consumer: "c", AckWait: time.Second, MaxDeliver: -1, MaxAge: time.Minute,
+		RetryDelay: 20 * time.Millisecond, MaxRetryDelay: 40 * time.Millisecond, FetchWait: 200 * time.Millisecond}
+}
+
+func next(t *testing.T, s *Stream) *Delivery {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := s.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func publish(t *testing.T, s *Stream, id, data string) (duplicate bool) {
+	t.Helper()
+	dup, err := s.Publish(context.Background(), id, []byte(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dup
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func parkedCount(t *testing.T, s *Stream) uint64 {
+	t.Helper()
+	n, err := s.ParkedCount(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRetryBacksOffThenParksAndReplayRestores(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver = 4
+	s := open(t, cfg)
+	publish(t, s, "m-1", "payload one")
+	publish(t, s, "m-2", "payload two")
+
+	// m-1 fails on every attempt: redelivered with a growing delay, then
+	// parked on its last attempt.
+	var delays []time.Duration
+	for attempt := 1; ; attempt++ {
+		d := next(t, s)
+		if d.MsgID == "m-2" {
+			if err := d.Ack(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			attempt--
+			continue
+		}
+		if d.Attempt != attempt {
+			t.Fatalf("attempt %d, want %d", d.Attempt, attempt)
+		}
+		if got, want := d.LastAttempt(), attempt == 4; got != want {
+			t.Fatalf("attempt %d: LastAttempt = %v", attempt, got)
+		}
+		delays = append(delays, d.RetryDelay())
+		parked, err := d.Retry(context.Background(), fmt.Errorf("redis is down"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parked != (attempt == 4) {
+			t.Fatalf("attempt %d: parked = %v", attempt, parked)
+		}
+		if parked {
+			break
+		}
+	}
+	if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
+		t.Fatalf("retry delays %v, want %s", delays, want)
+	}
+	waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
+		n, err := s.Lag(context.Background())
+		return err == nil && n == 0
+	})
+	ps, err := s.Parked(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].MsgID != "m-1" || ps[0].Attempts != 4 || ps[0].Reason == "" || ps[0].Enqueued.IsZero() {
+		t.Fatalf("parked = %+v", ps)
+	}
+
+	n, err := s.Replay(context.Background(), "")
+	if err != nil || n != 1 {
+		t.Fatalf("replay: %d, %v", n, err)
+	}
+	d := next(t, s)
+	if string(d.Data()) != "payload one" || d.Attempt != 1 {
+		t.Fatalf("replayed delivery %q attempt %d", d.Data(), d.Attempt)
+	}
+	if err := d.Ack(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := parkedCount(t, s); got != 0 {
+		t.Fatalf("%d parked after replay, want 0", got)
+	}
+}
+
+func TestMaxAgeBoundsRetries(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxAge = 300 * time.Millisecond
+	s := open(t, cfg)
+	publish(t, s, "old", "x")
+	var attempts int
+	for {
+		d := next(t, s)
+		attempts++
+		parked, err := d.Retry(context.Background(), fmt.Errorf("still down"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parked {
+			if time.Since(d.Enqueued)+d.RetryDelay() <= cfg.MaxAge {
+				t.Fatalf("parked at age %s, before max age", time.Since(d.Enqueued))
+			}
+			break
+		}
+		if attempts > 100 {
+			t.Fatal("never parked")
+		}
+	}
+	if attempts < 3 {
+		t.Fatalf("parked after %d attempts; retries should fill the max age", attempts)
+	}
+	if got := parkedCount(t, s); got != 1 {
+		t.Fatalf("%d parked, want 1", got)
+	}
+}
+
+func TestRepostOfParkedMessageIsNotDuplicate(t *testing.T) {
+	s := open(t, testConfig())
+	publish(t, s, "r-1", "first")
+	d := next(t, s)
+	if err := d.Park(context.Background(), "triage failed for good"); err != nil {
+		t.Fatal(err)
+	}
+	if dup := publish(t, s, "r-1", "second"); dup {
+		t.Fatal("the re-post of a parked message was a duplicate")
+	}
+	d = next(t, s)
+	if string(d.Data()) != "second" {
+		t.Fatalf("delivered %q, want the re-post", d.Data())
+	}
+	if got := parkedCount(t, s); got != 0 {
+		t.Fatalf("%d parked after the re-post, want 0 (it supersedes the parked copy)", got)
+	}
+	if err := d.Ack(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Once handled, the same ID is a duplicate again.
+	if dup := publish(t, s, "r-1", "third"); !dup {
+		t.Fatal("a re-post of a handled message was not a duplicate")
+	}
+}
+
+func TestConsumeRecoversPanicAndNaksUnsettled(t *testing.T) {
+	cfg := testConfig()
+	s := open(t, cfg)
+	publish(t, s, "p", "x")
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var attempts []int
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Consume(ctx, 2, func(ctx context.Context, d *Delivery) {
+			mu.Lock()
+			attempts = append(attempts, d.Attempt)
+			n := len(attempts)
+			mu.Unlock()
+			switch n {
+			case 1:
+				panic("bug")
+			case 2:
+				return // unsettled: nak'd at once
+			default:
+				_ = d.Ack(ctx)
+			}
+		})
+	}()
+	waitFor(t, 10*time.Second, "three deliveries", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(attempts) == 3
+	})
+	waitFor(t, 5*time.Second, "the message was not acked", func() bool {
+		n, err := s.Lag(context.Background())
+		return err == nil && n == 0
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(attempts) != "[1 2 3]" {
+		t.Fatalf("attempts %v", attempts)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"ok", testConfig(), ""},
+		{"unbounded", func() Config { c := testConfig(); c.MaxAge = 0; return c }(), "max age"},
+		{"dead subject", func() Config { c := testConfig(); c.DeadSubject = "x.y"; return c }(), "dead-letter subject"},
+		{"retry cap", func() Config { c := testConfig(); c.MaxRetryDelay = time.Millisecond; return c }(), "max retry delay"},
+	} {
+		err := tc.cfg.WithDefaults().Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
