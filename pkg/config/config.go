@@ -31,6 +31,32 @@ type Config struct {
 	Validators Validators `yaml:"validators"`
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
+	GitHub     GitHub     `yaml:"github"`
+	Checkouts  Checkouts  `yaml:"checkouts"`
+}
+
+// GitHub configures the GitHub API: a plain token, or a GitHub App (app id
+// and private key; each repository's installation is looked up).
+type GitHub struct {
+	// APIURL is the REST API's base URL: https://api.github.com/ by
+	// default, https://HOST/api/v3/ for GitHub Enterprise Server.
+	APIURL         string `yaml:"api_url"`
+	Token          string `yaml:"token"`
+	AppID          int64  `yaml:"app_id"`
+	PrivateKeyFile string `yaml:"private_key_file"`
+}
+
+// Enabled reports whether GitHub credentials are configured.
+func (g GitHub) Enabled() bool { return g.Token != "" || g.AppID != 0 }
+
+// Checkouts configures the workers' cache of bare mirrors of remote
+// repositories (local paths are cloned directly).
+type Checkouts struct {
+	// MirrorDir holds the mirrors; empty means DataDir/mirrors.
+	MirrorDir string `yaml:"mirror_dir"`
+	// MaxMirrorBytes bounds the mirrors' total size; the least recently
+	// used are evicted past it.
+	MaxMirrorBytes int64 `yaml:"max_mirror_bytes"`
 }
 
 // Log configures logging.
@@ -109,7 +135,9 @@ type Worker struct {
 
 // Publish configures where pull requests go.
 type Publish struct {
-	// Mode is "local" (a directory) for now.
+	// Mode is "local" (a branch and a directory, the default) or "github"
+	// (pull requests on GitHub; needs github credentials). Empty means
+	// "github" when GitHub is configured, else "local".
 	Mode string `yaml:"mode"`
 	Dir  string `yaml:"dir"`
 }
@@ -128,8 +156,10 @@ func Default() Config {
 		Validators: Validators{
 			OracleRuns: 3,
 		},
-		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
-		Publish: Publish{Mode: "local"},
+		Worker:    Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
+		Publish:   Publish{},
+		GitHub:    GitHub{APIURL: "https://api.github.com/"},
+		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
 	}
 }
 
@@ -181,6 +211,18 @@ var envVars = []struct {
 	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
 	{"REDFIX_WORKER_METRICS_ADDR", func(c *Config, v string) error { c.Worker.MetricsAddr = v; return nil }},
 	{"REDFIX_PUBLISH_DIR", func(c *Config, v string) error { c.Publish.Dir = v; return nil }},
+	{"REDFIX_PUBLISH_MODE", func(c *Config, v string) error { c.Publish.Mode = v; return nil }},
+	{"REDFIX_GITHUB_API_URL", func(c *Config, v string) error { c.GitHub.APIURL = v; return nil }},
+	{"REDFIX_GITHUB_TOKEN", func(c *Config, v string) error { c.GitHub.Token = v; return nil }},
+	{"REDFIX_GITHUB_APP_ID", func(c *Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want the app's numeric id, got %q", v)
+		}
+		c.GitHub.AppID = n
+		return nil
+	}},
+	{"REDFIX_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHub.PrivateKeyFile = v; return nil }},
 }
 
 func intVar(field func(*Config) *int) func(*Config, string) error {
@@ -210,6 +252,18 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	return nil
 }
 
+// PublishMode is the publisher to use: publish.mode, else "github" when
+// GitHub is configured, else "local".
+func (c Config) PublishMode() string {
+	if c.Publish.Mode != "" {
+		return c.Publish.Mode
+	}
+	if c.GitHub.Enabled() {
+		return "github"
+	}
+	return "local"
+}
+
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
 	var errs []error
@@ -233,8 +287,26 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("log.level must be debug, info, warn or error, got %q", c.Log.Level))
 	}
-	if c.Publish.Mode != "local" {
-		errs = append(errs, fmt.Errorf("publish.mode %q is not supported yet (only \"local\")", c.Publish.Mode))
+	switch c.PublishMode() {
+	case "local":
+	case "github":
+		if !c.GitHub.Enabled() {
+			errs = append(errs, errors.New("publish.mode github needs github.token or github.app_id"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("publish.mode must be local or github, got %q", c.Publish.Mode))
+	}
+	if c.GitHub.AppID != 0 && c.GitHub.PrivateKeyFile == "" {
+		errs = append(errs, errors.New("github.app_id needs github.private_key_file"))
+	}
+	if c.GitHub.AppID == 0 && c.GitHub.PrivateKeyFile != "" {
+		errs = append(errs, errors.New("github.private_key_file needs github.app_id"))
+	}
+	if c.GitHub.AppID != 0 && c.GitHub.Token != "" {
+		errs = append(errs, errors.New("github.token and github.app_id are both set: choose one"))
+	}
+	if c.Checkouts.MaxMirrorBytes < 0 {
+		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
 	if c.LLM.Model != "" && c.LLM.BaseURL == "" && c.LLM.APIKey == "" {
 		errs = append(errs, errors.New("llm.model is set but neither llm.base_url nor llm.api_key is"))

@@ -51,10 +51,15 @@ func TestRejectsBadInput(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"unknown key":    {yaml: "nats:\n  ulr: x\n", want: "ulr"},
-		"bad number env": {env: map[string]string{"REDFIX_TRIAGE_RERUNS": "many"}, want: "REDFIX_TRIAGE_RERUNS"},
-		"zero reruns":    {yaml: "triage:\n  reruns: 0\n", want: "triage.reruns"},
-		"model no url":   {env: map[string]string{"REDFIX_MODEL": "m"}, want: "llm.model"},
+		"unknown key":                {yaml: "nats:\n  ulr: x\n", want: "ulr"},
+		"bad number env":             {env: map[string]string{"REDFIX_TRIAGE_RERUNS": "many"}, want: "REDFIX_TRIAGE_RERUNS"},
+		"zero reruns":                {yaml: "triage:\n  reruns: 0\n", want: "triage.reruns"},
+		"model no url":               {env: map[string]string{"REDFIX_MODEL": "m"}, want: "llm.model"},
+		"app id no key":              {env: map[string]string{"REDFIX_GITHUB_APP_ID": "12"}, want: "github.app_id"},
+		"bad app id":                 {env: map[string]string{"REDFIX_GITHUB_APP_ID": "twelve"}, want: "REDFIX_GITHUB_APP_ID"},
+		"key no app id":              {env: map[string]string{"REDFIX_GITHUB_PRIVATE_KEY_FILE": "/k.pem"}, want: "github.private_key_file"},
+		"github mode no credentials": {yaml: "publish:\n  mode: github\n", want: "publish.mode github"},
+		"unknown mode":               {yaml: "publish:\n  mode: gitlab\n", want: "publish.mode"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := ""
@@ -72,5 +77,36 @@ func TestRejectsBadInput(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing.yaml"), env(nil)); err == nil {
 		t.Fatal("a missing file was accepted")
+	}
+}
+
+func TestGitHubSettings(t *testing.T) {
+	cfg, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PublishMode() != "local" || cfg.GitHub.Enabled() || cfg.GitHub.APIURL != "https://api.github.com/" {
+		t.Fatalf("with nothing configured: mode %q, github %+v", cfg.PublishMode(), cfg.GitHub)
+	}
+	cfg, err = Load("", env(map[string]string{
+		"REDFIX_GITHUB_API_URL":          "https://ghe.example/api/v3/",
+		"REDFIX_GITHUB_APP_ID":           "42",
+		"REDFIX_GITHUB_PRIVATE_KEY_FILE": "/secrets/app.pem",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GitHub.AppID != 42 || cfg.GitHub.PrivateKeyFile != "/secrets/app.pem" || cfg.GitHub.APIURL != "https://ghe.example/api/v3/" {
+		t.Fatalf("github from the environment: %+v", cfg.GitHub)
+	}
+	if cfg.PublishMode() != "github" {
+		t.Fatalf("an app configured: publish mode %q, want github", cfg.PublishMode())
+	}
+	cfg, err = Load("", env(map[string]string{"REDFIX_GITHUB_TOKEN": "t", "REDFIX_PUBLISH_MODE": "local"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.PublishMode() != "local" {
+		t.Fatalf("an explicit local mode was overridden: %q", cfg.PublishMode())
 	}
 }
