@@ -40,6 +40,7 @@ package ghtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -338,6 +339,10 @@ func (s *Server) answer(req *http.Request, body []byte) (Reply, string) {
 	vreq.Body = io.NopCloser(bytes.NewReader(vbody))
 	route, params, err := s.findRoute(vreq)
 	if err != nil {
+		if errors.Is(err, errOutside) {
+			s.t.Errorf("ghtest: %s %s: %v", req.Method, req.URL.Path, err)
+			return Error(404, "Not Found"), ""
+		}
 		s.t.Errorf("ghtest: %s %s: GitHub has no such endpoint: %v", req.Method, req.URL.Path, err)
 		return Error(404, "Not Found"), ""
 	}
