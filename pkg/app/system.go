@@ -20,6 +20,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/server"
@@ -39,6 +40,9 @@ type System struct {
 	Jobs      *queue.Queue
 	Intake    *ingest.Intake
 	Registry  *prometheus.Registry
+	// GitHubClient gives the GitHub client of a repository; nil when no
+	// GitHub credentials are configured.
+	GitHubClient webhook.ClientFor
 
 	log     *zap.Logger
 	nc      *nats.Conn
@@ -150,7 +154,10 @@ func (s *System) Ready(ctx context.Context) error {
 
 // Handler is the bot's HTTP handler.
 func (s *System) Handler(cfg config.Config) http.Handler {
-	return server.New(s.Intake, s.Store, s.Registry, server.Options{IngestToken: cfg.HTTP.IngestToken, Ready: s.Ready}, s.log.Named("http")).Handler()
+	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
+	return server.New(s.Intake, s.Store, s.Registry, server.Options{
+		IngestToken: cfg.HTTP.IngestToken, Ready: s.Ready, GitHubWebhook: hook, Land: s.Store,
+	}, s.log.Named("http")).Handler()
 }
 
 // OpsHandler serves what a process without the bot's API still exposes:
@@ -183,10 +190,31 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		MaxBisectSteps: cfg.Triage.MaxBisectSteps,
 		OptOut:         cfg.Triage.OptOut,
 	}, s.log.Named("triage"))
+	gh := s.githubProcessor(cfg)
 	return s.Intake.Run(ctx, func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
+		id := sub.ID
+		release := func(context.Context) {}
+		if sub.Kind == ingest.KindGitHub {
+			// A webhook delivery: a failed run becomes its report, to triage
+			// like one CI posted; an outcome is recorded and that is all.
+			res, err := gh.Process(ctx, sub)
+			if err != nil {
+				if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
+					s.settle(id, settlement{err: err})
+				}
+				return err
+			}
+			if res.Report == nil {
+				s.settle(id, settlement{})
+				return nil
+			}
+			sub = *res.Report
+			release = res.Release
+		}
 		rep, err := ingest.Check(sub)
 		if err != nil {
-			s.settle(sub.ID, settlement{err: err})
+			release(context.WithoutCancel(ctx))
+			s.settle(id, settlement{err: err})
 			return err
 		}
 		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep})
@@ -201,11 +229,12 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		}
 		if err != nil {
 			if a.Last && ctx.Err() == nil {
-				s.settle(sub.ID, settlement{err: fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)})
+				release(context.WithoutCancel(ctx))
+				s.settle(id, settlement{err: fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)})
 			}
 			return err
 		}
-		s.settle(sub.ID, settlement{tasks: ids})
+		s.settle(id, settlement{tasks: ids})
 		return nil
 	})
 }
@@ -227,7 +256,7 @@ func (s *System) settle(id string, st settlement) {
 // RunWorker consumes jobs with pipe until ctx ends.
 func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.Pipeline) error {
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: s.Store, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
 		Metrics: worker.NewMetrics(s.Registry), Log: s.log.Named("worker"),
 	}

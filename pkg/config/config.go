@@ -44,6 +44,10 @@ type GitHub struct {
 	Token          string `yaml:"token"`
 	AppID          int64  `yaml:"app_id"`
 	PrivateKeyFile string `yaml:"private_key_file"`
+
+	// GitHubEvents: which repositories and branches are repaired, where
+	// their test reports are, and the resync (github.allow, …).
+	GitHubEvents `yaml:",inline"`
 }
 
 // Enabled reports whether GitHub credentials are configured.
@@ -156,9 +160,15 @@ func Default() Config {
 		Validators: Validators{
 			OracleRuns: 3,
 		},
-		Worker:    Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
-		Publish:   Publish{},
-		GitHub:    GitHub{APIURL: "https://api.github.com/"},
+		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
+		Publish: Publish{},
+		GitHub: GitHub{
+			APIURL: "https://api.github.com/",
+			GitHubEvents: GitHubEvents{
+				ResyncInterval: 10 * time.Minute,
+				ResyncLookback: 24 * time.Hour,
+			},
+		},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
 	}
 }
@@ -223,6 +233,15 @@ var envVars = []struct {
 		return nil
 	}},
 	{"REDFIX_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHub.PrivateKeyFile = v; return nil }},
+	{"REDFIX_GITHUB_ALLOW", func(c *Config, v string) error { c.GitHub.Allow = commaList(v); return nil }},
+	{"REDFIX_GITHUB_RESYNC_INTERVAL", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 10m, got %q", v)
+		}
+		c.GitHub.ResyncInterval = d
+		return nil
+	}},
 }
 
 func intVar(field func(*Config) *int) func(*Config, string) error {
@@ -308,6 +327,7 @@ func (c Config) Validate() error {
 	if c.Checkouts.MaxMirrorBytes < 0 {
 		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
+	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
 	if c.LLM.Model != "" && c.LLM.BaseURL == "" && c.LLM.APIKey == "" {
 		errs = append(errs, errors.New("llm.model is set but neither llm.base_url nor llm.api_key is"))
 	}

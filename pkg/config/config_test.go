@@ -110,3 +110,25 @@ func TestGitHubSettings(t *testing.T) {
 		t.Fatalf("an explicit local mode was overridden: %q", cfg.PublishMode())
 	}
 }
+
+func TestGitHubEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "redfix.yaml")
+	yaml := "github:\n  repositories:\n    - name: acme/api\n      branches: [main, release-*]\n      artifacts: [test-results*]\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path, env(map[string]string{"REDFIX_GITHUB_ALLOW": "acme/*, other/tool", "REDFIX_GITHUB_RESYNC_INTERVAL": "30m"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cfg.GitHub.GitHubEvents
+	if len(e.Allow) != 2 || e.Allow[1] != "other/tool" || e.ResyncInterval != 30*time.Minute || e.ResyncLookback != 24*time.Hour {
+		t.Errorf("github events: %+v", e)
+	}
+	if len(e.Repositories) != 1 || e.Repositories[0].Branches[1] != "release-*" || e.Repositories[0].Artifacts[0] != "test-results*" {
+		t.Errorf("repositories: %+v", e.Repositories)
+	}
+	if _, err := Load("", env(map[string]string{"REDFIX_GITHUB_RESYNC_INTERVAL": "1s"})); err == nil || !strings.Contains(err.Error(), "resync_interval") {
+		t.Errorf("a 1s resync was accepted: %v", err)
+	}
+}

@@ -20,24 +20,53 @@ import (
 	"github.com/redfix/redfix/pkg/stream"
 )
 
-// Submission is one CI report about one commit of one repository.
+// Submission is one CI report about one commit of one repository, or (Kind
+// KindGitHub) one verified GitHub webhook delivery, which triage turns into
+// a report itself.
 type Submission struct {
 	// ID identifies the delivery (a webhook's delivery id, or the hash of
 	// the content): the stream keeps one message per ID.
-	ID       string    `json:"id"`
-	Repo     string    `json:"repo"`
-	Commit   string    `json:"commit"`
-	Good     string    `json:"good,omitempty"` // the last green commit, if CI knows it
-	Branch   string    `json:"branch,omitempty"`
-	Report   []byte    `json:"report"`
-	Received time.Time `json:"received"`
+	ID string `json:"id"`
+	// Kind is KindReport when empty.
+	Kind string `json:"kind,omitempty"`
+	// Event is the GitHub event's name (X-GitHub-Event) and Payload its
+	// body, for KindGitHub.
+	Event    string          `json:"event,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Repo     string          `json:"repo"`
+	Commit   string          `json:"commit"`
+	Good     string          `json:"good,omitempty"` // the last green commit, if CI knows it
+	Branch   string          `json:"branch,omitempty"`
+	Report   []byte          `json:"report"`
+	Received time.Time       `json:"received"`
 }
+
+// The kinds of submission.
+const (
+	KindReport = ""       // a test report (Report), as CI posts it
+	KindGitHub = "github" // a GitHub webhook delivery (Event, Payload)
+)
 
 // ErrInvalid marks a submission that will never be accepted as it is.
 var ErrInvalid = errors.New("invalid submission")
 
 // Check validates s and parses its report. The error says what is wrong.
+// A GitHub delivery has no report yet: it is checked for its event and
+// payload and gives an empty result.
 func Check(s Submission) (report.Result, error) {
+	switch s.Kind {
+	case KindReport:
+	case KindGitHub:
+		switch {
+		case s.Event == "":
+			return report.Result{}, fmt.Errorf("%w: GitHub delivery without an event name", ErrInvalid)
+		case !json.Valid(s.Payload):
+			return report.Result{}, fmt.Errorf("%w: GitHub delivery whose payload is not JSON", ErrInvalid)
+		}
+		return report.Result{}, nil
+	default:
+		return report.Result{}, fmt.Errorf("%w: unknown kind %q", ErrInvalid, s.Kind)
+	}
 	switch {
 	case s.Repo == "":
 		return report.Result{}, fmt.Errorf("%w: no repository", ErrInvalid)

@@ -44,6 +44,8 @@ type Server struct {
 	tasks   Tasks
 	ready   func(context.Context) error
 	token   string
+	webhook http.Handler
+	land    LandRates
 	log     *zap.Logger
 	reg     *prometheus.Registry
 	reports *prometheus.CounterVec
@@ -56,12 +58,17 @@ type Options struct {
 	IngestToken string
 	// Ready reports whether the dependencies (NATS, Redis) answer.
 	Ready func(context.Context) error
+	// GitHubWebhook, when set, serves POST /api/v1/github/webhook.
+	GitHubWebhook http.Handler
+	// Land, when set, gives the outcomes of published pull requests: the
+	// land rate on the dashboard, in /api/v1/stats and in /metrics.
+	Land LandRates
 }
 
 // New makes a server. reg receives the server's metrics and is served at
 // /metrics.
 func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log *zap.Logger) *Server {
-	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, token: opts.IngestToken, log: log, reg: reg}
+	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, token: opts.IngestToken, webhook: opts.GitHubWebhook, land: opts.Land, log: log, reg: reg}
 	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "redfix_reports_total",
 		Help: "Test reports received by the ingest API, by result (accepted, duplicate, rejected).",
@@ -72,6 +79,9 @@ func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log
 		Buckets: prometheus.DefBuckets,
 	}, []string{"route", "code"})
 	reg.MustRegister(s.reports, s.reqs)
+	if s.land != nil {
+		reg.MustRegister(&landCollector{land: s.land, log: log})
+	}
 	if s.ready == nil {
 		s.ready = func(context.Context) error { return nil }
 	}
@@ -84,6 +94,13 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /api/v1/reports", s.postReport)
 	s.route(mux, "GET /api/v1/tasks", s.listTasks)
 	s.route(mux, "GET /api/v1/tasks/{id}", s.getTask)
+	s.route(mux, "GET /api/v1/stats", s.stats)
+	if s.webhook != nil {
+		s.route(mux, "POST /api/v1/github/webhook", func(w http.ResponseWriter, r *http.Request) error {
+			s.webhook.ServeHTTP(w, r)
+			return nil
+		})
+	}
 	s.route(mux, "GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
 		_, err := io.WriteString(w, "ok\n")
 		return err

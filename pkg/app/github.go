@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gh/runreport"
+	"github.com/redfix/redfix/pkg/gh/webhook"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// githubFilter is the configuration's repositories and branches.
+func githubFilter(cfg config.Config) webhook.Filter {
+	f := webhook.Filter{Allow: cfg.GitHub.Allow}
+	for _, r := range cfg.GitHub.Repositories {
+		f.Repositories = append(f.Repositories, webhook.Repository{
+			Name: r.Name, Branches: r.Branches, Artifacts: r.Artifacts, PullRequests: r.PullRequests,
+		})
+	}
+	return f
+}
+
+// errNoGitHub is the answer for a run delivered while no GitHub credentials
+// are configured: nothing can read the run.
+var errNoGitHub = errors.New("GitHub credentials are not configured (REDFIX_GITHUB_TOKEN, or REDFIX_GITHUB_APP_ID and REDFIX_GITHUB_PRIVATE_KEY_FILE)")
+
+// githubProcessor acts on stored GitHub deliveries.
+func (s *System) githubProcessor(cfg config.Config) *webhook.Processor {
+	client := s.GitHubClient
+	if client == nil {
+		client = func(context.Context, string, string) (*github.Client, error) { return nil, errNoGitHub }
+	}
+	return &webhook.Processor{
+		Filter:    githubFilter(cfg),
+		Client:    client,
+		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
+		State:     s.Store,
+		Log:       s.log.Named("github"),
+	}
+}
+
+// PullRequestRef names a pull request by its web address:
+// https://HOST/OWNER/NAME/pull/N (github.com or GitHub Enterprise Server).
+func PullRequestRef(u string) (repo string, number int, ok bool) {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "https" && pu.Scheme != "http" {
+		return "", 0, false
+	}
+	parts := strings.Split(strings.Trim(pu.Path, "/"), "/")
+	if len(parts) < 4 || parts[len(parts)-2] != "pull" {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(parts[len(parts)-1])
+	if err != nil || n <= 0 {
+		return "", 0, false
+	}
+	return parts[len(parts)-4] + "/" + parts[len(parts)-3], n, true
+}
+
+// fixRecorder records each task published as a pull request on GitHub as
+// a fix whose outcome the webhooks then follow.
+type fixRecorder struct {
+	tasks interface {
+		SaveTask(ctx context.Context, t task.Task) error
+	}
+	fixes interface {
+		RecordPublished(ctx context.Context, f store.Fix) (bool, error)
+	}
+	log *zap.Logger
+}
+
+func (r fixRecorder) SaveTask(ctx context.Context, t task.Task) error {
+	if err := r.tasks.SaveTask(ctx, t); err != nil {
+		return err
+	}
+	if t.Status != task.StatusPublished {
+		return nil
+	}
+	repo, n, ok := PullRequestRef(t.PullRequest)
+	if !ok {
+		return nil // a local pull request: no outcome to follow
+	}
+	created, err := r.fixes.RecordPublished(ctx, store.Fix{Repo: repo, Number: n, URL: t.PullRequest, TaskID: t.ID, Fingerprint: t.Fingerprint})
+	if err != nil {
+		return fmt.Errorf("record fix %s: %w", t.PullRequest, err)
+	}
+	if created {
+		r.log.Info("fix published; following its outcome", zap.String("task_id", t.ID), zap.String("pull_request", t.PullRequest))
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package webhook
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// BranchPrefix starts the branch of every pull request redfix opens.
+const BranchPrefix = "redfix/"
+
+// Delivery is a decoded webhook of an event redfix acts on.
+type Delivery struct {
+	Event  string
+	Repo   string // "owner/name"
+	Run    *github.WorkflowRunEvent
+	PR     *github.PullRequestEvent
+	Review *github.PullRequestReviewEvent
+}
+
+// Decode parses a payload of one of the events redfix acts on.
+func Decode(event string, payload []byte) (Delivery, error) {
+	d := Delivery{Event: event}
+	var repo *github.Repository
+	var err error
+	switch event {
+	case EventWorkflowRun:
+		d.Run = new(github.WorkflowRunEvent)
+		err = json.Unmarshal(payload, d.Run)
+		repo = d.Run.GetRepo()
+		if err == nil && d.Run.WorkflowRun == nil {
+			err = fmt.Errorf("no workflow_run object")
+		}
+	case EventPullRequest:
+		d.PR = new(github.PullRequestEvent)
+		err = json.Unmarshal(payload, d.PR)
+		repo = d.PR.GetRepo()
+		if err == nil && d.PR.PullRequest == nil {
+			err = fmt.Errorf("no pull_request object")
+		}
+	case EventPullRequestReview:
+		d.Review = new(github.PullRequestReviewEvent)
+		err = json.Unmarshal(payload, d.Review)
+		repo = d.Review.GetRepo()
+		if err == nil && (d.Review.PullRequest == nil || d.Review.Review == nil) {
+			err = fmt.Errorf("no pull_request or review object")
+		}
+	default:
+		return d, fmt.Errorf("event %s is not one redfix acts on", event)
+	}
+	if err != nil {
+		return d, fmt.Errorf("decode %s payload: %w", event, err)
+	}
+	d.Repo = repo.GetFullName()
+	if d.Repo == "" || !strings.Contains(d.Repo, "/") {
+		return d, fmt.Errorf("decode %s payload: no repository full_name", event)
+	}
+	return d, nil
+}
+
+// Skip says why redfix does nothing with the delivery, or "" when it acts.
+func (d Delivery) Skip(f Filter) string {
+	if !f.Allowed(d.Repo) {
+		return fmt.Sprintf("repository %s is not in the allowlist", d.Repo)
+	}
+	switch {
+	case d.Run != nil:
+		return f.Skip(d.Run.GetRepo(), d.Run.GetWorkflowRun())
+	case d.PR != nil:
+		switch a := d.PR.GetAction(); a {
+		case "closed", "reopened":
+		default:
+			return "pull_request action " + a + " is not tracked"
+		}
+		if ref := d.PR.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, BranchPrefix) {
+			return fmt.Sprintf("pull request from %q is not redfix's", ref)
+		}
+	case d.Review != nil:
+		if a := d.Review.GetAction(); a != "submitted" {
+			return "pull_request_review action " + a + " is not tracked"
+		}
+		if ref := d.Review.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, BranchPrefix) {
+			return fmt.Sprintf("pull request from %q is not redfix's", ref)
+		}
+	}
+	return ""
+}

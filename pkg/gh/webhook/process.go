@@ -1,0 +1,195 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gh/runreport"
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/store"
+)
+
+// ClientFor gives the GitHub client for a repository (its App
+// installation's, or the one token's).
+type ClientFor func(ctx context.Context, owner, repo string) (*github.Client, error)
+
+// Collector reads a failed run's report.
+type Collector interface {
+	Collect(ctx context.Context, gh *github.Client, owner, repo string, run *github.WorkflowRun, globs []string) (runreport.Report, error)
+}
+
+// State is what the processor keeps: who triages each run, and the
+// outcomes of published fixes.
+type State interface {
+	ClaimRun(ctx context.Context, run, owner string, ttl time.Duration) (ok bool, holder string, err error)
+	ReleaseRun(ctx context.Context, run, owner string) error
+	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (store.Fix, error)
+	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (store.Fix, error)
+	RecordReopened(ctx context.Context, repo string, number int) (store.Fix, error)
+}
+
+// RunClaimTTL is how long a triaged run is remembered: longer than GitHub
+// keeps failed deliveries (3 days) and than the resync looks back.
+const RunClaimTTL = 14 * 24 * time.Hour
+
+// Processor acts on stored deliveries, as triage consumes them.
+type Processor struct {
+	Filter    Filter
+	Client    ClientFor
+	Collector Collector
+	State     State
+	Log       *zap.Logger
+}
+
+// Result is what came of one delivery: a report for triage, or nothing.
+type Result struct {
+	// Report is the run's test report, to triage like a report CI posted;
+	// nil when the delivery was not a run to triage.
+	Report *ingest.Submission
+	// Release gives up the claim on the run, when its triage fails for
+	// good, so that a later delivery or the resync may try again.
+	Release func(ctx context.Context)
+	// Note says what was done, for the log.
+	Note string
+}
+
+// RunKey names a run attempt across deliveries: "owner/name/run/attempt".
+func RunKey(repo string, runID int64, attempt int) string {
+	return fmt.Sprintf("%s/%d/%d", strings.ToLower(repo), runID, max(attempt, 1))
+}
+
+// Process handles one stored GitHub delivery. Errors are retried by the
+// intake; ingest.ErrInvalid ones drop the delivery.
+func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result, error) {
+	d, err := Decode(sub.Event, sub.Payload)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: %w", ingest.ErrInvalid, err)
+	}
+	log := p.Log.With(zap.String("delivery", sub.ID), zap.String("event", sub.Event), zap.String("repo", d.Repo))
+	if skip := d.Skip(p.Filter); skip != "" {
+		log.Info("delivery ignored", zap.String("reason", skip))
+		return Result{Note: "ignored: " + skip}, nil
+	}
+	switch {
+	case d.Run != nil:
+		return p.run(ctx, log, sub, d)
+	case d.PR != nil:
+		return p.closed(ctx, log, d)
+	case d.Review != nil:
+		return p.review(ctx, log, d)
+	}
+	return Result{}, fmt.Errorf("%w: event %s has no handler", ingest.ErrInvalid, sub.Event)
+}
+
+func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submission, d Delivery) (Result, error) {
+	run := d.Run.GetWorkflowRun()
+	repo := d.Run.GetRepo()
+	key := RunKey(d.Repo, run.GetID(), run.GetRunAttempt())
+	log = log.With(zap.Int64("run", run.GetID()), zap.String("commit", run.GetHeadSHA()))
+	ok, holder, err := p.State.ClaimRun(ctx, key, sub.ID, RunClaimTTL)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		log.Info("run already triaged from another delivery", zap.String("holder", holder))
+		return Result{Note: "run already triaged from delivery " + holder}, nil
+	}
+	release := func(ctx context.Context) {
+		if err := p.State.ReleaseRun(ctx, key, sub.ID); err != nil {
+			log.Warn("release run claim", zap.Error(err))
+		}
+	}
+	owner, name, _ := strings.Cut(d.Repo, "/")
+	client, err := p.Client(ctx, owner, name)
+	if err != nil {
+		release(context.WithoutCancel(ctx))
+		return Result{}, fmt.Errorf("client for %s: %w", d.Repo, err)
+	}
+	rep, err := p.Collector.Collect(ctx, client, owner, name, run, p.Filter.Settings(d.Repo).Artifacts)
+	if errors.Is(err, runreport.ErrNoReport) {
+		// Nothing for triage: the run failed outside the tests. Keep the
+		// claim, so that a redelivery does not download it all again.
+		log.Info("failed run without a test report", zap.Strings("failed_jobs", rep.FailedJobs))
+		return Result{Note: fmt.Sprintf("no test report in run %d (failed jobs: %s)", run.GetID(), strings.Join(rep.FailedJobs, ", "))}, nil
+	}
+	if err != nil {
+		release(context.WithoutCancel(ctx))
+		return Result{}, fmt.Errorf("collect run %d of %s: %w", run.GetID(), d.Repo, err)
+	}
+	cloneURL := repo.GetCloneURL()
+	if cloneURL == "" {
+		cloneURL = repo.GetHTMLURL() + ".git"
+	}
+	log.Info("failed run collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good))
+	return Result{
+		Report: &ingest.Submission{
+			ID:     "github-run:" + key,
+			Repo:   cloneURL,
+			Commit: run.GetHeadSHA(),
+			Good:   rep.Good,
+			Branch: run.GetHeadBranch(),
+			Report: rep.Data,
+		},
+		Release: release,
+		Note:    fmt.Sprintf("run %d: report from %s", run.GetID(), strings.Join(rep.Sources, ", ")),
+	}, nil
+}
+
+func (p *Processor) closed(ctx context.Context, log *zap.Logger, d Delivery) (Result, error) {
+	pr := d.PR.GetPullRequest()
+	log = log.With(zap.Int("pull_request", pr.GetNumber()))
+	var (
+		f   store.Fix
+		err error
+	)
+	switch d.PR.GetAction() {
+	case "reopened":
+		f, err = p.State.RecordReopened(ctx, d.Repo, pr.GetNumber())
+	default:
+		at := pr.GetClosedAt().Time
+		if pr.GetMerged() && !pr.GetMergedAt().IsZero() {
+			at = pr.GetMergedAt().Time
+		}
+		if at.IsZero() {
+			at = time.Now()
+		}
+		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr), at)
+	}
+	if errors.Is(err, store.ErrNoFix) {
+		log.Info("pull request is not a published fix; ignored")
+		return Result{Note: "not a published fix"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("fix outcome", zap.String("state", string(f.State)))
+	return Result{Note: "fix " + string(f.State)}, nil
+}
+
+// edited reports whether a human pushed to the branch before it was
+// merged: redfix pushes exactly one commit.
+func edited(pr *github.PullRequest) bool { return pr.GetCommits() > 1 }
+
+func (p *Processor) review(ctx context.Context, log *zap.Logger, d Delivery) (Result, error) {
+	pr, rv := d.Review.GetPullRequest(), d.Review.GetReview()
+	at := rv.GetSubmittedAt().Time
+	if at.IsZero() {
+		at = time.Now()
+	}
+	f, err := p.State.RecordReview(ctx, d.Repo, pr.GetNumber(), strings.ToLower(rv.GetState()), at)
+	if errors.Is(err, store.ErrNoFix) {
+		log.Info("review of a pull request that is not a published fix; ignored")
+		return Result{Note: "not a published fix"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("fix reviewed", zap.String("review", rv.GetState()), zap.Bool("changes_requested", f.ChangesRequested))
+	return Result{Note: "fix reviewed"}, nil
+}

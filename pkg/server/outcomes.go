@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// LandRates reads the outcomes of published pull requests.
+type LandRates interface {
+	LandRate(ctx context.Context) (store.Land, error)
+}
+
+// Stats is GET /api/v1/stats: tasks by status and what became of the
+// published pull requests.
+type Stats struct {
+	Tasks map[task.Status]int64 `json:"tasks"`
+	// PublishRate is published ÷ (published + no_patch + failed).
+	PublishRate float64 `json:"publish_rate"`
+	// Land is absent when outcomes are not tracked.
+	Land *store.Land `json:"land,omitempty"`
+}
+
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
+	counts, err := s.tasks.CountByStatus(r.Context())
+	if err != nil {
+		return err
+	}
+	st := Stats{Tasks: counts, PublishRate: publishRate(counts)}
+	if s.land != nil {
+		land, err := s.land.LandRate(r.Context())
+		if err != nil {
+			return err
+		}
+		st.Land = &land
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+func publishRate(counts map[task.Status]int64) float64 {
+	worked := counts[task.StatusPublished] + counts[task.StatusNoPatch] + counts[task.StatusFailed]
+	if worked == 0 {
+		return 0
+	}
+	return float64(counts[task.StatusPublished]) / float64(worked)
+}
+
+// landCollector reads the outcomes from the store at each scrape, so that
+// every bot replica reports the same shared numbers.
+type landCollector struct {
+	land LandRates
+	log  *zap.Logger
+}
+
+var (
+	landDescs = map[string]*prometheus.Desc{
+		"published":         prometheus.NewDesc("redfix_fixes_published_total", "Pull requests published on GitHub, by repository.", []string{"repository"}, nil),
+		"landed":            prometheus.NewDesc("redfix_fixes_landed_total", "Published pull requests merged (with or without a human's edits), by repository.", []string{"repository"}, nil),
+		"landed_with_edits": prometheus.NewDesc("redfix_fixes_landed_with_edits_total", "Published pull requests merged after a human pushed to their branch, by repository.", []string{"repository"}, nil),
+		"closed_unmerged":   prometheus.NewDesc("redfix_fixes_closed_unmerged_total", "Published pull requests closed without merging, by repository.", []string{"repository"}, nil),
+		"reviewed":          prometheus.NewDesc("redfix_fixes_reviewed_total", "Published pull requests that got a review, by repository.", []string{"repository"}, nil),
+		"changes_requested": prometheus.NewDesc("redfix_fixes_changes_requested_total", "Published pull requests on which a reviewer requested changes, by repository.", []string{"repository"}, nil),
+	}
+	landRateDesc    = prometheus.NewDesc("redfix_land_rate_ratio", "Landed ÷ published pull requests, by repository.", []string{"repository"}, nil)
+	landOverallDesc = prometheus.NewDesc("redfix_land_rate_overall_ratio", "Landed ÷ published pull requests, all repositories.", nil, nil)
+	landUpDesc      = prometheus.NewDesc("redfix_land_rate_up", "1 when the outcomes could be read from the store at this scrape.", nil, nil)
+)
+
+func (c *landCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range landDescs {
+		ch <- d
+	}
+	ch <- landRateDesc
+	ch <- landOverallDesc
+	ch <- landUpDesc
+}
+
+func (c *landCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	land, err := c.land.LandRate(ctx)
+	if err != nil {
+		c.log.Warn("read land rate for metrics", zap.Error(err))
+		ch <- prometheus.MustNewConstMetric(landUpDesc, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(landUpDesc, prometheus.GaugeValue, 1)
+	for _, r := range land.Repos {
+		for name, v := range map[string]int64{
+			"published": r.Published, "landed": r.Landed, "landed_with_edits": r.LandedWithEdits,
+			"closed_unmerged": r.ClosedUnmerged, "reviewed": r.Reviewed, "changes_requested": r.ChangesRequested,
+		} {
+			ch <- prometheus.MustNewConstMetric(landDescs[name], prometheus.CounterValue, float64(v), r.Repo)
+		}
+		ch <- prometheus.MustNewConstMetric(landRateDesc, prometheus.GaugeValue, r.LandRate, r.Repo)
+	}
+	ch <- prometheus.MustNewConstMetric(landOverallDesc, prometheus.GaugeValue, land.Overall.LandRate)
+}

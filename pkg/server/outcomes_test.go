@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/store"
+)
+
+func TestLandRate(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(embeddedtest.Redis(t), "land-test")
+	t0 := time.Now().Add(-2 * time.Hour)
+	for _, f := range []store.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/api", Number: 2}, {Repo: "acme/web", Number: 5}} {
+		f.PublishedAt = t0
+		if _, err := st.RecordPublished(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.RecordReview(ctx, "acme/api", 1, "approved", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordClosed(ctx, "acme/api", 1, true, false, t0.Add(90*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordClosed(ctx, "acme/web", 5, false, false, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st}, zaptest.NewLogger(t)).Handler())
+	defer srv.Close()
+
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	var stats Stats
+	if err := json.Unmarshal([]byte(get("/api/v1/stats")), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.Land == nil || stats.Land.Overall.Published != 3 || stats.Land.Overall.Landed != 1 || len(stats.Land.Repos) != 2 {
+		t.Fatalf("stats: %+v", stats.Land)
+	}
+	if r := stats.Land.Repos[0]; r.Repo != "acme/api" || r.LandRate != 0.5 || r.MeanSecondsToFirstReview != 3600 {
+		t.Errorf("acme/api: %+v", r)
+	}
+
+	expected := `
+# HELP redfix_land_rate_ratio Landed ÷ published pull requests, by repository.
+# TYPE redfix_land_rate_ratio gauge
+redfix_land_rate_ratio{repository="acme/api"} 0.5
+redfix_land_rate_ratio{repository="acme/web"} 0
+# HELP redfix_fixes_published_total Pull requests published on GitHub, by repository.
+# TYPE redfix_fixes_published_total counter
+redfix_fixes_published_total{repository="acme/api"} 2
+redfix_fixes_published_total{repository="acme/web"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expected), "redfix_land_rate_ratio", "redfix_fixes_published_total"); err != nil {
+		t.Error(err)
+	}
+	if v := testutil.ToFloat64(landGauge(t, reg)); v < 0.333 || v > 0.334 {
+		t.Errorf("overall land rate %v, want 1/3", v)
+	}
+
+	page := get("/")
+	for _, want := range []string{"Land rate", "33.3% of the published pull requests landed (1 of 3", "acme/api", "50.0%", "Mean time to land 1h30m0s"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+}
+
+// landGauge is the overall land rate as gathered from reg.
+func landGauge(t *testing.T, reg *prometheus.Registry) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "redfix_land_rate_overall_ratio" {
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "x"}, func() float64 { return mf.Metric[0].GetGauge().GetValue() })
+		}
+	}
+	t.Fatal("no redfix_land_rate_overall_ratio")
+	return nil
+}

@@ -1,0 +1,391 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// FixState is where a published pull request stands.
+type FixState string
+
+// The states of a published fix. Landed ones count for the land rate.
+const (
+	FixOpen            FixState = "open"
+	FixLanded          FixState = "landed"            // merged as redfix wrote it
+	FixLandedWithEdits FixState = "landed_with_edits" // merged after a human pushed to its branch
+	FixClosed          FixState = "closed_unmerged"
+)
+
+// Fix is a pull request redfix published, and what became of it.
+type Fix struct {
+	Repo             string    `json:"repo"` // "owner/name"
+	Number           int       `json:"number"`
+	URL              string    `json:"url"`
+	TaskID           string    `json:"task_id,omitempty"`
+	Fingerprint      string    `json:"fingerprint,omitempty"`
+	State            FixState  `json:"state"`
+	Reviewed         bool      `json:"reviewed"`
+	ChangesRequested bool      `json:"changes_requested"`
+	PublishedAt      time.Time `json:"published_at"`
+	FirstReviewAt    time.Time `json:"first_review_at,omitzero"`
+	ClosedAt         time.Time `json:"closed_at,omitzero"`
+}
+
+// Landed reports whether the fix was merged, with or without edits.
+func (f Fix) Landed() bool { return f.State == FixLanded || f.State == FixLandedWithEdits }
+
+// LandStats are the outcomes of the fixes of one repository, or of all.
+type LandStats struct {
+	Repo             string `json:"repo,omitempty"`
+	Published        int64  `json:"published"`
+	Landed           int64  `json:"landed"`            // with or without edits
+	LandedWithEdits  int64  `json:"landed_with_edits"` // part of Landed
+	ClosedUnmerged   int64  `json:"closed_unmerged"`
+	Open             int64  `json:"open"`
+	Reviewed         int64  `json:"reviewed"`
+	ChangesRequested int64  `json:"changes_requested"`
+	// LandRate is Landed ÷ Published (0 with nothing published).
+	LandRate float64 `json:"land_rate"`
+	// Mean times from publication, in seconds (0 when none happened yet).
+	MeanSecondsToFirstReview float64 `json:"mean_seconds_to_first_review"`
+	MeanSecondsToLand        float64 `json:"mean_seconds_to_land"`
+
+	reviewSeconds, landSeconds int64
+}
+
+func (s *LandStats) add(o LandStats) {
+	s.Published += o.Published
+	s.Landed += o.Landed
+	s.LandedWithEdits += o.LandedWithEdits
+	s.ClosedUnmerged += o.ClosedUnmerged
+	s.Reviewed += o.Reviewed
+	s.ChangesRequested += o.ChangesRequested
+	s.reviewSeconds += o.reviewSeconds
+	s.landSeconds += o.landSeconds
+}
+
+func (s *LandStats) finish() {
+	s.Open = s.Published - s.Landed - s.ClosedUnmerged
+	if s.Published > 0 {
+		s.LandRate = float64(s.Landed) / float64(s.Published)
+	}
+	if s.Reviewed > 0 {
+		s.MeanSecondsToFirstReview = float64(s.reviewSeconds) / float64(s.Reviewed)
+	}
+	if s.Landed > 0 {
+		s.MeanSecondsToLand = float64(s.landSeconds) / float64(s.Landed)
+	}
+}
+
+// Land is the land rate overall and per repository.
+type Land struct {
+	Overall LandStats   `json:"overall"`
+	Repos   []LandStats `json:"repos"`
+}
+
+// The counters kept per repository.
+const (
+	cPublished        = "published"
+	cLanded           = "landed"
+	cLandedWithEdits  = "landed_with_edits"
+	cClosed           = "closed_unmerged"
+	cReviewed         = "reviewed"
+	cChangesRequested = "changes_requested"
+	cReviewSeconds    = "review_seconds"
+	cLandSeconds      = "land_seconds"
+)
+
+// FixKey names a pull request: "owner/name#number", lower case.
+func FixKey(repo string, number int) string {
+	return strings.ToLower(repo) + "#" + strconv.Itoa(number)
+}
+
+func (s *Store) fixKey(repo string, number int) string { return s.key("fix", FixKey(repo, number)) }
+func (s *Store) fixReposKey() string                   { return s.key("fix_repos") }
+func (s *Store) fixStatsKey(repo string) string        { return s.key("fix_stats", strings.ToLower(repo)) }
+
+// ErrNoFix is returned for an outcome of a pull request that redfix did not
+// record as published.
+var ErrNoFix = errors.New("not a published fix")
+
+// RecordPublished records a newly published fix as open. It reports false,
+// changing nothing, when the pull request was recorded before.
+func (s *Store) RecordPublished(ctx context.Context, f Fix) (bool, error) {
+	if f.Repo == "" || f.Number <= 0 {
+		return false, fmt.Errorf("record published fix %s#%d: no repository or number", f.Repo, f.Number)
+	}
+	if f.PublishedAt.IsZero() {
+		f.PublishedAt = time.Now().UTC()
+	}
+	f.State = FixOpen
+	created := false
+	err := s.updateFix(ctx, f.Repo, f.Number, func(cur *Fix) (*Fix, map[string]int64, error) {
+		if cur != nil {
+			return nil, nil, nil
+		}
+		created = true
+		return &f, map[string]int64{cPublished: 1}, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("record published fix %s#%d: %w", f.Repo, f.Number, err)
+	}
+	return created, nil
+}
+
+// RecordReview records a review of a published fix: state is the review's
+// ("approved", "changes_requested", "commented"). The first review sets the
+// time to first review; later ones only add a request for changes.
+func (s *Store) RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (Fix, error) {
+	var out Fix
+	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+		if cur == nil {
+			return nil, nil, ErrNoFix
+		}
+		f, d := *cur, map[string]int64{}
+		if !f.Reviewed {
+			f.Reviewed, f.FirstReviewAt = true, at.UTC()
+			d[cReviewed] = 1
+			d[cReviewSeconds] = max(0, int64(at.Sub(f.PublishedAt).Seconds()))
+		}
+		if strings.EqualFold(state, "changes_requested") && !f.ChangesRequested {
+			f.ChangesRequested = true
+			d[cChangesRequested] = 1
+		}
+		out = f
+		if len(d) == 0 {
+			return nil, nil, nil
+		}
+		return &f, d, nil
+	})
+	if err != nil {
+		return Fix{}, fmt.Errorf("record review of %s#%d: %w", repo, number, err)
+	}
+	return out, nil
+}
+
+// RecordClosed records that a published fix was closed: merged (landed,
+// with edits when a human pushed to its branch first) or not. Closing a
+// closed fix again changes nothing.
+func (s *Store) RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (Fix, error) {
+	var out Fix
+	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+		if cur == nil {
+			return nil, nil, ErrNoFix
+		}
+		f := *cur
+		out = f
+		if f.State != FixOpen {
+			return nil, nil, nil
+		}
+		d := map[string]int64{}
+		f.ClosedAt = at.UTC()
+		switch {
+		case merged && edited:
+			f.State = FixLandedWithEdits
+			d[cLanded], d[cLandedWithEdits] = 1, 1
+		case merged:
+			f.State = FixLanded
+			d[cLanded] = 1
+		default:
+			f.State = FixClosed
+			d[cClosed] = 1
+		}
+		if merged {
+			d[cLandSeconds] = max(0, int64(at.Sub(f.PublishedAt).Seconds()))
+		}
+		out = f
+		return &f, d, nil
+	})
+	if err != nil {
+		return Fix{}, fmt.Errorf("record closing of %s#%d: %w", repo, number, err)
+	}
+	return out, nil
+}
+
+// RecordReopened puts a fix that was closed unmerged back to open.
+func (s *Store) RecordReopened(ctx context.Context, repo string, number int) (Fix, error) {
+	var out Fix
+	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+		if cur == nil {
+			return nil, nil, ErrNoFix
+		}
+		f := *cur
+		out = f
+		if f.State != FixClosed {
+			return nil, nil, nil
+		}
+		f.State, f.ClosedAt = FixOpen, time.Time{}
+		out = f
+		return &f, map[string]int64{cClosed: -1}, nil
+	})
+	if err != nil {
+		return Fix{}, fmt.Errorf("record reopening of %s#%d: %w", repo, number, err)
+	}
+	return out, nil
+}
+
+// GetFix reads a published fix; ErrNoFix when there is none.
+func (s *Store) GetFix(ctx context.Context, repo string, number int) (Fix, error) {
+	data, err := s.rdb.Get(ctx, s.fixKey(repo, number)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, ErrNoFix)
+	}
+	if err != nil {
+		return Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, err)
+	}
+	var f Fix
+	if err := json.Unmarshal(data, &f); err != nil {
+		return Fix{}, fmt.Errorf("get fix %s#%d: decode: %w", repo, number, err)
+	}
+	return f, nil
+}
+
+// updateFix applies change to the fix in a transaction watching its key:
+// the fix is rewritten and the counters moved together, or not at all. A
+// nil fix from change writes nothing.
+func (s *Store) updateFix(ctx context.Context, repo string, number int, change func(cur *Fix) (*Fix, map[string]int64, error)) error {
+	key := s.fixKey(repo, number)
+	txf := func(tx *redis.Tx) error {
+		var cur *Fix
+		data, err := tx.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, redis.Nil):
+		case err != nil:
+			return fmt.Errorf("read current: %w", err)
+		default:
+			cur = new(Fix)
+			if err := json.Unmarshal(data, cur); err != nil {
+				return fmt.Errorf("decode current: %w", err)
+			}
+		}
+		next, deltas, err := change(cur)
+		if err != nil || next == nil {
+			return err
+		}
+		enc, err := json.Marshal(next)
+		if err != nil {
+			return fmt.Errorf("encode: %w", err)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, key, enc, 0)
+			p.SAdd(ctx, s.fixReposKey(), next.Repo)
+			for field, n := range deltas {
+				p.HIncrBy(ctx, s.fixStatsKey(next.Repo), field, n)
+			}
+			return nil
+		})
+		return err
+	}
+	for range maxTxRetries {
+		err := s.rdb.Watch(ctx, txf, key)
+		if errors.Is(err, redis.TxFailedErr) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("gave up after %d conflicting concurrent updates", maxTxRetries)
+}
+
+// LandRate is the outcome of the published fixes, overall and by
+// repository (sorted by name).
+func (s *Store) LandRate(ctx context.Context) (Land, error) {
+	repos, err := s.rdb.SMembers(ctx, s.fixReposKey()).Result()
+	if err != nil {
+		return Land{}, fmt.Errorf("land rate: list repositories: %w", err)
+	}
+	slices.Sort(repos)
+	land := Land{Repos: make([]LandStats, 0, len(repos))}
+	for _, repo := range repos {
+		raw, err := s.rdb.HGetAll(ctx, s.fixStatsKey(repo)).Result()
+		if err != nil {
+			return Land{}, fmt.Errorf("land rate of %s: %w", repo, err)
+		}
+		st := LandStats{Repo: repo}
+		for field, v := range raw {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return Land{}, fmt.Errorf("land rate of %s: %s %q: %w", repo, field, v, err)
+			}
+			switch field {
+			case cPublished:
+				st.Published = n
+			case cLanded:
+				st.Landed = n
+			case cLandedWithEdits:
+				st.LandedWithEdits = n
+			case cClosed:
+				st.ClosedUnmerged = n
+			case cReviewed:
+				st.Reviewed = n
+			case cChangesRequested:
+				st.ChangesRequested = n
+			case cReviewSeconds:
+				st.reviewSeconds = n
+			case cLandSeconds:
+				st.landSeconds = n
+			}
+		}
+		land.Overall.add(st)
+		st.finish()
+		land.Repos = append(land.Repos, st)
+	}
+	land.Overall.finish()
+	return land, nil
+}
+
+// claimRunScript sets KEYS[1] to ARGV[1] for ARGV[2] ms unless it is set,
+// and returns its holder and whether it was set now.
+var claimRunScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then return {cur, 0} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {ARGV[1], 1}
+`)
+
+func (s *Store) runKey(run string) string       { return s.key("github_run", run) }
+func (s *Store) redeliveryKey(id string) string { return s.key("github_redelivery", id) }
+
+// ClaimRun makes owner (a delivery) the one that triages the workflow run
+// named run, for ttl. It reports false with the holder when another
+// delivery claimed the run first; the owner's own redelivery gets true.
+func (s *Store) ClaimRun(ctx context.Context, run, owner string, ttl time.Duration) (ok bool, holder string, err error) {
+	if ttl < time.Millisecond {
+		return false, "", fmt.Errorf("claim run %s: ttl %s: must be at least 1ms", run, ttl)
+	}
+	res, err := claimRunScript.Run(ctx, s.rdb, []string{s.runKey(run)}, owner, ttl.Milliseconds()).Slice()
+	if err != nil {
+		return false, "", fmt.Errorf("claim run %s for %s: %w", run, owner, err)
+	}
+	if len(res) != 2 {
+		return false, "", fmt.Errorf("claim run %s for %s: unexpected reply %v", run, owner, res)
+	}
+	holder, _ = res[0].(string)
+	return holder == owner, holder, nil
+}
+
+// ReleaseRun forgets owner's claim on run, after a triage that failed, so
+// that a retry or another delivery may take it.
+func (s *Store) ReleaseRun(ctx context.Context, run, owner string) error {
+	if err := s.deleteOwned.Run(ctx, s.rdb, []string{s.runKey(run)}, owner).Err(); err != nil {
+		return fmt.Errorf("release run %s for %s: %w", run, owner, err)
+	}
+	return nil
+}
+
+// FirstRedelivery reports whether this is the first request to redeliver
+// the hook delivery id within ttl, and remembers it.
+func (s *Store) FirstRedelivery(ctx context.Context, id string, ttl time.Duration) (bool, error) {
+	ok, err := s.rdb.SetNX(ctx, s.redeliveryKey(id), time.Now().UTC().Format(time.RFC3339), ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("remember redelivery of %s: %w", id, err)
+	}
+	return ok, nil
+}
