@@ -14,6 +14,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/gh/webhook"
+	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -37,7 +38,9 @@ var errNoGitHub = errors.New("GitHub credentials are not configured (REDFIX_GITH
 func (s *System) githubProcessor(cfg config.Config) *webhook.Processor {
 	client := s.GitHubClient
 	if client == nil {
-		client = func(context.Context, string, string) (*github.Client, error) { return nil, errNoGitHub }
+		client = func(context.Context, string, string) (*github.Client, error) {
+			return nil, fmt.Errorf("%w: %w", ingest.ErrInvalid, errNoGitHub)
+		}
 	}
 	return &webhook.Processor{
 		Filter:    githubFilter(cfg),
