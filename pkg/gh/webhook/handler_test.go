@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/ingest"
 )
 
@@ -28,8 +28,7 @@ const secret = "It's a Secret to Everybody"
 // bytes GitHub would send.
 func examples(t *testing.T) map[string][]json.RawMessage {
 	t.Helper()
-	dir := octokitDir(t, "octokit-webhooks-examples-7.6.1")
-	data, err := os.ReadFile(filepath.Join(dir, "api.github.com", "index.json"))
+	data, err := os.ReadFile(ghtest.WebhookExamples(t))
 	if err != nil {
 		t.Fatal(err)
 	}
