@@ -31,6 +31,9 @@ commands:
   demo     build a sample repository and repair its CI failure end to end
   triage   reproduce, measure flakiness and bisect a failing test in a local clone
   replay   list or replay reports and jobs parked after their last retry
+  bench-bisect
+           the bisection benchmark: noisy search against plain bisection on
+           simulated histories, as a table
 
 Run "bot <command> -h" for a command's flags.
 `
@@ -49,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.TriageCommand(ctx, args[1:], stdout, stderr)
 	case "replay":
 		return app.Replay(ctx, args[1:], stdout, stderr)
+	case "bench-bisect":
+		return app.BenchBisect(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -220,6 +220,15 @@ func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
 	if v.Flakiness.Verdict != "reliable" || v.Bisection == nil || v.Bisection.Blame != s.Commits[3] || v.Fingerprint == "" || v.TestRuns == 0 {
 		t.Fatalf("verdict = %+v, want reliable, blamed on %s", v, s.Commits[3])
 	}
+	// The fields a user reads: one-word verdict, confidence, runs spent and
+	// reused.
+	var fields map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &fields); err != nil {
+		t.Fatal(err)
+	}
+	if fields["verdict"] != "reliable" || fields["confidence"].(float64) < triage.DefaultConfidence || fields["runs_spent"].(float64) < 1 || fields["cached_runs"] != 0.0 {
+		t.Errorf("--json fields: verdict %v confidence %v runs_spent %v cached_runs %v", fields["verdict"], fields["confidence"], fields["runs_spent"], fields["cached_runs"])
+	}
 	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {
 		t.Fatalf("no --test: %v", err)
 	}
@@ -256,5 +265,26 @@ func TestExitCodes(t *testing.T) {
 		if got := ExitCode(err); got != want {
 			t.Errorf("ExitCode(%v) = %d, want %d", err, got, want)
 		}
+	}
+}
+
+func TestBenchBisectPrintsTheTable(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := BenchBisect(context.Background(), []string{"--trials", "3"}, &stdout, &stderr); err != nil {
+		t.Fatalf("bench-bisect: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	rows := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| commits") {
+			rows++
+		}
+	}
+	// 3 lengths × 4 flake rates × test present or added after good.
+	if rows != 24 || !strings.Contains(stdout.String(), "| 1024 | 20% | yes | 3 |") {
+		t.Errorf("table has %d rows:\n%s", rows, stdout.String())
+	}
+	if err := BenchBisect(context.Background(), []string{"--trials", "0"}, &stdout, &stderr); ExitCode(err) != 2 {
+		t.Errorf("--trials 0: %v", err)
 	}
 }

@@ -189,6 +189,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		MaxBisectSteps: cfg.Triage.MaxBisectSteps,
 		OptOut:         cfg.Triage.OptOut,
+		Confidence:     cfg.Triage.BisectConfidence,
+		BisectParallel: cfg.Triage.BisectParallel,
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	return s.Intake.Run(ctx, func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {

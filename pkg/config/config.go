@@ -114,6 +114,12 @@ type Triage struct {
 	Reruns         int      `yaml:"reruns"`
 	MaxBisectSteps int      `yaml:"max_bisect_steps"`
 	OptOut         []string `yaml:"opt_out"`
+	// BisectConfidence is the posterior a culprit needs before bisection
+	// names it (0 for the default, 0.995).
+	BisectConfidence float64 `yaml:"bisect_confidence"`
+	// BisectParallel is how many commits bisection tests at once, each in
+	// a worktree of its own (0 or 1: one at a time).
+	BisectParallel int `yaml:"bisect_parallel"`
 }
 
 // Harness configures the agent loop.
@@ -288,6 +294,12 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Triage.Reruns < 1 {
 		errs = append(errs, fmt.Errorf("triage.reruns must be at least 1, got %d", c.Triage.Reruns))
+	}
+	if c.Triage.BisectConfidence != 0 && (c.Triage.BisectConfidence < 0.5 || c.Triage.BisectConfidence >= 1) {
+		errs = append(errs, fmt.Errorf("triage.bisect_confidence must be at least 0.5 and below 1, got %v", c.Triage.BisectConfidence))
+	}
+	if c.Triage.BisectParallel < 0 || c.Triage.BisectParallel > 64 {
+		errs = append(errs, fmt.Errorf("triage.bisect_parallel must be 0..64, got %d", c.Triage.BisectParallel))
 	}
 	if c.Harness.MaxSteps < 3 {
 		errs = append(errs, fmt.Errorf("harness.max_steps must be at least 3, got %d", c.Harness.MaxSteps))

@@ -59,8 +59,20 @@ type Bisection struct {
 	Blame   string `json:"blame"`
 	Subject string `json:"subject,omitempty"`
 	Author  string `json:"author,omitempty"`
-	// Steps is the number of commits tested while bisecting.
+	// Steps is the number of test runs the bisection spent.
 	Steps int `json:"steps"`
+	// Confidence is the posterior probability of the finding (the blame,
+	// or "only flakes"), 0..1.
+	Confidence float64 `json:"confidence,omitempty"`
+	// CachedRuns counts the runs reused from earlier searches.
+	CachedRuns int `json:"cached_runs,omitempty"`
+	// Finding is culprit, fails-at-good, only-flakes or undecided.
+	Finding string `json:"finding,omitempty"`
+	// AddedTest says the blamed commit added the test: it has been
+	// failing since it was added.
+	AddedTest bool `json:"added_test,omitempty"`
+	// FlakeRate is the flake rate the bisection learned, 0..1.
+	FlakeRate float64 `json:"flake_rate,omitempty"`
 }
 
 // Task is a real, reproduced, bisected failure group that a worker repairs.

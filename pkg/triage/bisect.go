@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"go.uber.org/zap"
@@ -16,23 +17,43 @@ import (
 // ErrCannotBisect wraps every reason a bisection cannot name the commit that
 // broke the tests, as opposed to an error of git or of the machine: the
 // tests pass at bad, already fail at good, no good commit was found, only
-// commits that cannot be tested were left, or the step budget ran out. A
-// bisection returned with it holds what was learned (the narrowed range).
+// commits that cannot be tested were left, the range only shows flakes, or
+// the run budget ran out below the confidence asked for. A bisection
+// returned with it holds what was learned.
 var ErrCannotBisect = errors.New("cannot bisect")
 
 // DefaultProbeLimit is how far back, in first-parent commits, Bisect looks
 // for a good commit when it is given none, before it tries the root commit.
 const DefaultProbeLimit = 64
 
+// RunCache keeps the runs of each test at each commit across searches;
+// store.Store satisfies it.
+type RunCache interface {
+	CommitRuns(ctx context.Context, testID string) (map[string]task.CommitRuns, error)
+	AddCommitRuns(ctx context.Context, testID, commit string, runs task.CommitRuns) error
+}
+
 // Bisector finds the commit that broke some tests.
 type Bisector struct {
 	Runner Runner
-	// MaxSteps bounds the commits tested (verifications included); 0 means
-	// no bound but the history's length.
+	// MaxSteps bounds the test runs (the verification at bad included); 0
+	// bounds them by the range's length (several times what plain
+	// bisection would take).
 	MaxSteps int
 	// ProbeLimit is DefaultProbeLimit when 0.
 	ProbeLimit int
-	Log        *zap.Logger
+	// Confidence to reach before naming a culprit; DefaultConfidence when
+	// 0.
+	Confidence float64
+	// Parallel is how many commits may be tested at once, each in its own
+	// worktree; 1 when 0.
+	Parallel int
+	// Cache, when set, supplies the runs of earlier searches and keeps
+	// this one's.
+	Cache RunCache
+	// FlakeRate is the tests' flakiness from their history, when known.
+	FlakeRate float64
+	Log       *zap.Logger
 }
 
 // Bisect finds, in the git checkout at repoDir, the first commit on bad's
@@ -42,50 +63,34 @@ func Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (tas
 	return Bisector{}.Bisect(ctx, repoDir, good, bad, tests)
 }
 
-// state is what the tests did at one commit.
-type state int
-
-const (
-	stateGood state = iota // every test ran and passed
-	stateBad               // a test failed or timed out
-	stateSkip              // the tests did not run: the package did not build, a test did not exist
-)
-
-func (s state) String() string { return [...]string{"good", "bad", "skip"}[s] }
-
 // Bisect finds, in the git checkout at repoDir, the first commit on bad's
 // first-parent history where tests fail. It checks out commits in repoDir
 // (discarding local changes) and leaves it at bad.
 //
-// It first verifies that the tests fail at bad and pass at good. With no
-// good given, it probes back from bad exponentially (bad~1, ~2, ~4, … up to
-// ProbeLimit commits, then the root commit) for a commit where they pass;
-// failing probes narrow the search. It then binary-searches the first-parent
-// path between the two.
+// Every run is noisy evidence (see NoisySearch): a failure before the
+// culprit may be a flake, so a single transient failure at good, or in the
+// middle of the range, does not decide anything; the search runs again
+// where evidence is weak and names a culprit only at Confidence.
 //
-// A commit where the tests do not run — the package does not build, or the
-// test does not exist yet — is neither good nor bad: like `git bisect skip`,
-// the search tests the nearest untested neighbour instead. If only such
-// commits remain between the last good and the first bad commit, the result
-// wraps ErrCannotBisect and its Good and Blame-less range say where the
-// break is. A test that times out counts as failing: a hang is a
-// regression too.
+// It first checks that the tests fail at bad (unless the caller just saw
+// them fail there). With no good given, the range starts ProbeLimit
+// first-parent commits back from bad (or at the root commit), trusted less
+// than a good commit CI saw green; if the tests fail there too, the root
+// commit is tried.
+//
+// A commit where the package does not build is skipped, like `git bisect
+// skip`. A test that does not exist at a commit passes there, as with `go
+// test -run`; when the culprit is the commit that added the test, the
+// result says so (AddedTest: failing since it was added). If only commits
+// that cannot be tested separate the last good from the first bad commit,
+// the result wraps ErrCannotBisect and its error names the candidates. A
+// test that times out counts as failing: a hang is a regression too.
 //
 // Tests may be bare names (TestParse/sub): they are resolved at bad. In the
-// result Good is the last commit seen passing (the blamed commit's parent
-// when the search is exact), Bad is bad, and Steps counts the commits
-// tested, verifications included.
+// result Good is the blamed commit's parent, Bad is bad, Steps counts the
+// runs made and CachedRuns those reused from Cache.
 func (b Bisector) Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (task.Bisection, error) {
 	return b.bisect(ctx, repoDir, good, bad, tests, false)
-}
-
-type bisection struct {
-	b      Bisector
-	repo   gitrepo.Repo
-	tests  []string
-	steps  int
-	states map[string]state
-	log    *zap.Logger
 }
 
 // bisect is Bisect; badKnown skips the verification at bad when the caller
@@ -111,36 +116,53 @@ func (b Bisector) bisect(ctx context.Context, repoDir, good, bad string, tests [
 	if err != nil {
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}
-	s := &bisection{b: b, repo: repo, tests: ids, states: map[string]state{}, log: log.With(zap.Strings("tests", ids))}
+	log = log.With(zap.Strings("tests", ids))
+	pool, err := newWorktrees(ctx, repo, max(1, b.Parallel))
+	if err != nil {
+		return res, fmt.Errorf("bisect: %w", err)
+	}
+	pr := &gitProber{runner: b.Runner, tests: ids, slots: pool.slots, cache: b.Cache, log: log}
+	steps := 0
+	if err := pr.load(ctx); err != nil {
+		pool.close(context.WithoutCancel(ctx))
+		return res, err
+	}
 	defer func() {
-		res.Steps = s.steps
+		res.Steps = steps
+		pool.close(context.WithoutCancel(ctx))
 		// Leave the checkout where the caller had it.
 		if cerr := repo.Checkout(context.WithoutCancel(ctx), badSHA); cerr != nil && err == nil {
 			err = fmt.Errorf("bisect: %w", cerr)
 		}
 	}()
 
-	if badKnown {
-		s.states[badSHA] = stateBad
-	} else {
-		st, err := s.test(ctx, badSHA)
+	if !badKnown {
+		pr.path = []string{badSHA}
+		rs, err := pr.Probe(ctx, 0)
+		steps++
 		if err != nil {
 			return res, err
 		}
-		switch st {
-		case stateGood:
+		switch summarize(rs) {
+		case ResultPass:
 			return res, fmt.Errorf("bisect: tests pass at bad %s, nothing to bisect: %w", task.Short(badSHA), ErrCannotBisect)
-		case stateSkip:
+		case ResultSkip:
 			return res, fmt.Errorf("bisect: tests do not run at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
+		case ResultMissing:
+			return res, fmt.Errorf("bisect: tests do not exist at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
 		}
 	}
 
-	var goodSHA, hiSHA string
-	if good == "" {
-		goodSHA, hiSHA, err = s.findGood(ctx, badSHA)
+	s := NoisySearch{Confidence: b.Confidence, Parallel: b.Parallel, FlakeRate: b.FlakeRate}
+	var goodSHA string
+	probed := good == ""
+	if probed {
+		goodSHA, err = b.probeStart(ctx, repo, badSHA)
 		if err != nil {
 			return res, err
 		}
+		// A commit chosen by distance, not one CI saw green.
+		s.GoodPrior = 0.2
 	} else {
 		goodSHA, err = repo.Resolve(ctx, good)
 		if err != nil {
@@ -152,177 +174,183 @@ func (b Bisector) bisect(ctx context.Context, repoDir, good, bad string, tests [
 		if !repo.IsAncestor(ctx, goodSHA, badSHA) {
 			return res, fmt.Errorf("bisect: good %s is not an ancestor of bad %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
 		}
-		st, err := s.test(ctx, goodSHA)
-		if err != nil {
+	}
+	for {
+		maxRuns := 0
+		if b.MaxSteps > 0 {
+			maxRuns = b.MaxSteps - steps
+			if maxRuns <= 0 {
+				return res, fmt.Errorf("bisect: gave up after %d steps: %w", steps, ErrCannotBisect)
+			}
+		}
+		s.MaxRuns = maxRuns
+		res.Good = goodSHA
+		f, path, fromCache, err := b.search(ctx, s, repo, pr, goodSHA, badSHA, badKnown)
+		steps += f.Runs
+		res.CachedRuns = fromCache
+		res.Confidence = round3(f.Confidence)
+		res.FlakeRate = round3(f.FlakeRate)
+		res.Finding = f.Kind
+		if err != nil && !errors.Is(err, errNoProgress) {
 			return res, err
 		}
-		switch st {
-		case stateBad:
-			return res, fmt.Errorf("bisect: tests already fail at good %s: %w", task.Short(goodSHA), ErrCannotBisect)
-		case stateSkip:
-			return res, fmt.Errorf("bisect: tests do not run at good %s: %w", task.Short(goodSHA), ErrCannotBisect)
-		}
-		hiSHA = badSHA
-	}
-	res.Good = goodSHA
-
-	path, err := repo.Path(ctx, goodSHA, hiSHA)
-	if err != nil {
-		return res, fmt.Errorf("bisect: %w", err)
-	}
-	if len(path) == 0 || path[len(path)-1] != hiSHA {
-		return res, fmt.Errorf("bisect: good %s is not on the first-parent history of %s: %w", task.Short(goodSHA), task.Short(hiSHA), ErrCannotBisect)
-	}
-	// path[lo] passes (lo == -1 is goodSHA), path[hi] fails.
-	lo, hi := -1, len(path)-1
-	skipped := map[int]bool{}
-	for hi-lo > 1 {
-		mid := pick(lo, hi, skipped)
-		if mid < 0 {
-			if lo >= 0 {
-				res.Good = path[lo]
+		log.Debug("noisy search", zap.String("finding", f.Kind), zap.Float64("confidence", f.Confidence), zap.Int("runs", f.Runs), zap.Int("cached", f.Known))
+		switch f.Kind {
+		case FindingCulprit:
+			if len(f.Candidates) > 1 {
+				res.Good = path[f.Candidates[0]-1]
+				return res, fmt.Errorf("bisect: the first failing commit is one of %s (the others cannot be tested): %w", shorts(pick(path, f.Candidates)), ErrCannotBisect)
 			}
-			return res, fmt.Errorf("bisect: the first failing commit is one of %s (the others cannot be tested): %w", shorts(path[lo+1:hi+1]), ErrCannotBisect)
-		}
-		st, err := s.test(ctx, path[mid])
-		if err != nil {
-			if errors.Is(err, ErrCannotBisect) && lo >= 0 {
-				res.Good = path[lo]
+			res.Good, res.Blame = path[f.Culprit-1], path[f.Culprit]
+			c, err := repo.Show(ctx, res.Blame)
+			if err != nil {
+				return res, fmt.Errorf("bisect: %w", err)
 			}
-			return res, err
+			res.Subject, res.Author = c.Subject, c.Author
+			res.AddedTest = b.addedTest(ctx, repo, ids, res.Good, f.Results[f.Culprit-1])
+			log.Debug("bisected", zap.String("blame", res.Blame), zap.Int("steps", steps), zap.Bool("added_test", res.AddedTest))
+			return res, nil
+		case FindingFailsGood:
+			if !probed {
+				return res, fmt.Errorf("bisect: tests already fail at good %s (%.1f%% sure; flake rate about %.0f%%): %w", task.Short(goodSHA), 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
+			}
+			root, err := rootCommit(ctx, repo, badSHA)
+			if err != nil {
+				return res, err
+			}
+			if root == goodSHA || root == badSHA {
+				return res, fmt.Errorf("bisect: no commit where the tests pass, %d commits back from %s or at the root commit: %w", b.probeLimit(), task.Short(badSHA), ErrCannotBisect)
+			}
+			goodSHA, probed = root, false
+			// The root is the last resort: it may fail as well.
+			s.GoodPrior = 0.2
+			continue
+		case FindingOnlyFlakes:
+			return res, fmt.Errorf("bisect: no culprit: the range only shows flakes (%.1f%% sure; flake rate about %.0f%%): %w", 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
 		}
-		switch st {
-		case stateGood:
-			lo = mid
-		case stateBad:
-			hi = mid
-		case stateSkip:
-			skipped[mid] = true
+		best := "only flakes"
+		if f.Best >= 0 {
+			best = task.Short(path[f.Best])
 		}
+		if errors.Is(err, errNoProgress) {
+			return res, fmt.Errorf("bisect: only commits that cannot be tested are left; most likely %s (%.1f%%): %w", best, 100*f.Confidence, ErrCannotBisect)
+		}
+		return res, fmt.Errorf("bisect: gave up after %d steps below %.1f%% confidence; most likely %s (%.1f%%): %w", steps, 100*confidence(b.Confidence), best, 100*f.Confidence, ErrCannotBisect)
 	}
-	if lo >= 0 {
-		res.Good = path[lo]
-	}
-	res.Blame = path[hi]
-	c, err := repo.Show(ctx, res.Blame)
-	if err != nil {
-		return res, fmt.Errorf("bisect: %w", err)
-	}
-	res.Subject, res.Author = c.Subject, c.Author
-	s.log.Debug("bisected", zap.String("blame", res.Blame), zap.Int("steps", s.steps))
-	return res, nil
 }
 
-// pick is the untested index strictly between lo and hi nearest to their
-// middle, or -1 when every one was skipped.
-func pick(lo, hi int, skipped map[int]bool) int {
-	mid := lo + (hi-lo)/2
-	for d := 0; d < hi-lo; d++ {
-		for _, c := range []int{mid + d, mid - d} {
-			if c > lo && c < hi && !skipped[c] {
-				return c
-			}
-		}
-	}
-	return -1
-}
-
-// findGood probes back from bad for a commit where the tests pass. It
-// returns it and the oldest commit seen failing, the search's new upper end.
-func (s *bisection) findGood(ctx context.Context, badSHA string) (good, oldestBad string, err error) {
-	limit := s.b.ProbeLimit
-	if limit <= 0 {
-		limit = DefaultProbeLimit
-	}
-	oldestBad = badSHA
-	for k := 1; k <= limit; k *= 2 {
-		sha, err := s.repo.Resolve(ctx, fmt.Sprintf("%s~%d", badSHA, k))
-		if err != nil {
-			if cerr := ctx.Err(); cerr != nil {
-				return "", "", cerr
-			}
-			break // history is shorter than k
-		}
-		st, err := s.test(ctx, sha)
-		if err != nil {
-			return "", "", err
-		}
-		switch st {
-		case stateGood:
-			return sha, oldestBad, nil
-		case stateBad:
-			oldestBad = sha
-		}
-	}
-	out, err := s.repo.Git(ctx, "rev-list", "--first-parent", "--max-parents=0", badSHA)
+// search runs one noisy search from goodSHA to badSHA, with what the cache
+// and the caller already know.
+func (b Bisector) search(ctx context.Context, s NoisySearch, repo gitrepo.Repo, pr *gitProber, goodSHA, badSHA string, badKnown bool) (Finding, []string, int, error) {
+	rest, err := repo.Path(ctx, goodSHA, badSHA)
 	if err != nil {
-		return "", "", fmt.Errorf("bisect: root commit: %w", err)
+		return Finding{}, nil, 0, fmt.Errorf("bisect: %w", err)
 	}
-	root := strings.TrimSpace(out)
-	if i := strings.IndexByte(root, '\n'); i >= 0 {
-		root = root[:i]
+	if len(rest) == 0 || rest[len(rest)-1] != badSHA {
+		return Finding{}, nil, 0, fmt.Errorf("bisect: good %s is not on the first-parent history of %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
 	}
-	if root != "" && root != badSHA {
-		st, err := s.test(ctx, root)
-		if err != nil {
-			return "", "", err
+	path := append([]string{goodSHA}, rest...)
+	pr.mu.Lock()
+	pr.path = path
+	pr.mu.Unlock()
+	known, fromCache := pr.known()
+	n := len(path) - 1
+	if badKnown && len(known[n]) == 0 {
+		for range pr.tests {
+			known[n] = append(known[n], ResultFail)
 		}
-		if st == stateGood {
-			return root, oldestBad, nil
-		}
 	}
-	return "", "", fmt.Errorf("bisect: no commit where the tests pass, %d commits back from %s or at the root commit: %w", limit, task.Short(badSHA), ErrCannotBisect)
+	f, err := s.Search(ctx, n, known, pr)
+	return f, path, fromCache, err
 }
 
-// test checks out sha and runs the tests once there.
-func (s *bisection) test(ctx context.Context, sha string) (state, error) {
-	if st, ok := s.states[sha]; ok {
-		return st, nil
+func (b Bisector) probeLimit() int {
+	if b.ProbeLimit <= 0 {
+		return DefaultProbeLimit
+	}
+	return b.ProbeLimit
+}
+
+// probeStart is the range's start when no good commit is given: ProbeLimit
+// first-parent commits back from bad, or the root when history is shorter.
+func (b Bisector) probeStart(ctx context.Context, repo gitrepo.Repo, badSHA string) (string, error) {
+	if sha, err := repo.Resolve(ctx, fmt.Sprintf("%s~%d", badSHA, b.probeLimit())); err == nil {
+		return sha, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return "", err
 	}
-	if s.b.MaxSteps > 0 && s.steps >= s.b.MaxSteps {
-		return 0, fmt.Errorf("bisect: gave up after %d steps: %w", s.steps, ErrCannotBisect)
+	root, err := rootCommit(ctx, repo, badSHA)
+	if err != nil {
+		return "", err
 	}
-	s.steps++
-	if err := s.repo.Checkout(ctx, sha); err != nil {
-		return 0, fmt.Errorf("bisect: %w", err)
+	if root == badSHA {
+		return "", fmt.Errorf("bisect: %s is the root commit, there is nothing before it: %w", task.Short(badSHA), ErrCannotBisect)
 	}
-	o, err := s.b.Runner.Run(ctx, s.repo.Dir, s.tests, 1)
-	var st state
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return 0, ctx.Err()
-	case err != nil && notRunnable(err):
-		st = stateSkip
-	case err != nil:
-		return 0, fmt.Errorf("bisect: run tests at %s: %w", task.Short(sha), err)
-	default:
-		st = classify(o, s.tests)
-	}
-	s.states[sha] = st
-	s.log.Debug("bisect step", zap.String("commit", sha), zap.Stringer("state", st), zap.Int("step", s.steps))
-	return st, nil
+	return root, nil
 }
 
-// classify turns one run of the tests into a state: any failure is bad,
-// anything that did not run is a skip, and good needs every test passed.
-func classify(o testrun.Outcome, tests []string) state {
-	skip := len(o.Build) > 0 || len(o.Missing) > 0
-	for _, id := range tests {
-		c := count(o, id)
-		if c.failures > 0 {
-			return stateBad
-		}
-		if c.runs == 0 {
-			skip = true
+func rootCommit(ctx context.Context, repo gitrepo.Repo, sha string) (string, error) {
+	out, err := repo.Git(ctx, "rev-list", "--first-parent", "--max-parents=0", sha)
+	if err != nil {
+		return "", fmt.Errorf("bisect: root commit: %w", err)
+	}
+	root, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return root, nil
+}
+
+// addedTest says whether the tests did not exist at parent, the blamed
+// commit's parent: from the runs there, or, when none told, from the tree.
+func (b Bisector) addedTest(ctx context.Context, repo gitrepo.Repo, ids []string, parent string, seen []Result) bool {
+	for _, r := range seen {
+		switch r {
+		case ResultMissing:
+			return true
+		case ResultPass, ResultFail:
+			return false
 		}
 	}
-	if skip {
-		return stateSkip
+	for _, id := range ids {
+		if testExistsAt(ctx, repo, parent, id) {
+			return false
+		}
 	}
-	return stateGood
+	return true
+}
+
+// testExistsAt looks for the test function's declaration at rev, without a
+// checkout.
+func testExistsAt(ctx context.Context, repo gitrepo.Repo, rev, id string) bool {
+	_, test := testrunSplit(id)
+	fn, _, _ := strings.Cut(test, "/")
+	_, err := repo.Git(ctx, "grep", "-q", "-E", `^func `+fn+`\(`, rev, "--", "*_test.go")
+	return err == nil
+}
+
+// testrunSplit separates a canonical ID into package and test.
+func testrunSplit(id string) (pkg, test string) {
+	i := strings.LastIndex(id, ".Test")
+	if i < 0 {
+		return "", id
+	}
+	return id[:i], id[i+1:]
+}
+
+func confidence(c float64) float64 {
+	if c <= 0 || c >= 1 {
+		return DefaultConfidence
+	}
+	return c
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func pick(path []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = path[i]
+	}
+	return out
 }
 
 func shorts(shas []string) string {

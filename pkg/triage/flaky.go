@@ -21,6 +21,9 @@ const (
 	VerdictReliable = "reliable" // every run failed
 	VerdictFlaky    = "flaky"    // some runs failed, some passed
 	VerdictPassing  = "passing"  // no run failed
+	// VerdictAddedFailing is reliable, and the culprit is the commit that
+	// added the test: it has been failing since it was added.
+	VerdictAddedFailing = "added-failing"
 )
 
 // TestEvidence is what the reruns of one test did.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -19,6 +20,18 @@ type Verdict struct {
 	Repo   string   `json:"repo"`
 	Commit string   `json:"commit"` // bad, resolved
 	Tests  []string `json:"tests"`  // canonical IDs
+	// Verdict is the finding in one word: reliable (fails every run, and
+	// the bisection names its culprit when it can), flaky (passed and
+	// failed at the same commit), passing (did not fail again), or
+	// added-failing (the culprit is the commit that added the test).
+	Verdict string `json:"verdict"`
+	// Confidence is how sure the verdict is, 0..1: the bisection's
+	// posterior for its finding; 1 for flaky (both outcomes were seen);
+	// for passing, the chance that a test failing one run in ten would
+	// have failed at least once in the runs made.
+	Confidence float64 `json:"confidence"`
+	// CachedRuns counts the runs reused from earlier searches.
+	CachedRuns int `json:"cached_runs"`
 	// Flakiness is reliable, flaky or passing, with its runs; Evidence has
 	// the same test by test.
 	Flakiness task.Flakiness `json:"flakiness"`
@@ -30,7 +43,8 @@ type Verdict struct {
 	// Fingerprint is the first failure's seen at bad; "" when none failed.
 	Fingerprint string        `json:"fingerprint,omitempty"`
 	Failure     *task.Failure `json:"failure,omitempty"`
-	TestRuns    int           `json:"test_runs"`
+	// TestRuns counts the test runs spent: reruns and bisection.
+	TestRuns int `json:"runs_spent"`
 }
 
 // String is a short report for people.
@@ -38,7 +52,7 @@ func (v Verdict) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tests:       %s\n", strings.Join(v.Tests, ", "))
 	fmt.Fprintf(&b, "at:          %s\n", v.Commit)
-	fmt.Fprintf(&b, "verdict:     %s (%d/%d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+	fmt.Fprintf(&b, "verdict:     %s (%d/%d runs failed at bad; %.1f%% sure)\n", v.Verdict, v.Flakiness.Failures, v.Flakiness.Runs, 100*v.Confidence)
 	if len(v.Evidence) > 1 {
 		for _, e := range v.Evidence {
 			fmt.Fprintf(&b, "  %s: %s (%d/%d)\n", e.Test, e.Verdict(), e.Failures, e.Runs)
@@ -51,11 +65,14 @@ func (v Verdict) String() string {
 	if bis := v.Bisection; bis != nil {
 		if bis.Blame != "" {
 			fmt.Fprintf(&b, "blame:       %s %s (%s)\n", bis.Blame, bis.Subject, bis.Author)
+			if bis.AddedTest {
+				fmt.Fprintf(&b, "             failing since it was added\n")
+			}
 		}
 		if bis.Good != "" {
 			fmt.Fprintf(&b, "last good:   %s\n", bis.Good)
 		}
-		fmt.Fprintf(&b, "bisect:      %d commits tested\n", bis.Steps)
+		fmt.Fprintf(&b, "bisect:      %d test runs, %d cached runs reused, %.1f%% sure, flake rate about %.0f%%\n", bis.Steps, bis.CachedRuns, 100*bis.Confidence, 100*bis.FlakeRate)
 	}
 	if v.BisectError != "" {
 		fmt.Fprintf(&b, "bisect:      %s\n", v.BisectError)
@@ -72,14 +89,26 @@ func (v Verdict) String() string {
 // are not seen); good and bad are resolved in the clone, where the
 // repository's other branches are origin/NAME.
 func Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	return investigate(ctx, testrun.Runner{}, Bisector{}, zap.NewNop(), repoPath, good, bad, tests, reruns)
+	return Bisector{}.Investigate(ctx, repoPath, good, bad, tests, reruns)
+}
+
+// Investigate is the package's Investigate with this bisector's settings.
+func (b Bisector) Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+	runner := b.Runner
+	if runner == nil {
+		runner = testrun.Runner{}
+	}
+	log := b.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return investigate(ctx, runner, b, log, repoPath, good, bad, tests, reruns)
 }
 
 // Investigate is the package's Investigate with the service's runner,
 // bisection bound, reruns and log.
 func (t *Triage) Investigate(ctx context.Context, repoPath, good, bad string, tests []string) (Verdict, error) {
-	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Log: t.log}
-	return investigate(ctx, t.runner, b, t.log, repoPath, good, bad, tests, t.cfg.Reruns)
+	return investigate(ctx, t.runner, t.bisector(t.log), t.log, repoPath, good, bad, tests, t.cfg.Reruns)
 }
 
 func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
@@ -117,6 +146,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
 	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
+	v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
 	for _, e := range rep.Tests {
 		if e.Failure != nil {
 			f := *e.Failure
@@ -137,6 +167,13 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	}
 	bis, err := b.bisect(ctx, ws.Dir, good, ws.Commit, ids, true)
 	v.TestRuns += bis.Steps
+	v.CachedRuns = bis.CachedRuns
+	if bis.Finding != "" {
+		v.Confidence = bis.Confidence
+	}
+	if bis.AddedTest {
+		v.Verdict = VerdictAddedFailing
+	}
 	switch {
 	case errors.Is(err, ErrCannotBisect):
 		v.BisectError = err.Error()
@@ -145,4 +182,15 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	}
 	v.Bisection = &bis
 	return v, nil
+}
+
+// reproConfidence is how sure a reproduction's verdict is before any
+// bisection: flaky is certain (both outcomes were seen at one commit);
+// passing and reliable are as sure as the runs make them against a test
+// that fails (or passes) one run in ten.
+func reproConfidence(f task.Flakiness) float64 {
+	if f.Verdict == VerdictFlaky {
+		return 1
+	}
+	return round3(1 - math.Pow(0.9, float64(f.Runs)))
 }

@@ -55,6 +55,10 @@ type Config struct {
 	MaxBisectSteps int // 0 for no bound
 	// OptOut are repositories that triage leaves alone.
 	OptOut []string
+	// Confidence is the bisection's (DefaultConfidence when 0).
+	Confidence float64
+	// BisectParallel bounds the commits a bisection tests at once.
+	BisectParallel int
 }
 
 // DefaultReruns is Config.Reruns' default.
@@ -262,8 +266,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		return decide(fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(ws.Commit), rep.Flakiness.Runs, history))
 	}
 
-	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Log: log}
-	bis, err := b.bisect(ctx, ws.Dir, in.Good, ws.Commit, ids, true)
+	bis, err := t.bisector(log).bisect(ctx, ws.Dir, in.Good, ws.Commit, ids, true)
 	out.TestRuns += bis.Steps
 	switch {
 	case errors.Is(err, ErrCannotBisect):
@@ -298,6 +301,16 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	log.Info("queued", zap.Int("test_runs", out.TestRuns))
 	out.Status, out.Task = task.StatusQueued, &tk
 	return out, nil
+}
+
+// bisector is the service's bisection: its bounds, and the store's runs by
+// commit as its cache when the store keeps them.
+func (t *Triage) bisector(log *zap.Logger) Bisector {
+	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, Log: log}
+	if c, ok := t.store.(RunCache); ok {
+		b.Cache = c
+	}
+	return b
 }
 
 // record adds the reruns to the tests' history and describes that history.

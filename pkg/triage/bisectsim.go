@@ -1,0 +1,164 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+)
+
+// SimCase is one kind of simulated history for the bisection benchmark.
+type SimCase struct {
+	Commits   int     // positions 1..Commits after good
+	FlakeRate float64 // how often the test fails before the culprit
+	// Added puts the test's creation after good: before it the test does
+	// not exist (it passes, the way `go test -run` does); a third of the
+	// time the commit that adds it is the culprit.
+	Added bool
+}
+
+// SimRow is what both searches did on one case's histories.
+type SimRow struct {
+	SimCase
+	Trials int
+	// Noisy is the Bayesian search; Binary is plain bisection (one run a
+	// commit, good and bad taken on trust, like `git bisect run`).
+	NoisyRight, BinaryRight     int
+	NoisyRuns, BinaryRuns       int
+	NoisyConfidence             float64 // mean reported confidence
+	NoisyFlakesOnly, NoisyUndec int     // findings that named no culprit
+}
+
+// simHistory is one simulated history: the culprit's position, where the
+// test appears, and a seeded source of flakes.
+type simHistory struct {
+	n, culprit, added int
+	flake             float64
+	rng               *rand.Rand
+}
+
+func (h *simHistory) run(i int) Result {
+	switch {
+	case i < h.added:
+		return ResultMissing
+	case i >= h.culprit:
+		return ResultFail
+	case h.rng.Float64() < h.flake:
+		return ResultFail
+	}
+	return ResultPass
+}
+
+func newSimHistory(c SimCase, seed uint64, trial int) (culprit, added int) {
+	rng := rand.New(rand.NewPCG(seed, uint64(trial)))
+	culprit = 1 + rng.IntN(c.Commits)
+	added = 0
+	if c.Added {
+		if rng.IntN(3) == 0 {
+			added = culprit
+		} else {
+			added = 1 + rng.IntN(culprit)
+		}
+	}
+	return culprit, added
+}
+
+// binarySearch is plain bisection: one run a commit, good and bad trusted.
+func binarySearch(n int, run func(int) Result) (culprit, runs int) {
+	lo, hi := 0, n
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		runs++
+		if run(mid) == ResultFail {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, runs
+}
+
+// SimulateBisection runs the noisy search s and plain bisection on the same
+// seeded histories of each case: the same culprits, the same creation of
+// the test, the same flake draws in the same order. Test outcomes are
+// simulated; the search is the code that bisects real repositories.
+func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, trials int, seed uint64) ([]SimRow, error) {
+	var rows []SimRow
+	for ci, c := range cases {
+		row := SimRow{SimCase: c, Trials: trials}
+		caseSeed := seed + uint64(ci)*1_000_003
+		for t := 0; t < trials; t++ {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			culprit, added := newSimHistory(c, caseSeed, t)
+			h := &simHistory{n: c.Commits, culprit: culprit, added: added, flake: c.FlakeRate, rng: rand.New(rand.NewPCG(caseSeed^0x5eed, uint64(t)))}
+			got, runs := binarySearch(c.Commits, h.run)
+			row.BinaryRuns += runs
+			if got == culprit {
+				row.BinaryRight++
+			}
+
+			h.rng = rand.New(rand.NewPCG(caseSeed^0x5eed, uint64(t)))
+			f, err := s.Search(ctx, c.Commits, nil, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
+				return []Result{h.run(i)}, nil
+			}))
+			if err != nil {
+				return rows, fmt.Errorf("simulated search %d of %+v: %w", t, c, err)
+			}
+			row.NoisyRuns += f.Runs
+			row.NoisyConfidence += f.Confidence
+			switch f.Kind {
+			case FindingCulprit:
+				if f.Culprit == culprit {
+					row.NoisyRight++
+				}
+			case FindingOnlyFlakes:
+				row.NoisyFlakesOnly++
+			case FindingUndecided:
+				row.NoisyUndec++
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// SimCases are the benchmark's histories: 64, 256 and 1024 commits; flake
+// rates of 0, 5, 10 and 20%; the test present at good, or added after it.
+func SimCases() []SimCase {
+	var cs []SimCase
+	for _, n := range []int{64, 256, 1024} {
+		for _, added := range []bool{false, true} {
+			for _, f := range []float64{0, 0.05, 0.10, 0.20} {
+				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added})
+			}
+		}
+	}
+	return cs
+}
+
+// WriteSimTable prints the rows as a Markdown table.
+func WriteSimTable(w io.Writer, rows []SimRow) error {
+	if _, err := fmt.Fprintln(w, "| commits | flakes | test added after good | trials | noisy: right | noisy: mean runs | noisy: no culprit named | binary: right | binary: mean runs | runs, noisy/binary |\n|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|"); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		t := float64(r.Trials)
+		added := "no"
+		if r.Added {
+			added = "yes"
+		}
+		ratio := 0.0
+		if r.BinaryRuns > 0 {
+			ratio = float64(r.NoisyRuns) / float64(r.BinaryRuns)
+		}
+		if _, err := fmt.Fprintf(w, "| %d | %.0f%% | %s | %d | %.1f%% | %.1f | %d | %.1f%% | %.1f | %.2f× |\n",
+			r.Commits, r.FlakeRate*100, added, r.Trials,
+			100*float64(r.NoisyRight)/t, float64(r.NoisyRuns)/t, r.NoisyFlakesOnly+r.NoisyUndec,
+			100*float64(r.BinaryRight)/t, float64(r.BinaryRuns)/t, ratio); err != nil {
+			return err
+		}
+	}
+	return nil
+}
