@@ -1,167 +1,399 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/task"
 	"gotest.tools/gotestsum/testjson"
 )
 
-// ParseGoTestJSON parses the output of `go test -json`. Lines that are not
-// JSON (a build error printed before the events) are kept as build output;
-// a stream with no test event at all is rejected.
-func ParseGoTestJSON(r io.Reader) (Result, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return Result{}, fmt.Errorf("parse go test -json: read: %w", err)
-	}
-	var stray bytes.Buffer
-	lines := &strayLines{w: &stray, failedBuild: failedBuilds(data)}
-	exec, err := testjson.ScanTestOutput(testjson.ScanConfig{
-		Stdout:                   bytes.NewReader(data),
-		Handler:                  lines,
+// ParseGoTestJSON parses the output of `go test -json` as a stream: the
+// events are read one by one and only what the result reports is kept (the
+// output of failing tests, capped; counts for the rest), so a run that prints
+// megabytes is read whole and never from a cut. Lines that are not JSON (a
+// build error printed before the events) are kept as build output; a stream
+// with no test event at all is rejected.
+//
+// Each test's own outcome decides: a test fails when go test says it failed.
+// A parent whose failure is only its subtests' is left to them; a test that
+// started but never ended (paused when a panic killed the binary, or cut off
+// when the stream ended) did not run, unless it is the test that panicked or
+// timed out. A package with no final result is Incomplete.
+func ParseGoTestJSON(r io.Reader) (Result, error) { return ParseGoTestStream(r, nil) }
+
+// ParseGoTestStream is ParseGoTestJSON that also writes the text of the
+// run (every output event, and the lines that are not JSON) to text, when
+// text is not nil.
+func ParseGoTestStream(r io.Reader, text io.Writer) (Result, error) {
+	c := &collector{pkgs: map[string]*pkgState{}, text: text}
+	_, err := testjson.ScanTestOutput(testjson.ScanConfig{
+		Stdout:                   r,
+		Handler:                  c,
 		IgnoreNonJSONOutputLines: true,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("parse go test -json: %w", err)
 	}
-	res := Result{Format: "go-test-json"}
-	var pkgs []string
-	for _, name := range exec.Packages() {
-		// JSON lines that are not test events land in a package named "".
-		if name != "" {
-			pkgs = append(pkgs, name)
-		}
-	}
-	if len(pkgs) == 0 {
+	if len(c.order) == 0 {
 		return Result{}, fmt.Errorf("parse go test -json: no test events (is this `go test -json` output?)")
 	}
-	for _, name := range pkgs {
-		pkg := exec.Package(name)
-		for _, tc := range pkg.Passed {
-			if tc.Test != "" {
-				res.Passed = append(res.Passed, name+"."+string(tc.Test))
-				res.Total++
-			}
-		}
-		for _, tc := range pkg.Skipped {
-			if tc.Test != "" {
-				res.Total++
-			}
-		}
-		failedNames := map[string]bool{}
-		for _, tc := range pkg.Failed {
-			if tc.Test == "" {
-				continue // the package's own entry
-			}
-			failedNames[string(tc.Test)] = true
-		}
-		for _, tc := range pkg.Failed {
-			if tc.Test == "" {
-				continue
-			}
-			res.Total++
-			// A parent fails whenever a subtest does: report the subtest.
-			if hasFailedChild(string(tc.Test), failedNames) {
-				continue
-			}
-			f := task.Failure{
-				Package: name,
-				Test:    string(tc.Test),
-				Output:  strings.Join(pkg.OutputLines(tc), ""),
-			}
-			describe(&f)
-			res.Failures = append(res.Failures, f)
-		}
-		if pkg.Result() == testjson.ActionFail && len(pkg.Failed) == 0 || pkg.TestMainFailed() && len(failedNames) == 0 {
-			f := task.Failure{Package: name, Test: "", Output: strings.Join(pkg.OutputLines(testjson.TestCase{}), "")}
-			if f.Output == "" {
-				f.Output = stray.String()
-			}
-			f.Output = lines.buildOutput(name) + f.Output
-			describe(&f)
-			res.BuildErrors = append(res.BuildErrors, f)
-		}
-	}
-	return res, nil
+	return c.result(), nil
 }
 
-func hasFailedChild(name string, failed map[string]bool) bool {
-	for other := range failed {
-		if strings.HasPrefix(other, name+"/") {
-			return true
-		}
-	}
-	return false
+// Per-test output kept while a test runs: its head and its tail, where the
+// failing assertion and a panic's stack are.
+const (
+	keepHead = 4 << 10
+	keepTail = 24 << 10
+)
+
+// Text keeps the head and the tail of the lines written to it: at most
+// Head bytes of the first lines, and Tail bytes of the last ones. The zero
+// value keeps a test's worth of output.
+type Text struct {
+	Head, Tail int
+
+	head    strings.Builder
+	tail    []string
+	tailLen int
+	omitted int
 }
 
-type strayLines struct {
-	w *bytes.Buffer
+// Write adds text; it never fails.
+func (b *Text) Write(p []byte) (int, error) {
+	b.add(string(p))
+	return len(p), nil
+}
+
+func (b *Text) add(s string) {
+	if b.Head == 0 && b.Tail == 0 {
+		b.Head, b.Tail = keepHead, keepTail
+	}
+	if b.head.Len()+len(s) <= b.Head && len(b.tail) == 0 {
+		b.head.WriteString(s)
+		return
+	}
+	b.tail = append(b.tail, s)
+	b.tailLen += len(s)
+	for b.tailLen > b.Tail && len(b.tail) > 1 {
+		b.tailLen -= len(b.tail[0])
+		b.omitted += len(b.tail[0])
+		b.tail = b.tail[1:]
+	}
+}
+
+// String is the text kept, with a line saying how much was left out.
+func (b *Text) String() string {
+	var s strings.Builder
+	s.WriteString(b.head.String())
+	if b.omitted > 0 {
+		fmt.Fprintf(&s, "[… %d bytes of output omitted …]\n", b.omitted)
+	}
+	for _, l := range b.tail {
+		s.WriteString(l)
+	}
+	return s.String()
+}
+
+func (b *Text) reset() { *b = Text{Head: b.Head, Tail: b.Tail} }
+
+type testState struct {
+	name    string
+	running bool // started and not ended
+	out     Text
+	runs    Runs
+	// failure is the output of the first failed run.
+	failure    string
+	hasFailure bool
+}
+
+type pkgState struct {
+	name   string
+	tests  map[string]*testState
+	order  []string
+	out    Text // the package's own output
+	result testjson.Action
+	// failedBuild names the package that did not compile when this
+	// package's tests did not build (Go 1.24's FailedBuild).
+	failedBuild string
+}
+
+type collector struct {
+	pkgs  map[string]*pkgState
+	order []string
 	// build holds the compiler's output by package: since Go 1.24 it comes
 	// as "build-output" events naming an ImportPath, not a Package.
-	build map[string]*strings.Builder
-	// failedBuild names, by package, the package that did not compile.
-	failedBuild map[string]string
+	build map[string]*Text
+	stray Text
+	text  io.Writer
 }
 
-func (s *strayLines) Event(e testjson.TestEvent, _ *testjson.Execution) error {
-	if e.Action != testjson.ActionBuild || e.ImportPath == "" {
+func (c *collector) pkg(name string) *pkgState {
+	p, ok := c.pkgs[name]
+	if !ok {
+		p = &pkgState{name: name, tests: map[string]*testState{}}
+		c.pkgs[name] = p
+		c.order = append(c.order, name)
+	}
+	return p
+}
+
+func (p *pkgState) test(name string) *testState {
+	t, ok := p.tests[name]
+	if !ok {
+		t = &testState{name: name}
+		p.tests[name] = t
+		p.order = append(p.order, name)
+	}
+	return t
+}
+
+// Event is called by the scanner for each event, in order.
+func (c *collector) Event(e testjson.TestEvent, _ *testjson.Execution) error {
+	if e.Action == testjson.ActionBuild {
+		c.buildOutput(e)
+	}
+	if c.text != nil && e.Output != "" {
+		_, _ = io.WriteString(c.text, e.Output)
+	}
+	if e.Action == testjson.ActionBuild {
 		return nil
+	}
+	if e.Package == "" {
+		return nil
+	}
+	if e.Elapsed < 0 {
+		// The scanner's own "fail" for tests that never ended: the
+		// stream says nothing of them, and neither do we.
+		return nil
+	}
+	p := c.pkg(e.Package)
+	if e.Test == "" {
+		switch e.Action {
+		case testjson.ActionOutput:
+			p.out.add(e.Output)
+		case testjson.ActionPass, testjson.ActionFail, testjson.ActionSkip:
+			p.result = e.Action
+			if e.Action == testjson.ActionFail {
+				p.failedBuild = failedBuild(e.Bytes())
+			}
+		}
+		return nil
+	}
+	t := p.test(e.Test)
+	switch e.Action {
+	case testjson.ActionRun:
+		t.running = true
+		t.out.reset()
+	case testjson.ActionOutput:
+		t.running = t.running || t.runs == (Runs{})
+		t.out.add(e.Output)
+	case testjson.ActionPass:
+		t.runs.Pass++
+		t.running = false
+		t.out.reset()
+	case testjson.ActionSkip:
+		t.runs.Skip++
+		t.running = false
+		t.out.reset()
+	case testjson.ActionFail:
+		t.runs.Fail++
+		t.running = false
+		if !t.hasFailure {
+			t.failure, t.hasFailure = t.out.String(), true
+		}
+		t.out.reset()
+	}
+	return nil
+}
+
+func (c *collector) buildOutput(e testjson.TestEvent) {
+	if e.ImportPath == "" {
+		return
 	}
 	// "example.com/m/b [example.com/m/b.test]" is package example.com/m/b,
 	// and so is its external test package "example.com/m/b_test [...]".
 	pkg, _, _ := strings.Cut(e.ImportPath, " ")
 	pkg = strings.TrimSuffix(pkg, "_test")
-	if s.build == nil {
-		s.build = map[string]*strings.Builder{}
+	if c.build == nil {
+		c.build = map[string]*Text{}
 	}
-	b, ok := s.build[pkg]
+	b, ok := c.build[pkg]
 	if !ok {
-		b = &strings.Builder{}
-		s.build[pkg] = b
+		b = &Text{}
+		c.build[pkg] = b
 	}
-	b.WriteString(e.Output)
+	b.add(e.Output)
+}
+
+// failedBuild reads the FailedBuild field of a package's "fail" event (Go
+// 1.24 and later), which the scanner does not keep.
+func failedBuild(raw []byte) string {
+	if !strings.Contains(string(raw), `"FailedBuild"`) {
+		return ""
+	}
+	var e struct{ FailedBuild string }
+	if json.Unmarshal(raw, &e) != nil || e.FailedBuild == "" {
+		return ""
+	}
+	fb, _, _ := strings.Cut(e.FailedBuild, " ")
+	return strings.TrimSuffix(fb, "_test")
+}
+
+// Err receives the lines that are not JSON.
+func (c *collector) Err(text string) error {
+	c.stray.add(text + "\n")
+	if c.text != nil {
+		_, _ = io.WriteString(c.text, text+"\n")
+	}
 	return nil
 }
 
-// buildOutput is the compiler's output for pkg: under the name of the
-// package whose build failed (pkg itself or one of its dependencies).
-func (s *strayLines) buildOutput(pkg string) string {
-	name := pkg
-	if fb, ok := s.failedBuild[pkg]; ok {
-		name = fb
-	}
-	if b, ok := s.build[name]; ok {
+func (c *collector) buildText(pkg string) string {
+	if b, ok := c.build[pkg]; ok {
 		return b.String()
 	}
 	return ""
 }
 
-// failedBuilds maps each package whose tests did not build to the package
-// that did not compile, from the FailedBuild field of its "fail" event
-// (Go 1.24 and later), which testjson does not keep.
-func failedBuilds(data []byte) map[string]string {
-	m := map[string]string{}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if !bytes.Contains(line, []byte(`"FailedBuild"`)) {
-			continue
-		}
-		var e struct{ Package, FailedBuild string }
-		if json.Unmarshal(line, &e) != nil || e.Package == "" || e.FailedBuild == "" {
-			continue
-		}
-		fb, _, _ := strings.Cut(e.FailedBuild, " ")
-		m[e.Package] = strings.TrimSuffix(fb, "_test")
+func (c *collector) result() Result {
+	res := Result{Format: "go-test-json", Runs: map[string]Runs{}}
+	for _, name := range c.order {
+		p := c.pkgs[name]
+		c.finishPackage(p, &res)
 	}
-	return m
+	return res
 }
 
-func (s *strayLines) Err(text string) error {
-	s.w.WriteString(text)
-	s.w.WriteString("\n")
-	return nil
+func (c *collector) finishPackage(p *pkgState, res *Result) {
+	// A test that never ended failed if it is the one that panicked or
+	// timed out (its output says so); the others did not run.
+	for _, name := range p.order {
+		t := p.tests[name]
+		if !t.running {
+			continue
+		}
+		out := t.out.String()
+		if hasPanic(out) {
+			t.runs.Fail++
+			if !t.hasFailure {
+				t.failure, t.hasFailure = out, true
+			}
+			continue
+		}
+		if t.runs == (Runs{}) {
+			res.NotRun = append(res.NotRun, p.name+"."+name)
+		}
+	}
+	// A panic in a subtest is printed under its parent, after the
+	// subtest's own "--- FAIL" line: it is the failure of the subtests
+	// that failed without a word.
+	for _, name := range p.order {
+		t := p.tests[name]
+		if !t.hasFailure || !hasPanic(t.failure) {
+			continue
+		}
+		moved := false
+		for _, other := range p.order {
+			o := p.tests[other]
+			if strings.HasPrefix(other, name+"/") && o.hasFailure && Message(o.failure) == "" {
+				o.failure += panicText(t.failure)
+				moved = true
+			}
+		}
+		if moved {
+			t.failure = strings.Replace(t.failure, panicText(t.failure), "", 1)
+		}
+	}
+	failedChild := map[string]bool{}
+	for _, name := range p.order {
+		if t := p.tests[name]; t.runs.Fail > 0 {
+			for parent := name; ; {
+				i := strings.LastIndexByte(parent, '/')
+				if i < 0 {
+					break
+				}
+				parent = parent[:i]
+				failedChild[parent] = true
+			}
+		}
+	}
+	for _, name := range p.order {
+		t := p.tests[name]
+		id := p.name + "." + name
+		if t.runs != (Runs{}) {
+			res.Total++
+			res.Runs[id] = t.runs
+		}
+		switch {
+		case t.runs.Fail > 0:
+			// A parent that failed only because its subtests did is
+			// reported through them.
+			if failedChild[name] && Message(t.failure) == "" {
+				continue
+			}
+			f := task.Failure{Package: p.name, Test: name, Output: t.failure}
+			describe(&f)
+			res.Failures = append(res.Failures, f)
+		case t.runs.Pass > 0:
+			res.Passed = append(res.Passed, id)
+		}
+	}
+	if p.result == "" {
+		res.Incomplete = append(res.Incomplete, p.name)
+	}
+	// The package failed with no failing test: it did not build, or its
+	// TestMain, init or a goroutine outside any test failed.
+	noTestFailed := true
+	for _, t := range p.tests {
+		if t.runs.Fail > 0 {
+			noTestFailed = false
+			break
+		}
+	}
+	if p.result == testjson.ActionFail && noTestFailed {
+		build := p.failedBuild
+		if build == "" {
+			build = p.name
+		}
+		out := p.out.String()
+		if strings.TrimSpace(stripFailLine(out)) == "" {
+			out = c.stray.String()
+		}
+		f := task.Failure{Package: p.name, Output: c.buildText(build) + out}
+		DescribeBuild(&f)
+		res.BuildErrors = append(res.BuildErrors, f)
+	}
+	sort.Strings(res.NotRun)
+}
+
+// stripFailLine drops go test's "FAIL\tpkg\t0.1s" summary lines.
+func stripFailLine(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "FAIL\t") || l == "FAIL" {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func hasPanic(out string) bool {
+	return strings.HasPrefix(out, "panic: ") || strings.Contains(out, "\npanic: ")
+}
+
+// panicText is the panic and everything after it in a test's output.
+func panicText(out string) string {
+	if strings.HasPrefix(out, "panic: ") {
+		return out
+	}
+	if i := strings.Index(out, "\npanic: "); i >= 0 {
+		return out[i+1:]
+	}
+	return ""
 }

@@ -99,7 +99,11 @@ func junitFailure(pkg string, tc junit.Test) task.Failure {
 		out.WriteString("\n")
 	}
 	f.Output = out.String()
-	describe(&f)
+	if tc.Name == "[build failed]" {
+		DescribeBuild(&f)
+	} else {
+		describe(&f)
+	}
 	return f
 }
 

@@ -343,3 +343,57 @@ func TestParseJUnitNoFailures(t *testing.T) {
 		t.Errorf("result = %+v", res)
 	}
 }
+
+// A stream cut short (go test killed, or a report truncated): the tests
+// that were running have no outcome and are not failures, the package is
+// incomplete, and the failures that did end are kept.
+func TestParseGoTestJSONIncompleteStream(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"a/a_test.go": `package a
+
+import "testing"
+
+func TestA(t *testing.T) {}
+
+func TestB(t *testing.T) { t.Log("checking"); t.Error("b is wrong") }
+
+func TestC(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		t.Log("line", i)
+	}
+}
+`,
+	})
+	cmd := exec.Command("go", "test", "-json", "./...")
+	cmd.Dir = dir
+	out, _ := cmd.Output()
+	lines := strings.SplitAfter(string(out), "\n")
+	cut := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"Test":"TestC"`) && strings.Contains(l, "line 20") {
+			cut = i
+			break
+		}
+	}
+	if cut < 0 {
+		t.Fatalf("no TestC output in:\n%s", out)
+	}
+	// Cut in the middle of a line, as a size limit does.
+	stream := strings.Join(lines[:cut], "") + lines[cut][:len(lines[cut])/2]
+	res, err := Parse([]byte(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Test != "TestB" || res.Failures[0].Message != "b is wrong" {
+		t.Errorf("failures = %+v", res.Failures)
+	}
+	if !slices.Equal(res.NotRun, []string{"example.com/m/a.TestC"}) || !slices.Equal(res.Incomplete, []string{"example.com/m/a"}) {
+		t.Errorf("not run %v, incomplete %v", res.NotRun, res.Incomplete)
+	}
+	if len(res.BuildErrors) != 0 || !slices.Equal(res.Passed, []string{"example.com/m/a.TestA"}) {
+		t.Errorf("build errors %+v, passed %v", res.BuildErrors, res.Passed)
+	}
+}

@@ -52,6 +52,14 @@ type Flakiness struct {
 	Verdict  string `json:"verdict"` // "reliable", "flaky" or "passing"
 }
 
+// TestFlakiness is what the re-runs of one test did.
+type TestFlakiness struct {
+	Test     string `json:"test"`
+	Runs     int    `json:"runs"`
+	Failures int    `json:"failures"`
+	Verdict  string `json:"verdict"`
+}
+
 // Bisection is where a failure started.
 type Bisection struct {
 	Good    string `json:"good"`
@@ -84,12 +92,14 @@ type Task struct {
 	Branch      string    `json:"branch,omitempty"`
 	Failures    []Failure `json:"failures"`
 	Flakiness   Flakiness `json:"flakiness"`
-	Bisection   Bisection `json:"bisection"`
-	Status      Status    `json:"status"`
-	Reason      string    `json:"reason,omitempty"`
-	PullRequest string    `json:"pull_request,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// FlakinessByTest is the re-run evidence test by test.
+	FlakinessByTest []TestFlakiness `json:"flakiness_by_test,omitempty"`
+	Bisection       Bisection       `json:"bisection"`
+	Status          Status          `json:"status"`
+	Reason          string          `json:"reason,omitempty"`
+	PullRequest     string          `json:"pull_request,omitempty"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
 }
 
 // Tests are the failing tests' IDs.

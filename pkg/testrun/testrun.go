@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -166,19 +167,42 @@ func RunPattern(test string) string {
 
 // Runner runs go test.
 type Runner struct {
-	Timeout   time.Duration // per go test invocation
+	Timeout time.Duration // per go test invocation
+	// MaxOutput caps the text output kept in Outcome.Output. The test
+	// results are read from the whole of go test's output regardless.
 	MaxOutput int
 }
 
 // Outcome is what one run of some tests did.
 type Outcome struct {
-	Passed   []string       // canonical ids that passed
-	Failed   []task.Failure // tests that failed
-	Build    []task.Failure // packages that did not build
-	Missing  []string       // asked-for ids that did not run
-	Output   string         // go test's raw output, capped
-	TimedOut bool
-	Duration time.Duration
+	Passed []string       // canonical ids that passed every run
+	Failed []task.Failure // tests whose own outcome was fail, one entry each
+	Build  []task.Failure // packages that did not build
+	// Missing are asked-for ids that did not run: unknown, or never
+	// started, or started and cut off before they ended.
+	Missing []string
+	// Unknown says, for the asked-for names that no package defines (or
+	// that several do), why they could not be run. They are in Missing too.
+	Unknown []string
+	// NotRun are tests that started but never ended, and did not cause
+	// it: paused when a panic ended their test binary, for example.
+	NotRun []string
+	// Others are failures of tests that were not asked for but ran with
+	// the asked ones: siblings of an asked subtest, or its parent failing
+	// on its own.
+	Others []task.Failure
+	// Incomplete are packages whose run has no final result.
+	Incomplete []string
+	// Runs counts each test's runs by outcome (with count > 1 a test runs
+	// several times), for the tests reported here.
+	Runs map[string]report.Runs
+	// Output is go test's text output (the events' output, and what the
+	// go command printed itself), head and tail kept.
+	Output string
+	// Invocations counts the go test processes started.
+	Invocations int
+	TimedOut    bool
+	Duration    time.Duration
 }
 
 // OK reports that every asked-for test ran and passed.
@@ -192,8 +216,14 @@ func (o Outcome) Summary() string {
 	if len(o.Build) > 0 {
 		s += fmt.Sprintf(", %d packages did not build", len(o.Build))
 	}
-	if len(o.Missing) > 0 {
-		s += fmt.Sprintf(", %d did not run", len(o.Missing))
+	if n := len(o.Missing) - len(o.Unknown); n > 0 {
+		s += fmt.Sprintf(", %d did not run", n)
+	}
+	if len(o.Unknown) > 0 {
+		s += fmt.Sprintf(", %d unknown", len(o.Unknown))
+	}
+	if len(o.Others) > 0 {
+		s += fmt.Sprintf(", %d other tests that ran with them failed", len(o.Others))
 	}
 	if o.TimedOut {
 		s += ", timed out"
@@ -201,16 +231,27 @@ func (o Outcome) Summary() string {
 	return s
 }
 
-// Run runs the tests ids in the module at dir, count times each.
+// Run runs the tests ids in the module at dir, count times each. The tests
+// of one package run in one go test process. A subtest runs inside its
+// top-level test, with the siblings that come before it, exactly as in a
+// full run, and its outcome is read from that run: a subtest that depends
+// on state its siblings leave behaves as it does in CI. Names that no
+// package defines do not stop the others: they are reported in Unknown.
 func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (Outcome, error) {
 	if count < 1 {
 		count = 1
 	}
 	byDir := map[string][]Target{}
 	var order []string
+	all := Outcome{Runs: map[string]report.Runs{}}
 	for _, id := range ids {
 		t, err := Resolve(dir, id)
 		if err != nil {
+			if errors.Is(err, ErrNotFound) || errors.Is(err, ErrAmbiguous) {
+				all.Missing = append(all.Missing, id)
+				all.Unknown = append(all.Unknown, err.Error())
+				continue
+			}
 			return Outcome{}, err
 		}
 		if _, ok := byDir[t.Dir]; !ok {
@@ -218,17 +259,56 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 		}
 		byDir[t.Dir] = append(byDir[t.Dir], t)
 	}
-	var all Outcome
 	for _, d := range order {
-		// -run takes one expression per subtest level, so tests of one
-		// package are run one by one.
-		for _, t := range byDir[d] {
-			o, err := r.goTest(ctx, dir, []string{"-count", fmt.Sprint(count), "-run", RunPattern(t.Test), d})
-			if err != nil {
-				return Outcome{}, err
+		targets := byDir[d]
+		var funcs []string
+		for _, t := range targets {
+			if !slices.Contains(funcs, t.Func()) {
+				funcs = append(funcs, t.Func())
 			}
-			merge(&all, o)
-			if !ran(o, t) {
+		}
+		o, res, err := r.goTest(ctx, dir, []string{"-count", fmt.Sprint(count), "-run", funcsPattern(funcs), d})
+		if err != nil {
+			return Outcome{}, err
+		}
+		all.Invocations++
+		all.Output += o.Output
+		all.TimedOut = all.TimedOut || o.TimedOut
+		all.Duration += o.Duration
+		all.Build = append(all.Build, o.Build...)
+		all.Incomplete = append(all.Incomplete, o.Incomplete...)
+		asked := func(id string) bool {
+			for _, t := range targets {
+				if id == t.ID || strings.HasPrefix(id, t.ID+"/") {
+					return true
+				}
+			}
+			return false
+		}
+		for _, f := range o.Failed {
+			if asked(f.ID()) {
+				all.Failed = append(all.Failed, f)
+			} else {
+				all.Others = append(all.Others, f)
+			}
+		}
+		for _, p := range o.Passed {
+			if asked(p) {
+				all.Passed = append(all.Passed, p)
+			}
+		}
+		for _, n := range o.NotRun {
+			if asked(n) {
+				all.NotRun = append(all.NotRun, n)
+			}
+		}
+		for id, runs := range res.Runs {
+			if asked(id) {
+				all.Runs[id] = runs
+			}
+		}
+		for _, t := range targets {
+			if !ran(res, t) && len(o.Build) == 0 {
 				all.Missing = append(all.Missing, t.ID)
 			}
 		}
@@ -236,56 +316,153 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 	return all, nil
 }
 
-// RunPackages runs every test of the packages (relative dirs like "./x").
+// funcsPattern is the -run expression selecting exactly the top-level tests
+// funcs, with all their subtests.
+func funcsPattern(funcs []string) string {
+	quoted := make([]string, len(funcs))
+	for i, f := range funcs {
+		quoted[i] = regexp.QuoteMeta(f)
+	}
+	return "^(" + strings.Join(quoted, "|") + ")$"
+}
+
+// RunPackages runs every test of the packages (relative dirs like "./x", or
+// patterns like "./...").
 func (r Runner) RunPackages(ctx context.Context, dir string, pkgs []string) (Outcome, error) {
 	args := append([]string{"-count", "1"}, pkgs...)
-	return r.goTest(ctx, dir, args)
-}
-
-func ran(o Outcome, t Target) bool {
-	for _, p := range o.Passed {
-		if p == t.ID || strings.HasPrefix(p, t.ID+"/") {
-			return true
-		}
-	}
-	for _, f := range o.Failed {
-		if id := f.ID(); id == t.ID || strings.HasPrefix(id, t.ID+"/") || strings.HasPrefix(t.ID, id+"/") {
-			return true
-		}
-	}
-	return len(o.Build) > 0 // a build failure ran nothing, and says so there
-}
-
-func merge(dst *Outcome, o Outcome) {
-	dst.Passed = append(dst.Passed, o.Passed...)
-	dst.Failed = append(dst.Failed, o.Failed...)
-	dst.Build = append(dst.Build, o.Build...)
-	dst.Output += o.Output
-	dst.TimedOut = dst.TimedOut || o.TimedOut
-	dst.Duration += o.Duration
-}
-
-func (r Runner) goTest(ctx context.Context, dir string, args []string) (Outcome, error) {
-	cmd := append([]string{"go", "test", "-json"}, args...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: cmd, Timeout: r.Timeout, MaxOutput: r.MaxOutput})
+	o, _, err := r.goTest(ctx, dir, args)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("go test in %s: %w", dir, err)
+		return Outcome{}, err
 	}
-	o := Outcome{Output: res.Output, TimedOut: res.TimedOut, Duration: res.Duration}
-	if res.TimedOut {
-		return o, nil
-	}
-	rep, perr := report.ParseGoTestJSON(strings.NewReader(res.Output))
-	if perr != nil {
-		if res.ExitCode != 0 {
-			// go test printed no events: the build or the arguments failed.
-			o.Build = append(o.Build, task.Failure{Test: "", Message: report.Message(res.Output), Output: res.Output, Frames: report.Frames(res.Output, 5)})
-			return o, nil
+	o.Invocations = 1
+	return o, nil
+}
+
+// ran reports whether the test t has an outcome in the run: it, or one of
+// its subtests, ended.
+func ran(res report.Result, t Target) bool {
+	for id, runs := range res.Runs {
+		if (id == t.ID || strings.HasPrefix(id, t.ID+"/")) && runs.Pass+runs.Fail+runs.Skip > 0 {
+			return true
 		}
-		return Outcome{}, fmt.Errorf("go test in %s: %w", dir, perr)
+	}
+	return false
+}
+
+// goTest runs go test -json with args. Its event stream goes to a file and
+// is parsed from there as a stream, whole: a run that prints megabytes is
+// read to its end and never from a cut. The file lives in dir (the one
+// place a sandboxed command may write) under a name the go command ignores,
+// and is removed after.
+func (r Runner) goTest(ctx context.Context, dir string, args []string) (Outcome, report.Result, error) {
+	f, err := os.CreateTemp(dir, ".redfix-go-test-*.json")
+	if err != nil {
+		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: make the event file: %w", dir, err)
+	}
+	events := f.Name()
+	f.Close()
+	defer os.Remove(events)
+
+	cmd := append([]string{"sh", "-c", `exec "$@" >"$REDFIX_GO_TEST_EVENTS"`, "sh", "go", "test", "-json"}, args...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{
+		Dir: dir, Args: cmd, Timeout: r.Timeout, MaxOutput: r.MaxOutput,
+		Env: []string{"REDFIX_GO_TEST_EVENTS=" + events},
+	})
+	if err != nil {
+		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: %w", dir, err)
+	}
+	o := Outcome{TimedOut: res.TimedOut, Duration: res.Duration}
+
+	ev, err := os.Open(events)
+	if err != nil {
+		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: read its events: %w", dir, err)
+	}
+	defer ev.Close()
+	max := r.MaxOutput
+	if max <= 0 {
+		max = sandbox.DefaultMaxOutput
+	}
+	text := &report.Text{Head: max / 4, Tail: max * 3 / 4}
+	rep, perr := report.ParseGoTestStream(ev, text)
+	o.Output = strings.TrimLeft(res.Output+text.String(), "\n")
+	if perr != nil {
+		if res.ExitCode != 0 || res.TimedOut {
+			if res.TimedOut {
+				return o, rep, nil
+			}
+			// go test printed no events: the build or the arguments failed.
+			b := task.Failure{Output: o.Output}
+			report.DescribeBuild(&b)
+			o.Build = append(o.Build, b)
+			return o, rep, nil
+		}
+		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: %w", dir, perr)
+	}
+	mod, _ := Module(dir)
+	aliases := []string{}
+	if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+		aliases = append(aliases, real)
+	}
+	rel := func(fs []task.Failure) []task.Failure {
+		for i := range fs {
+			report.Relativize(&fs[i], pkgDir(mod, fs[i].Package), dir, aliases...)
+		}
+		return fs
 	}
 	o.Passed = rep.Passed
-	o.Failed = rep.Failures
-	o.Build = rep.BuildErrors
-	return o, nil
+	o.Failed = rel(rep.Failures)
+	o.Build = rel(rep.BuildErrors)
+	o.NotRun = rep.NotRun
+	o.Incomplete = rep.Incomplete
+	o.Runs = rep.Runs
+	return o, rep, nil
+}
+
+// pkgDir is the directory of the package imp in module mod, relative to the
+// module root ("." for the root package).
+func pkgDir(mod, imp string) string {
+	switch {
+	case mod == "" || imp == mod:
+		return "."
+	case strings.HasPrefix(imp, mod+"/"):
+		return strings.TrimPrefix(imp, mod+"/")
+	}
+	return "."
+}
+
+// Listed is the tests of one package, without running them.
+type Listed struct {
+	ImportPath string
+	Tests      []string // top-level test functions, in the order go test lists them
+}
+
+// List lists the top-level tests of the packages (relative dirs like "./x",
+// or patterns like "./...") with go test -list. Subtests are only known by
+// running their parent. A package that does not build is an error that
+// carries the compiler's output.
+func (r Runner) List(ctx context.Context, dir string, pkgs []string) ([]Listed, error) {
+	args := append([]string{"go", "test", "-list", "^Test"}, pkgs...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Timeout: r.Timeout, MaxOutput: r.MaxOutput})
+	if err != nil {
+		return nil, fmt.Errorf("list the tests of %s: %w", strings.Join(pkgs, " "), err)
+	}
+	if res.TimedOut {
+		return nil, fmt.Errorf("list the tests of %s: timed out", strings.Join(pkgs, " "))
+	}
+	var out []Listed
+	var names []string
+	for _, line := range strings.Split(res.Output, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 1 && identRE.MatchString(f[0]):
+			names = append(names, f[0])
+		case len(f) >= 2 && (f[0] == "ok" || f[0] == "?"):
+			out = append(out, Listed{ImportPath: f[1], Tests: names})
+			names = nil
+		}
+	}
+	if !res.OK() {
+		return out, fmt.Errorf("list the tests of %s: %s", strings.Join(pkgs, " "), strings.TrimSpace(res.Output))
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/task"
@@ -69,48 +70,101 @@ type NotRunError struct {
 
 func (e *NotRunError) Error() string { return fmt.Sprintf("%s did not run: %s", e.Test, e.Reason) }
 
-// Reproduce runs each test n times at the checkout in dir and classifies it.
-// Tests are canonical IDs (see Canonical). The n runs go to one `go test
-// -count n` where they can; a panic ends a test binary, so the runs it cut
-// short are started again until n have completed. A run that times out
-// counts as one failed run and ends that test's reruns: a hang is a failure,
-// and waiting for it n times costs too much.
+// Reproduce runs each test n times at the checkout in dir and classifies
+// each one. Tests are canonical IDs (see Canonical). The tests of one
+// package run together in one `go test -count n` (a subtest inside its
+// parent, as CI runs it); a panic ends a test binary, so the runs it cut
+// short are started again until n have completed, and a test that a panic
+// keeps from starting is then run on its own. A run that times out counts
+// as one failed run and ends that test's reruns: a hang is a failure, and
+// waiting for it n times costs too much.
 func Reproduce(ctx context.Context, r Runner, dir string, tests []string, n int) (Reproduction, error) {
 	if n < 1 {
 		n = 1
 	}
 	var rep Reproduction
-	for _, id := range tests {
-		ev := TestEvidence{Test: id}
-		for ev.Runs < n && !ev.TimedOut {
-			if err := ctx.Err(); err != nil {
-				return rep, err
+	evs := make([]TestEvidence, len(tests))
+	for i, id := range tests {
+		evs[i] = TestEvidence{Test: id}
+	}
+	pending := func(i int) bool { return evs[i].Runs < n && !evs[i].TimedOut }
+	// groups are the tests run together; a test that made no progress in
+	// its group is run alone next.
+	groups := [][]int{make([]int, len(tests))}
+	for i := range tests {
+		groups[0][i] = i
+	}
+	for len(groups) > 0 {
+		g := groups[0]
+		groups = groups[1:]
+		var ids []int
+		for _, i := range g {
+			if pending(i) {
+				ids = append(ids, i)
 			}
-			o, err := r.Run(ctx, dir, []string{id}, n-ev.Runs)
-			rep.Invocations++
-			if err != nil {
-				if notRunnable(err) {
-					return rep, &NotRunError{Test: id, Reason: err.Error()}
-				}
-				return rep, fmt.Errorf("rerun %s: %w", id, err)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		want := n
+		names := make([]string, len(ids))
+		for k, i := range ids {
+			names[k] = tests[i]
+			want = min(want, n-evs[i].Runs)
+		}
+		o, err := r.Run(ctx, dir, names, want)
+		rep.Invocations++
+		if err != nil {
+			if notRunnable(err) {
+				return rep, &NotRunError{Test: names[0], Reason: err.Error()}
 			}
-			c := count(o, id)
+			return rep, fmt.Errorf("rerun %s: %w", strings.Join(names, " "), err)
+		}
+		var progressed, stuck []int
+		for _, i := range ids {
+			c := count(o, tests[i])
 			if c.runs == 0 {
-				return rep, &NotRunError{Test: id, Reason: notRunReason(o)}
+				stuck = append(stuck, i)
+				continue
 			}
+			ev := &evs[i]
 			ev.Runs += c.runs
 			ev.Failures += c.failures
 			ev.TimedOut = c.timedOut
 			if ev.Failure == nil && c.failure != nil {
 				ev.Failure = c.failure
 			}
+			progressed = append(progressed, i)
 		}
+		for _, i := range stuck {
+			if len(ids) == 1 {
+				return rep, &NotRunError{Test: tests[i], Reason: notRunReason(o, tests[i])}
+			}
+			groups = append(groups, []int{i})
+		}
+		if len(progressed) > 0 {
+			groups = append([][]int{progressed}, groups...)
+		}
+	}
+	for _, ev := range evs {
 		rep.Tests = append(rep.Tests, ev)
 		rep.Flakiness.Runs += ev.Runs
 		rep.Flakiness.Failures += ev.Failures
 	}
 	rep.Flakiness.Verdict = aggregate(rep.Tests)
 	return rep, nil
+}
+
+// ByTest is the evidence as the task carries it.
+func ByTest(evs []TestEvidence) []task.TestFlakiness {
+	out := make([]task.TestFlakiness, len(evs))
+	for i, e := range evs {
+		out[i] = task.TestFlakiness{Test: e.Test, Runs: e.Runs, Failures: e.Failures, Verdict: e.Verdict()}
+	}
+	return out
 }
 
 func aggregate(evs []TestEvidence) string {
@@ -159,29 +213,23 @@ type counted struct {
 }
 
 // count says how many runs of the test id one outcome holds, and how many
-// failed. A failing run of a test with subtests reports each failing
-// subtest: the runs that failed are those of the subtest that failed most.
+// failed, from the test's own outcome in each run.
 func count(o testrun.Outcome, id string) counted {
 	var c counted
-	for _, p := range o.Passed {
-		if p == id {
-			c.runs++
-		}
-	}
-	fails := map[string]int{}
-	for i, f := range o.Failed {
-		fid := f.ID()
-		if fid == id || strings.HasPrefix(fid, id+"/") || strings.HasPrefix(id, fid+"/") {
-			fails[fid]++
-			if c.failure == nil {
+	runs := o.Runs[id]
+	c.runs = runs.Pass + runs.Fail
+	c.failures = runs.Fail
+	if runs.Fail > 0 {
+		for i, f := range o.Failed {
+			if fid := f.ID(); fid == id || strings.HasPrefix(fid, id+"/") {
 				c.failure = &o.Failed[i]
+				break
 			}
 		}
+		if c.failure == nil {
+			c.failure = &task.Failure{Test: id, Message: "failed (its subtests did not report)"}
+		}
 	}
-	for _, n := range fails {
-		c.failures = max(c.failures, n)
-	}
-	c.runs += c.failures
 	if o.TimedOut {
 		c.timedOut = true
 		c.runs++
@@ -193,7 +241,7 @@ func count(o testrun.Outcome, id string) counted {
 	return c
 }
 
-func notRunReason(o testrun.Outcome) string {
+func notRunReason(o testrun.Outcome, id string) string {
 	if len(o.Build) > 0 {
 		b := o.Build[0]
 		msg := b.Message
@@ -204,6 +252,12 @@ func notRunReason(o testrun.Outcome) string {
 			return fmt.Sprintf("package %s does not build: %s", b.Package, msg)
 		}
 		return "does not build: " + msg
+	}
+	if len(o.Unknown) > 0 {
+		return strings.Join(o.Unknown, "; ")
+	}
+	if slices.Contains(o.NotRun, id) {
+		return "it started but never ended: " + o.Summary()
 	}
 	if len(o.Missing) > 0 {
 		return "no such test here"

@@ -254,6 +254,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		return out, err
 	}
 	tk.Flakiness = rep.Flakiness
+	tk.FlakinessByTest = ByTest(rep.Tests)
 	history, err := p.record(ctx, rep)
 	if err != nil {
 		return out, err

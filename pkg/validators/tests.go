@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -31,10 +32,15 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 		problems = append(problems, fmt.Sprintf("%s does not build: %s", orDefault(f.Package, "a package"), f.Message))
 	}
 	for _, f := range dedupFailures(o.Failed) {
-		problems = append(problems, fmt.Sprintf("%s failed: %s", f.ID(), f.Message))
+		problems = append(problems, fmt.Sprintf("%s failed: %s", f.ID(), failureText(f)))
+	}
+	for _, u := range o.Unknown {
+		problems = append(problems, u)
 	}
 	for _, id := range o.Missing {
-		problems = append(problems, id+" did not run")
+		if !mentioned(o.Unknown, id) {
+			problems = append(problems, id+" did not run")
+		}
 	}
 	if o.TimedOut {
 		problems = append(problems, "go test timed out")
@@ -120,17 +126,37 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), note, strings.Join(capList(fresh, 20), "\n- "))), nil
 }
 
-// failingIDs are the tests that failed and the packages that did not build,
-// with their first message.
+// failingIDs are the tests whose own outcome was fail and the packages that
+// did not build, each with what it said. Tests that never ran (paused when
+// a panic ended their binary) are not failures: the panic is.
 func failingIDs(o testrun.Outcome) map[string]string {
 	ids := map[string]string{}
 	for _, f := range o.Failed {
-		ids[f.ID()] = f.Message
+		ids[f.ID()] = failureText(f)
+	}
+	for _, f := range o.Others {
+		ids[f.ID()] = failureText(f)
 	}
 	for _, f := range o.Build {
-		ids["build of "+orDefault(f.Package, "packages")] = f.Message
+		ids["the build of "+orDefault(f.Package, "the tested packages")] = failureText(f)
 	}
 	return ids
+}
+
+// failureText is a failure's message with where it happened; a failure
+// without a message is described by the first lines of its output.
+func failureText(f task.Failure) string {
+	msg := f.Message
+	if msg == "" {
+		msg = "failed without a message"
+		if out := strings.TrimSpace(f.Output); out != "" {
+			msg += "; output: " + clip.Middle(out, 300)
+		}
+	}
+	if len(f.Frames) > 0 {
+		msg += " (at " + f.Frames[0] + ")"
+	}
+	return msg
 }
 
 func passedIn(o testrun.Outcome, id string) bool {
