@@ -139,5 +139,7 @@ func testRunner() testrun.Runner { return testrun.Runner{Timeout: 3 * time.Minut
 func newTestSession(t *testing.T, f fixture, p Patcher) *session {
 	t.Helper()
 	h := New(Config{}, nil, testRunner(), p, zaptest.NewLogger(t))
-	return newSession(h, f.ws, f.task)
+	s := newSession(h, f.ws, f.task)
+	t.Cleanup(s.close)
+	return s
 }

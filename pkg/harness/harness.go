@@ -81,6 +81,7 @@ func New(cfg Config, policy Policy, runner TestRunner, patcher Patcher, log *zap
 func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, trajectory io.Writer) (Result, error) {
 	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
 	s := newSession(h, ws, t)
+	defer s.close()
 	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: h.cfg.MaxSteps}
 	res := Result{}
 	var (

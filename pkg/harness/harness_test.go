@@ -90,7 +90,7 @@ func TestRunFixes(t *testing.T) {
 	if len(steps) != 6 {
 		t.Fatalf("%d trajectory lines, want 6", len(steps))
 	}
-	if !steps[2].Observation.IsError || steps[2].Observation.Tests == nil || steps[2].Observation.Tests.OK {
+	if steps[2].Observation.IsError || steps[2].Observation.Tests == nil || steps[2].Observation.Tests.OK {
 		t.Errorf("the reproduction step = %+v", steps[2].Observation)
 	}
 	if steps[3].Observation.Edit == nil || !steps[3].Observation.Edit.Applied || steps[3].Action.Thought != "fix the sign" {

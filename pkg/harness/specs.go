@@ -91,12 +91,16 @@ func Specs() []ToolSpec {
 		},
 		{
 			Name:        ActRunTests,
-			Description: "Run tests and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. Test ids are \"import/path.TestName\", \"TestName\" or \"TestName/subtest\".",
+			Description: "Run tests and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. Test ids are \"import/path.TestName\", \"TestName\" or \"TestName/subtest\" (a subtest runs inside its parent test, as in CI); packages (\"./...\", \"./cmd/x\", an import path) run all their tests. With list, names the tests of packages without running them.",
 			Parameters: object(props{
 				"tests": map[string]any{
 					"type":        "array",
 					"items":       map[string]any{"type": "string"},
-					"description": "Test ids to run; defaults to the task's failing tests.",
+					"description": "Test ids or packages to run; defaults to the task's failing tests.",
+				},
+				"list": map[string]any{
+					"type":        "boolean",
+					"description": "List the tests of the named packages (default: the failing tests' packages) instead of running them.",
 				},
 			}),
 		},

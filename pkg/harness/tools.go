@@ -47,6 +47,17 @@ type session struct {
 
 	idx      *codeindex.Index
 	idxStale bool
+
+	// base is a checkout of the task's commit, made when an edit's
+	// findings need comparing.
+	base *workspace.Workspace
+}
+
+// close removes what the session made.
+func (s *session) close() {
+	if s.base != nil {
+		_ = s.base.Close()
+	}
 }
 
 func newSession(h *Harness, ws *workspace.Workspace, t task.Task) *session {

@@ -11,141 +11,14 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/clip"
-	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
-// Limits of the static analysis run after an edit.
-const (
-	gofmtTimeout = 30 * time.Second
-	buildTimeout = 3 * time.Minute
-	diagOutput   = 16 << 10
-)
-
-func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation, error) {
-	oracle := s.t.Tests()
-	ids := args.Tests
-	isOracle := len(ids) == 0
-	if isOracle {
-		ids = oracle
-	} else {
-		isOracle = s.covers(ids, oracle)
-	}
-	if len(ids) == 0 {
-		return problem("The task names no failing tests; name the tests to run."), nil
-	}
-	out, err := s.h.runner.Run(ctx, s.ws.Dir, ids, 1)
-	if err != nil {
-		if ctx.Err() != nil {
-			return Observation{}, fmt.Errorf("run tests %s: %w", strings.Join(ids, " "), ctx.Err())
-		}
-		if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
-			return problem("Cannot run the tests: %v.", err), nil
-		}
-		return Observation{}, fmt.Errorf("run tests %s: %w", strings.Join(ids, " "), err)
-	}
-	ok := out.OK()
-	if isOracle && len(oracle) > 0 {
-		s.oraclePassed = ok
-	}
-	res := &TestsResult{OK: ok, Passed: out.Passed, Failed: capFailures(out.Failed), Build: capFailures(out.Build)}
-
-	var b strings.Builder
-	verdict := "PASS"
-	if !ok {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(&b, "%s: %s", verdict, out.Summary())
-	if isOracle {
-		b.WriteString(" (the task's failing tests)")
-	}
-	b.WriteString("\n")
-	for _, f := range out.Build {
-		what := f.Package
-		if what == "" {
-			what = "the tests"
-		}
-		fmt.Fprintf(&b, "\n--- BUILD FAILED: %s\n", what)
-		writeFailure(&b, f)
-	}
-	for _, f := range out.Failed {
-		fmt.Fprintf(&b, "\n--- FAIL: %s\n", f.ID())
-		writeFailure(&b, f)
-	}
-	if len(out.Missing) > 0 {
-		fmt.Fprintf(&b, "\nDid not run: %s\n", strings.Join(out.Missing, ", "))
-	}
-	if out.TimedOut {
-		b.WriteString("\nThe run timed out; output so far:\n" + indent(trimLines(out.Output, failureLines), "  ") + "\n")
-	}
-	if len(out.Passed) > 0 {
-		shown := out.Passed
-		more := ""
-		if len(shown) > 20 {
-			more = fmt.Sprintf(" and %d more", len(shown)-20)
-			shown = shown[:20]
-		}
-		fmt.Fprintf(&b, "\nPassed: %s%s\n", strings.Join(shown, ", "), more)
-	}
-	return Observation{Content: b.String(), IsError: !ok, Tests: res}, nil
-}
-
-func writeFailure(b *strings.Builder, f task.Failure) {
-	if f.Message != "" {
-		fmt.Fprintf(b, "message: %s\n", f.Message)
-	}
-	if len(f.Frames) > 0 {
-		fmt.Fprintf(b, "frames: %s\n", strings.Join(f.Frames, ", "))
-	}
-	if out := strings.TrimSpace(f.Output); out != "" {
-		b.WriteString("output:\n" + indent(trimLines(out, failureLines), "  ") + "\n")
-	}
-}
-
-func capFailures(fs []task.Failure) []task.Failure {
-	if len(fs) == 0 {
-		return nil
-	}
-	out := make([]task.Failure, len(fs))
-	for i, f := range fs {
-		f.Output = trimLines(f.Output, failureLines*2)
-		out[i] = f
-	}
-	return out
-}
-
-// covers reports whether the tests ids include every oracle test (a parent
-// test covers its subtests). Ids are compared in canonical form.
-func (s *session) covers(ids, oracle []string) bool {
-	if len(oracle) == 0 {
-		return false
-	}
-	canon := func(id string) string {
-		if t, err := testrun.Resolve(s.ws.Dir, id); err == nil {
-			return t.ID
-		}
-		return id
-	}
-	have := make([]string, len(ids))
-	for i, id := range ids {
-		have[i] = canon(id)
-	}
-	for _, o := range oracle {
-		c := canon(o)
-		found := false
-		for _, h := range have {
-			if h == c || strings.HasPrefix(c, h+"/") {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
+// buildTimeout bounds each command of the static analysis run after an
+// edit.
+const buildTimeout = 3 * time.Minute
 
 func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) {
 	if strings.TrimSpace(args.Path) == "" {
@@ -225,7 +98,7 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if err != nil {
 		return Observation{}, err
 	}
-	diags, err := s.diagnose(ctx, abs, rel)
+	diags, old, err := s.diagnose(ctx, abs, rel)
 	if err != nil {
 		return Observation{}, err
 	}
@@ -237,10 +110,16 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(len(blocks), "block", "blocks"), via)
 	shownDiff := clip.Middle(diff, max(s.h.cfg.OutputLimit/2, 1000))
 	b.WriteString(shownDiff)
-	if diags == "" {
+	switch {
+	case diags == "" && old == 0:
 		b.WriteString("\nStatic analysis (gofmt, go build, go vet): clean.\n")
-	} else {
-		b.WriteString("\nStatic analysis found problems:\n" + diags + "\n")
+	case diags == "":
+		fmt.Fprintf(&b, "\nStatic analysis (gofmt, go build, go vet): no new finding (%d finding(s) were there before this edit; they are not this edit's).\n", old)
+	default:
+		b.WriteString("\nStatic analysis found problems this edit brought:\n" + diags + "\n")
+		if old > 0 {
+			fmt.Fprintf(&b, "(%d other finding(s) were there before this edit; they are not this edit's.)\n", old)
+		}
 	}
 	return Observation{Content: b.String(), Edit: &EditResult{Applied: true, Diff: shownDiff, Diagnostics: diags}}, nil
 }
@@ -264,51 +143,69 @@ func (s *session) fileDiff(ctx context.Context, rel string) (string, error) {
 }
 
 // diagnose runs gofmt on an edited Go file, and go build then go vet on its
-// package; it returns their findings, empty when clean. Non-Go files have
-// none.
-func (s *session) diagnose(ctx context.Context, abs, rel string) (string, error) {
+// package. It returns the findings that the task's commit does not have
+// (the edit's), empty when there are none, and how many findings were
+// there before. Non-Go files have none.
+func (s *session) diagnose(ctx context.Context, abs, rel string) (fresh string, old int, err error) {
 	if !strings.HasSuffix(rel, ".go") {
-		return "", nil
-	}
-	var out []string
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: s.ws.Dir, Args: []string{"gofmt", "-l", abs}, Timeout: gofmtTimeout, MaxOutput: diagOutput})
-	if err != nil {
-		return "", fmt.Errorf("gofmt %s: %w", rel, err)
-	}
-	switch {
-	case res.TimedOut:
-		out = append(out, "gofmt: timed out")
-	case !res.OK():
-		out = append(out, "gofmt (syntax):\n"+strings.ReplaceAll(strings.TrimSpace(res.Output), abs, rel))
-	case strings.TrimSpace(res.Output) != "":
-		d, err := sandbox.Run(ctx, sandbox.Cmd{Dir: s.ws.Dir, Args: []string{"gofmt", "-d", abs}, Timeout: gofmtTimeout, MaxOutput: diagOutput})
-		if err != nil {
-			return "", fmt.Errorf("gofmt -d %s: %w", rel, err)
-		}
-		out = append(out, fmt.Sprintf("gofmt: %s is not gofmt-formatted; gofmt would change:\n%s", rel, trimLines(strings.ReplaceAll(d.Output, abs, rel), 40)))
+		return "", 0, nil
 	}
 	mod, pkg, ok := s.packageOf(abs)
 	if !ok {
-		return strings.Join(out, "\n\n"), nil
+		mod = s.ws.Dir
 	}
-	for _, tool := range [][]string{{"go", "build", "-o", os.DevNull, pkg}, {"go", "vet", pkg}} {
-		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: mod, Args: tool, Timeout: buildTimeout, MaxOutput: diagOutput})
+	checks := func(root string) findings.Checks {
+		c := findings.Checks{Timeout: buildTimeout}
+		if f, err := filepath.Rel(mod, abs); err == nil {
+			if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+				c.Gofmt = []string{filepath.ToSlash(f)}
+			}
+		}
+		if ok {
+			c.Build, c.Vet = []string{pkg}, []string{pkg}
+		}
+		return c
+	}
+	head, err := findings.Run(ctx, mod, checks(mod))
+	if err != nil {
+		return "", 0, fmt.Errorf("static analysis of %s: %w", rel, err)
+	}
+	if len(head) == 0 {
+		return "", 0, nil
+	}
+	baseRoot, err := s.baseCheckout(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	baseMod := baseRoot
+	if r, err := filepath.Rel(s.ws.Dir, mod); err == nil {
+		baseMod = filepath.Join(baseRoot, r)
+	}
+	var base []findings.Finding
+	if _, err := os.Stat(baseMod); err == nil {
+		if base, err = findings.Run(ctx, baseMod, checks(baseMod)); err != nil {
+			return "", 0, fmt.Errorf("static analysis of %s at %s: %w", rel, task.Short(s.t.Commit), err)
+		}
+	}
+	news, old := findings.Compare(head, base)
+	texts := findings.Texts(news)
+	if len(texts) > 40 {
+		texts = append(texts[:40], fmt.Sprintf("… and %d more", len(texts)-40))
+	}
+	return trimLines(strings.Join(texts, "\n"), 60), old, nil
+}
+
+// baseCheckout is a checkout of the task's commit next to the workspace,
+// made once per episode, to tell an edit's findings from the old ones.
+func (s *session) baseCheckout(ctx context.Context) (string, error) {
+	if s.base == nil {
+		ws, err := workspace.Open(ctx, s.ws.Dir, s.t.Commit, "")
 		if err != nil {
-			return "", fmt.Errorf("%s %s: %w", tool[1], pkg, err)
+			return "", fmt.Errorf("check out %s to compare findings: %w", task.Short(s.t.Commit), err)
 		}
-		name := strings.Join([]string{tool[0], tool[1], pkg}, " ")
-		text := strings.TrimSpace(res.Output)
-		if res.TimedOut {
-			out = append(out, name+": timed out")
-			break
-		}
-		if res.OK() || strings.Contains(text, "no non-test Go files") {
-			continue
-		}
-		out = append(out, name+":\n"+trimLines(text, 60))
-		break // vet repeats what build found
+		s.base = ws
 	}
-	return strings.Join(out, "\n\n"), nil
+	return s.base.Dir, nil
 }
 
 // packageOf finds the module holding the file at abs and the package's

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
 )
 
 func (s *session) taskDetails() string {
@@ -40,9 +42,15 @@ func (s *session) taskDetails() string {
 	}
 	fl := t.Flakiness
 	b.WriteString("\nFlakiness: ")
-	if fl.Runs == 0 {
+	switch {
+	case len(t.FlakinessByTest) > 0:
+		b.WriteString("re-runs at the failing commit, test by test:\n")
+		for _, e := range t.FlakinessByTest {
+			fmt.Fprintf(&b, "  %s: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict)
+		}
+	case fl.Runs == 0:
 		b.WriteString("not measured\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "failed %d of %d reruns (%s)\n", fl.Failures, fl.Runs, fl.Verdict)
 	}
 	bs := t.Bisection
@@ -68,8 +76,17 @@ func (s *session) diffDetails(ctx context.Context, args DiffArgs) (Observation, 
 	if rev == "" {
 		rev = s.t.Bisection.Blame
 	}
+	note := ""
 	if rev == "" {
-		return problem("The task has no blamed commit; name a commit."), nil
+		latest, where, err := s.latestTestedChange(ctx)
+		if err != nil {
+			return Observation{}, err
+		}
+		if latest == "" {
+			return problem("The task has no blamed commit, and no commit touches the failing tests' packages; name a commit."), nil
+		}
+		rev = latest
+		note = fmt.Sprintf("The task has no blamed commit: this is the most recent commit that touched %s. Name another commit to see it.\n\n", where)
 	}
 	sha, err := s.ws.Repo.Resolve(ctx, rev)
 	if err != nil {
@@ -86,6 +103,7 @@ func (s *session) diffDetails(ctx context.Context, args DiffArgs) (Observation, 
 		return Observation{}, fmt.Errorf("describe commit %s: %w", sha, err)
 	}
 	var b strings.Builder
+	b.WriteString(note)
 	fmt.Fprintf(&b, "commit %s\nAuthor: %s\nDate:   %s\n\n    %s\n", c.SHA, c.Author, c.Date, c.Subject)
 	if c.Body != "" {
 		b.WriteString("\n" + indent(c.Body, "    ") + "\n")
@@ -303,4 +321,27 @@ func globMatch(pat, parts []string) bool {
 		return false
 	}
 	return globMatch(pat[1:], parts[1:])
+}
+
+// latestTestedChange is the most recent commit that touched the directories
+// of the failing tests' packages (the repository when none resolves), and
+// how to say where.
+func (s *session) latestTestedChange(ctx context.Context) (sha, where string, err error) {
+	var dirs []string
+	for _, id := range s.t.Tests() {
+		if t, err := testrun.Resolve(s.ws.Dir, id); err == nil && !slices.Contains(dirs, t.Dir) {
+			dirs = append(dirs, t.Dir)
+		}
+	}
+	where = "the repository"
+	args := []string{"log", "-1", "--format=%H", "HEAD"}
+	if len(dirs) > 0 {
+		where = "the failing tests' package (" + strings.Join(dirs, ", ") + ")"
+		args = append(append(args, "--"), dirs...)
+	}
+	out, err := s.ws.Repo.Git(ctx, args...)
+	if err != nil {
+		return "", "", fmt.Errorf("find the latest change of %s: %w", where, err)
+	}
+	return strings.TrimSpace(out), where, nil
 }

@@ -233,7 +233,8 @@ func TestRunTests(t *testing.T) {
 	s := newTestSession(t, f, nil)
 
 	obs := do(t, s, ActRunTests, RunTestsArgs{})
-	wantContent(t, obs, true, "FAIL: 0 passed, 1 failed (the task's failing tests)", "--- FAIL: example.com/calc/calc.TestAdd", "Add(2, 3) = -1, want 5")
+	// Failing tests are the tool's answer, not an error of the call.
+	wantContent(t, obs, false, "FAIL: 0 passed, 1 failed (the task's failing tests)", "--- FAIL: example.com/calc/calc.TestAdd", "Add(2, 3) = -1, want 5")
 	if obs.Tests == nil || obs.Tests.OK || len(obs.Tests.Failed) != 1 || obs.Tests.Failed[0].Test != "TestAdd" {
 		t.Fatalf("Tests = %+v", obs.Tests)
 	}
@@ -250,12 +251,24 @@ func TestRunTests(t *testing.T) {
 		t.Error("a run of other tests counts as the oracle")
 	}
 
-	wantContent(t, do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"TestNope"}}), true, "Cannot run the tests", "test not found")
+	wantContent(t, do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"TestNope"}}), true, "Not found: resolve TestNope", "test not found")
+
+	// A name that exists nowhere does not stop the others.
+	obs = do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"TestNope", "TestSub"}})
+	wantContent(t, obs, false, "FAIL: 1 passed, 0 failed, 1 unknown", "Not found: resolve TestNope", "Passed: example.com/calc/calc.TestSub")
+
+	// A package runs whole; an explicit list is not labelled as the task's.
+	obs = do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"./calc"}})
+	wantContent(t, obs, false, "FAIL: 1 passed, 1 failed (these include the task's failing tests)", "--- FAIL: example.com/calc/calc.TestAdd")
+
+	// Listing the tests of a package runs nothing.
+	obs = do(t, s, ActRunTests, RunTestsArgs{List: true})
+	wantContent(t, obs, false, "example.com/calc/calc (2 tests):\n  TestAdd\n  TestSub\n")
 
 	// A broken build is reported as such.
 	writeFiles(t, f.ws.Dir, map[string]string{"calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a +  }\n"})
 	obs = do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"example.com/calc/calc.TestAdd", "TestSub"}})
-	wantContent(t, obs, true, "BUILD FAILED")
+	wantContent(t, obs, false, "BUILD FAILED")
 	if obs.Tests == nil || len(obs.Tests.Build) == 0 {
 		t.Fatalf("Tests = %+v", obs.Tests)
 	}
@@ -314,16 +327,16 @@ func TestEdit(t *testing.T) {
 
 	// Static analysis after edits: gofmt, build, vet.
 	obs = do(t, s, ActEdit, EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\n\treturn a - b\n=======\n\treturn   a - b\n>>>>>>> REPLACE\n"})
-	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "gofmt: calc/calc.go is not gofmt-formatted") {
+	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "gofmt: calc/calc.go: not gofmt-formatted") {
 		t.Fatalf("Edit = %+v", obs.Edit)
 	}
 	obs = do(t, s, ActEdit, EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\n\treturn   a - b\n=======\n\treturn a - c\n>>>>>>> REPLACE\n"})
-	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "go build ./calc") || !strings.Contains(obs.Edit.Diagnostics, "undefined: c") {
+	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "build: calc/calc.go:") || !strings.Contains(obs.Edit.Diagnostics, "undefined: c") {
 		t.Fatalf("Edit = %+v", obs.Edit)
 	}
 	wantContent(t, obs, false, "Static analysis found problems")
 	obs = do(t, s, ActEdit, EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\npackage calc\n=======\npackage calc\n\nimport \"fmt\"\n\nfunc debug() { fmt.Printf(\"%d\\n\", \"s\") }\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n\treturn a - c\n=======\n\treturn a - b\n>>>>>>> REPLACE\n"})
-	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "go vet ./calc") || !strings.Contains(obs.Edit.Diagnostics, "Printf") {
+	if obs.Edit == nil || !strings.Contains(obs.Edit.Diagnostics, "vet: calc/calc.go:") || !strings.Contains(obs.Edit.Diagnostics, "Printf") {
 		t.Fatalf("Edit = %+v", obs.Edit)
 	}
 

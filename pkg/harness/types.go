@@ -68,9 +68,13 @@ type (
 		Path  string `json:"path,omitempty"`  // search_method_in_file
 		Class string `json:"class,omitempty"` // search_method_in_class
 	}
-	// RunTestsArgs: Tests defaults to the task's failing (oracle) tests.
+	// RunTestsArgs: Tests are test ids or packages ("./...", "./cmd/x",
+	// an import path); they default to the task's failing (oracle) tests.
+	// List lists the tests of the packages (by default those of the
+	// failing tests) without running them.
 	RunTestsArgs struct {
 		Tests []string `json:"tests,omitempty"`
+		List  bool     `json:"list,omitempty"`
 	}
 	// EditArgs: either Blocks (SEARCH/REPLACE blocks, applied as given) or
 	// Instructions (natural language, turned into blocks by the patcher).
@@ -117,6 +121,11 @@ type TestsResult struct {
 	Passed []string       `json:"passed,omitempty"`
 	Failed []task.Failure `json:"failed,omitempty"`
 	Build  []task.Failure `json:"build,omitempty"`
+	// NotRun are tests that started and never ended (paused when a panic
+	// ended their binary): not failures.
+	NotRun []string `json:"not_run,omitempty"`
+	// Unknown says which names no package defines.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // EditResult is edit's structured result.
@@ -168,6 +177,8 @@ type Patcher interface {
 // TestRunner runs tests in a checkout; testrun.Runner is one.
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
+	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
+	List(ctx context.Context, dir string, pkgs []string) ([]testrun.Listed, error)
 }
 
 // Result is how an episode ended.

@@ -1,0 +1,307 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+// Caps on what run_tests shows.
+const (
+	failuresShown = 10 // failures shown with their output; the rest by message
+	namesShown    = 20 // names listed for passed and not-run tests
+)
+
+func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation, error) {
+	var tests, pkgs []string
+	for _, a := range args.Tests {
+		a = strings.TrimSpace(a)
+		switch {
+		case a == "":
+		case strings.HasPrefix(a, "-"):
+			return problem("%q is not a test or a package: flags are not accepted.", a), nil
+		case isPackageArg(a):
+			pkgs = append(pkgs, a)
+		default:
+			tests = append(tests, a)
+		}
+	}
+	if args.List {
+		return s.listTests(ctx, pkgs, tests)
+	}
+	oracle := s.t.Tests()
+	defaulted := len(tests) == 0 && len(pkgs) == 0
+	if defaulted {
+		tests = oracle
+	}
+	if len(tests) == 0 && len(pkgs) == 0 {
+		return problem("The task names no failing tests; name the tests or packages to run."), nil
+	}
+	var out testrun.Outcome
+	if len(tests) > 0 {
+		o, err := s.h.runner.Run(ctx, s.ws.Dir, tests, 1)
+		if err != nil {
+			return Observation{}, fmt.Errorf("run tests %s: %w", strings.Join(tests, " "), err)
+		}
+		out = o
+	}
+	if len(pkgs) > 0 {
+		o, err := s.h.runner.RunPackages(ctx, s.ws.Dir, pkgs)
+		if err != nil {
+			return Observation{}, fmt.Errorf("run the tests of %s: %w", strings.Join(pkgs, " "), err)
+		}
+		out = mergeOutcomes(out, o)
+	}
+	ok := out.OK()
+	oracleState := s.oracleIn(out, oracle)
+	if oracleState != oracleAbsent {
+		s.oraclePassed = oracleState == oracleAllPassed
+	}
+	res := &TestsResult{OK: ok, Passed: out.Passed, Failed: capFailures(out.Failed), Build: capFailures(out.Build), NotRun: out.NotRun, Unknown: out.Unknown}
+
+	var b strings.Builder
+	verdict := "PASS"
+	if !ok {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "%s: %s", verdict, out.Summary())
+	switch {
+	case defaulted:
+		b.WriteString(" (the task's failing tests)")
+	case oracleState == oracleAllPassed || oracleState == oracleSomeFailed:
+		b.WriteString(" (these include the task's failing tests)")
+	}
+	b.WriteString("\n")
+	for _, u := range out.Unknown {
+		fmt.Fprintf(&b, "\nNot found: %s\n", u)
+	}
+	for _, f := range out.Build {
+		what := f.Package
+		if what == "" {
+			what = "the tests"
+		}
+		fmt.Fprintf(&b, "\n--- BUILD FAILED: %s\n", what)
+		writeFailure(&b, f)
+	}
+	for i, f := range out.Failed {
+		if i == failuresShown {
+			b.WriteString("\nMore failures (messages only):\n")
+		}
+		if i >= failuresShown {
+			fmt.Fprintf(&b, "- %s: %s\n", f.ID(), f.Message)
+			continue
+		}
+		fmt.Fprintf(&b, "\n--- FAIL: %s\n", f.ID())
+		writeFailure(&b, f)
+	}
+	if len(out.Others) > 0 {
+		b.WriteString("\nAlso failed (they ran with the asked tests, in the same parent or package):\n")
+		for _, f := range capList(out.Others, namesShown) {
+			fmt.Fprintf(&b, "- %s: %s\n", f.ID(), f.Message)
+		}
+	}
+	if missing := notUnknown(out.Missing, out.Unknown); len(missing) > 0 {
+		fmt.Fprintf(&b, "\nDid not run: %s\n", strings.Join(missing, ", "))
+	}
+	if len(out.NotRun) > 0 {
+		fmt.Fprintf(&b, "\nNot run (%d started and never ended, because the test binary stopped; not failures): %s\n",
+			len(out.NotRun), names(out.NotRun, namesShown))
+	}
+	if out.TimedOut {
+		b.WriteString("\nThe run timed out; output so far:\n" + indent(trimLines(out.Output, failureLines), "  ") + "\n")
+	}
+	if len(out.Passed) > 0 {
+		fmt.Fprintf(&b, "\nPassed: %s\n", names(out.Passed, namesShown))
+	}
+	// Failing tests are what run_tests reports, not a problem with the
+	// call: only names that exist nowhere are the caller's to fix.
+	isErr := len(out.Unknown) > 0 && len(out.Passed)+len(out.Failed)+len(out.Build) == 0
+	return Observation{Content: b.String(), IsError: isErr, Tests: res}, nil
+}
+
+// isPackageArg tells a package argument ("./...", "./cmd/x", ".", an import
+// path) from a test id ("TestX", "TestX/sub", "import/path.TestX").
+func isPackageArg(a string) bool {
+	if a == "." || a == "./..." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasSuffix(a, "/...") {
+		return true
+	}
+	if strings.HasPrefix(a, "Test") {
+		return false
+	}
+	return !strings.Contains(a, ".Test")
+}
+
+type oracleState int
+
+const (
+	oracleAbsent     oracleState = iota // the run did not include every oracle test
+	oracleAllPassed                     // every oracle test ran and passed
+	oracleSomeFailed                    // every oracle test ran; one at least did not pass
+)
+
+// oracleIn says how the task's failing tests fared in a run, from their
+// own outcomes.
+func (s *session) oracleIn(o testrun.Outcome, oracle []string) oracleState {
+	if len(oracle) == 0 {
+		return oracleAbsent
+	}
+	st := oracleAllPassed
+	for _, id := range oracle {
+		if t, err := testrun.Resolve(s.ws.Dir, id); err == nil {
+			id = t.ID
+		}
+		runs, ok := o.Runs[id]
+		switch {
+		case !ok && failedIn(o, id):
+			st = oracleSomeFailed
+		case !ok:
+			return oracleAbsent
+		case runs.Fail > 0 || runs.Pass == 0:
+			st = oracleSomeFailed
+		}
+	}
+	if len(o.Build) > 0 || o.TimedOut {
+		st = oracleSomeFailed
+	}
+	return st
+}
+
+func failedIn(o testrun.Outcome, id string) bool {
+	for _, f := range o.Failed {
+		if f.ID() == id || strings.HasPrefix(f.ID(), id+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeOutcomes joins a run of tests and a run of packages; a test in both
+// is reported once, as the package run saw it.
+func mergeOutcomes(a, b testrun.Outcome) testrun.Outcome {
+	if a.Runs == nil {
+		return b
+	}
+	inB := func(id string) bool { _, ok := b.Runs[id]; return ok }
+	out := b
+	out.Runs = map[string]report.Runs{}
+	for id, r := range a.Runs {
+		out.Runs[id] = r
+	}
+	for id, r := range b.Runs {
+		out.Runs[id] = r
+	}
+	for _, p := range a.Passed {
+		if !inB(p) {
+			out.Passed = append(out.Passed, p)
+		}
+	}
+	for _, f := range a.Failed {
+		if !inB(f.ID()) {
+			out.Failed = append(out.Failed, f)
+		}
+	}
+	out.Build = append(a.Build, b.Build...)
+	out.Missing = append(a.Missing, b.Missing...)
+	out.Unknown = append(a.Unknown, b.Unknown...)
+	out.NotRun = append(a.NotRun, b.NotRun...)
+	out.Incomplete = append(a.Incomplete, b.Incomplete...)
+	out.Output = a.Output + b.Output
+	out.TimedOut = a.TimedOut || b.TimedOut
+	out.Duration = a.Duration + b.Duration
+	out.Invocations = a.Invocations + b.Invocations
+	return out
+}
+
+// listTests lists the tests of packages (by default those of the named
+// tests, or of the task's failing tests) without running them.
+func (s *session) listTests(ctx context.Context, pkgs, tests []string) (Observation, error) {
+	if len(pkgs) == 0 {
+		if len(tests) == 0 {
+			tests = s.t.Tests()
+		}
+		for _, id := range tests {
+			if t, err := testrun.Resolve(s.ws.Dir, id); err == nil && !slices.Contains(pkgs, t.Dir) {
+				pkgs = append(pkgs, t.Dir)
+			}
+		}
+	}
+	if len(pkgs) == 0 {
+		return problem("Name the packages whose tests to list (\"./...\", \"./cmd/x\")."), nil
+	}
+	listed, err := s.h.runner.List(ctx, s.ws.Dir, pkgs)
+	if err != nil && len(listed) == 0 {
+		if ctx.Err() != nil {
+			return Observation{}, fmt.Errorf("list tests: %w", ctx.Err())
+		}
+		return problem("Cannot list the tests: %s", trimLines(err.Error(), failureLines)), nil
+	}
+	var b strings.Builder
+	for _, l := range listed {
+		if len(l.Tests) == 0 {
+			fmt.Fprintf(&b, "%s: no tests\n", l.ImportPath)
+			continue
+		}
+		fmt.Fprintf(&b, "%s (%s):\n", l.ImportPath, plural(len(l.Tests), "test", "tests"))
+		for _, t := range l.Tests {
+			fmt.Fprintf(&b, "  %s\n", t)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\nSome packages could not be listed: %s\n", trimLines(err.Error(), failureLines))
+	}
+	b.WriteString("(Subtests are known only by running their parent.)\n")
+	return Observation{Content: b.String()}, nil
+}
+
+func notUnknown(missing, unknown []string) []string {
+	var out []string
+	for _, m := range missing {
+		if !slices.ContainsFunc(unknown, func(u string) bool { return strings.Contains(u, m) }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func names(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
+}
+
+func capList[T any](xs []T, n int) []T {
+	if len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}
+
+func writeFailure(b *strings.Builder, f task.Failure) {
+	if f.Message != "" {
+		fmt.Fprintf(b, "message: %s\n", f.Message)
+	}
+	if len(f.Frames) > 0 {
+		fmt.Fprintf(b, "frames: %s\n", strings.Join(f.Frames, ", "))
+	}
+	if out := strings.TrimSpace(f.Output); out != "" {
+		b.WriteString("output:\n" + indent(trimLines(out, failureLines), "  ") + "\n")
+	}
+}
+
+func capFailures(fs []task.Failure) []task.Failure {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]task.Failure, len(fs))
+	for i, f := range fs {
+		f.Output = trimLines(f.Output, failureLines*2)
+		out[i] = f
+	}
+	return out
+}

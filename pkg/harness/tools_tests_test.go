@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Without a blamed commit, get_diff_details shows the latest commit that
+// touched the failing test's package, and says so.
+func TestGetDiffDetailsWithoutBlame(t *testing.T) {
+	f := newFixture(t)
+	f.task.Bisection = task.Bisection{}
+	s := newTestSession(t, f, nil)
+	obs := do(t, s, ActGetDiffDetails, DiffArgs{})
+	wantContent(t, obs, false,
+		"The task has no blamed commit: this is the most recent commit that touched the failing tests' package (./calc)",
+		"commit "+f.bad, "calc: simplify Add", "+\treturn a - b")
+}
+
+// The flakiness evidence is shown test by test.
+func TestTaskDetailsFlakinessByTest(t *testing.T) {
+	f := newFixture(t)
+	f.task.FlakinessByTest = []task.TestFlakiness{
+		{Test: "example.com/calc/calc.TestAdd", Runs: 3, Failures: 3, Verdict: "reliable"},
+		{Test: "example.com/calc/calc.TestSub", Runs: 3, Failures: 1, Verdict: "flaky"},
+	}
+	s := newTestSession(t, f, nil)
+	wantContent(t, do(t, s, ActGetTaskDetails, nil), false,
+		"example.com/calc/calc.TestAdd: failed 3 of 3 runs (reliable)",
+		"example.com/calc/calc.TestSub: failed 1 of 3 runs (flaky)")
+}
+
+// A file with formatting debt: a clean edit reports no finding, and an edit
+// that formats a line badly reports that line alone.
+func TestEditFeedbackCountsOnlyNewFindings(t *testing.T) {
+	f := newFixture(t)
+	debt := "package calc\n\n// Scale multiplies.\nfunc Scale(a, k int) int {\nreturn a*k\n}\n\n// Half halves.\nfunc Half(a int) int {\n  return a/2\n}\n"
+	src := f.task.Repo
+	writeFiles(t, src, map[string]string{"calc/debt.go": debt})
+	repo := gitrepo.Repo{Dir: src}
+	commit, err := repo.CommitAll(context.Background(), "calc: scale and half")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(context.Background(), src, commit, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	f.ws, f.task.Commit = ws, commit
+	s := newTestSession(t, f, nil)
+
+	clean := "<<<<<<< SEARCH\n// Half halves.\n=======\n// Half halves a, rounding\n// toward zero, as integer\n// division does; it is\n// used by the layout code\n// and must stay cheap.\n>>>>>>> REPLACE\n"
+	obs := do(t, s, ActEdit, EditArgs{Path: "calc/debt.go", Blocks: clean})
+	wantContent(t, obs, false, "no new finding", "were there before this edit")
+	if obs.Edit == nil || obs.Edit.Diagnostics != "" {
+		t.Fatalf("diagnostics of a clean edit = %+v", obs.Edit)
+	}
+
+	bad := "<<<<<<< SEARCH\nreturn a*k\n=======\nreturn a*k\n}\n\n// Third thirds.\nfunc Third(a int) int {\nreturn   a/3\n>>>>>>> REPLACE\n"
+	obs = do(t, s, ActEdit, EditArgs{Path: "calc/debt.go", Blocks: bad})
+	wantContent(t, obs, false, "Static analysis found problems this edit brought", `gofmt would rewrite "return   a/3"`)
+	if strings.Contains(obs.Edit.Diagnostics, "a/2") || strings.Contains(obs.Edit.Diagnostics, "a*k") {
+		t.Errorf("old formatting debt is reported as the edit's:\n%s", obs.Edit.Diagnostics)
+	}
+}
