@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // common parses the flags every long-running command shares and loads the
@@ -186,17 +187,23 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // Repair is `worker repair`: the harness, the gates and the local publisher
-// on a local clone whose HEAD fails the test.
+// on a local clone whose HEAD fails the test. Without --blame it finds the
+// commit that broke the test with triage's bisection, probing back from
+// HEAD for a commit where the test passes. Whatever happens after the
+// reproduction, it writes what it tried (report.md and trajectory.jsonl)
+// under --out, and ends with one line saying why it stopped.
 func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var (
 		repoPath, blame, out string
 		tests                stringList
+		reruns               int
 	)
 	cfg, log, err := common("repair", args, stderr, func(fs *flag.FlagSet) {
 		fs.StringVar(&repoPath, "repo", ".", "the local clone; its HEAD must fail the test")
 		fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
-		fs.StringVar(&blame, "blame", "", "the commit that broke the test, if known")
-		fs.StringVar(&out, "out", "", "directory for the pull request (default: REPO/../redfix-pull-requests)")
+		fs.StringVar(&blame, "blame", "", "the commit that broke the test (default: found by bisection)")
+		fs.StringVar(&out, "out", "", "directory for the pull request and the report of the attempt (default: REPO/../redfix-pull-requests)")
+		fs.IntVar(&reruns, "reruns", triage.DefaultReruns, "runs at HEAD to tell a reliable failure from a flaky one")
 	})
 	if err != nil {
 		return err
@@ -214,7 +221,12 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("repair: %s is not a git repository with commits: %w", abs, err)
 	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
+	}
 	t := task.Task{ID: "repair-" + task.Short(head), Repo: abs, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
+	rec := &attempt{dir: filepath.Join(out, t.ID), started: time.Now()}
+
 	if blame != "" {
 		sha, err := repo.Resolve(ctx, blame)
 		if err != nil {
@@ -225,20 +237,55 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
+		rec.note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
 	}
-	// Reproduce at HEAD, in a clone, to fill the task's failures as CI would.
-	fmt.Fprintf(stdout, "reproducing %s at %s …\n", strings.Join(tests, ", "), task.Short(head))
-	failures, err := reproduce(ctx, abs, head, tests)
+	// Reproduce at HEAD, in a clone, as triage does: every test re-run,
+	// each with its own evidence.
+	what := "reproducing"
+	if blame == "" {
+		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
+	}
+	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
+	v, err := investigate(ctx, abs, head, tests, reruns, blame == "")
 	if err != nil {
 		return err
 	}
+	var failures []task.Failure
+	for _, e := range v.Evidence {
+		if e.Failure != nil {
+			failures = append(failures, *e.Failure)
+		}
+		fmt.Fprintf(stdout, "  %s: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict())
+	}
+	if len(failures) == 0 {
+		return fmt.Errorf("repair: %s passes at %s (%d runs): nothing to repair", strings.Join(tests, ", "), task.Short(head), v.Flakiness.Runs)
+	}
 	t.Failures = failures
 	t.Fingerprint = triage.Fingerprint(abs, failures[0])
-	t.Flakiness = task.Flakiness{Runs: 1, Failures: 1, Verdict: "reliable"}
-
-	if out == "" {
-		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
+	t.Flakiness = v.Flakiness
+	t.FlakinessByTest = triage.ByTest(v.Evidence)
+	rec.task = &t
+	if blame == "" {
+		switch {
+		case v.Bisection != nil && v.Bisection.Blame != "":
+			t.Bisection = *v.Bisection
+			c, err := repo.Show(ctx, t.Bisection.Blame)
+			if err == nil {
+				t.Bisection.Subject, t.Bisection.Author = c.Subject, c.Author
+			}
+			fmt.Fprintf(stdout, "blame: %s %q, found by bisection (%d commits tested; passes at %s)\n",
+				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
+			rec.note("blame: %s %q, found by bisection (%d commits tested; the tests pass at %s)",
+				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
+		case v.Flakiness.Verdict != triage.VerdictReliable:
+			fmt.Fprintf(stdout, "no bisection: the failure is %s (%d of %d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+			rec.note("no bisection: the failure is %s (%d of %d runs failed)", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+		default:
+			fmt.Fprintf(stdout, "no blame commit: %s\n", oneLine(v.BisectError, 200))
+			rec.note("no blame commit: %s", v.BisectError)
+		}
 	}
+
 	cfg.Publish.Dir = out
 	if cfg.DataDir == config.Default().DataDir {
 		data, err := os.MkdirTemp("", "redfix-repair-")
@@ -255,41 +302,48 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	p := &stagePrinter{w: stdout, t0: time.Now()}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 	o, err := pipe.Repair(ctx, t)
+	rec.outcome, rec.err = &o, err
+	if werr := rec.write(); werr != nil {
+		fmt.Fprintf(stderr, "repair: could not write the report of the attempt: %v\n", werr)
+	} else {
+		fmt.Fprintf(stdout, "report of the attempt: %s\n", rec.dir)
+	}
 	if err != nil {
-		return err
+		fmt.Fprintf(stdout, "stopped: %s\n", oneLine(err.Error(), 300))
+		return fmt.Errorf("repair: %s (the whole error is in %s)", oneLine(err.Error(), 300), filepath.Join(rec.dir, "report.md"))
 	}
 	if o.Status != task.StatusPublished {
-		fmt.Fprintf(stdout, "no pull request: %s\n", o.Reason)
-		return ErrNoPatch
+		fmt.Fprintf(stdout, "stopped: %s\n", stopLine(o))
+		return fmt.Errorf("%w: %s", ErrNoPatch, stopLine(o))
 	}
+	fmt.Fprintf(stdout, "stopped: published %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	return nil
 }
 
-// reproduce runs the tests once at commit in a throwaway clone and returns
-// their failures; a test that passes there is an error.
-func reproduce(ctx context.Context, repo, commit string, tests []string) ([]task.Failure, error) {
-	tmp, err := os.MkdirTemp("", "redfix-reproduce-")
+// investigate reproduces the tests at head in a clone, reruns times each,
+// and, when bisect is set and they fail reliably, bisects them with triage's
+// bisection, probing back for a commit where they pass.
+func investigate(ctx context.Context, repo, head string, tests []string, reruns int, bisect bool) (triage.Verdict, error) {
+	if bisect {
+		v, err := triage.Investigate(ctx, repo, "", head, tests, reruns)
+		if err != nil {
+			return v, fmt.Errorf("reproduce and bisect: %w", err)
+		}
+		return v, nil
+	}
+	ws, err := workspace.Open(ctx, repo, head, "")
 	if err != nil {
-		return nil, err
+		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	clone, err := gitrepo.Clone(ctx, repo, filepath.Join(tmp, "repo"))
+	defer ws.Close()
+	ids, err := triage.Canonical(ws.Dir, tests)
 	if err != nil {
-		return nil, err
+		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
-	if err := clone.Checkout(ctx, commit); err != nil {
-		return nil, err
-	}
-	o, err := testrun.Runner{}.Run(ctx, clone.Dir, tests, 1)
+	rep, err := triage.Reproduce(ctx, testrun.Runner{}, ws.Dir, ids, reruns)
 	if err != nil {
-		return nil, fmt.Errorf("reproduce: %w", err)
+		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
-	if len(o.Build) > 0 {
-		return nil, fmt.Errorf("reproduce: the package does not build at %s: %s", task.Short(commit), o.Build[0].Message)
-	}
-	if len(o.Failed) == 0 {
-		return nil, fmt.Errorf("reproduce: %s passes at %s: nothing to repair", strings.Join(tests, ", "), task.Short(commit))
-	}
-	return o.Failed, nil
+	return triage.Verdict{Repo: repo, Commit: ws.Commit, Tests: ids, Flakiness: rep.Flakiness, Evidence: rep.Tests, TestRuns: rep.Flakiness.Runs}, nil
 }

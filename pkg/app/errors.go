@@ -17,10 +17,10 @@ func (e *UsageError) Error() string { return e.msg }
 func Usage(msg string) error { return &UsageError{msg: msg} }
 
 // ErrNoPatch is returned by one-shot repairs that published nothing.
-var ErrNoPatch = errors.New("no patch passed the gates")
+var ErrNoPatch = errors.New("no pull request")
 
 // ExitCode maps an error to the process's exit status: 2 for usage errors,
-// 3 when no patch passed the gates, 1 otherwise.
+// 3 when no pull request was published, 1 otherwise.
 func ExitCode(err error) int {
 	var ue *UsageError
 	switch {

@@ -124,7 +124,8 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	var traj bytes.Buffer
 	res, err := p.NewAgent().Run(ctx, ws, t, &traj)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("agent on task %s: %w", t.ID, err)
+		// What the agent did until then is kept: it says why it stopped.
+		return Outcome{Agent: res, Trajectory: traj.Bytes()}, fmt.Errorf("agent on task %s: %w", t.ID, err)
 	}
 	out := Outcome{Agent: res, Trajectory: traj.Bytes()}
 	p.progress("agent", "%d steps, stopped by %s: %s", res.Steps, res.Stop, firstLine(res.Summary))
@@ -230,10 +231,15 @@ func failedGates(gates []task.Gate) string {
 	return strings.Join(names, ", ")
 }
 
+// firstLine is the first line of s; a line that ends with a colon
+// introduces the next one, which is joined to it.
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	out := strings.TrimSpace(lines[0])
+	for i := 1; i < len(lines) && strings.HasSuffix(out, ":"); i++ {
+		if next := strings.TrimSpace(lines[i]); next != "" {
+			out += " " + next
+		}
 	}
-	return s
+	return out
 }
