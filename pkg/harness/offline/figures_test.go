@@ -165,7 +165,7 @@ func TestIsAPI(t *testing.T) {
 	{
 		name: "loop-start",
 		files: map[string]string{
-			"stats/sum.go": "package stats\n\n// Sum adds xs.\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor i := 1; i < len(xs); i++ {\n\t\ts += xs[i]\n\t}\n\treturn s\n}\n",
+			"stats/sum.go":    "package stats\n\n// Sum adds xs.\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor i := 1; i < len(xs); i++ {\n\t\ts += xs[i]\n\t}\n\treturn s\n}\n",
 			"stats/report.go": "package stats\n\nimport \"fmt\"\n\n// Report describes xs.\nfunc Report(xs []int) string {\n\treturn fmt.Sprintf(\"n=%d sum=%d\", len(xs), Sum(xs))\n}\n",
 			"stats/report_test.go": `package stats
 
