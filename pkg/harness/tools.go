@@ -29,7 +29,7 @@ const (
 	searchFileCap  = 100 // matches search_code_in_file shows
 	lineCap        = 240 // characters of one matching line shown
 	maxSearchFile  = 1 << 20
-	bodyLines      = 80 // lines of a symbol's body shown
+	wholeLines     = 400 // lines of a symbol's body shown at most, when they fit
 	fullSymbols    = 3  // symbols shown with their bodies; the rest as locations
 	failureLines   = 40 // lines of one failing test's output shown
 )

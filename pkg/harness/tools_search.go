@@ -82,7 +82,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 	if err != nil {
 		return Observation{}, err
 	}
-	run := func(fold bool) ([]fileHits, error) {
+	run := func(fold bool, args SearchCodeArgs) ([]fileHits, error) {
 		match, err := matcher(args.Query, args.Regex, fold)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 		}
 		return hits, nil
 	}
-	hits, err := run(false)
+	hits, err := run(false, args)
 	if ctx.Err() != nil {
 		return Observation{}, fmt.Errorf("search %q: %w", args.Query, ctx.Err())
 	}
@@ -108,11 +108,23 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 	}
 	note := ""
 	if len(hits) == 0 {
-		if hits, err = run(true); err != nil {
+		if hits, err = run(true, args); err != nil {
 			return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
 		}
 		if len(hits) > 0 {
 			note = " (no exact match; these match ignoring case)"
+		}
+	}
+	if len(hits) == 0 && !args.Regex {
+		if re, words, ok := nearQuery(args.Query); ok {
+			near := args
+			near.Query, near.Regex = re, true
+			if hits, err = run(false, near); err != nil {
+				return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
+			}
+			if len(hits) > 0 {
+				note = fmt.Sprintf(" (no exact match; these are near matches: the words %s in this order, any case, with or without punctuation between them)", strings.Join(words, ", "))
+			}
 		}
 	}
 	kind := "literal"
@@ -305,16 +317,21 @@ func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s for the %s:\n", plural(len(found), "match", "matches"), what)
+	// Bodies are shown whole while they fit in the observation; the
+	// first always gets most of it, the rest only what is left.
+	budget := s.h.cfg.OutputLimit - 400 - 120*min(len(found), 40)
+	listed := false
 	for i, sym := range found {
-		if i == fullSymbols {
-			b.WriteString("\nMore matches (use search_method_in_file or go_to_line to see them):\n")
-		}
-		if i >= fullSymbols {
+		if i >= fullSymbols || (i > 0 && budget < 600) {
+			if !listed {
+				b.WriteString("\nMore matches (use search_method_in_file or go_to_line to see them):\n")
+				listed = true
+			}
 			fmt.Fprintf(&b, "%s: %s\n", sym.Location(), sym.Signature)
 			continue
 		}
 		b.WriteString("\n")
-		s.writeSymbol(&b, idx, sym)
+		budget -= s.writeSymbol(&b, idx, sym, max(budget, 1000))
 	}
 	return Observation{Content: b.String()}, nil
 }
@@ -334,20 +351,29 @@ func suggest(syms []codeindex.Symbol) string {
 	return " Declared names like it: " + strings.Join(names, ", ") + "."
 }
 
-// writeSymbol writes a symbol's location, kind and numbered source (capped);
-// for a type, its methods too.
-func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol) {
+// writeSymbol writes a symbol's location, kind and numbered source, whole
+// when it fits in about maxChars characters and up to wholeLines lines, cut
+// with a note otherwise; for a type, its methods too. It returns the
+// characters written.
+func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol, maxChars int) int {
+	start := b.Len()
 	fmt.Fprintf(b, "%s-%d (%s %s)\n", sym.Location(), sym.EndLine, sym.Kind, sym.QualifiedName())
 	data, err := os.ReadFile(filepath.Join(s.ws.Dir, filepath.FromSlash(sym.File)))
 	if err == nil {
 		lines := splitLines(string(data))
 		from, to := sym.Line, min(sym.EndLine, len(lines))
 		if from >= 1 && from <= to {
-			if to-from+1 > bodyLines {
-				numbered(b, lines, from, from+bodyLines-1)
-				fmt.Fprintf(b, "[… up to line %d; use read_file with start_line=%d]\n", to, from+bodyLines)
-			} else {
-				numbered(b, lines, from, to)
+			last, size := from-1, 0
+			for n := from; n <= to && n-from < wholeLines; n++ {
+				size += len(lines[n-1]) + 8 // the number's column
+				if size > maxChars && n > from {
+					break
+				}
+				last = n
+			}
+			numbered(b, lines, from, last)
+			if last < to {
+				fmt.Fprintf(b, "[… %d more lines, to line %d, not shown: the body is longer than an observation holds; use read_file with start_line=%d]\n", to-last, to, last+1)
 			}
 		}
 	}
@@ -360,4 +386,5 @@ func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym code
 			fmt.Fprintf(b, "Methods: %s\n", strings.Join(names, ", "))
 		}
 	}
+	return b.Len() - start
 }

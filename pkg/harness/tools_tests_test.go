@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,5 +68,50 @@ func TestEditFeedbackCountsOnlyNewFindings(t *testing.T) {
 	wantContent(t, obs, false, "Static analysis found problems this edit brought", `gofmt would rewrite "return   a/3"`)
 	if strings.Contains(obs.Edit.Diagnostics, "a/2") || strings.Contains(obs.Edit.Diagnostics, "a*k") {
 		t.Errorf("old formatting debt is reported as the edit's:\n%s", obs.Edit.Diagnostics)
+	}
+}
+
+// A search that finds nothing suggests near matches: "queryAll" finds
+// "query.all" and "Query_All".
+func TestSearchCodeNearMatches(t *testing.T) {
+	f := newFixture(t)
+	writeFiles(t, f.ws.Dir, map[string]string{"db/db.go": "package db\n\n// Rows runs the query.\nfunc Rows(q string) string {\n\treturn \"SELECT \" + q + \" -- query.all\"\n}\n\nconst Query_All = 1\n"})
+	s := newTestSession(t, f, nil)
+	obs := do(t, s, ActSearchCode, SearchCodeArgs{Query: "queryAll"})
+	wantContent(t, obs, false, "near matches: the words query, all", "db/db.go:5:", "db/db.go:8:")
+	if got := identWords("HTTPServer_v2.readAll"); strings.Join(got, " ") != "http server v2 read all" {
+		t.Errorf("identWords = %q", got)
+	}
+}
+
+// search_method shows a 92-line function whole.
+func TestSearchMethodShowsLongFunctionWhole(t *testing.T) {
+	f := newFixture(t)
+	var body strings.Builder
+	body.WriteString("package calc\n\n// Long does many small things.\nfunc Long(x int) int {\n")
+	for i := 0; i < 89; i++ {
+		fmt.Fprintf(&body, "\tx += %d\n", i)
+	}
+	body.WriteString("\treturn x\n}\n")
+	writeFiles(t, f.ws.Dir, map[string]string{"calc/long.go": body.String()})
+	s := newTestSession(t, f, nil)
+	obs := do(t, s, ActSearchMethod, NameArgs{Name: "Long"})
+	wantContent(t, obs, false, "calc/long.go:4-95 (func Long)", "    94\t\treturn x\n", "    95\t}\n")
+	if strings.Contains(obs.Content, "not shown") {
+		t.Errorf("a 92-line function is cut:\n%s", obs.Content)
+	}
+	// Beyond what an observation holds, it is cut with a note.
+	body.Reset()
+	body.WriteString("package calc\n\n// Huge does too much.\nfunc Huge(x int) int {\n")
+	for i := 0; i < 900; i++ {
+		fmt.Fprintf(&body, "\tx += %d // step %d of a very long function\n", i, i)
+	}
+	body.WriteString("\treturn x\n}\n")
+	writeFiles(t, f.ws.Dir, map[string]string{"calc/huge.go": body.String()})
+	s.idxStale = true
+	obs = do(t, s, ActSearchMethod, NameArgs{Name: "Huge"})
+	wantContent(t, obs, false, "calc/huge.go:4-906 (func Huge)", "more lines, to line 906, not shown", "use read_file with start_line=")
+	if len(obs.Content) > DefaultOutputLimit {
+		t.Errorf("the observation is %d characters, over the limit", len(obs.Content))
 	}
 }
