@@ -30,8 +30,8 @@ const (
 	lineCap        = 240 // characters of one matching line shown
 	maxSearchFile  = 1 << 20
 	wholeLines     = 400 // lines of a symbol's body shown at most, when they fit
-	fullSymbols    = 3  // symbols shown with their bodies; the rest as locations
-	failureLines   = 40 // lines of one failing test's output shown
+	fullSymbols    = 3   // symbols shown with their bodies; the rest as locations
+	failureLines   = 40  // lines of one failing test's output shown
 )
 
 // session is one episode's state shared by the tools.
