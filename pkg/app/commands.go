@@ -19,6 +19,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
@@ -71,7 +72,12 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
 	}
-	srv := &http.Server{Handler: sys.Handler(cfg), ReadHeaderTimeout: 10 * time.Second}
+	if err := checkListen(cfg, ln.Addr(), log); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	warnSecurity(cfg, log)
+	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	log.Info("bot serving", zap.String("addr", ln.Addr().String()), zap.String("nats", sys.NATSURL), zap.String("redis", sys.RedisAddr), zap.Bool("model", cfg.LLM.Enabled()))
 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))

@@ -25,6 +25,7 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -110,6 +111,8 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		p.print("ci", "  FAIL %s: %s", f.ID(), f.Message)
 	}
 
+	// The demo's API accepts its own repository, and only that.
+	cfg.HTTP.AllowRepos = []string{sample.Dir}
 	sys, err := Start(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -127,7 +130,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: sys.Handler(cfg), ReadHeaderTimeout: 10 * time.Second}
+	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	var wg sync.WaitGroup
 	runCtx, stopRun := context.WithCancel(ctx)
 	wg.Add(3)

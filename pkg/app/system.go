@@ -23,6 +23,7 @@ import (
 	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -156,7 +157,8 @@ func (s *System) Ready(ctx context.Context) error {
 func (s *System) Handler(cfg config.Config) http.Handler {
 	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
-		IngestToken: cfg.HTTP.IngestToken, Ready: s.Ready, GitHubWebhook: hook, Land: s.Store,
+		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
+		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store,
 	}, s.log.Named("http")).Handler()
 }
 
@@ -193,6 +195,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		BisectParallel: cfg.Triage.BisectParallel,
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
+	allow := allowlist(cfg)
 	return s.Intake.Run(ctx, func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
 		id := sub.ID
 		release := func(context.Context) {}
@@ -211,9 +214,21 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 				return nil
 			}
 			sub = *res.Report
+			sub.Verified = true // the webhook's signature was checked before it was stored
 			release = res.Release
 		}
-		rep, err := ingest.Check(sub)
+		// The API checked these already; a message stored by another route
+		// or an older version is held to the same rules here.
+		err := ingest.Canonicalize(&sub)
+		if err == nil {
+			if aerr := ingest.Admit(sub, allow); aerr != nil {
+				err = fmt.Errorf("%w: %w", ingest.ErrInvalid, aerr)
+			}
+		}
+		var rep report.Result
+		if err == nil {
+			rep, err = ingest.Check(sub)
+		}
 		if err != nil {
 			release(context.WithoutCancel(ctx))
 			s.settle(id, settlement{err: err})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/redfix/redfix/pkg/repourl"
 )
 
 // Config is the whole configuration of the bot and the workers.
@@ -78,6 +80,19 @@ type HTTP struct {
 	WebhookSecret string `yaml:"webhook_secret"`
 	// IngestToken, when set, is required as a bearer token on the ingest API.
 	IngestToken string `yaml:"ingest_token"`
+	// AllowRepos lists the repositories the ingest API accepts: patterns on
+	// canonical locations ("https://github.com/org/*", "/srv/repos/**").
+	// Empty accepts none.
+	AllowRepos []string `yaml:"allow_repos"`
+	// ReadToken, when set, is required to read the dashboard, the task API
+	// and /metrics.
+	ReadToken string `yaml:"read_token"`
+	// TrustedUserHeader names a header set by an authenticating proxy in
+	// front of the bot; a request carrying it may read.
+	TrustedUserHeader string `yaml:"trusted_user_header"`
+	// PublicWithoutToken lets the bot listen beyond loopback with no ingest
+	// token. Without it, such a configuration is refused at start.
+	PublicWithoutToken bool `yaml:"public_without_token"`
 }
 
 // NATS configures the queue. An empty URL starts an embedded server.
@@ -214,6 +229,10 @@ var envVars = []struct {
 	{"REDFIX_HTTP_ADDR", func(c *Config, v string) error { c.HTTP.Addr = v; return nil }},
 	{"REDFIX_WEBHOOK_SECRET", func(c *Config, v string) error { c.HTTP.WebhookSecret = v; return nil }},
 	{"REDFIX_INGEST_TOKEN", func(c *Config, v string) error { c.HTTP.IngestToken = v; return nil }},
+	{"REDFIX_ALLOW_REPOS", func(c *Config, v string) error { c.HTTP.AllowRepos = splitList(v); return nil }},
+	{"REDFIX_READ_TOKEN", func(c *Config, v string) error { c.HTTP.ReadToken = v; return nil }},
+	{"REDFIX_TRUSTED_USER_HEADER", func(c *Config, v string) error { c.HTTP.TrustedUserHeader = v; return nil }},
+	{"REDFIX_PUBLIC_WITHOUT_TOKEN", boolVar(func(c *Config) *bool { return &c.HTTP.PublicWithoutToken })},
 	{"REDFIX_NATS_URL", func(c *Config, v string) error { c.NATS.URL = v; return nil }},
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
@@ -317,6 +336,9 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		errs = append(errs, fmt.Errorf("log.level must be debug, info, warn or error, got %q", c.Log.Level))
+	}
+	if _, err := repourl.NewAllowlist(c.HTTP.AllowRepos...); err != nil {
+		errs = append(errs, fmt.Errorf("http.allow_repos: %w", err))
 	}
 	switch c.PublishMode() {
 	case "local":

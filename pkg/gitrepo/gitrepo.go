@@ -33,7 +33,7 @@ func (r Repo) Git(ctx context.Context, args ...string) (string, error) {
 	full := append([]string{"git",
 		"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
 		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
-		"-c", "advice.detachedHead=false"}, args...)
+		"-c", "advice.detachedHead=false", "-c", "protocol.ext.allow=never"}, args...)
 	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Timeout: 5 * time.Minute, MaxOutput: 8 << 20})
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
@@ -53,10 +53,11 @@ func Init(ctx context.Context, dir string) (Repo, error) {
 	return r, nil
 }
 
-// Clone clones src (a path or URL) into dst, without checking out.
+// Clone clones src (a path or URL) into dst, without checking out. Both
+// follow "--", so neither is read as an option.
 func Clone(ctx context.Context, src, dst string) (Repo, error) {
 	r := Repo{Dir: "."}
-	if _, err := r.Git(ctx, "clone", "-q", "--no-checkout", src, dst); err != nil {
+	if _, err := r.Git(ctx, "clone", "-q", "--no-checkout", "--", src, dst); err != nil {
 		return Repo{}, fmt.Errorf("clone %s: %w", src, err)
 	}
 	return Repo{Dir: dst}, nil
@@ -64,6 +65,9 @@ func Clone(ctx context.Context, src, dst string) (Repo, error) {
 
 // Resolve turns a revision into a full commit hash.
 func (r Repo) Resolve(ctx context.Context, rev string) (string, error) {
+	if err := CheckRevision(rev); err != nil {
+		return "", fmt.Errorf("resolve in %s: %w", r.Dir, err)
+	}
 	out, err := r.Git(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("resolve %q in %s: %w", rev, r.Dir, ErrUnknownRevision)
@@ -73,6 +77,9 @@ func (r Repo) Resolve(ctx context.Context, rev string) (string, error) {
 
 // Checkout detaches the work tree at rev, discarding local changes.
 func (r Repo) Checkout(ctx context.Context, rev string) error {
+	if err := CheckRevision(rev); err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
 	if _, err := r.Git(ctx, "checkout", "-q", "-f", "--detach", rev); err != nil {
 		return fmt.Errorf("checkout %s: %w", rev, err)
 	}
@@ -85,6 +92,9 @@ func (r Repo) Checkout(ctx context.Context, rev string) error {
 // Path lists the commits from good (exclusive) to bad (inclusive) along the
 // first-parent ancestry, oldest first.
 func (r Repo) Path(ctx context.Context, good, bad string) ([]string, error) {
+	if err := checkRevisions(good, bad); err != nil {
+		return nil, fmt.Errorf("list commits: %w", err)
+	}
 	out, err := r.Git(ctx, "rev-list", "--reverse", "--first-parent", "--ancestry-path", good+".."+bad)
 	if err != nil {
 		return nil, fmt.Errorf("list commits %s..%s: %w", good, bad, err)
@@ -94,6 +104,9 @@ func (r Repo) Path(ctx context.Context, good, bad string) ([]string, error) {
 
 // IsAncestor reports whether a is an ancestor of b.
 func (r Repo) IsAncestor(ctx context.Context, a, b string) bool {
+	if checkRevisions(a, b) != nil {
+		return false
+	}
 	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
 	return err == nil
 }
@@ -111,6 +124,9 @@ type Commit struct {
 
 // Show describes rev, its diff included.
 func (r Repo) Show(ctx context.Context, rev string) (Commit, error) {
+	if err := CheckRevision(rev); err != nil {
+		return Commit{}, fmt.Errorf("show: %w", err)
+	}
 	const sep = "\x1f"
 	out, err := r.Git(ctx, "show", "-s", "--format=%H"+sep+"%s"+sep+"%an <%ae>"+sep+"%aI"+sep+"%b", rev)
 	if err != nil {
@@ -167,6 +183,9 @@ func (r Repo) Apply(ctx context.Context, patchFile string) error {
 
 // SetBranch points branch at rev, creating it if needed.
 func (r Repo) SetBranch(ctx context.Context, branch, rev string) error {
+	if err := checkRevisions(branch, rev); err != nil {
+		return fmt.Errorf("branch: %w", err)
+	}
 	if _, err := r.Git(ctx, "branch", "-f", branch, rev); err != nil {
 		return fmt.Errorf("branch %s at %s: %w", branch, rev, err)
 	}
@@ -175,7 +194,10 @@ func (r Repo) SetBranch(ctx context.Context, branch, rev string) error {
 
 // Fetch fetches rev from remote into the repository.
 func (r Repo) Fetch(ctx context.Context, remote, refspec string) error {
-	if _, err := r.Git(ctx, "fetch", "-q", remote, refspec); err != nil {
+	if strings.HasPrefix(remote, "-") || strings.HasPrefix(refspec, "-") {
+		return fmt.Errorf("fetch %s from %s: %w", refspec, remote, ErrBadRevision)
+	}
+	if _, err := r.Git(ctx, "fetch", "-q", "--", remote, refspec); err != nil {
 		return fmt.Errorf("fetch %s from %s: %w", refspec, remote, err)
 	}
 	return nil

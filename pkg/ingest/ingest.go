@@ -39,6 +39,10 @@ type Submission struct {
 	Branch   string          `json:"branch,omitempty"`
 	Report   []byte          `json:"report"`
 	Received time.Time       `json:"received"`
+	// Verified is set only by a route that authenticated the sender (a
+	// GitHub webhook whose signature checked out), never from a request's
+	// own fields: such a repository needs no allowlist entry.
+	Verified bool `json:"verified,omitempty"`
 }
 
 // The kinds of submission.

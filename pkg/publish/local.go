@@ -179,6 +179,9 @@ func commitPatch(ctx context.Context, repo gitrepo.Repo, base, patch, message st
 		return "", fmt.Errorf("commit patch: %w", err)
 	}
 	wtDir := filepath.Join(tmp, "tree")
+	if err := gitrepo.CheckRevision(base); err != nil {
+		return "", fmt.Errorf("commit patch: %w", err)
+	}
 	if _, err := repo.Git(ctx, "worktree", "add", "-q", "--detach", wtDir, base+"^{commit}"); err != nil {
 		return "", fmt.Errorf("check out %s for the patch: %w", task.Short(base), err)
 	}

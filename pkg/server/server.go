@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -43,7 +44,7 @@ type Server struct {
 	intake  Intake
 	tasks   Tasks
 	ready   func(context.Context) error
-	token   string
+	opts    Options
 	webhook http.Handler
 	land    LandRates
 	log     *zap.Logger
@@ -56,6 +57,19 @@ type Server struct {
 type Options struct {
 	// IngestToken, when set, must be sent as "Authorization: Bearer …".
 	IngestToken string
+	// ReadToken, when set, is required to read the dashboard, the task API
+	// and the metrics (as a bearer token, or as the password of basic
+	// authentication); the ingest token is accepted too. Health probes stay
+	// open.
+	ReadToken string
+	// TrustedUserHeader, when set, names a header that an authenticating
+	// proxy in front of the bot sets (and strips from clients): a request
+	// that carries it may read.
+	TrustedUserHeader string
+	// Allow lists the repositories that the ingest API accepts (patterns
+	// on canonical locations, pkg/repourl); nil accepts none. Submissions
+	// marked Verified by an authenticated route need no entry.
+	Allow *repourl.Allowlist
 	// Ready reports whether the dependencies (NATS, Redis) answer.
 	Ready func(context.Context) error
 	// GitHubWebhook, when set, serves POST /api/v1/github/webhook.
@@ -68,7 +82,7 @@ type Options struct {
 // New makes a server. reg receives the server's metrics and is served at
 // /metrics.
 func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log *zap.Logger) *Server {
-	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, token: opts.IngestToken, webhook: opts.GitHubWebhook, land: opts.Land, log: log, reg: reg}
+	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, opts: opts, webhook: opts.GitHubWebhook, land: opts.Land, log: log, reg: reg}
 	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "redfix_reports_total",
 		Help: "Test reports received by the ingest API, by result (accepted, duplicate, rejected).",
@@ -92,9 +106,9 @@ func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.route(mux, "POST /api/v1/reports", s.postReport)
-	s.route(mux, "GET /api/v1/tasks", s.listTasks)
-	s.route(mux, "GET /api/v1/tasks/{id}", s.getTask)
-	s.route(mux, "GET /api/v1/stats", s.stats)
+	s.route(mux, "GET /api/v1/tasks", s.read(s.listTasks))
+	s.route(mux, "GET /api/v1/tasks/{id}", s.read(s.getTask))
+	s.route(mux, "GET /api/v1/stats", s.read(s.stats))
 	if s.webhook != nil {
 		s.route(mux, "POST /api/v1/github/webhook", func(w http.ResponseWriter, r *http.Request) error {
 			s.webhook.ServeHTTP(w, r)
@@ -114,8 +128,8 @@ func (s *Server) Handler() http.Handler {
 		_, err := io.WriteString(w, "ready\n")
 		return err
 	})
-	s.route(mux, "GET /{$}", s.dashboard)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	s.route(mux, "GET /{$}", s.read(s.dashboard))
+	mux.Handle("GET /metrics", s.guardRead(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	return mux
 }
 
@@ -187,7 +201,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 //
 //	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
-	if s.token != "" && r.Header.Get("Authorization") != "Bearer "+s.token {
+	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
 		s.reports.WithLabelValues("rejected").Inc()
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
 	}
@@ -208,6 +222,14 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 		Good:   q.Get("good"),
 		Branch: q.Get("branch"),
 		Report: body,
+	}
+	if err := ingest.Canonicalize(&sub); err != nil {
+		s.reports.WithLabelValues("rejected").Inc()
+		return &Error{Code: http.StatusBadRequest, Message: strings.TrimPrefix(err.Error(), ingest.ErrInvalid.Error()+": ")}
+	}
+	if err := ingest.Admit(sub, s.opts.Allow); err != nil {
+		s.reports.WithLabelValues("rejected").Inc()
+		return &Error{Code: http.StatusForbidden, Message: err.Error() + " (see http.allow_repos)"}
 	}
 	res, err := ingest.Check(sub)
 	if err != nil {

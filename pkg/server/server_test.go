@@ -83,6 +83,9 @@ func setup(t *testing.T, opts Options) (*httptest.Server, *recordingIntake, *obs
 	t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	in := &recordingIntake{}
+	if opts.Allow == nil {
+		opts.Allow = mustAllow(t, "/r")
+	}
 	tasks := memTasks{"t1": {ID: "t1", Status: task.StatusPublished, Failures: []task.Failure{{Test: "TestX", Output: "long"}}, PullRequest: "file:///pr"}}
 	s := New(in, tasks, prometheus.NewRegistry(), opts, zap.New(core))
 	srv := httptest.NewServer(s.Handler())

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -77,6 +78,9 @@ func GroupFailures(repo string, failures []task.Failure) []Group {
 }
 
 func normalizeRepo(repo string) string {
+	if c, err := repourl.Canonical(repo); err == nil {
+		return c
+	}
 	r := strings.TrimSpace(repo)
 	r = strings.TrimRight(r, "/")
 	r = strings.TrimSuffix(r, ".git")

@@ -1,0 +1,125 @@
+package repourl
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCanonicalSpellingsAgree(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(repo, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, group := range [][]string{
+		{
+			"https://github.com/Org/Repo",
+			"https://github.com/Org/Repo.git",
+			"https://github.com/Org/Repo/",
+			"HTTPS://GitHub.COM/Org/Repo.git/",
+			"https://github.com:443/Org/Repo",
+			"https://x-access-token:s3cret@github.com/Org/Repo.git",
+			"https://github.com/Org/other/../Repo",
+			"https://github.com//Org/./Repo?ref=main#frag",
+		},
+		{
+			"ssh://git@github.com/Org/Repo.git",
+			"git@github.com:Org/Repo.git",
+			"ssh://git:pw@GITHUB.com:22/Org/Repo",
+		},
+		{
+			repo,
+			repo + "/",
+			repo + "/.git",
+			filepath.Join(dir, "x", "..", "repo"),
+			"file://" + repo,
+			"file://" + repo + "/.git/",
+			filepath.Join(dir, "link"),
+		},
+	} {
+		want, err := Canonical(group[0])
+		if err != nil {
+			t.Fatalf("%s: %v", group[0], err)
+		}
+		for _, raw := range group[1:] {
+			got, err := Canonical(raw)
+			if err != nil {
+				t.Errorf("%s: %v", raw, err)
+				continue
+			}
+			if got != want {
+				t.Errorf("Canonical(%q) = %q, want %q (as %q)", raw, got, want, group[0])
+			}
+		}
+	}
+	if got, _ := Canonical("https://x-access-token:s3cret@github.com/Org/Repo.git"); got != "https://github.com/Org/Repo" {
+		t.Errorf("credentials kept or path changed: %q", got)
+	}
+	if got, _ := Canonical(repo + "/.git"); got != repo {
+		t.Errorf("local: %q, want %q", got, repo)
+	}
+}
+
+func TestCanonicalRejects(t *testing.T) {
+	for _, raw := range []string{
+		"",
+		"--upload-pack=touch /tmp/pwned",
+		"-oProxyCommand=x",
+		"ext::sh -c touch% /tmp/pwned",
+		"fd::17",
+		"ftp://example.com/repo",
+		"javascript://x/y",
+		"file://otherhost/etc",
+		"https:///nohost",
+		"https://example.com/",
+		"ssh://-oProxyCommand=x/repo",
+		"https://example.com/a\nb",
+	} {
+		if got, err := Canonical(raw); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Canonical(%q) = %q, %v; want ErrInvalid", raw, got, err)
+		}
+	}
+}
+
+func TestAllowlist(t *testing.T) {
+	a, err := NewAllowlist("https://GitHub.com/org/*", "/srv/repos/**", "ssh://git@git.example/team/app.git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{
+		"https://github.com/org/app.git":         true,
+		"https://github.com/org/app/../other":    true,
+		"https://github.com/org/sub/app":         false,
+		"https://github.com/other/app":           false,
+		"https://github.com/org/../other/app":    false,
+		"/srv/repos/a/b":                         true,
+		"file:///srv/repos/a":                    true,
+		"/srv/repos/../../etc":                   false,
+		"file:///etc":                            false,
+		"/etc":                                   false,
+		"ssh://127.0.0.1:1/x.git":                false,
+		"git@git.example:team/app":               true,
+		"https://x:token@github.com/org/app.git": true,
+		"ssh://git@git.example:2222/team/app":    false,
+	} {
+		c, err := Canonical(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := a.Allows(c); got != want {
+			t.Errorf("Allows(%q → %q) = %v, want %v", raw, c, got, want)
+		}
+	}
+	empty, _ := NewAllowlist()
+	if !empty.Empty() || empty.Allows("/srv/repos/a") {
+		t.Error("the empty allowlist allows something")
+	}
+	if _, err := NewAllowlist("ext::x"); err == nil {
+		t.Error("a pattern that is not a location was accepted")
+	}
+}
