@@ -181,4 +181,3 @@ func TestCollectLogs(t *testing.T) {
 		t.Errorf("a run without tests: %v, want ErrNoReport", err)
 	}
 }
-
