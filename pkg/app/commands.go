@@ -97,6 +97,13 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			errc <- fmt.Errorf("triage loop: %w", err)
 		}
 	}()
+	if rs := sys.Resync(cfg); rs != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = rs.Run(work, cfg.GitHub.ResyncInterval)
+		}()
+	}
 	var runErr error
 	select {
 	case <-ctx.Done():

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
@@ -100,4 +101,111 @@ func (r fixRecorder) SaveTask(ctx context.Context, t task.Task) error {
 		r.log.Info("fix published; following its outcome", zap.String("task_id", t.ID), zap.String("pull_request", t.PullRequest))
 	}
 	return nil
+}
+
+// startGitHub makes the GitHub clients when credentials are configured.
+func (s *System) startGitHub(cfg config.Config) error {
+	if !cfg.GitHub.Enabled() {
+		return nil
+	}
+	clients, err := gh.New(gh.Config{
+		APIURL: cfg.GitHub.APIURL, Token: cfg.GitHub.Token,
+		AppID: cfg.GitHub.AppID, PrivateKeyFile: cfg.GitHub.PrivateKeyFile,
+		Log: s.log.Named("github"),
+	})
+	if err != nil {
+		return fmt.Errorf("github clients: %w", err)
+	}
+	s.GitHub = clients
+	s.GitHubClient = func(ctx context.Context, owner, repo string) (*github.Client, error) {
+		c, err := clients.ForRepo(ctx, owner, repo)
+		if err != nil {
+			return nil, err
+		}
+		return c.Client, nil
+	}
+	return nil
+}
+
+// Resync is the loop that finds failed runs and deliveries the webhooks
+// missed; nil with no GitHub credentials or a zero interval.
+func (s *System) Resync(cfg config.Config) *webhook.Resync {
+	if s.GitHub == nil || cfg.GitHub.ResyncInterval <= 0 {
+		return nil
+	}
+	filter := githubFilter(cfg)
+	clients := s.GitHub
+	return &webhook.Resync{
+		Repos: func(ctx context.Context) ([]*github.Repository, error) {
+			return installedRepos(ctx, clients, filter)
+		},
+		Client:   s.GitHubClient,
+		App:      clients.App(),
+		Intake:   s.Intake,
+		Asked:    s.Store,
+		Filter:   filter,
+		Lookback: cfg.GitHub.ResyncLookback,
+		Log:      s.log.Named("resync"),
+	}
+}
+
+// installedRepos are the repositories of the App's installations, or, with
+// a plain token, the repositories the configuration names (no globs).
+func installedRepos(ctx context.Context, clients *gh.Clients, filter webhook.Filter) ([]*github.Repository, error) {
+	app := clients.App()
+	var repos []*github.Repository
+	if app == nil {
+		names := append([]string(nil), filter.Allow...)
+		for _, r := range filter.Repositories {
+			names = append(names, r.Name)
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			owner, name, ok := strings.Cut(n, "/")
+			if !ok || strings.ContainsAny(n, "*?[") || seen[strings.ToLower(n)] {
+				continue
+			}
+			seen[strings.ToLower(n)] = true
+			c, err := clients.ForRepo(ctx, owner, name)
+			if err != nil {
+				return nil, err
+			}
+			repo, _, err := c.Repositories.Get(ctx, owner, name)
+			if err != nil {
+				return nil, fmt.Errorf("get repository %s: %w", n, err)
+			}
+			repos = append(repos, repo)
+		}
+		return repos, nil
+	}
+	opts := &github.ListOptions{PerPage: 100}
+	for range 10 {
+		insts, resp, err := app.Apps.ListInstallations(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the app's installations: %w", err)
+		}
+		for _, in := range insts {
+			c, err := clients.ForInstallation(in.GetID())
+			if err != nil {
+				return nil, err
+			}
+			ropts := &github.ListOptions{PerPage: 100}
+			for range 10 {
+				list, rresp, err := c.Apps.ListRepos(ctx, ropts)
+				if err != nil {
+					return nil, fmt.Errorf("list repositories of installation %d: %w", in.GetID(), err)
+				}
+				repos = append(repos, list.Repositories...)
+				if rresp.NextPage == 0 {
+					break
+				}
+				ropts.Page = rresp.NextPage
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return repos, nil
 }

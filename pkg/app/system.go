@@ -20,6 +20,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
@@ -41,8 +42,9 @@ type System struct {
 	Jobs      *queue.Queue
 	Intake    *ingest.Intake
 	Registry  *prometheus.Registry
-	// GitHubClient gives the GitHub client of a repository; nil when no
-	// GitHub credentials are configured.
+	// GitHub are the GitHub clients; nil when no GitHub credentials are
+	// configured. GitHubClient gives one repository's.
+	GitHub       *gh.Clients
 	GitHubClient webhook.ClientFor
 
 	log     *zap.Logger
@@ -105,6 +107,9 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
+	if err := s.startGitHub(cfg); err != nil {
+		return nil, err
+	}
 
 	s.Jobs, err = queue.Open(ctx, js, queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}, log.Named("queue"))
 	if err != nil {
