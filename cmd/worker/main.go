@@ -29,6 +29,8 @@ const usage = `usage: worker <command> [flags]
 commands:
   run      consume repair jobs from the queue
   repair   repair a local clone whose HEAD fails a test, without any server
+  validate run every gate (and the judge, with a model) on a patch against a
+           clone's HEAD; exit 0 accepted, 1 rejected, 2 usage or machinery error
 
 Run "worker <command> -h" for a command's flags.
 `
@@ -43,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.WorkerRun(ctx, args[1:], stdout, stderr)
 	case "repair":
 		return app.Repair(ctx, args[1:], stdout, stderr)
+	case "validate":
+		return app.Validate(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

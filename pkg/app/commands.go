@@ -29,9 +29,14 @@ import (
 // common parses the flags every long-running command shares and loads the
 // configuration and the logger.
 func common(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *zap.Logger, error) {
+	return commonEnv(name, args, os.Getenv, stderr, extra)
+}
+
+// commonEnv is common with the environment read through getenv.
+func commonEnv(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (config.Config, *zap.Logger, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", os.Getenv("REDFIX_CONFIG"), "configuration file (also REDFIX_CONFIG)")
+	cfgPath := fs.String("config", getenv("REDFIX_CONFIG"), "configuration file (also REDFIX_CONFIG)")
 	if extra != nil {
 		extra(fs)
 	}
@@ -41,7 +46,7 @@ func common(name string, args []string, stderr io.Writer, extra func(*flag.FlagS
 	if fs.NArg() > 0 {
 		return config.Config{}, nil, Usage(fmt.Sprintf("%s: unexpected arguments %q", name, fs.Args()))
 	}
-	cfg, err := config.Load(*cfgPath, os.Getenv)
+	cfg, err := config.Load(*cfgPath, getenv)
 	if err != nil {
 		return config.Config{}, nil, err
 	}

@@ -62,12 +62,8 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 		NewAgent: func() worker.Agent {
 			return agent{h: harness.New(hcfg, newPolicy(), runner, patcher, log)}
 		},
-		Policy: name,
-		Gates: validators.New(runner, validators.Config{
-			OracleRuns:     cfg.Validators.OracleRuns,
-			AllowTestEdits: cfg.Validators.AllowTestEdits,
-			AllowedPaths:   cfg.Validators.AllowedPaths,
-		}, log),
+		Policy:    name,
+		Gates:     validators.New(runner, validatorsConfig(cfg), log),
 		Judge:     j,
 		Publisher: publish.NewLocal(pubDir, log),
 		Ledger:    ledger,
