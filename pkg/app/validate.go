@@ -326,9 +326,10 @@ func applyFailure(files []unidiff.File, out string, err error) string {
 // validatorsConfig is the gates' configuration.
 func validatorsConfig(cfg config.Config) validators.Config {
 	return validators.Config{
-		OracleRuns:     cfg.Validators.OracleRuns,
-		AllowTestEdits: cfg.Validators.AllowTestEdits,
-		AllowedPaths:   cfg.Validators.AllowedPaths,
+		OracleRuns:       cfg.Validators.OracleRuns,
+		AllowTestEdits:   cfg.Validators.AllowTestEdits,
+		AllowedPaths:     cfg.Validators.AllowedPaths,
+		RegressionBudget: cfg.Validators.RegressionBudget,
 	}
 }
 

@@ -271,6 +271,8 @@ func TestValidateHonestFixPassesEveryGate(t *testing.T) {
 	}
 	wantGate(t, gates, "apply", task.GatePass, "1 file(s), +1 -1")
 	wantGate(t, gates, "oracle", task.GatePass, "3/3 runs passed", "example.com/ledger/money.TestAdd")
+	wantGate(t, gates, "regression", task.GatePass, "go test ./money and 1 dependent package(s): ./invoice",
+		"no new failure", "failing at base "+task.Short(v.Base)+" too, not blamed: example.com/ledger/invoice.TestLegacyRounding")
 	wantGate(t, gates, "judge", task.GateNotRun, "no model configured")
 
 	// The same verdict for a person, and the clone untouched.
@@ -337,6 +339,15 @@ func TestValidateCatchesCheats(t *testing.T) {
 			change: map[string]string{"money/money.go": strings.Replace(moneyBroken, "func Add(a, b Cents) Cents {\n\treturn a - b\n}",
 				"var warmed bool\n\nfunc Add(a, b Cents) Cents {\n\tif !warmed {\n\t\twarmed = true\n\t\treturn a + b\n\t}\n\treturn a - b\n}", 1)},
 			gate: "oracle", detail: []string{"go test -count=3", "example.com/ledger/money.TestAdd failed: "},
+		},
+		{
+			// money's own tests pass; invoice, which imports it, breaks.
+			name: "breaks a test in a dependent package",
+			change: map[string]string{"money/money.go": strings.Replace(honestFix, "func Format(c Cents) string {\n",
+				"func Format(c Cents) string {\n\tif c == 0 {\n\t\treturn \"-\"\n\t}\n", 1)},
+			gate: "regression", detail: []string{"go test ./money and 1 dependent package(s): ./invoice", "1 new failure(s)",
+				"example.com/ledger/invoice.TestRender: ", `Render = "total: -"`,
+				"not blamed: example.com/ledger/invoice.TestLegacyRounding"},
 		},
 		{
 			name:   "does not build",

@@ -31,6 +31,7 @@ type Config struct {
 	Triage     Triage     `yaml:"triage"`
 	Harness    Harness    `yaml:"harness"`
 	Validators Validators `yaml:"validators"`
+	Judge      Judge      `yaml:"judge"`
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
 	GitHub     GitHub     `yaml:"github"`
@@ -147,6 +148,20 @@ type Validators struct {
 	OracleRuns     int      `yaml:"oracle_runs"`
 	AllowTestEdits bool     `yaml:"allow_test_edits"`
 	AllowedPaths   []string `yaml:"allowed_paths"`
+	// RegressionBudget bounds the time spent on the tests of the packages
+	// that depend on the changed ones (negative: none are run).
+	RegressionBudget time.Duration `yaml:"regression_budget"`
+	// MaxPatchLines and MaxPatchFiles bound a patch's changed lines and
+	// files (0: no limit).
+	MaxPatchLines int `yaml:"max_patch_lines"`
+	MaxPatchFiles int `yaml:"max_patch_files"`
+}
+
+// Judge configures the LLM judge.
+type Judge struct {
+	// Votes is the size of the committee: that many independent answers,
+	// the patch accepted only on a strict majority. 1 asks once.
+	Votes int `yaml:"votes"`
 }
 
 // Worker configures job consumption.
@@ -179,8 +194,12 @@ func Default() Config {
 		Triage:  Triage{Reruns: 5, MaxBisectSteps: 32},
 		Harness: Harness{MaxSteps: 40},
 		Validators: Validators{
-			OracleRuns: 3,
+			OracleRuns:       3,
+			RegressionBudget: 5 * time.Minute,
+			MaxPatchLines:    400,
+			MaxPatchFiles:    12,
 		},
+		Judge:   Judge{Votes: 1},
 		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
 		Publish: Publish{},
 		GitHub: GitHub{
@@ -325,6 +344,12 @@ func (c Config) Validate() error {
 	}
 	if c.Validators.OracleRuns < 1 {
 		errs = append(errs, fmt.Errorf("validators.oracle_runs must be at least 1, got %d", c.Validators.OracleRuns))
+	}
+	if c.Validators.MaxPatchLines < 0 || c.Validators.MaxPatchFiles < 0 {
+		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
+	}
+	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
+		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
 	}
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
@@ -57,11 +60,15 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 }
 
 // regression runs every test of the changed packages and of the failing
-// tests' packages. A test that fails after the patch is blamed only if it
-// does not also fail at the base commit.
+// tests' packages, then, within the time budget, the tests of the packages
+// that depend on the changed ones (nearest first). A test that fails after
+// the patch is blamed only if it does not also fail at the base commit;
+// packages the budget left no time for are named.
 func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, error) {
+	start := time.Now()
+	changed := goPackages(c.in.Dir, c.files)
 	pkgs := map[string]bool{}
-	for _, p := range goPackages(c.in.Dir, c.files) {
+	for _, p := range changed {
 		pkgs[p] = true
 	}
 	for _, id := range c.in.Task.Tests() {
@@ -72,31 +79,105 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	if len(pkgs) == 0 {
 		return task.Gate{Verdict: task.GateNotRun, Detail: "no Go package is changed or tested by the task"}, nil
 	}
-	list := keys(pkgs)
-	head, err := v.runner.RunPackages(ctx, c.in.Dir, list)
-	if err != nil {
-		return task.Gate{}, fmt.Errorf("run the tests of %s: %w", strings.Join(list, " "), err)
+	primary := keys(pkgs)
+	var deps []Dependent
+	if len(changed) > 0 && v.cfg.RegressionBudget >= 0 {
+		var err error
+		deps, err = dependents(ctx, c.in.Dir, changed)
+		if err != nil {
+			if infra(ctx, err) {
+				return task.Gate{}, err
+			}
+			v.log.Warn("dependents of the changed packages", zap.Error(err))
+		}
 	}
-	where := "go test " + strings.Join(list, " ")
-	if head.OK() {
-		return pass(fmt.Sprintf("%s: %d tests passed", where, len(head.Passed))), nil
-	}
-	if head.TimedOut {
-		return fail(where + ": timed out"), nil
-	}
-	failing := failingIDs(head)
 
+	var (
+		ran      []string // every package whose tests ran, in order
+		passed   int
+		failing  = map[string]string{}
+		pkgOf    = map[string][]string{} // failing id -> its package dir(s)
+		timedOut []string
+		notRun   []string
+	)
+	runBatch := func(batch []string) error {
+		o, err := v.runner.RunPackages(ctx, c.in.Dir, batch)
+		if err != nil {
+			return fmt.Errorf("run the tests of %s: %w", strings.Join(batch, " "), err)
+		}
+		ran = append(ran, batch...)
+		passed += len(o.Passed)
+		if o.TimedOut {
+			timedOut = append(timedOut, batch...)
+		}
+		for id, msg := range failingIDs(o) {
+			failing[id] = msg
+			pkgOf[id] = packageOfFailure(id, batch, c.in.Dir)
+		}
+		return nil
+	}
+	if err := runBatch(primary); err != nil {
+		return task.Gate{}, err
+	}
+	seen := map[string]bool{}
+	for _, p := range primary {
+		seen[p] = true
+	}
+	var todo []Dependent
+	for _, d := range deps {
+		if !seen[d.Dir] {
+			todo = append(todo, d)
+		}
+	}
+	for i := 0; i < len(todo); i += dependentBatch {
+		batch := todo[i:min(i+dependentBatch, len(todo))]
+		if time.Since(start) >= v.cfg.RegressionBudget {
+			for _, d := range todo[i:] {
+				notRun = append(notRun, d.Dir)
+			}
+			break
+		}
+		var dirs []string
+		for _, d := range batch {
+			dirs = append(dirs, d.Dir)
+		}
+		if err := runBatch(dirs); err != nil {
+			return task.Gate{}, err
+		}
+	}
+
+	where := "go test " + strings.Join(primary, " ")
+	if n := len(ran) - len(primary); n > 0 {
+		where += fmt.Sprintf(" and %d dependent package(s): %s", n, strings.Join(capList(ran[len(primary):], 10), " "))
+	}
+	var notes []string
+	if len(notRun) > 0 {
+		notes = append(notes, fmt.Sprintf("time budget of %s spent: the tests of %d dependent package(s) did not run: %s",
+			v.cfg.RegressionBudget, len(notRun), strings.Join(capList(notRun, 20), " ")))
+	}
+	if len(timedOut) > 0 {
+		return fail(where + ": timed out in " + strings.Join(timedOut, " ") + joinNotes(notes)), nil
+	}
+	if len(failing) == 0 {
+		return pass(fmt.Sprintf("%s: %d tests passed%s", where, passed, joinNotes(notes))), nil
+	}
+
+	// Failures that already happen at the base are not the patch's.
+	before := map[string]bool{}
+	var atBase []string
 	dir, err := c.baseDir(ctx)
 	if err != nil {
 		return task.Gate{}, err
 	}
-	var atBase []string
-	for _, p := range list {
-		if hasGoFiles(dirOf(dir, p)) {
-			atBase = append(atBase, p)
+	basePkgs := map[string]bool{}
+	for _, ps := range pkgOf {
+		for _, p := range ps {
+			if hasGoFiles(dirOf(dir, p)) {
+				basePkgs[p] = true
+			}
 		}
 	}
-	before := map[string]bool{}
+	atBase = keys(basePkgs)
 	if len(atBase) > 0 {
 		base, err := v.runner.RunPackages(ctx, dir, atBase)
 		if err != nil {
@@ -116,14 +197,48 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	}
 	sort.Strings(fresh)
 	sort.Strings(old)
-	note := ""
 	if len(old) > 0 {
-		note = fmt.Sprintf("; failing at base %s too, not blamed: %s", task.Short(c.in.Base), strings.Join(capList(old, 10), ", "))
+		notes = append([]string{fmt.Sprintf("failing at base %s too, not blamed: %s", task.Short(c.in.Base), strings.Join(capList(old, 10), ", "))}, notes...)
 	}
 	if len(fresh) == 0 {
-		return pass(fmt.Sprintf("%s: %d tests passed, no new failure%s", where, len(head.Passed), note)), nil
+		return pass(fmt.Sprintf("%s: %d tests passed, no new failure%s", where, passed, joinNotes(notes))), nil
 	}
-	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), note, strings.Join(capList(fresh, 20), "\n- "))), nil
+	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), joinNotes(notes), strings.Join(capList(fresh, 20), "\n- "))), nil
+}
+
+// dependentBatch is how many dependent packages one go test runs: small
+// enough to stop near the budget, large enough for go test's parallelism.
+const dependentBatch = 4
+
+func joinNotes(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
+}
+
+// packageOfFailure finds which of the batch's package dirs a failing id
+// ("import/path.TestX", "build of import/path") belongs to; all of them
+// when it cannot tell.
+func packageOfFailure(id string, batch []string, dir string) []string {
+	mod, err := testrun.Module(dir)
+	if err == nil {
+		name := strings.TrimPrefix(id, "build of ")
+		best := ""
+		for _, p := range batch {
+			imp := mod
+			if p != "." {
+				imp = mod + "/" + strings.TrimPrefix(p, "./")
+			}
+			if (strings.HasPrefix(name, imp+".") || name == imp || strings.HasPrefix(name, imp+" ")) && len(p) > len(best) {
+				best = p
+			}
+		}
+		if best != "" {
+			return []string{best}
+		}
+	}
+	return batch
 }
 
 // failingIDs are the tests whose own outcome was fail and the packages that

@@ -52,12 +52,20 @@ type Config struct {
 	// the exact inverse of the blame commit's before the patch counts as a
 	// revert (0 means DefaultRevertThreshold).
 	RevertThreshold float64
+	// RegressionBudget is the time the regression gate may spend on the
+	// tests of the packages that depend on the changed ones, after those of
+	// the changed packages themselves (0 means DefaultRegressionBudget; a
+	// negative budget runs no dependents). Checked between batches of
+	// packages: the last batch may overrun it by its own duration.
+	RegressionBudget time.Duration
 }
 
 // Defaults for Config's zero values.
 const (
 	DefaultOracleRuns      = 3
 	DefaultRevertThreshold = 0.8
+	// DefaultRegressionBudget bounds the dependents' tests.
+	DefaultRegressionBudget = 5 * time.Minute
 	// RevertCoverage is the share of the blame commit's changed lines a
 	// patch must undo, on top of RevertThreshold, to count as a revert: an
 	// undo of one hunk of a larger commit is a legitimate fix.
@@ -78,6 +86,9 @@ func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
 	}
 	if cfg.RevertThreshold <= 0 {
 		cfg.RevertThreshold = DefaultRevertThreshold
+	}
+	if cfg.RegressionBudget == 0 {
+		cfg.RegressionBudget = DefaultRegressionBudget
 	}
 	if log == nil {
 		log = zap.NewNop()
