@@ -330,6 +330,8 @@ func validatorsConfig(cfg config.Config) validators.Config {
 		AllowTestEdits:   cfg.Validators.AllowTestEdits,
 		AllowedPaths:     cfg.Validators.AllowedPaths,
 		RegressionBudget: cfg.Validators.RegressionBudget,
+		MaxPatchLines:    cfg.Validators.MaxPatchLines,
+		MaxPatchFiles:    cfg.Validators.MaxPatchFiles,
 	}
 }
 

@@ -350,6 +350,13 @@ func TestValidateCatchesCheats(t *testing.T) {
 				"not blamed: example.com/ledger/invoice.TestLegacyRounding"},
 		},
 		{
+			name: "special-cased input",
+			change: map[string]string{"money/money.go": strings.Replace(moneyBroken, "func Add(a, b Cents) Cents {\n",
+				"func Add(a, b Cents) Cents {\n\tif a == 150 && b == 275 {\n\t\treturn 425\n\t}\n", 1)},
+			gate: "integrity", detail: []string{"money/money.go:10: special-cases a value of the failing test: a == 150 compares with 150, which TestAdd uses at money/money_test.go:6",
+				"b == 275 compares with 275"},
+		},
+		{
 			name:   "does not build",
 			change: map[string]string{"money/money.go": strings.Replace(moneyBroken, "return a - b", "return a + c", 1)},
 			gate:   "static", detail: []string{"build: money/money.go:10:13: undefined: c"},

@@ -3,7 +3,9 @@ package validators
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,10 +24,13 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 		return fail("the patch changes no file"), nil
 	}
 	var bad []string
+	bad = append(bad, v.sizeViolations(c.files)...)
 	for _, f := range c.files {
-		bad = append(bad, v.fileViolations(f)...)
+		bad = append(bad, v.fileViolations(c.in.Dir, f)...)
 	}
 	bad = append(bad, deletedTests(c.files)...)
+	bad = append(bad, detectsTests(c.files)...)
+	bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
 	}
@@ -42,7 +47,24 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 	return pass(detail), nil
 }
 
-func (v *Validators) fileViolations(f unidiff.File) []string {
+// sizeViolations holds a patch to the configured size: a repair that needs
+// more is a change for a person to make.
+func (v *Validators) sizeViolations(files []unidiff.File) []string {
+	var bad []string
+	if n := v.cfg.MaxPatchFiles; n > 0 && len(files) > n {
+		bad = append(bad, fmt.Sprintf("the patch changes %d files, more than the limit of %d", len(files), n))
+	}
+	lines := 0
+	for _, f := range files {
+		lines += len(f.Changes())
+	}
+	if n := v.cfg.MaxPatchLines; n > 0 && lines > n {
+		bad = append(bad, fmt.Sprintf("the patch changes %d lines, more than the limit of %d", lines, n))
+	}
+	return bad
+}
+
+func (v *Validators) fileViolations(dir string, f unidiff.File) []string {
 	var bad []string
 	for _, p := range f.Paths() {
 		if why := protected(p); why != "" {
@@ -53,10 +75,19 @@ func (v *Validators) fileViolations(f unidiff.File) []string {
 		}
 	}
 	p := f.Path()
-	if !isTestFile(p) {
+	helper := !isTestFile(p) && isTestHelper(dir, p)
+	if !isTestFile(p) && !helper {
 		return bad
 	}
-	if !v.cfg.AllowTestEdits {
+	if isTestData(p) && f.OldPath != "" && !strings.HasSuffix(p, ".go") {
+		// Expected output: changing it changes what the tests demand.
+		what := "changes"
+		if f.NewPath == "" {
+			what = "deletes"
+		}
+		bad = append(bad, fmt.Sprintf("%s: %s test data the tests compare with (expected output)", p, what))
+	}
+	if !helper && !v.cfg.AllowTestEdits {
 		what := "edits test file"
 		switch {
 		case f.NewPath == "":
@@ -84,6 +115,8 @@ func (v *Validators) fileViolations(f unidiff.File) []string {
 			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Number(), t))
 		case l.Added() && strings.HasPrefix(t, "//go:build") || l.Added() && strings.HasPrefix(t, "// +build"):
 			bad = append(bad, fmt.Sprintf("%s:%d: adds a build constraint to a test file: %s", p, l.Number(), t))
+		case l.Removed() && assertionRE.MatchString(t) && !added[t] && helper:
+			bad = append(bad, fmt.Sprintf("%s:%d: removes a check from a test helper: %s", p, l.Number(), t))
 		case l.Removed() && assertionRE.MatchString(t) && !added[t]:
 			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
 		}
@@ -149,6 +182,30 @@ func isTestFile(p string) bool {
 	}
 	return false
 }
+
+// isTestHelper reports Go files that are not _test.go files but serve the
+// tests: in a testutil-like package (testutil, testhelpers, footest,
+// internal/testing), under testdata, or importing "testing".
+func isTestHelper(dir, p string) bool {
+	if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		return false
+	}
+	for _, seg := range strings.Split(path.Dir(p), "/") {
+		switch {
+		case seg == "testdata", seg == "testing", seg == "testutil", seg == "testutils",
+			strings.HasPrefix(seg, "testhelper"), strings.HasSuffix(seg, "test") && seg != "test" && seg != "latest" && seg != "contest":
+			return true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+	if err != nil {
+		return false
+	}
+	return importsTestingRE.Match(data)
+}
+
+// importsTestingRE matches an import of "testing" in a Go file.
+var importsTestingRE = regexp.MustCompile(`(?m)^\s*(import\s+)?(\w+\s+)?"testing"\s*$`)
 
 // protected names what p is when a patch must not edit it, or "".
 func protected(p string) string {

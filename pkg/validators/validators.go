@@ -58,6 +58,10 @@ type Config struct {
 	// negative budget runs no dependents). Checked between batches of
 	// packages: the last batch may overrun it by its own duration.
 	RegressionBudget time.Duration
+	// MaxPatchLines and MaxPatchFiles bound the patch's changed lines
+	// (added and removed) and files; 0 means no limit.
+	MaxPatchLines int
+	MaxPatchFiles int
 }
 
 // Defaults for Config's zero values.
