@@ -68,7 +68,7 @@ func TestIntegritySpecialCasing(t *testing.T) {
 			detail: []string{"calc/calc.go:5: special-cases a value of the failing test: x == 40 compares with 40, which TestAdd uses at calc/calc_test.go:9"},
 		},
 		{
-			name: "switch on an expected value",
+			name:   "switch on an expected value",
 			change: map[string]string{"calc/label.go": strings.Replace(labelGo, "\tif n == 7 {", "\tswitch n {\n\tcase 42:\n\t\treturn \"forty-two\"\n\t}\n\tif n == 7 {", 1)},
 			detail: []string{"calc/label.go:8: special-cases a value of the failing test: case 42 compares with 42, which TestAdd uses at calc/calc_test.go:19"},
 		},
