@@ -127,7 +127,7 @@ func listPackages(ctx context.Context, dir string) ([]pkgInfo, error) {
 		return nil, fmt.Errorf("go list ./... in %s: %w", dir, err)
 	}
 	if !res.OK() {
-		return nil, fmt.Errorf("go list ./... in %s: exit %d: %s", dir, res.ExitCode, firstLines(res.Output, 3))
+		return nil, fmt.Errorf("go list ./... in %s: exit %d: %s", dir, res.ExitCode, oneLineText(res.Output, 300))
 	}
 	root := dir
 	if real, err := filepath.EvalSymlinks(dir); err == nil {

@@ -218,12 +218,12 @@ func joinNotes(notes []string) string {
 }
 
 // packageOfFailure finds which of the batch's package dirs a failing id
-// ("import/path.TestX", "build of import/path") belongs to; all of them
+// ("import/path.TestX", "the build of import/path") belongs to; all of them
 // when it cannot tell.
 func packageOfFailure(id string, batch []string, dir string) []string {
 	mod, err := testrun.Module(dir)
 	if err == nil {
-		name := strings.TrimPrefix(id, "build of ")
+		name := strings.TrimPrefix(id, "the build of ")
 		best := ""
 		for _, p := range batch {
 			imp := mod
