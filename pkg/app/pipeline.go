@@ -48,7 +48,7 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 		}
 		newPolicy = func() harness.Policy { return llmpolicy.New(client, log) }
 		patcher = llmpolicy.NewPatcher(client, log)
-		j = judge.NewLLM(client, log)
+		j = judge.NewCommittee(client, cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
 		newPolicy = func() harness.Policy { return offline.New(log) }

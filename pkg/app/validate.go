@@ -131,7 +131,7 @@ func validatePatch(ctx context.Context, cfg config.Config, log *zap.Logger, req 
 	}
 	v := Validation{Repo: req.repo, Base: head, Patch: req.patchName, Tests: req.tests}
 	t := task.Task{ID: "validate-" + task.Short(head), Repo: req.repo, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
-	var blameDiff string
+	var blameDiff, blameBody string
 	if req.blame != "" {
 		sha, err := repo.Resolve(ctx, req.blame)
 		if err != nil {
@@ -142,7 +142,7 @@ func validatePatch(ctx context.Context, cfg config.Config, log *zap.Logger, req 
 			return Validation{}, Machinery(err)
 		}
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
-		blameDiff = c.Diff
+		blameDiff, blameBody = c.Diff, c.Body
 	}
 	log = log.With(zap.String("repo", req.repo))
 
@@ -214,7 +214,7 @@ func validatePatch(ctx context.Context, cfg config.Config, log *zap.Logger, req 
 		v.Gates = append(v.Gates, task.Gate{Name: judge.GateName, Verdict: task.GateNotRun, Detail: "skipped: " + strings.Join(failed(gates), ", ") + " failed"})
 		return finish(v), nil
 	}
-	g, err := j.Judge(ctx, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, Gates: gates})
+	g, err := j.Judge(ctx, judge.WithContext(ws.Dir, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
 	if err != nil {
 		return Validation{}, Machinery(err)
 	}
@@ -347,7 +347,7 @@ func newJudge(cfg config.Config, log *zap.Logger) (interface {
 	if err != nil {
 		return nil, fmt.Errorf("model client: %w", err)
 	}
-	return judge.NewLLM(client, log), nil
+	return judge.NewCommittee(client, cfg.Judge.Votes, log), nil
 }
 
 // printValidation writes the verdicts for a person: one line per gate, its

@@ -139,10 +139,10 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		return out, nil
 	}
 
-	var blameDiff, blameSubject string
+	var blameDiff, blameSubject, blameBody string
 	if b := t.Bisection.Blame; b != "" {
 		if c, err := ws.Repo.Show(ctx, b); err == nil {
-			blameDiff, blameSubject = c.Diff, c.Subject
+			blameDiff, blameSubject, blameBody = c.Diff, c.Subject, c.Body
 		} else {
 			log.Warn("blame commit is not in the workspace", zap.String("blame", b), zap.Error(err))
 		}
@@ -156,7 +156,8 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		p.progress("gate", "%-10s %s %s", g.Name, g.Verdict, firstLine(g.Detail))
 	}
 	if task.Passed(gates) {
-		g, err := p.Judge.Judge(ctx, judge.Input{Task: t, Patch: res.Patch, BlameDiff: blameDiff, Gates: gates, Summary: res.Summary})
+		in := judge.Input{Task: t, Patch: res.Patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates, Summary: res.Summary}
+		g, err := p.Judge.Judge(ctx, judge.WithContext(ws.Dir, in))
 		if err != nil {
 			return out, fmt.Errorf("judge on task %s: %w", t.ID, err)
 		}
