@@ -136,9 +136,9 @@ func TestPromptKeepsUntrustedTextInsideItsBlock(t *testing.T) {
 func TestWithContextReadsTestsAndCode(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod": "module example.com/fmtx\n\ngo 1.22\n",
-		"fmtx/fmtx.go": "package fmtx\n\n// Money formats cents.\nfunc Money(c int) string {\n\treturn itoa(c/100) + \".\" + pad(c%100)\n}\n\nfunc pad(n int) string {\n\tif n < 10 {\n\t\treturn \"0\" + itoa(n)\n\t}\n\treturn itoa(n)\n}\n\nfunc itoa(n int) string { return string(rune('0' + n)) }\n",
-		"fmtx/fmtx_test.go": "package fmtx\n\nimport (\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n)\n\nvar moneyCases = []struct {\n\tin   int\n\twant string\n}{{5, \"0.05\"}}\n\n// TestMoney checks the golden file.\nfunc TestMoney(t *testing.T) {\n\twant, _ := os.ReadFile(filepath.Join(\"testdata\", \"money.golden\"))\n\tfor _, c := range moneyCases {\n\t\tif Money(c.in) != c.want || len(want) == 0 {\n\t\t\tt.Error(c.in)\n\t\t}\n\t}\n}\n\nfunc TestOther(t *testing.T) {}\n",
+		"go.mod":                     "module example.com/fmtx\n\ngo 1.22\n",
+		"fmtx/fmtx.go":               "package fmtx\n\n// Money formats cents.\nfunc Money(c int) string {\n\treturn itoa(c/100) + \".\" + pad(c%100)\n}\n\nfunc pad(n int) string {\n\tif n < 10 {\n\t\treturn \"0\" + itoa(n)\n\t}\n\treturn itoa(n)\n}\n\nfunc itoa(n int) string { return string(rune('0' + n)) }\n",
+		"fmtx/fmtx_test.go":          "package fmtx\n\nimport (\n\t\"os\"\n\t\"path/filepath\"\n\t\"testing\"\n)\n\nvar moneyCases = []struct {\n\tin   int\n\twant string\n}{{5, \"0.05\"}}\n\n// TestMoney checks the golden file.\nfunc TestMoney(t *testing.T) {\n\twant, _ := os.ReadFile(filepath.Join(\"testdata\", \"money.golden\"))\n\tfor _, c := range moneyCases {\n\t\tif Money(c.in) != c.want || len(want) == 0 {\n\t\t\tt.Error(c.in)\n\t\t}\n\t}\n}\n\nfunc TestOther(t *testing.T) {}\n",
 		"fmtx/testdata/money.golden": "0.05\n",
 	}
 	for name, body := range files {

@@ -44,8 +44,8 @@ func testInput() judge.Input {
 		},
 		Summary:      "Add added 1 to every sum since bbbbbbb; removed the stray +1.",
 		BlameMessage: "Add is on the hot path; skip the overflow check.",
-		Tests: []judge.Source{{Name: "TestAdd (calc_test.go:10)", Text: "func TestAdd(t *testing.T) {\n\tif got := Add(2, 2); got != 4 {\n\t\tt.Fatalf(\"Add(2, 2) = %d, want 4\", got)\n\t}\n}"}},
-		Code:  []judge.Change{{Where: "calc.go: func Add", Before: "func Add(a, b int) int {\n\treturn a + b + 1\n}", After: "func Add(a, b int) int {\n\treturn a + b\n}"}},
+		Tests:        []judge.Source{{Name: "TestAdd (calc_test.go:10)", Text: "func TestAdd(t *testing.T) {\n\tif got := Add(2, 2); got != 4 {\n\t\tt.Fatalf(\"Add(2, 2) = %d, want 4\", got)\n\t}\n}"}},
+		Code:         []judge.Change{{Where: "calc.go: func Add", Before: "func Add(a, b int) int {\n\treturn a + b + 1\n}", After: "func Add(a, b int) int {\n\treturn a + b\n}"}},
 	}
 }
 
