@@ -91,7 +91,7 @@ func Specs() []ToolSpec {
 		},
 		{
 			Name:        ActRunTests,
-			Description: "Run tests and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. Test ids are \"import/path.TestName\", \"TestName\" or \"TestName/subtest\" (a subtest runs inside its parent test, as in CI); packages (\"./...\", \"./cmd/x\", an import path) run all their tests. With list, names the tests of packages without running them.",
+			Description: "Run tests and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. Test ids are \"import/path.TestName\", \"TestName\" or \"TestName/subtest\" (a subtest runs inside its parent test, as in CI); packages (\"./...\", \"./cmd/x\", an import path) run all their tests. With list, names the tests of packages without running them; with localize, ranks the lines most likely at fault.",
 			Parameters: object(props{
 				"tests": map[string]any{
 					"type":        "array",
@@ -101,6 +101,10 @@ func Specs() []ToolSpec {
 				"list": map[string]any{
 					"type":        "boolean",
 					"description": "List the tests of the named packages (default: the failing tests' packages) instead of running them.",
+				},
+				"localize": map[string]any{
+					"type":        "boolean",
+					"description": "Instead of results, rank the lines the failing tests (default: the task's) run, by spectrum-based fault localization over their coverage and that of the passing tests next to them.",
 				},
 			}),
 		},

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,6 +35,9 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 	}
 	if args.List {
 		return s.listTests(ctx, pkgs, tests)
+	}
+	if args.Localize {
+		return s.localize(ctx, tests)
 	}
 	oracle := s.t.Tests()
 	defaulted := len(tests) == 0 && len(pkgs) == 0
@@ -215,6 +220,54 @@ func mergeOutcomes(a, b testrun.Outcome) testrun.Outcome {
 	out.Duration = a.Duration + b.Duration
 	out.Invocations = a.Invocations + b.Invocations
 	return out
+}
+
+// suspectsShown caps the lines localize reports.
+const suspectsShown = 25
+
+// localize ranks the lines that the failing tests (by default the task's)
+// run, by spectrum-based fault localization.
+func (s *session) localize(ctx context.Context, tests []string) (Observation, error) {
+	if len(tests) == 0 {
+		tests = s.t.Tests()
+	}
+	if len(tests) == 0 {
+		return problem("Name the failing tests to localize."), nil
+	}
+	sp, err := s.h.runner.Localize(ctx, s.ws.Dir, tests, suspectsShown)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Observation{}, fmt.Errorf("localize %s: %w", strings.Join(tests, " "), ctx.Err())
+		}
+		return problem("Cannot localize: %s", trimLines(err.Error(), failureLines)), nil
+	}
+	if len(sp.Suspects) == 0 {
+		return Observation{Content: "No line of the module is run by the failing tests (no coverage): nothing to rank.", Tests: &TestsResult{}}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Suspicious lines, ranked by spectrum-based fault localization (Ochiai) over the coverage of %s and %s:\n",
+		plural(len(sp.Failing), "failing test", "failing tests"), plural(len(sp.Passing), "passing test", "passing tests"))
+	for _, sus := range sp.Suspects {
+		fmt.Fprintf(&b, "%s:%d score %.2f (run by %d failing, %d passing)", sus.File, sus.Line, sus.Score, sus.Failing, sus.Passing)
+		if text, ok := s.lineText(sus.File, sus.Line); ok {
+			fmt.Fprintf(&b, ": %s", clipLine(strings.TrimSpace(text), 120))
+		}
+		b.WriteString("\n")
+	}
+	return Observation{Content: b.String(), Tests: &TestsResult{Suspects: sp.Suspects}}, nil
+}
+
+// lineText is line n of the file at rel in the workspace.
+func (s *session) lineText(rel string, n int) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(s.ws.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return "", false
+	}
+	lines := splitLines(string(data))
+	if n < 1 || n > len(lines) {
+		return "", false
+	}
+	return lines[n-1], true
 }
 
 // listTests lists the tests of packages (by default those of the named

@@ -115,3 +115,15 @@ func TestSearchMethodShowsLongFunctionWhole(t *testing.T) {
 		t.Errorf("the observation is %d characters, over the limit", len(obs.Content))
 	}
 }
+
+// run_tests with localize ranks the line only the failing test runs first.
+func TestRunTestsLocalize(t *testing.T) {
+	f := newFixture(t)
+	s := newTestSession(t, f, nil)
+	obs := do(t, s, ActRunTests, RunTestsArgs{Localize: true})
+	wantContent(t, obs, false, "spectrum-based fault localization (Ochiai) over the coverage of 1 failing test and 1 passing test",
+		"calc/calc.go:10 score 1.00 (run by 1 failing, 0 passing): return a - b")
+	if obs.Tests == nil || len(obs.Tests.Suspects) == 0 || obs.Tests.Suspects[0].File != "calc/calc.go" {
+		t.Fatalf("suspects = %+v", obs.Tests)
+	}
+}

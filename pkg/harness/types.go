@@ -72,9 +72,14 @@ type (
 	// an import path); they default to the task's failing (oracle) tests.
 	// List lists the tests of the packages (by default those of the
 	// failing tests) without running them.
+	//
+	// Localize ranks the lines the tests run instead of reporting their
+	// results: spectrum-based fault localization over the coverage of the
+	// failing tests and of their packages' other tests.
 	RunTestsArgs struct {
-		Tests []string `json:"tests,omitempty"`
-		List  bool     `json:"list,omitempty"`
+		Tests    []string `json:"tests,omitempty"`
+		List     bool     `json:"list,omitempty"`
+		Localize bool     `json:"localize,omitempty"`
 	}
 	// EditArgs: either Blocks (SEARCH/REPLACE blocks, applied as given) or
 	// Instructions (natural language, turned into blocks by the patcher).
@@ -126,6 +131,8 @@ type TestsResult struct {
 	NotRun []string `json:"not_run,omitempty"`
 	// Unknown says which names no package defines.
 	Unknown []string `json:"unknown,omitempty"`
+	// Suspects are the lines run_tests with localize ranked.
+	Suspects []testrun.Suspect `json:"suspects,omitempty"`
 }
 
 // EditResult is edit's structured result.
@@ -179,6 +186,7 @@ type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
 	List(ctx context.Context, dir string, pkgs []string) ([]testrun.Listed, error)
+	Localize(ctx context.Context, dir string, ids []string, n int) (testrun.Spectra, error)
 }
 
 // Result is how an episode ended.

@@ -357,3 +357,72 @@ func TestListTests(t *testing.T) {
 		t.Errorf("List = %+v, want %+v", got, want)
 	}
 }
+
+// Spectrum-based localization ranks the line only the failing test runs
+// (in a helper of another file, reached through another function) above
+// the lines the passing tests run too.
+func TestLocalizeRanksTheLinesOnlyFailingTestsRun(t *testing.T) {
+	dir := repo(t, map[string]string{
+		"go.mod": goMod,
+		"billing/invoice.go": `package billing
+
+// Gross is net plus tax.
+func Gross(net int, taxed bool) int {
+	if !taxed {
+		return net
+	}
+	return net + taxOf(net, 20)
+}
+`,
+		"billing/tax.go": `package billing
+
+// taxOf is rate percent of amount.
+func taxOf(amount, rate int) int {
+	return amount * rate * 100
+}
+`,
+		"billing/invoice_test.go": `package billing
+
+import "testing"
+
+func TestGrossTaxed(t *testing.T) {
+	if got := Gross(1000, true); got != 1200 {
+		t.Fatalf("Gross(1000, true) = %d, want 1200", got)
+	}
+}
+
+func TestGrossUntaxed(t *testing.T) {
+	if got := Gross(1000, false); got != 1000 {
+		t.Fatalf("Gross(1000, false) = %d", got)
+	}
+}
+`,
+	})
+	sp, err := Runner{}.Localize(ctx(t), dir, []string{"TestGrossTaxed"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.Failing) != 1 || len(sp.Passing) != 1 || len(sp.Suspects) == 0 {
+		t.Fatalf("spectra = %+v", sp)
+	}
+	top := map[string]float64{}
+	for _, s := range sp.Suspects {
+		top[fmt.Sprintf("%s:%d", s.File, s.Line)] = s.Score
+	}
+	if top["billing/tax.go:5"] != 1 || top["billing/invoice.go:8"] != 1 {
+		t.Errorf("the lines only the failing test runs score 1: %v", top)
+	}
+	if s := top["billing/invoice.go:5"]; s == 0 || s >= 1 {
+		t.Errorf("a line both tests run scores below 1: %v", top)
+	}
+	if _, ok := top["billing/invoice.go:6"]; ok {
+		t.Errorf("a line only the passing test runs is a suspect: %v", top)
+	}
+	if sp.Suspects[0].Passing != 0 {
+		t.Errorf("the first suspect = %+v", sp.Suspects[0])
+	}
+	// Nothing is left behind in the checkout.
+	if out, err := exec.Command("git", "-C", dir, "status", "--porcelain").Output(); err != nil || len(out) != 0 {
+		t.Errorf("git status after Localize: %q, %v", out, err)
+	}
+}

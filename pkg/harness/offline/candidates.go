@@ -50,6 +50,10 @@ type evidence struct {
 	diffs  []unidiff.File
 	frames []location
 	called map[string]bool
+	// spectrum scores lines by spectrum-based localization (0..1).
+	spectrum map[location]float64
+	// named are identifiers the failures' messages name.
+	named map[string]bool
 }
 
 // suspicion is a line's score and the reasons for it.
@@ -223,6 +227,8 @@ func rank(ev evidence) []*Candidate {
 			}
 		}
 	}
+
+	scoreSpectrumAndMessage(ev, get)
 
 	var cands []*Candidate
 	locs := make([]location, 0, len(sus))

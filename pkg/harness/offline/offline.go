@@ -25,6 +25,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -112,6 +113,7 @@ const (
 	intentRefresh
 	intentRestore
 	intentRegress
+	intentLocalize
 )
 
 type state struct {
@@ -148,12 +150,15 @@ type state struct {
 	curAfter []string
 	mode     mode
 	tried    []tried
-	baseline map[string]bool // diagnostics the unchanged code already has
 	refresh  map[string]bool // files re-read after an edit did not apply
 	stale    string          // the file to re-read in modeRefresh
 
 	regressed bool // the tests around the failing ones passed too
 	done      bool
+
+	localized bool              // spectrum-based localization was asked for
+	suspects  []testrun.Suspect // what it ranked
+	applied   map[string]bool   // candidates applied, by the file they produce
 }
 
 type mode int
@@ -184,8 +189,8 @@ func newState(p *Policy, ep *harness.Episode) *state {
 		methods:   map[string][]location{},
 		called:    map[string]bool{},
 		pristine:  map[string][]string{},
-		baseline:  map[string]bool{},
 		refresh:   map[string]bool{},
+		applied:   map[string]bool{},
 	}
 }
 
@@ -229,6 +234,9 @@ func (s *state) observe(step harness.Step) {
 			return
 		case intentRegress:
 			s.afterRegress(obs)
+			return
+		case intentLocalize:
+			s.afterLocalize(obs)
 			return
 		}
 		if s.repro == nil {
@@ -337,10 +345,6 @@ func applied(obs harness.Observation) bool {
 	return !obs.IsError
 }
 
-var digitsRE = regexp.MustCompile(`\d+`)
-
-func normDiag(d string) string { return digitsRE.ReplaceAllString(strings.TrimSpace(d), "N") }
-
 func (s *state) afterApply(obs harness.Observation) {
 	c := s.cur
 	if !applied(obs) {
@@ -353,7 +357,9 @@ func (s *state) afterApply(obs harness.Observation) {
 		return
 	}
 	s.models[c.Path].lines = append([]string(nil), s.curAfter...)
-	if obs.Edit != nil && strings.TrimSpace(obs.Edit.Diagnostics) != "" && !s.baseline[normDiag(obs.Edit.Diagnostics)] {
+	// The harness reports only the findings an edit brings, not the
+	// file's old ones.
+	if obs.Edit != nil && strings.TrimSpace(obs.Edit.Diagnostics) != "" {
 		s.tried = append(s.tried, tried{c, "static analysis: " + firstLine(obs.Edit.Diagnostics)})
 		s.mode = modeUndo
 		return
@@ -446,16 +452,6 @@ func (s *state) afterUndo(obs harness.Observation) {
 		return
 	}
 	s.models[c.Path].lines = append([]string(nil), s.pristine[c.Path]...)
-	if obs.Edit != nil && strings.TrimSpace(obs.Edit.Diagnostics) != "" {
-		// The code as it was has these findings: they are no candidate's.
-		s.baseline[normDiag(obs.Edit.Diagnostics)] = true
-		if n := len(s.tried); n > 0 && s.tried[n-1].c == c && strings.HasPrefix(s.tried[n-1].outcome, "static analysis: ") {
-			// It was undone for findings the code already had: try it again
-			// with the tests.
-			s.tried = s.tried[:n-1]
-			s.next--
-		}
-	}
 	s.cur, s.mode = nil, modeIdle
 }
 
@@ -579,6 +575,9 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	if len(s.failures) == 0 {
 		s.failures = s.task.Failures
 	}
+	if s.wantsLocalize(left) {
+		return s.localize()
+	}
 	if a, ok := s.nextRead(left); ok {
 		return a
 	}
@@ -602,6 +601,13 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		if !ok {
 			continue
 		}
+		// A candidate is never tried twice: the same file produced again
+		// is the same hypothesis.
+		k := c.Path + "\x00" + strings.Join(after, "\n")
+		if s.applied[k] {
+			continue
+		}
+		s.applied[k] = true
 		s.cur, s.curInv, s.curAfter = c, inv, after
 		return s.act(intentApply, harness.ActEdit, s.hypothesis(c), harness.EditArgs{Path: c.Path, Blocks: fwd})
 	}
@@ -840,6 +846,10 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			}
 		}
 	}
+	// 3b. The lines spectrum-based localization ranked highest.
+	if a, ok := s.readSuspects(try); ok {
+		return a, true
+	}
 	// 4. The failing test itself, to learn what it calls. Worth its steps
 	//    when the blame commit says little, or the budget is roomy.
 	blameLines := len(files) > 0
@@ -1072,7 +1082,8 @@ func (s *state) build() {
 			frames = append(frames, location{p, fr.line})
 		}
 	}
-	s.cands = rank(evidence{models: s.models, diffs: s.diffs, frames: frames, called: s.called})
+	s.cands = rank(evidence{models: s.models, diffs: s.diffs, frames: frames, called: s.called,
+		spectrum: s.spectrum(), named: s.messageNames()})
 	for p, m := range s.models {
 		s.pristine[p] = append([]string(nil), m.lines...)
 	}

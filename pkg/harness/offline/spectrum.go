@@ -1,0 +1,154 @@
+package offline
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+// Localization beyond the blame commit and the stack: the lines the failing
+// tests run and the passing ones do not (spectrum-based fault localization,
+// from run_tests with localize), and the functions the failure's message
+// names.
+
+// Scores of these signals.
+const (
+	scoreSpectrum    = 7 // times the line's Ochiai score
+	scoreMessageFunc = 2 // the line is in a function the failure message names
+	minSpectrum      = 0.3
+	spectrumFiles    = 3 // files of suspects read before repairing
+)
+
+// wantsLocalize says whether to ask for spectrum-based localization: once,
+// when the blame commit gives no source line to go on.
+func (s *state) wantsLocalize(left int) bool {
+	if s.localized || left < 12 {
+		return false
+	}
+	for _, d := range s.diffs {
+		if isGoSource(d.NewPath) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *state) localize() harness.Action {
+	return s.act(intentLocalize, harness.ActRunTests,
+		"No blame commit points at the code. Rank the lines by how they relate to the failing tests: the lines they run and the passing tests next to them do not (spectrum-based fault localization over their coverage).",
+		harness.RunTestsArgs{Localize: true})
+}
+
+func (s *state) afterLocalize(obs harness.Observation) {
+	s.localized = true
+	if obs.Tests != nil {
+		s.suspects = obs.Tests.Suspects
+	}
+}
+
+// topSuspects are the suspects worth reading and scoring: source lines
+// scoring at least minSpectrum, best first.
+func (s *state) topSuspects() []testrun.Suspect {
+	var out []testrun.Suspect
+	for _, sus := range s.suspects {
+		if sus.Score >= minSpectrum && isGoSource(sus.File) {
+			out = append(out, sus)
+		}
+	}
+	return out
+}
+
+// readSuspects reads the files of the top suspects, and goes to the lines
+// a partial listing did not show.
+func (s *state) readSuspects(try func(string, string, any) (harness.Action, bool)) (harness.Action, bool) {
+	files := 0
+	seen := map[string]bool{}
+	for _, sus := range s.topSuspects() {
+		if seen[sus.File] {
+			continue
+		}
+		seen[sus.File] = true
+		files++
+		if files > spectrumFiles {
+			break
+		}
+		m := s.models[sus.File]
+		if m == nil {
+			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+				"Line %d of %s is among the most suspicious (score %.2f: run by %d failing and %d passing tests). Read that file.",
+				sus.Line, sus.File, sus.Score, sus.Failing, sus.Passing), harness.ReadFileArgs{Path: sus.File}); ok {
+				return a, true
+			}
+			continue
+		}
+		if _, ok := m.line(sus.Line); !ok {
+			if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+				"The listing of %s did not show line %d, a suspicious line. Go there.", sus.File, sus.Line),
+				harness.GoToLineArgs{Path: sus.File, Line: sus.Line}); ok {
+				return a, true
+			}
+		}
+	}
+	return harness.Action{}, false
+}
+
+// spectrum maps the suspects' lines to their scores.
+func (s *state) spectrum() map[location]float64 {
+	m := map[location]float64{}
+	for _, sus := range s.topSuspects() {
+		m[location{sus.File, sus.Line}] = sus.Score
+	}
+	return m
+}
+
+var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+
+// messageNames are the identifiers the failures' messages name ("Total",
+// "Gross" in "Gross(1000) = 5, want 6"), at least three characters long.
+func (s *state) messageNames() map[string]bool {
+	names := map[string]bool{}
+	for _, f := range s.failures {
+		for _, w := range identRE.FindAllString(f.Message, -1) {
+			if len(w) >= 3 {
+				names[w] = true
+			}
+		}
+	}
+	return names
+}
+
+// scoreSpectrumAndMessage adds the spectrum and message signals to the
+// suspicion of lines.
+func scoreSpectrumAndMessage(ev evidence, get func(location) *suspicion) {
+	locs := make([]location, 0, len(ev.spectrum))
+	for l := range ev.spectrum {
+		locs = append(locs, l)
+	}
+	sort.Slice(locs, func(i, j int) bool { return ev.spectrum[locs[i]] > ev.spectrum[locs[j]] })
+	for _, l := range locs {
+		f := ev.models[l.path]
+		if f == nil {
+			continue
+		}
+		if _, ok := f.line(l.line); ok {
+			sc := ev.spectrum[l]
+			get(l).add(scoreSpectrum*sc, fmt.Sprintf("the failing tests run this line, the passing ones less (spectrum score %.2f)", sc))
+		}
+	}
+	for p, f := range ev.models {
+		if !isGoSource(p) {
+			continue
+		}
+		for name, span := range f.funcs() {
+			if !ev.named[name] {
+				continue
+			}
+			for m := span[0]; m <= span[1]; m++ {
+				get(location{p, m}).add(scoreMessageFunc, "in "+name+", which the failure message names")
+			}
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package testrun
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/sandbox"
+)
+
+// maxPassingSpectra caps the passing tests whose coverage is measured.
+const maxPassingSpectra = 40
+
+// Suspect is a source line ranked by spectrum-based fault localization.
+type Suspect struct {
+	File  string  // relative to the module root
+	Line  int     // 1-based
+	Score float64 // Ochiai: 1 when every failing test and no passing test runs it
+	// Failing and Passing count the tests that ran the line.
+	Failing, Passing int
+}
+
+// Spectra is the outcome of Localize.
+type Spectra struct {
+	Suspects []Suspect // most suspicious first
+	Failing  []string  // the failing tests measured
+	Passing  []string  // the passing tests measured
+}
+
+// Localize ranks the lines of the module at dir by how they relate to the
+// failing tests ids: each failing test and up to maxPassingSpectra other
+// tests of the same packages run alone with coverage of the whole module
+// (the test binary is built once per package), and a line scores by Ochiai,
+// ef / sqrt(F × (ef + ep)), where ef and ep are the failing and passing tests
+// that ran it and F the failing tests. Lines no failing test runs are left
+// out; at most n lines are returned.
+func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (Spectra, error) {
+	mod, err := Module(dir)
+	if err != nil {
+		return Spectra{}, err
+	}
+	byDir := map[string][]Target{}
+	var order []string
+	for _, id := range ids {
+		t, err := Resolve(dir, id)
+		if err != nil {
+			continue
+		}
+		if _, ok := byDir[t.Dir]; !ok {
+			order = append(order, t.Dir)
+		}
+		byDir[t.Dir] = append(byDir[t.Dir], t)
+	}
+	if len(order) == 0 {
+		return Spectra{}, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), mod, ErrNotFound)
+	}
+	var sp Spectra
+	// covered[line] counts the failing and passing tests that ran it.
+	type counts struct{ ef, ep int }
+	covered := map[lineKey]*counts{}
+	for _, d := range order {
+		bin, err := r.coverBinary(ctx, dir, d)
+		if err != nil {
+			return sp, err
+		}
+		defer os.Remove(bin)
+		listed, err := r.List(ctx, dir, []string{d})
+		if err != nil {
+			return sp, err
+		}
+		failingFuncs := map[string]bool{}
+		var units []struct {
+			id, pattern string
+			failing     bool
+		}
+		for _, t := range byDir[d] {
+			failingFuncs[t.Func()] = true
+			units = append(units, struct {
+				id, pattern string
+				failing     bool
+			}{t.ID, RunPattern(t.Test), true})
+		}
+		passing := 0
+		for _, l := range listed {
+			for _, name := range l.Tests {
+				if failingFuncs[name] || passing >= maxPassingSpectra {
+					continue
+				}
+				passing++
+				units = append(units, struct {
+					id, pattern string
+					failing     bool
+				}{l.ImportPath + "." + name, RunPattern(name), false})
+			}
+		}
+		for _, u := range units {
+			lines, ok, err := r.coverOne(ctx, dir, d, bin, u.pattern, mod)
+			if err != nil {
+				return sp, err
+			}
+			if !ok {
+				continue
+			}
+			// A "passing" test that fails here says nothing clean: skip it.
+			if u.failing {
+				sp.Failing = append(sp.Failing, u.id)
+			} else {
+				sp.Passing = append(sp.Passing, u.id)
+			}
+			for l := range lines {
+				c := covered[l]
+				if c == nil {
+					c = &counts{}
+					covered[l] = c
+				}
+				if u.failing {
+					c.ef++
+				} else {
+					c.ep++
+				}
+			}
+		}
+	}
+	F := float64(len(sp.Failing))
+	for l, c := range covered {
+		if c.ef == 0 || F == 0 {
+			continue
+		}
+		score := float64(c.ef) / math.Sqrt(F*float64(c.ef+c.ep))
+		sp.Suspects = append(sp.Suspects, Suspect{File: l.file, Line: l.line, Score: score, Failing: c.ef, Passing: c.ep})
+	}
+	sort.Slice(sp.Suspects, func(i, j int) bool {
+		a, b := sp.Suspects[i], sp.Suspects[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Passing != b.Passing {
+			return a.Passing < b.Passing
+		}
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	if n > 0 && len(sp.Suspects) > n {
+		sp.Suspects = sp.Suspects[:n]
+	}
+	return sp, nil
+}
+
+type lineKey struct {
+	file string
+	line int
+}
+
+// coverBinary builds the test binary of the package at pkgDir with coverage
+// of every package of the module, into a hidden file of dir.
+func (r Runner) coverBinary(ctx context.Context, dir, pkgDir string) (string, error) {
+	f, err := os.CreateTemp(dir, ".redfix-cover-*.test")
+	if err != nil {
+		return "", fmt.Errorf("localize: %w", err)
+	}
+	bin := f.Name()
+	f.Close()
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Timeout: r.Timeout, MaxOutput: 64 << 10,
+		Args: []string{"go", "test", "-c", "-cover", "-covermode=set", "-coverpkg=./...", "-o", bin, pkgDir}})
+	if err != nil {
+		os.Remove(bin)
+		return "", fmt.Errorf("localize: build the tests of %s with coverage: %w", pkgDir, err)
+	}
+	if !res.OK() {
+		os.Remove(bin)
+		return "", fmt.Errorf("localize: build the tests of %s with coverage: %s", pkgDir, strings.TrimSpace(res.Output))
+	}
+	return bin, nil
+}
+
+// coverOne runs one test of the binary with a coverage profile and returns
+// the module's lines it ran; ok is false when the test did not run.
+func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, pattern, mod string) (map[lineKey]bool, bool, error) {
+	f, err := os.CreateTemp(dir, ".redfix-cover-*.out")
+	if err != nil {
+		return nil, false, fmt.Errorf("localize: %w", err)
+	}
+	prof := f.Name()
+	f.Close()
+	defer os.Remove(prof)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: filepath.Join(dir, filepath.FromSlash(pkgDir)), Timeout: r.Timeout, MaxOutput: 64 << 10,
+		Args: []string{bin, "-test.run", pattern, "-test.count", "1", "-test.coverprofile", prof}})
+	if err != nil {
+		return nil, false, fmt.Errorf("localize: run %s: %w", pattern, err)
+	}
+	if res.TimedOut || strings.Contains(res.Output, "testing: warning: no tests to run") {
+		return nil, false, nil
+	}
+	lines, err := readProfile(prof, mod)
+	if err != nil {
+		return nil, false, err
+	}
+	return lines, len(lines) > 0, nil
+}
+
+// readProfile reads a coverage profile's covered lines, with paths relative
+// to the module root.
+func readProfile(name, mod string) (map[lineKey]bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("localize: read the coverage profile: %w", err)
+	}
+	defer f.Close()
+	lines := map[lineKey]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// example.com/m/pkg/file.go:12.5,14.2 1 1
+		l := sc.Text()
+		colon := strings.LastIndexByte(l, ':')
+		if colon < 0 || strings.HasPrefix(l, "mode:") {
+			continue
+		}
+		file := l[:colon]
+		fields := strings.Fields(l[colon+1:])
+		if len(fields) != 3 || fields[2] == "0" {
+			continue
+		}
+		from, to, ok := strings.Cut(fields[0], ",")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.Atoi(strings.SplitN(from, ".", 2)[0])
+		end, err2 := strconv.Atoi(strings.SplitN(to, ".", 2)[0])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(file, mod), "/")
+		if rel == file && mod != "" {
+			continue // another module's file
+		}
+		for n := start; n <= end; n++ {
+			lines[lineKey{rel, n}] = true
+		}
+	}
+	return lines, sc.Err()
+}
