@@ -255,6 +255,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	}
 	tk.Flakiness = rep.Flakiness
 	tk.FlakinessByTest = ByTest(rep.Tests)
+	tk.Failures = relativeFailures(ws.Dir, tk.Failures, rep)
 	history, err := p.record(ctx, rep)
 	if err != nil {
 		return out, err

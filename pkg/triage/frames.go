@@ -1,0 +1,53 @@
+package triage
+
+import (
+	"strings"
+
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+// relativeFailures rewrites the failures a CI report gave so that their
+// paths are relative to the repository root, as the reproduction's are: the
+// CI machine's checkout path is learnt from the frames both name (CI's
+// "/ci/src/pkg/x.go:12" and the reproduction's "pkg/x.go:12"), and the bare
+// file names testing prints gain their package's directory.
+func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Failure {
+	var known []string
+	for _, e := range rep.Tests {
+		if e.Failure != nil {
+			known = append(known, e.Failure.Frames...)
+		}
+	}
+	roots := map[string]bool{}
+	for _, f := range ci {
+		for _, c := range f.Frames {
+			for _, k := range known {
+				if strings.Contains(k, "/") && strings.HasSuffix(c, "/"+k) {
+					roots[strings.TrimSuffix(c, k)] = true
+				}
+			}
+		}
+	}
+	var rootList []string
+	for r := range roots {
+		rootList = append(rootList, r)
+	}
+	mod, _ := testrun.Module(dir)
+	out := make([]task.Failure, len(ci))
+	for i, f := range ci {
+		f.Frames = append([]string(nil), f.Frames...)
+		pkgDir := "."
+		if mod != "" && strings.HasPrefix(f.Package, mod+"/") {
+			pkgDir = strings.TrimPrefix(f.Package, mod+"/")
+		}
+		root := ""
+		if len(rootList) > 0 {
+			root = rootList[0]
+		}
+		report.Relativize(&f, pkgDir, root, rootList...)
+		out[i] = f
+	}
+	return out
+}
