@@ -143,6 +143,12 @@ func writeFlakiness(b *strings.Builder, t task.Task) {
 		fmt.Fprintf(b, " (verdict: %s)", fl.Verdict)
 	}
 	b.WriteString(".\n\n")
+	if len(t.FlakinessByTest) > 1 {
+		for _, e := range t.FlakinessByTest {
+			fmt.Fprintf(b, "- `%s`: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict)
+		}
+		b.WriteString("\n")
+	}
 }
 
 func writeChange(b *strings.Builder, patch string) {
