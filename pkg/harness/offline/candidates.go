@@ -214,19 +214,7 @@ func rank(ev evidence) []*Candidate {
 			get(location{fr.path, m}).add(scoreFrameFunc, "in "+name+", which the stack trace names")
 		})
 	}
-	for p, f := range ev.models {
-		if !isGoSource(p) {
-			continue
-		}
-		for name, span := range f.funcs() {
-			if !ev.called[name] {
-				continue
-			}
-			for m := span[0]; m <= span[1]; m++ {
-				get(location{p, m}).add(scoreCalled, "in "+name+", which the failing test calls")
-			}
-		}
-	}
+	markFuncs(ev.models, ev.called, get, scoreCalled, "which the failing test calls")
 
 	scoreSpectrumAndMessage(ev, get)
 
@@ -348,6 +336,24 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// markFuncs adds score to every line of the source functions named in
+// names, saying "in NAME, " and why.
+func markFuncs(models map[string]*fileModel, names map[string]bool, get func(location) *suspicion, score float64, why string) {
+	for p, f := range models {
+		if !isGoSource(p) {
+			continue
+		}
+		for name, span := range f.funcs() {
+			if !names[name] {
+				continue
+			}
+			for m := span[0]; m <= span[1]; m++ {
+				get(location{p, m}).add(score, "in "+name+", "+why)
+			}
+		}
+	}
 }
 
 // markFunc calls fn for every line of the function holding line n.

@@ -138,17 +138,5 @@ func scoreSpectrumAndMessage(ev evidence, get func(location) *suspicion) {
 			get(l).add(scoreSpectrum*sc, fmt.Sprintf("the failing tests run this line, the passing ones less (spectrum score %.2f)", sc))
 		}
 	}
-	for p, f := range ev.models {
-		if !isGoSource(p) {
-			continue
-		}
-		for name, span := range f.funcs() {
-			if !ev.named[name] {
-				continue
-			}
-			for m := span[0]; m <= span[1]; m++ {
-				get(location{p, m}).add(scoreMessageFunc, "in "+name+", which the failure message names")
-			}
-		}
-	}
+	markFuncs(ev.models, ev.named, get, scoreMessageFunc, "which the failure message names")
 }
