@@ -30,11 +30,18 @@ var ErrUnknownRevision = errors.New("unknown revision")
 // Git runs git with args in the repository and returns its output. A
 // non-zero exit is an error carrying git's output.
 func (r Repo) Git(ctx context.Context, args ...string) (string, error) {
+	return r.GitWith(ctx, nil, args...)
+}
+
+// GitWith is Git with env added to this one command's environment (the
+// credentials of a remote, given to git for one fetch or push and to no
+// other process).
+func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string, error) {
 	full := append([]string{"git",
 		"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
 		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
 		"-c", "advice.detachedHead=false", "-c", "protocol.ext.allow=never"}, args...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Timeout: 5 * time.Minute, MaxOutput: 8 << 20})
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Env: env, Timeout: 5 * time.Minute, MaxOutput: 8 << 20})
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}

@@ -24,10 +24,76 @@ const (
 // failure group, so that a pull request can be matched with its group.
 const FingerprintMarker = "<!-- redfix:fingerprint="
 
+// Links make the body's references clickable where the pull request lives
+// (GitHub); the zero Links write plain text, as the local publisher does.
+type Links struct {
+	// Commit is the page of a commit.
+	Commit func(sha string) string
+	// Test is the page of a failing test's source, "" when unknown.
+	Test func(f task.Failure) string
+	// Trajectory is where the whole trajectory.jsonl can be opened; when
+	// set, the body also carries a collapsed summary of the steps.
+	Trajectory string
+	// Attachments is where patch.diff and gates.json can be opened.
+	Attachments string
+}
+
+// MaxBodyChars is GitHub's limit on a pull request's body.
+const MaxBodyChars = 65536
+
 // Body is the pull request's Markdown: what failed, which commit broke it
 // and how that was found, whether it is flaky, what the agent says and
 // changed, the gates' verdicts, the trajectory, and how to give feedback.
-func Body(pr PullRequest) string {
+func Body(pr PullRequest) string { return BodyWith(pr, Links{}) }
+
+// BodyWith is Body with links. With a trajectory link the body fits in
+// MaxBodyChars: the trajectory's summary is shortened first, then the diff,
+// and the body says what was shortened and where the whole is.
+func BodyWith(pr PullRequest, l Links) string {
+	body := bodyWith(pr, l, maxDiffBytes, MaxBodyChars)
+	if l.Trajectory == "" || utf8.RuneCountInString(body) <= MaxBodyChars {
+		return body
+	}
+	// The diff takes what the rest leaves.
+	for _, diffBytes := range []int{maxDiffBytes / 2, maxDiffBytes / 8, 0} {
+		body = bodyWith(pr, l, diffBytes, MaxBodyChars)
+		if utf8.RuneCountInString(body) <= MaxBodyChars {
+			return body
+		}
+	}
+	// Still over: the failures' output is what is left; cut at a line and
+	// say so.
+	note := "\n\n_This body was cut at GitHub's limit of 65,536 characters; the whole of it is `pull_request.md` in " + l.Attachments + "._\n"
+	r := []rune(body)
+	keep := string(r[:MaxBodyChars-utf8.RuneCountInString(note)-8])
+	if i := strings.LastIndexByte(keep, '\n'); i > 0 {
+		keep = keep[:i]
+	}
+	return closeFences(keep) + note
+}
+
+// closeFences closes a code block left open by a cut.
+func closeFences(s string) string {
+	open := ""
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			fence := t[:len(t)-len(strings.TrimLeft(t, "`"))]
+			switch {
+			case open == "":
+				open = fence
+			case fence == open && strings.TrimLeft(t, "`") == "":
+				open = ""
+			}
+		}
+	}
+	if open != "" {
+		return s + "\n" + open
+	}
+	return s
+}
+
+func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
 	var b strings.Builder
 	t := pr.Task
 	at := "`" + task.Short(t.Commit) + "`"
@@ -38,10 +104,10 @@ func Body(pr PullRequest) string {
 		plural(len(t.Failures), "test", "tests"), at)
 
 	b.WriteString("## What failed\n\n")
-	writeFailures(&b, t.Failures)
+	writeFailures(&b, t.Failures, l)
 
 	b.WriteString("## The commit that broke it\n\n")
-	writeBisection(&b, t.Bisection, pr.BlameSubject)
+	writeBisection(&b, t.Bisection, pr.BlameSubject, l)
 
 	b.WriteString("## Is it flaky?\n\n")
 	writeFlakiness(&b, t)
@@ -57,7 +123,7 @@ func Body(pr PullRequest) string {
 	}
 
 	b.WriteString("## The change\n\n")
-	writeChange(&b, pr.Patch)
+	writeChange(&b, pr.Patch, diffBytes, l)
 
 	b.WriteString("## Gates\n\n")
 	writeGates(&b, pr.Gates)
@@ -74,18 +140,26 @@ func Body(pr PullRequest) string {
 	if policy == "" {
 		policy = "unknown"
 	}
-	fmt.Fprintf(&b, "The agent's trajectory is attached as `trajectory.jsonl`: %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. It shows how the agent reached this change; `patch.diff` and `gates.json` hold the whole patch and the gates' verdicts.\n\n",
-		plural(steps, "step", "steps"), policy)
-
-	b.WriteString("---\n\n")
-	fmt.Fprintf(&b, "<sub>Written by redfix, a bot that turns red CI into pull requests; a person should review it like any other change. "+
+	var foot strings.Builder
+	foot.WriteString("---\n\n")
+	fmt.Fprintf(&foot, "<sub>Written by redfix, a bot that turns red CI into pull requests; a person should review it like any other change. "+
 		"Merge it if it is right. **Close it to reject it**: redfix records a closed pull request as rejected and will not open another one for this failure. "+
 		"Comment to say what is wrong. Task `%s`, failure group `%s`.</sub>\n\n", t.ID, t.Fingerprint)
-	b.WriteString(FingerprintMarker + t.Fingerprint + " -->\n")
-	return b.String()
+	foot.WriteString(FingerprintMarker + t.Fingerprint + " -->\n")
+
+	if l.Trajectory == "" {
+		fmt.Fprintf(&b, "The agent's trajectory is attached as `trajectory.jsonl`: %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. It shows how the agent reached this change; `patch.diff` and `gates.json` hold the whole patch and the gates' verdicts.\n\n",
+			plural(steps, "step", "steps"), policy)
+		return b.String() + foot.String()
+	}
+	fmt.Fprintf(&b, "The agent's whole trajectory is [`trajectory.jsonl`](%s): %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. `patch.diff`, `gates.json` and this description in full are beside it in %s.\n\n",
+		l.Trajectory, plural(steps, "step", "steps"), policy, l.Attachments)
+	room := limit - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(foot.String())
+	b.WriteString(TrajectorySummary(pr.Trajectory, room))
+	return b.String() + foot.String()
 }
 
-func writeFailures(b *strings.Builder, fs []task.Failure) {
+func writeFailures(b *strings.Builder, fs []task.Failure, l Links) {
 	if len(fs) == 0 {
 		b.WriteString("_The task names no failing test._\n\n")
 		return
@@ -95,7 +169,11 @@ func writeFailures(b *strings.Builder, fs []task.Failure) {
 			fmt.Fprintf(b, "… and %d more failing tests (see the task).\n\n", len(fs)-maxFailures)
 			break
 		}
-		fmt.Fprintf(b, "### `%s`\n\n", f.ID())
+		if url := testLink(l, f); url != "" {
+			fmt.Fprintf(b, "### [`%s`](%s)\n\n", f.ID(), url)
+		} else {
+			fmt.Fprintf(b, "### `%s`\n\n", f.ID())
+		}
 		if f.Message != "" {
 			b.WriteString(codeSpan(f.Message) + "\n\n")
 		}
@@ -105,7 +183,23 @@ func writeFailures(b *strings.Builder, fs []task.Failure) {
 	}
 }
 
-func writeBisection(b *strings.Builder, bis task.Bisection, subject string) {
+func testLink(l Links, f task.Failure) string {
+	if l.Test == nil {
+		return ""
+	}
+	return l.Test(f)
+}
+
+// commitRef is a commit as the body shows it: its short hash, linked when
+// links are on.
+func commitRef(l Links, sha string) string {
+	if l.Commit == nil || sha == "" {
+		return "`" + task.Short(sha) + "`"
+	}
+	return "[`" + task.Short(sha) + "`](" + l.Commit(sha) + ")"
+}
+
+func writeBisection(b *strings.Builder, bis task.Bisection, subject string, l Links) {
 	if bis.Blame == "" {
 		b.WriteString("_No commit was blamed: the failure was not bisected._\n\n")
 		return
@@ -113,7 +207,7 @@ func writeBisection(b *strings.Builder, bis task.Bisection, subject string) {
 	if subject == "" {
 		subject = bis.Subject
 	}
-	fmt.Fprintf(b, "`%s`", task.Short(bis.Blame))
+	b.WriteString(commitRef(l, bis.Blame))
 	if subject != "" {
 		fmt.Fprintf(b, " %s", inline(subject))
 	}
@@ -123,8 +217,8 @@ func writeBisection(b *strings.Builder, bis task.Bisection, subject string) {
 	b.WriteString("\n\n")
 	switch {
 	case bis.Good != "" && bis.Bad != "":
-		fmt.Fprintf(b, "Found by bisecting `%s..%s` (%s tested): the tests pass at `%s` and fail from `%s` on.\n\n",
-			task.Short(bis.Good), task.Short(bis.Bad), plural(bis.Steps, "commit", "commits"), task.Short(bis.Good), task.Short(bis.Blame))
+		fmt.Fprintf(b, "Found by bisecting `%s..%s` (%s tested): the tests pass at %s and fail from %s on.\n\n",
+			task.Short(bis.Good), task.Short(bis.Bad), plural(bis.Steps, "commit", "commits"), commitRef(l, bis.Good), commitRef(l, bis.Blame))
 	case bis.Steps > 0:
 		fmt.Fprintf(b, "Found by bisecting (%s tested).\n\n", plural(bis.Steps, "commit", "commits"))
 	default:
@@ -151,7 +245,7 @@ func writeFlakiness(b *strings.Builder, t task.Task) {
 	}
 }
 
-func writeChange(b *strings.Builder, patch string) {
+func writeChange(b *strings.Builder, patch string, maxBytes int, l Links) {
 	if strings.TrimSpace(patch) == "" {
 		b.WriteString("_The patch is empty._\n\n")
 		return
@@ -161,14 +255,20 @@ func writeChange(b *strings.Builder, patch string) {
 	shown, size := lines, 0
 	for i, l := range lines {
 		size += len(l) + 1
-		if i == maxDiffLines || size > maxDiffBytes {
+		if i == maxDiffLines || size > maxBytes {
 			shown = lines[:i]
 			break
 		}
 	}
-	b.WriteString(codeBlock("diff", strings.Join(shown, "\n")))
+	if len(shown) > 0 {
+		b.WriteString(codeBlock("diff", strings.Join(shown, "\n")))
+	}
+	where := "`patch.diff`"
+	if l.Attachments != "" {
+		where = "`patch.diff` in " + l.Attachments + " (and the Files tab)"
+	}
 	if len(shown) < len(lines) {
-		fmt.Fprintf(b, "_The diff is cut after %d of its %d lines; `patch.diff` has all of it._\n\n", len(shown), len(lines))
+		fmt.Fprintf(b, "_The diff is cut after %d of its %d lines; %s has all of it._\n\n", len(shown), len(lines), where)
 	}
 }
 

@@ -20,6 +20,7 @@ type Workspace struct {
 	Commit string
 	Repo   gitrepo.Repo
 	owned  bool
+	close  func() error // set for work trees of a mirror
 }
 
 // ErrOutside is returned for a path that leaves the workspace.
@@ -67,6 +68,11 @@ func openIn(ctx context.Context, src, commit, dir string) (*Workspace, error) {
 
 // Close removes the workspace's files.
 func (w *Workspace) Close() error {
+	if w.close != nil {
+		c := w.close
+		w.close = nil
+		return c()
+	}
 	if !w.owned {
 		return nil
 	}
