@@ -32,7 +32,9 @@ func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, tr
 
 // NewPipeline assembles the repair pipeline the configuration describes:
 // the LLM policy and judge when a model is configured, the offline policy
-// and a judge that does not run otherwise.
+// and a judge that does not run otherwise; pull requests on GitHub when the
+// publish mode is github (local repositories still publish locally), local
+// ones otherwise; workspaces from mirrors of remote repositories.
 func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*worker.Pipeline, error) {
 	runner := testrun.Runner{Timeout: 10 * time.Minute}
 	var (
@@ -58,6 +60,16 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 	if pubDir == "" {
 		pubDir = filepath.Join(cfg.DataDir, "pull-requests")
 	}
+	clients, err := NewGitHubClients(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	mirrors := NewMirrors(cfg, clients)
+	local := publish.NewLocal(pubDir, log)
+	var publisher worker.Publisher = local
+	if cfg.PublishMode() == "github" {
+		publisher = byRepo{github: publish.NewGitHub(clients, mirrors, log), local: local}
+	}
 	return &worker.Pipeline{
 		NewAgent: func() worker.Agent {
 			return agent{h: harness.New(hcfg, newPolicy(), runner, patcher, log)}
@@ -65,9 +77,10 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 		Policy:    name,
 		Gates:     validators.New(runner, validatorsConfig(cfg), log),
 		Judge:     j,
-		Publisher: publish.NewLocal(pubDir, log),
+		Publisher: publisher,
 		Ledger:    ledger,
 		WorkDir:   filepath.Join(cfg.DataDir, "workspaces"),
+		Checkouts: mirrors,
 		Log:       log,
 	}, nil
 }

@@ -279,6 +279,41 @@ func ParseRepo(repoURL string) (owner, name string, err error) {
 	return owner, name, nil
 }
 
+// Serves reports whether repoURL is a repository of the configured GitHub
+// (its host is the API's, or github.com for the public API), so that its
+// token is never handed to another host.
+func (c *Clients) Serves(repoURL string) bool {
+	u, err := url.Parse(strings.TrimSpace(repoURL))
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return false
+	}
+	api, err := url.Parse(c.baseURL)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(u.Host, api.Host) && u.Scheme == api.Scheme {
+		return true
+	}
+	return strings.EqualFold(api.Host, "api.github.com") && strings.EqualFold(u.Host, "github.com") && u.Scheme == "https"
+}
+
+// GitEnvFor is the git credentials for repoURL: nil for a repository that
+// is not the configured GitHub's.
+func (c *Clients) GitEnvFor(ctx context.Context, repoURL string) ([]string, error) {
+	if !c.Serves(repoURL) {
+		return nil, nil
+	}
+	owner, name, err := ParseRepo(repoURL)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.ForRepo(ctx, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	return cl.GitEnv(ctx)
+}
+
 // IsRemote reports whether repo is a URL that needs credentials (http or
 // https), as opposed to a local path or file URL.
 func IsRemote(repo string) bool {

@@ -325,3 +325,26 @@ func TestParseRepo(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenGoesOnlyToTheConfiguredHost(t *testing.T) {
+	srv := ghtest.New(t)
+	srv.CreateRepo("acme", "widgets", sampleRepo(t))
+	c := tokenClients(t, srv, nil)
+	ctx := context.Background()
+	env, err := c.GitEnvFor(ctx, srv.CloneURL("acme", "widgets"))
+	if err != nil || len(env) == 0 {
+		t.Fatalf("the configured host's repository got no credentials: %v %v", env, err)
+	}
+	for _, other := range []string{"https://git.example/acme/widgets.git", "/tmp/repo", "file:///tmp/repo", "git@github.com:acme/widgets.git"} {
+		if env, err := c.GitEnvFor(ctx, other); err != nil || env != nil {
+			t.Errorf("%s got credentials %v (%v)", other, env, err)
+		}
+	}
+	pub, err := gh.New(gh.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pub.Serves("https://github.com/acme/widgets.git") || pub.Serves("http://github.com/acme/widgets.git") || pub.Serves("https://github.example/acme/widgets.git") {
+		t.Error("public GitHub: github.com over https only")
+	}
+}

@@ -39,6 +39,11 @@ type Judge interface {
 	Judge(ctx context.Context, in judge.Input) (task.Gate, error)
 }
 
+// Checkouts gives a job its workspace (workspace.Mirrors).
+type Checkouts interface {
+	Open(ctx context.Context, repo, commit, parent string) (*workspace.Workspace, error)
+}
+
 // Publisher opens the pull request.
 type Publisher interface {
 	Publish(ctx context.Context, pr publish.PullRequest) (string, error)
@@ -64,6 +69,9 @@ type Pipeline struct {
 	Publisher Publisher
 	Ledger    Ledger // nil: no cross-worker ledger (one-shot repair)
 	WorkDir   string // parent of workspaces; "" for the system's temporary directory
+	// Checkouts, when set, opens workspaces (from mirrors of remote
+	// repositories); nil clones each job afresh.
+	Checkouts Checkouts
 	Log       *zap.Logger
 	// Progress, when set, is told of each stage as it happens (the demo
 	// prints them).
@@ -111,7 +119,13 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}
 
-	ws, err := workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	var ws *workspace.Workspace
+	var err error
+	if p.Checkouts != nil {
+		ws, err = p.Checkouts.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	} else {
+		ws, err = workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	}
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || missingRepo(err)) {
 			return Outcome{}, Permanent(err)
