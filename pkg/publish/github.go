@@ -249,7 +249,7 @@ func push(ctx context.Context, repo gitrepo.Repo, env []string, remote, sha, ref
 	if force {
 		spec = "+" + spec
 	}
-	out, err := repo.GitWith(ctx, env, "push", "--porcelain", remote, spec)
+	out, err := repo.GitWith(ctx, env, "push", "--porcelain", "--", remote, spec)
 	if err != nil {
 		// Refused because the branch is there (or being made by another
 		// push at the same moment).

@@ -155,7 +155,7 @@ func (m *Mirrors) clone(ctx context.Context, src, dir string) error {
 	defer os.RemoveAll(tmp)
 	m.clones.Add(1)
 	top := gitrepo.Repo{Dir: m.Dir}
-	if _, err := top.GitWith(ctx, env, "clone", "-q", "--bare", src, filepath.Join(tmp, "m")); err != nil {
+	if _, err := top.GitWith(ctx, env, "clone", "-q", "--bare", "--", src, filepath.Join(tmp, "m")); err != nil {
 		return fmt.Errorf("clone %s: %w", redactURL(src), err)
 	}
 	bare := gitrepo.Repo{Dir: filepath.Join(tmp, "m")}
