@@ -31,6 +31,8 @@ commands:
   repair   repair a local clone whose HEAD fails a test, without any server
   validate run every gate (and the judge, with a model) on a patch against a
            clone's HEAD; exit 0 accepted, 1 rejected, 2 usage or machinery error
+  judge-eval  the configured judge on a labelled set of patches: precision and
+           recall on the accept class, with the confusion matrix
 
 Run "worker <command> -h" for a command's flags.
 `
@@ -47,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.Repair(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return app.Validate(ctx, args[1:], stdout, stderr)
+	case "judge-eval":
+		return app.JudgeEval(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,75 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/llm"
+)
+
+// JudgeEval is `worker judge-eval`: the configured judge on a labelled set
+// of patches, scored as precision and recall on the accept class.
+func JudgeEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return judgeEvalCommand(ctx, args, os.Getenv, stdout, stderr)
+}
+
+func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var (
+		data   string
+		asJSON bool
+	)
+	cfg, log, err := commonEnv("judge-eval", args, getenv, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&data, "data", "", "the labelled set: one JSON case a line (see pkg/judge/testdata/labelled.jsonl)")
+		fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	})
+	if err != nil {
+		var ue *UsageError
+		if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return Usage("judge-eval: " + err.Error())
+	}
+	defer func() { _ = log.Sync() }()
+	if data == "" {
+		return Usage("judge-eval: --data is required")
+	}
+	if !cfg.LLM.Enabled() {
+		return Usage("judge-eval: no model configured (REDFIX_MODEL and REDFIX_LLM_BASE_URL or OPENAI_API_KEY)")
+	}
+	f, err := os.Open(data)
+	if err != nil {
+		return Usage("judge-eval: " + err.Error())
+	}
+	defer f.Close()
+	cases, err := judge.LoadCases(f)
+	if err != nil {
+		return Usage(fmt.Sprintf("judge-eval: %s: %v", data, err))
+	}
+	client, err := llm.NewOpenAI(llm.Config{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout})
+	if err != nil {
+		return Machinery(fmt.Errorf("model client: %w", err))
+	}
+	j := judge.NewCommittee(client, cfg.Judge.Votes, log)
+	progress := func(r judge.Result) {
+		if !asJSON {
+			fmt.Fprintf(stderr, "%-28s label %-6s judge %s\n", r.ID, r.Label, r.Verdict)
+		}
+	}
+	rep, err := j.Evaluate(ctx, cases, progress)
+	if err != nil {
+		return Machinery(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	_, err = io.WriteString(stdout, rep.String())
+	return err
+}
