@@ -110,12 +110,15 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err := s.startGitHub(cfg); err != nil {
 		return nil, err
 	}
+	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 
 	s.Jobs, err = queue.Open(ctx, js, queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}, log.Named("queue"))
 	if err != nil {
 		return nil, err
 	}
-	s.Intake, err = ingest.Open(ctx, js, ingest.Config{}, log.Named("ingest"))
+	s.Intake, err = ingest.Open(ctx, js, ingest.Config{
+		AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge,
+	}, log.Named("ingest"))
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +201,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		OptOut:         cfg.Triage.OptOut,
 		Confidence:     cfg.Triage.BisectConfidence,
 		BisectParallel: cfg.Triage.BisectParallel,
+		ClaimRefresh:   s.Store.ClaimTTLs().Triage / 4,
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	allow := allowlist(cfg)
@@ -239,7 +243,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			s.settle(id, settlement{err: err})
 			return err
 		}
-		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep})
+		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
+			Submission: sub.ID, Received: sub.Received})
 		var ids []string
 		for _, o := range outs {
 			if onEvent != nil {

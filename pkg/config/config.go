@@ -136,6 +136,19 @@ type Triage struct {
 	// BisectParallel is how many commits bisection tests at once, each in
 	// a worktree of its own (0 or 1: one at a time).
 	BisectParallel int `yaml:"bisect_parallel"`
+	// ClaimTTL is how long a failure group's claim outlives a triage that
+	// stopped renewing it (a crashed bot); VerdictTTL how long a dropped
+	// or unrepaired group's verdict holds before the same failure is
+	// triaged again.
+	ClaimTTL   time.Duration `yaml:"claim_ttl"`
+	VerdictTTL time.Duration `yaml:"verdict_ttl"`
+	// ReportAckWait is how long a report held by a bot that stopped
+	// heartbeating waits before another bot triages it; ReportRetryDelay
+	// the first delay after a failed triage (doubling up to 5 min);
+	// ReportMaxAge how long a failing report is retried before it is parked.
+	ReportAckWait    time.Duration `yaml:"report_ack_wait"`
+	ReportRetryDelay time.Duration `yaml:"report_retry_delay"`
+	ReportMaxAge     time.Duration `yaml:"report_max_age"`
 }
 
 // Harness configures the agent loop.
@@ -191,7 +204,8 @@ func Default() Config {
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
 		Redis:   Redis{Prefix: "redfix"},
 		LLM:     LLM{Timeout: 2 * time.Minute},
-		Triage:  Triage{Reruns: 5, MaxBisectSteps: 32},
+		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
+			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
 		Harness: Harness{MaxSteps: 40},
 		Validators: Validators{
 			OracleRuns:       3,

@@ -43,6 +43,10 @@ type Submission struct {
 	// GitHub webhook whose signature checked out), never from a request's
 	// own fields: such a repository needs no allowlist entry.
 	Verified bool `json:"verified,omitempty"`
+	// ReportObject names the object that holds Report when the report was
+	// too large for one message (Report is then empty on the stream and
+	// filled in before the handler sees the submission).
+	ReportObject string `json:"report_object,omitempty"`
 }
 
 // The kinds of submission.
@@ -181,9 +185,10 @@ func (c Config) stream() stream.Config {
 
 // Intake is the reports stream.
 type Intake struct {
-	s   *stream.Stream
-	cfg Config
-	log *zap.Logger
+	s     *stream.Stream
+	blobs jetstream.ObjectStore
+	cfg   Config
+	log   *zap.Logger
 }
 
 // Open creates (or updates) the stream and its consumer.
@@ -196,7 +201,11 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if err != nil {
 		return nil, err
 	}
-	return &Intake{s: s, cfg: cfg, log: log}, nil
+	blobs, err := openBlobs(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Intake{s: s, blobs: blobs, cfg: cfg, log: log}, nil
 }
 
 // Stream is the stream under the intake (for its dead letters).
@@ -210,6 +219,9 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	}
 	if s.Received.IsZero() {
 		s.Received = time.Now().UTC()
+	}
+	if err := in.stash(ctx, &s); err != nil {
+		return false, err
 	}
 	data, err := json.Marshal(s)
 	if err != nil {
@@ -259,7 +271,10 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 	log := d.Log()
 	a := Attempt{N: d.Attempt, Last: d.LastAttempt()}
 	stop := d.KeepAlive(ctx, in.cfg.Heartbeat)
-	err := handle(ctx, s, a)
+	err := in.fetch(ctx, &s)
+	if err == nil {
+		err = handle(ctx, s, a)
+	}
 	stop()
 	// Settle even if the intake is shutting down: a triaged submission
 	// acked late would be triaged again after AckWait.
@@ -269,6 +284,8 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 	case err == nil:
 		if err := d.Ack(sctx); err != nil {
 			log.Warn("ack submission", zap.Error(err))
+		} else if err := in.dropBlob(sctx, s); err != nil {
+			log.Warn("triaged submission's report object left behind", zap.Error(err))
 		}
 	case errors.Is(err, ErrInvalid):
 		if perr := d.Park(sctx, err.Error()); perr != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // Job asks a worker to repair one task. Its ID is the failure group's
-// fingerprint, so that the queue's message-id dedup keeps one job per group.
+// fingerprint; the queue deduplicates on it and the task's ID.
 type Job struct {
 	ID   string    `json:"id"`
 	Task task.Task `json:"task"`

@@ -51,9 +51,9 @@ func (q *Queue) Config() Config { return q.cfg }
 // Stream is the stream under the queue (for its dead letters).
 func (q *Queue) Stream() *stream.Stream { return q.s }
 
-// Enqueue publishes a job with its ID as the message ID. duplicate is true
-// when the stream already saw that ID within the duplicate window; the job
-// was then not queued again. A job that was parked is queued again.
+// Enqueue publishes a job with MessageID as the message ID. duplicate is
+// true when the stream already saw that ID within the duplicate window; the
+// job was then not queued again. A job that was parked is queued again.
 func (q *Queue) Enqueue(ctx context.Context, j job.Job) (duplicate bool, err error) {
 	if err := j.Validate(); err != nil {
 		return false, fmt.Errorf("enqueue: %w", err)
@@ -62,7 +62,7 @@ func (q *Queue) Enqueue(ctx context.Context, j job.Job) (duplicate bool, err err
 	if err != nil {
 		return false, fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
-	dup, err := q.s.Publish(ctx, j.ID, data, nil)
+	dup, err := q.s.Publish(ctx, MessageID(j), data, nil)
 	if err != nil {
 		return false, fmt.Errorf("enqueue job %s: %w", j.ID, err)
 	}
@@ -102,6 +102,18 @@ func (q *Queue) delivery(ctx context.Context, sd *stream.Delivery) *Delivery {
 	}
 	sd.WithLog(zap.String("job", j.ID), zap.String("task", j.Task.ID))
 	return &Delivery{Job: j, Delivery: sd}
+}
+
+// MessageID is the job's message ID on the stream: the group's
+// fingerprint and the task's ID. Queueing the same task again (a triage
+// resumed after a crash) is a no-op; a later task of the same group (its
+// earlier verdict expired) is queued. The group's claim keeps one task per
+// group at a time.
+func MessageID(j job.Job) string {
+	if j.Task.ID == "" {
+		return j.ID
+	}
+	return j.ID + "/" + j.Task.ID
 }
 
 // Malformed counts the messages that Next parked because they were not

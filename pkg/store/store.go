@@ -37,8 +37,8 @@ const maxTxRetries = 64
 type Store struct {
 	rdb    redis.UniversalClient
 	prefix string
+	ttls   ClaimTTLs
 
-	claimGroup   *redis.Script
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script
 }
@@ -53,13 +53,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 	return &Store{
 		rdb:    rdb,
 		prefix: prefix,
-		// The group's owner, whether it was set now (1) or before (0).
-		claimGroup: redis.NewScript(`
-local cur = redis.call('GET', KEYS[1])
-if cur then return {cur, 0} end
-redis.call('SET', KEYS[1], ARGV[1])
-return {ARGV[1], 1}
-`),
+		ttls:   DefaultClaimTTLs,
 		// Deletes KEYS[1] only if it still holds ARGV[1]: releases a claim
 		// without taking one that another owner has made since.
 		deleteOwned: redis.NewScript(`
@@ -197,6 +191,7 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, key, enc, 0)
 			p.ZAdd(ctx, s.tasksKey(), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+			s.expireClaimOf(ctx, p, next)
 			if old != next.Status {
 				if old != "" {
 					p.SRem(ctx, s.statusKey(old), id)
@@ -279,12 +274,14 @@ func (s *Store) CountByStatus(ctx context.Context) (map[task.Status]int64, error
 
 // ClaimGroup makes taskID the owner of the failure group fingerprint unless
 // the group already has one, atomically. owner is the group's task: taskID
-// when created is true, the earlier claimant's otherwise.
+// when created is true, the earlier claimant's otherwise. A new claim lives
+// for the triage TTL (see ClaimTTLs); saving the task sets its life by the
+// task's status.
 func (s *Store) ClaimGroup(ctx context.Context, fingerprint, taskID string) (owner string, created bool, err error) {
 	if fingerprint == "" || taskID == "" {
 		return "", false, fmt.Errorf("claim group %q for task %q: empty fingerprint or task id", fingerprint, taskID)
 	}
-	res, err := s.claimGroup.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Slice()
+	res, err := claimGroupScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Slice()
 	if err != nil {
 		return "", false, fmt.Errorf("claim group %s for task %s: %w", fingerprint, taskID, err)
 	}

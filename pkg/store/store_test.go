@@ -53,6 +53,8 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"ConcurrentStatus", testConcurrentStatus},
 		{"Groups", testGroups},
 		{"ConcurrentClaimGroup", testConcurrentClaimGroup},
+		{"ClaimLifetimes", testClaimLifetimes},
+		{"ClaimExpires", testClaimExpires},
 		{"History", testHistory},
 		{"Publish", testPublish},
 		{"PublishLockExpires", testPublishLockExpires},

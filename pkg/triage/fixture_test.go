@@ -158,6 +158,12 @@ func (s *memStore) ReleaseGroup(_ context.Context, fp, id string) error {
 	return nil
 }
 
+func (s *memStore) RefreshGroup(_ context.Context, fp, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groups[fp] == id, nil
+}
+
 func (s *memStore) SaveTask(_ context.Context, t task.Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -184,7 +190,8 @@ func (s *memStore) TestHistory(_ context.Context, id string) (int, int, error) {
 	return r[0], r[1], nil
 }
 
-// memQueue is an in-memory Queue with message-id dedup.
+// memQueue is an in-memory Queue with message-id dedup (fingerprint and
+// task ID, as the real queue).
 type memQueue struct {
 	mu   sync.Mutex
 	jobs []job.Job
@@ -194,7 +201,7 @@ func (q *memQueue) Enqueue(_ context.Context, j job.Job) (bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, have := range q.jobs {
-		if have.ID == j.ID {
+		if have.ID == j.ID && have.Task.ID == j.Task.ID { // the queue's message ID
 			return true, nil
 		}
 	}

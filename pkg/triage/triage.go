@@ -9,6 +9,7 @@ package triage
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +34,9 @@ type Store interface {
 	// ReleaseGroup gives the group up if taskID still owns it, so that a
 	// report that triage could not finish is triaged again on redelivery.
 	ReleaseGroup(ctx context.Context, fingerprint, taskID string) error
+	// RefreshGroup renews taskID's claim while triage works on the group;
+	// false means taskID no longer holds it.
+	RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error)
 	SaveTask(ctx context.Context, t task.Task) error
 	// RecordRun adds one run of a test to its history.
 	RecordRun(ctx context.Context, testID string, failed bool) error
@@ -59,6 +63,10 @@ type Config struct {
 	Confidence float64
 	// BisectParallel bounds the commits a bisection tests at once.
 	BisectParallel int
+	// ClaimRefresh is how often a group's claim is renewed while triage
+	// works on it; 0 means a minute. It must be well under the store's
+	// triage claim TTL.
+	ClaimRefresh time.Duration
 }
 
 // DefaultReruns is Config.Reruns' default.
@@ -96,6 +104,11 @@ type Input struct {
 	Good   string // the last green commit, if known
 	Branch string
 	Report report.Result
+	// Submission and Received identify the report, when it came through
+	// the intake: a redelivered report then gets the same task IDs, so
+	// that triage picks up where a crashed instance stopped.
+	Submission string
+	Received   time.Time
 }
 
 // Outcome is what triage did with one failure group.
@@ -176,7 +189,7 @@ func (p *process) workspace(ctx context.Context) (*workspace.Workspace, error) {
 
 func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome, error) {
 	t, in := p.t, p.in
-	id := newTaskID(t.now())
+	id := taskID(in, g.Fingerprint, t.now())
 	out := Outcome{Fingerprint: g.Fingerprint, TaskID: id, Tests: g.Tests()}
 	log = log.With(zap.String("task_id", id), zap.String("fingerprint", g.Fingerprint), zap.Strings("tests", out.Tests))
 	tk := task.Task{
@@ -206,10 +219,18 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if err != nil {
 		return out, fmt.Errorf("claim group %s: %w", g.Fingerprint, err)
 	}
-	if !created {
+	switch {
+	case created:
+		log.Info("claimed group")
+	case existing == id:
+		// This report's earlier delivery claimed the group and stopped
+		// (a crash, a shutdown): go on where it left off.
+		log.Info("resuming the group's triage after an interrupted delivery")
+	default:
 		return drop("duplicate of task " + existing)
 	}
-	log.Info("claimed group")
+	stopRefresh := t.keepClaim(ctx, g.Fingerprint, id, log)
+	defer stopRefresh()
 	// From here the group is ours: give it back unless a task for it is
 	// saved (dropped or queued).
 	decided := false
@@ -282,23 +303,25 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	}
 	tk.Bisection = bis
 
+	// Queue first, then record: the job's message ID is the group's
+	// fingerprint and this task's ID, stable across redeliveries of the
+	// report, so a crash after queueing and before recording is repaired by
+	// the redelivery (queueing again is a no-op, recording follows), and
+	// the worker records the task when it starts in any case. The other
+	// order could leave a task recorded as queued that no worker will ever
+	// take.
 	tk.Status = task.StatusQueued
 	tk.UpdatedAt = t.now().UTC()
+	dup, err := t.queue.Enqueue(ctx, job.New(tk))
+	if err != nil {
+		return out, fmt.Errorf("enqueue task %s: %w", id, err)
+	}
+	decided = true // the job exists: the claim stays with this task
 	if err := t.store.SaveTask(ctx, tk); err != nil {
 		return out, fmt.Errorf("save task %s: %w", id, err)
 	}
-	dup, err := t.queue.Enqueue(ctx, job.New(tk))
-	if err != nil {
-		tk.Status, tk.Reason = task.StatusFailed, "enqueue: "+err.Error()
-		if serr := t.store.SaveTask(context.WithoutCancel(ctx), tk); serr != nil {
-			log.Error("save failed task", zap.Error(serr))
-		}
-		return out, fmt.Errorf("enqueue task %s: %w", id, err)
-	}
-	decided = true
 	if dup {
-		out.Reason = "the queue already held a job for this group"
-		log.Warn("job already queued")
+		log.Info("job was already queued by an earlier delivery of this report")
 	}
 	log.Info("queued", zap.Int("test_runs", out.TestRuns))
 	out.Status, out.Task = task.StatusQueued, &tk
@@ -336,6 +359,51 @@ func (p *process) record(ctx context.Context, rep Reproduction) (string, error) 
 func optedOut(list []string, repo string) bool {
 	r := normalizeRepo(repo)
 	return slices.ContainsFunc(list, func(o string) bool { return normalizeRepo(o) == r })
+}
+
+// taskID names the task of one group of one report. With the report's
+// submission known, it is the same on every delivery of that report;
+// otherwise it is new.
+func taskID(in Input, fingerprint string, now time.Time) string {
+	if in.Submission == "" || in.Received.IsZero() {
+		return newTaskID(now)
+	}
+	sum := sha256.Sum256([]byte(in.Submission + "\x00" + fingerprint))
+	return in.Received.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:6])
+}
+
+// keepClaim renews the group's claim until stop is called, so that the
+// claim of a live triage does not lapse while that of a dead one does.
+func (t *Triage) keepClaim(ctx context.Context, fingerprint, id string, log *zap.Logger) (stop func()) {
+	every := t.cfg.ClaimRefresh
+	if every <= 0 {
+		every = time.Minute
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			held, err := t.store.RefreshGroup(ctx, fingerprint, id)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Warn("refresh group claim", zap.Error(err))
+			case err == nil && !held:
+				log.Warn("group claim lapsed while triaging; another triage may take the group")
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // newTaskID is unique and sorts by time: 20261122T101500Z-3f9a2b1c4d5e.

@@ -7,6 +7,8 @@ package worker
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -187,11 +189,14 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		return out, nil
 	}
 
-	// The claim's owner is the task, so that its own redelivered job renews
-	// the claim instead of waiting for it to expire.
-	owner := t.ID
+	// The claim's owner is this delivery of the task's job, not the task:
+	// two deliveries of one job running at once (a heartbeat lost, the job
+	// handed to a second worker) must not both hold it. A delivery that
+	// died holding it blocks the group until the claim expires, which the
+	// job's retries outlast.
+	owner := publishOwner(t.ID)
 	if p.Ledger != nil {
-		ok, err := p.Ledger.ClaimPublish(ctx, t.Fingerprint, owner, 10*time.Minute)
+		ok, err := p.Ledger.ClaimPublish(ctx, t.Fingerprint, owner, publishClaimTTL)
 		if err != nil {
 			return out, fmt.Errorf("claim publish %s: %w", t.Fingerprint, err)
 		}
@@ -257,4 +262,16 @@ func firstLine(s string) string {
 		}
 	}
 	return out
+}
+
+// publishClaimTTL bounds how long a publish claim outlives a worker that
+// died while publishing.
+const publishClaimTTL = 5 * time.Minute
+
+// publishOwner is unique to one call of Repair: the task and a random
+// token.
+func publishOwner(taskID string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return taskID + "/" + hex.EncodeToString(b[:])
 }

@@ -386,3 +386,61 @@ func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
 		t.Fatalf("pull requests %v, want one", prs)
 	}
 }
+
+// gatedPublisher holds its first call until release is closed.
+type gatedPublisher struct {
+	worker.Publisher
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *gatedPublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
+	if p.calls.Add(1) == 1 {
+		close(p.entered)
+		<-p.release
+	}
+	return p.Publisher.Publish(ctx, pr)
+}
+
+// Two deliveries of one job at once (the first lost its heartbeat and the
+// job went to a second worker): only one may hold the publish claim, so
+// one pull request is published.
+func TestConcurrentDeliveriesPublishOnce(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	gated := &gatedPublisher{Publisher: r.pipeline.Publisher, entered: make(chan struct{}), release: make(chan struct{})}
+	r.pipeline.Publisher = gated
+	tk := demoTask(s, "fp-two-deliveries")
+
+	type result struct {
+		out worker.Outcome
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		out, err := repair(t, r.pipeline, tk)
+		first <- result{out, err}
+	}()
+	select {
+	case <-gated.entered:
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the first delivery never reached the publisher")
+	}
+	// The second delivery of the same task, while the first publishes.
+	second, err := repair(t, r.pipeline, tk)
+	if err == nil && second.Status == task.StatusPublished && second.Reason != "already published" {
+		t.Fatalf("the second delivery published too: %+v", second)
+	}
+	close(gated.release)
+	got := <-first
+	if got.err != nil || got.out.Status != task.StatusPublished {
+		t.Fatalf("first delivery: %s %q %v", got.out.Status, got.out.Reason, got.err)
+	}
+	if n := gated.calls.Load(); n != 1 {
+		t.Fatalf("publisher called %d times, want 1", n)
+	}
+	if prs := r.pullRequests(t); len(prs) != 1 {
+		t.Fatalf("pull requests %v, want one", prs)
+	}
+}

@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// ClaimTTLs bound how long a failure group's claim lives in each state, so
+// that no claim outlives the work behind it: a crashed triage's claim
+// expires, a verdict is reconsidered when the failure recurs later.
+type ClaimTTLs struct {
+	// Triage is the claim's life while triage works on the group; triage
+	// refreshes it (RefreshGroup) while it runs, so only a dead triage lets
+	// it lapse.
+	Triage time.Duration
+	// Active is its life once the task is queued or running; each status
+	// change renews it.
+	Active time.Duration
+	// Verdict is its life once the task was dropped (flaky, does not
+	// reproduce, …) or the repair ended without a pull request: the same
+	// failure reported after that is triaged again.
+	Verdict time.Duration
+	// Published is its life once a pull request was published.
+	Published time.Duration
+}
+
+// DefaultClaimTTLs are the store's claim lives unless SetClaimTTLs says
+// otherwise.
+var DefaultClaimTTLs = ClaimTTLs{Triage: 5 * time.Minute, Active: 24 * time.Hour, Verdict: 6 * time.Hour, Published: 30 * 24 * time.Hour}
+
+// SetClaimTTLs replaces the claim lives; zero fields keep their defaults.
+func (s *Store) SetClaimTTLs(c ClaimTTLs) {
+	if c.Triage <= 0 {
+		c.Triage = DefaultClaimTTLs.Triage
+	}
+	if c.Active <= 0 {
+		c.Active = DefaultClaimTTLs.Active
+	}
+	if c.Verdict <= 0 {
+		c.Verdict = DefaultClaimTTLs.Verdict
+	}
+	if c.Published <= 0 {
+		c.Published = DefaultClaimTTLs.Published
+	}
+	s.ttls = c
+}
+
+// ClaimTTLs are the claim lives in use.
+func (s *Store) ClaimTTLs() ClaimTTLs { return s.ttls }
+
+// claimTTL is how long a claim lives once its task has status st.
+func (s *Store) claimTTL(st task.Status) time.Duration {
+	switch st {
+	case task.StatusQueued, task.StatusRunning:
+		return s.ttls.Active
+	case task.StatusPublished:
+		return s.ttls.Published
+	case "":
+		return s.ttls.Triage
+	default:
+		return s.ttls.Verdict
+	}
+}
+
+// Scripts on group claims.
+var (
+	// The group's owner, whether it was set now (1) or before (0); a new
+	// claim lives ARGV[2] ms.
+	claimGroupScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur then return {cur, 0} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {ARGV[1], 1}
+`)
+	expireOwnedScript = redis.NewScript(expireOwnedSrc)
+)
+
+// expireOwnedSrc sets the claim's life to ARGV[2] ms if ARGV[1] still
+// holds it.
+const expireOwnedSrc = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`
+
+// RefreshGroup renews taskID's claim on the group for the triage TTL; it
+// reports false when taskID no longer holds it.
+func (s *Store) RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error) {
+	n, err := expireOwnedScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Int64()
+	if err != nil {
+		return false, fmt.Errorf("refresh claim of group %s for task %s: %w", fingerprint, taskID, err)
+	}
+	return n == 1, nil
+}
+
+// GroupClaim is the group's current owner and how long its claim has
+// left; ok is false when the group is unclaimed.
+func (s *Store) GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error) {
+	key := s.groupKey(fingerprint)
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return "", 0, false, fmt.Errorf("read claim of group %s: %w", fingerprint, err)
+	}
+	owner, gerr := get.Result()
+	if gerr != nil {
+		return "", 0, false, nil
+	}
+	return owner, pttl.Val(), true, nil
+}
+
+// expireClaimOf queues, in p, the claim's new life after t was saved.
+func (s *Store) expireClaimOf(ctx context.Context, p redis.Pipeliner, t task.Task) {
+	if t.Fingerprint == "" {
+		return
+	}
+	p.Eval(ctx, expireOwnedSrc, []string{s.groupKey(t.Fingerprint)}, t.ID, s.claimTTL(t.Status).Milliseconds())
+}
