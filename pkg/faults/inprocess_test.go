@@ -259,3 +259,5 @@ func TestNATSRestartLosesNothing(t *testing.T) {
 	}
 	_ = third
 }
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
