@@ -142,7 +142,7 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer sys.Close()
-	pipe, err := NewPipeline(cfg, sys.Store, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer sys.Close()
 	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
 
-	pipe, err := NewPipeline(cfg, sys.Store, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
 	if err != nil {
 		return err
 	}

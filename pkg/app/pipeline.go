@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/harness/offline"
@@ -36,6 +38,17 @@ func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, tr
 // publish mode is github (local repositories still publish locally), local
 // ones otherwise; workspaces from mirrors of remote repositories.
 func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*worker.Pipeline, error) {
+	clients, err := NewGitHubClients(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return NewPipelineWith(cfg, ledger, clients, log)
+}
+
+// NewPipelineWith is NewPipeline with the process's GitHub clients (nil
+// when GitHub is not configured), so that one client per installation is
+// shared with the rest of the process.
+func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, log *zap.Logger) (*worker.Pipeline, error) {
 	runner := testrun.Runner{Timeout: 10 * time.Minute}
 	var (
 		newPolicy func() harness.Policy
@@ -60,9 +73,8 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 	if pubDir == "" {
 		pubDir = filepath.Join(cfg.DataDir, "pull-requests")
 	}
-	clients, err := NewGitHubClients(cfg, log)
-	if err != nil {
-		return nil, err
+	if cfg.PublishMode() == "github" && clients == nil {
+		return nil, errors.New("publish mode github: GitHub credentials are not configured")
 	}
 	mirrors := NewMirrors(cfg, clients)
 	local := publish.NewLocal(pubDir, log)
