@@ -3,6 +3,7 @@ package gh_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -346,5 +347,52 @@ func TestTokenGoesOnlyToTheConfiguredHost(t *testing.T) {
 	}
 	if !pub.Serves("https://github.com/acme/widgets.git") || pub.Serves("http://github.com/acme/widgets.git") || pub.Serves("https://github.example/acme/widgets.git") {
 		t.Error("public GitHub: github.com over https only")
+	}
+}
+
+func TestWhatIsNotRetried(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	for name, c := range map[string]struct {
+		status int
+		header map[string]string
+		want   []time.Duration
+	}{
+		"plain 403 (a permission)": {status: 403, want: nil},
+		"404":                      {status: 404, want: nil},
+		"501":                      {status: 501, want: nil},
+		"429 with an HTTP date":    {status: 429, header: map[string]string{"Retry-After": now.Add(9 * time.Second).UTC().Format(http.TimeFormat)}, want: []time.Duration{9 * time.Second}},
+		"403 primary limit, reset": {status: 403, header: map[string]string{"X-Ratelimit-Remaining": "0", "X-Ratelimit-Reset": "1700000004"}, want: []time.Duration{5 * time.Second}},
+		"403 with requests left":   {status: 403, header: map[string]string{"X-Ratelimit-Remaining": "12", "X-Ratelimit-Reset": "1700000004"}, want: nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var waited []time.Duration
+			calls := 0
+			rt := &gh.Retry{
+				Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					calls++
+					h := http.Header{}
+					if calls == 1 {
+						for k, v := range c.header {
+							h.Set(k, v)
+						}
+						return &http.Response{StatusCode: c.status, Header: h, Body: http.NoBody, Request: r}, nil
+					}
+					return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: r}, nil
+				}),
+				Now:   func() time.Time { return now },
+				Sleep: func(_ context.Context, d time.Duration) error { waited = append(waited, d); return nil },
+			}
+			req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(`{"a":1}`))
+			resp, err := rt.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(waited) != fmt.Sprint(c.want) {
+				t.Errorf("waited %v, want %v", waited, c.want)
+			}
+			if (c.want == nil) != (resp.StatusCode == c.status) {
+				t.Errorf("final status %d", resp.StatusCode)
+			}
+		})
 	}
 }
