@@ -254,10 +254,17 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	s.reports.WithLabelValues(result).Inc()
 	s.log.Info("report received", zap.String("submission", sub.ID), zap.String("repo", sub.Repo),
 		zap.String("commit", sub.Commit), zap.Int("failures", len(res.Failures)), zap.Bool("duplicate", dup))
-	writeJSON(w, http.StatusAccepted, map[string]any{
+	answer := map[string]any{
 		"id": sub.ID, "duplicate": dup, "format": res.Format, "tests": res.Total,
 		"failures": len(res.Failures), "build_errors": len(res.BuildErrors),
-	})
+	}
+	if len(res.Incomplete) > 0 {
+		// A cut report: its packages without a final result are recorded
+		// as incomplete, and their tests without an outcome as not run.
+		answer["incomplete"], answer["not_run"] = res.Incomplete, len(res.NotRun)
+		s.log.Warn("report is incomplete", zap.String("submission", sub.ID), zap.Strings("packages", res.Incomplete), zap.Int("not_run", len(res.NotRun)))
+	}
+	writeJSON(w, http.StatusAccepted, answer)
 	return nil
 }
 

@@ -135,6 +135,11 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 	}
 	log := t.log.With(zap.String("repo", in.Repo), zap.String("commit", in.Commit))
 	groups := GroupFailures(in.Repo, in.Report.Failures)
+	if len(in.Report.Incomplete) > 0 {
+		// Tests cut off with their package are not failures: only those
+		// that ended failing are triaged.
+		log.Warn("report is incomplete", zap.Strings("packages", in.Report.Incomplete), zap.Int("not_run", len(in.Report.NotRun)))
+	}
 	var outs []Outcome
 	for _, b := range in.Report.BuildErrors {
 		outs = append(outs, Outcome{
