@@ -54,6 +54,8 @@ type evidence struct {
 	spectrum map[location]float64
 	// named are identifiers the failures' messages name.
 	named map[string]bool
+	// got are the values the failures report getting.
+	got []string
 }
 
 // suspicion is a line's score and the reasons for it.

@@ -1083,7 +1083,7 @@ func (s *state) build() {
 		}
 	}
 	s.cands = rank(evidence{models: s.models, diffs: s.diffs, frames: frames, called: s.called,
-		spectrum: s.spectrum(), named: s.messageNames()})
+		spectrum: s.spectrum(), named: s.messageNames(), got: s.gotValues()})
 	for p, m := range s.models {
 		s.pristine[p] = append([]string(nil), m.lines...)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -18,6 +19,7 @@ import (
 const (
 	scoreSpectrum    = 7 // times the line's Ochiai score
 	scoreMessageFunc = 2 // the line is in a function the failure message names
+	scoreGotValue    = 3 // the line holds the wrong value the failure reports
 	minSpectrum      = 0.3
 	spectrumFiles    = 3 // files of suspects read before repairing
 )
@@ -139,4 +141,75 @@ func scoreSpectrumAndMessage(ev evidence, get func(location) *suspicion) {
 		}
 	}
 	markFuncs(ev.models, ev.named, get, scoreMessageFunc, "which the failure message names")
+	scoreGotValues(ev, get)
+}
+
+// gotRE finds the value a failure reports getting: "F(x) = false, want
+// true", "got 5, want 6", "Total = -300".
+var gotRE = regexp.MustCompile(`(?:[\w)\]]\s*=|\bgot:?)\s*("[^"]*"|-?[\w.]+)`)
+
+// gotValues are the values the failures' messages report getting.
+func (s *state) gotValues() []string {
+	var out []string
+	for _, f := range s.failures {
+		for _, m := range gotRE.FindAllStringSubmatch(f.Message, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// scoreGotValues adds to the suspicious lines (those the spectrum ranks, or
+// in a function the test calls or the message names) that hold, as a
+// literal, the wrong value the failure reports: `return false` when the
+// message says "= false, want true".
+func scoreGotValues(ev evidence, get func(location) *suspicion) {
+	if len(ev.got) == 0 {
+		return
+	}
+	var res []*regexp.Regexp
+	for _, v := range ev.got {
+		pat := regexp.QuoteMeta(v)
+		if !strings.HasPrefix(v, `"`) {
+			pat = `(^|[^\w.])` + pat + `($|[^\w.])`
+		}
+		res = append(res, regexp.MustCompile(pat))
+	}
+	inFunc := map[string]bool{}
+	for n := range ev.called {
+		inFunc[n] = true
+	}
+	for n := range ev.named {
+		inFunc[n] = true
+	}
+	for p, f := range ev.models {
+		if !isGoSource(p) {
+			continue
+		}
+		candidate := map[int]bool{}
+		for l := range ev.spectrum {
+			if l.path == p {
+				candidate[l.line] = true
+			}
+		}
+		for name, span := range f.funcs() {
+			if inFunc[name] {
+				for m := span[0]; m <= span[1]; m++ {
+					candidate[m] = true
+				}
+			}
+		}
+		for n := range candidate {
+			text, ok := f.line(n)
+			if !ok || strings.HasPrefix(strings.TrimSpace(text), "//") {
+				continue
+			}
+			for i, re := range res {
+				if re.MatchString(text) {
+					get(location{p, n}).add(scoreGotValue, "it holds "+ev.got[i]+", the value the failure reports getting")
+					break
+				}
+			}
+		}
+	}
 }
