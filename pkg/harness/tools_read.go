@@ -16,6 +16,10 @@ import (
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
+// detailedFailures is how many failures get_task_details shows with their
+// output; the others are shown by message and frames.
+const detailedFailures = 3
+
 func (s *session) taskDetails() string {
 	t := s.t
 	var b strings.Builder
@@ -34,7 +38,10 @@ func (s *session) taskDetails() string {
 		if len(f.Frames) > 0 {
 			fmt.Fprintf(&b, "   stack frames: %s\n", strings.Join(f.Frames, ", "))
 		}
-		if out := strings.TrimSpace(f.Output); out != "" {
+		if i == detailedFailures {
+			b.WriteString("   (output left out from here on; run_tests shows it)\n")
+		}
+		if out := strings.TrimSpace(f.Output); out != "" && i < detailedFailures {
 			b.WriteString("   output:\n")
 			b.WriteString(indent(trimLines(out, failureLines), "     "))
 			b.WriteString("\n")
