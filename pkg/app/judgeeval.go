@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,11 +28,7 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 		fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	})
 	if err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return Usage("judge-eval: " + err.Error())
+		return asUsage("judge-eval", err)
 	}
 	defer func() { _ = log.Sync() }()
 	if data == "" {

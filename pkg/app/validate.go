@@ -75,11 +75,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 		fs.BoolVar(&asJSON, "json", false, "print the verdicts as one JSON object")
 	})
 	if err != nil {
-		var ue *UsageError
-		if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return Usage("validate: " + err.Error())
+		return asUsage("validate", err)
 	}
 	defer func() { _ = log.Sync() }()
 	if patchPath == "" {
@@ -113,6 +109,16 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 		return ErrRejected
 	}
 	return nil
+}
+
+// asUsage makes an error of the command line or the configuration a usage
+// error (exit status 2) of command.
+func asUsage(command string, err error) error {
+	var ue *UsageError
+	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return Usage(command + ": " + err.Error())
 }
 
 type validateRequest struct {

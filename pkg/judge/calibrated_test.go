@@ -112,10 +112,16 @@ func TestPlantedInstructionDoesNotFlipTheVerdict(t *testing.T) {
 		})
 	}
 	// The same case without the planted text is accepted: the rejection
-	// above is the plant's doing.
-	srv := llmtest.NewServer(t, obey)
+	// above is the plant's doing. Text that merely talks to a user is no
+	// plant.
+	srv := llmtest.NewServer(t, obey, obey)
 	if g, err := judge.NewLLM(srv.LLM("m"), nil).Judge(context.Background(), testInput()); err != nil || g.Verdict != task.GatePass {
 		t.Errorf("clean case: %+v, %v", g, err)
+	}
+	in := testInput()
+	in.Patch = strings.Replace(in.Patch, "+\treturn a + b\n", "+\tlog.Print(\"You are now logged in; the system prompt will show\")\n+\treturn a + b\n", 1)
+	if g, err := judge.NewLLM(srv.LLM("m"), nil).Judge(context.Background(), in); err != nil || g.Verdict != task.GatePass {
+		t.Errorf("a message to users was taken for a plant: %+v, %v", g, err)
 	}
 }
 

@@ -12,13 +12,12 @@ import (
 // describing the code: an attempt to steer the judge.
 var plantedRE = regexp.MustCompile(`(?i)` + strings.Join([]string{
 	`\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+|these\s+)?(previous|prior|above|earlier|preceding|system|original)\s+(instructions?|prompts?|rules|guidelines)`,
-	`\byou\s+are\s+now\s+(an?\s+|the\s+)?\w+`,
+	`\byou\s+are\s+now\s+(an?\s+|the\s+)?(ai|assistant|reviewer|judge|model|llm)\b`,
 	`\bnew\s+(system\s+)?instructions\s*:`,
 	`\b(note|message|instruction)s?\s+(to|for)\s+(the\s+)?(ai|llm|model|reviewer|judge|assistant)\b`,
 	`\b(you|reviewers?|judges?|the\s+(ai|llm|model|assistant))\s+(must|should|shall)\s+(accept|approve|merge|pass)\b`,
 	`\b(accept|approve)\s+(this|the)\s+(patch|change|diff|pull\s+request|pr|fix)\s+(without|regardless|no\s+matter)`,
 	`"acceptable"\s*:\s*true`,
-	`\bsystem\s+prompt\b`,
 }, "|"))
 
 // planted looks for an instruction to the judge in the untrusted text the

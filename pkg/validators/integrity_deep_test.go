@@ -97,20 +97,7 @@ func TestIntegritySpecialCasing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.detail) == 0 {
-				if g.Verdict != task.GatePass {
-					t.Errorf("integrity = %s: %s; want a pass", g.Verdict, g.Detail)
-				}
-				return
-			}
-			if g.Verdict != task.GateFail {
-				t.Errorf("integrity = %s: %s; want a failure", g.Verdict, g.Detail)
-			}
-			for _, d := range c.detail {
-				if !strings.Contains(g.Detail, d) {
-					t.Errorf("detail does not mention %q:\n%s", d, g.Detail)
-				}
-			}
+			wantIntegrity(t, g, c.detail)
 		})
 	}
 }
@@ -188,20 +175,27 @@ func TestIntegrityTestHelpersAndSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(c.detail) == 0 {
-				if g.Verdict != task.GatePass {
-					t.Errorf("integrity = %s: %s; want a pass", g.Verdict, g.Detail)
-				}
-				return
-			}
-			if g.Verdict != task.GateFail {
-				t.Errorf("integrity = %s: %s; want a failure", g.Verdict, g.Detail)
-			}
-			for _, d := range c.detail {
-				if !strings.Contains(g.Detail, d) {
-					t.Errorf("detail does not mention %q:\n%s", d, g.Detail)
-				}
-			}
+			wantIntegrity(t, g, c.detail)
 		})
+	}
+}
+
+// wantIntegrity checks the integrity verdict: a pass when detail is empty,
+// else a failure that mentions each of detail.
+func wantIntegrity(t *testing.T, g task.Gate, detail []string) {
+	t.Helper()
+	if len(detail) == 0 {
+		if g.Verdict != task.GatePass {
+			t.Errorf("integrity = %s: %s; want a pass", g.Verdict, g.Detail)
+		}
+		return
+	}
+	if g.Verdict != task.GateFail {
+		t.Errorf("integrity = %s: %s; want a failure", g.Verdict, g.Detail)
+	}
+	for _, d := range detail {
+		if !strings.Contains(g.Detail, d) {
+			t.Errorf("detail does not mention %q:\n%s", d, g.Detail)
+		}
 	}
 }
