@@ -184,14 +184,17 @@ func (r Runner) coverBinary(ctx context.Context, dir, pkgDir string) (string, er
 // coverOne runs one test of the binary with a coverage profile and returns
 // the module's lines it ran; ok is false when the test did not run.
 func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, pattern, mod string) (map[lineKey]bool, bool, error) {
-	f, err := os.CreateTemp(dir, ".redfix-cover-*.out")
+	// The profile is written in the directory the test runs in, the one
+	// place a confined command is sure to be able to write.
+	run := filepath.Join(dir, filepath.FromSlash(pkgDir))
+	f, err := os.CreateTemp(run, ".redfix-cover-*.out")
 	if err != nil {
 		return nil, false, fmt.Errorf("localize: %w", err)
 	}
 	prof := f.Name()
 	f.Close()
 	defer os.Remove(prof)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: filepath.Join(dir, filepath.FromSlash(pkgDir)), Timeout: r.Timeout, MaxOutput: 64 << 10,
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: run, Timeout: r.Timeout, MaxOutput: 64 << 10,
 		Args: []string{bin, "-test.run", pattern, "-test.count", "1", "-test.coverprofile", prof}})
 	if err != nil {
 		return nil, false, fmt.Errorf("localize: run %s: %w", pattern, err)
