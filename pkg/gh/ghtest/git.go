@@ -177,9 +177,27 @@ func (s *Server) serveGit(w http.ResponseWriter, req *http.Request) bool {
 		},
 		InheritEnv: []string{"PATH"},
 	}
-	h.ServeHTTP(w, req)
-	s.record(Call{Method: req.Method, Path: req.URL.Path, Status: 200})
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	h.ServeHTTP(sw, req)
+	s.record(Call{Method: req.Method, Path: req.URL.Path, Status: sw.status})
 	return true
+}
+
+// statusWriter remembers the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // gitCmd runs git with a clean configuration.
