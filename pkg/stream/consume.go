@@ -35,6 +35,11 @@ func (s *Stream) Consume(ctx context.Context, slots int, handle Handler) error {
 		return fmt.Errorf("consume %s/%s: no handler", s.cfg.Stream, s.cfg.Consumer)
 	}
 	var wg conc.WaitGroup
+	wg.Go(func() {
+		if err := s.WatchExhausted(ctx); err != nil {
+			s.log.Warn("messages that use up their deliveries will stay on the stream", zap.Error(err))
+		}
+	})
 	for i := range slots {
 		log := s.log.With(zap.Int("slot", i))
 		wg.Go(func() { s.slot(ctx, handle, log) })

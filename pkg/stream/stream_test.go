@@ -256,3 +256,44 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A message whose consumer dies on every delivery, the last included, is
+// parked instead of sitting on the stream for good.
+func TestExhaustedMessageIsParked(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver, cfg.AckWait = 2, 300*time.Millisecond
+	s := open(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.WatchExhausted(ctx) }()
+	publish(t, s, "doomed", "x")
+	for attempt := 1; attempt <= 2; attempt++ {
+		if d := next(t, s); d.Attempt != attempt {
+			t.Fatalf("attempt %d, want %d", d.Attempt, attempt) // and the consumer "dies"
+		}
+	}
+	// Other consumers keep pulling, as workers do: the server notices the
+	// used-up message when it would deliver it again.
+	go func() {
+		for ctx.Err() == nil {
+			pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			if d, err := s.Next(pctx); err == nil {
+				t.Errorf("delivered again after max deliver: attempt %d", d.Attempt)
+			}
+			pcancel()
+		}
+	}()
+	waitFor(t, 10*time.Second, "the exhausted message was not parked", func() bool { return parkedCount(t, s) == 1 })
+	waitFor(t, 5*time.Second, "the exhausted message is still on its stream", func() bool {
+		st, err := s.js.Stream(context.Background(), cfg.Stream)
+		if err != nil {
+			return false
+		}
+		info, err := st.Info(context.Background())
+		return err == nil && info.State.Msgs == 0
+	})
+	ps, _ := s.Parked(context.Background())
+	if len(ps) != 1 || ps[0].MsgID != "doomed" || ps[0].Attempts != 2 {
+		t.Fatalf("parked %+v", ps)
+	}
+}
