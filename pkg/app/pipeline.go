@@ -57,11 +57,15 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 		name                   = "offline"
 	)
 	if cfg.LLM.Enabled() {
-		client, err := llm.NewOpenAI(llm.Config{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout})
+		client, err := llm.NewClient(llm.Config{
+			Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
+			Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+		}, log)
 		if err != nil {
 			return nil, fmt.Errorf("model client: %w", err)
 		}
-		newPolicy = func() harness.Policy { return llmpolicy.New(client, log) }
+		opts := llmpolicy.Options{TextTools: cfg.LLM.ToolFormat == "text", ContextWindow: cfg.LLM.ContextWindow}
+		newPolicy = func() harness.Policy { return llmpolicy.NewWithOptions(client, opts, log) }
 		patcher = llmpolicy.NewPatcher(client, log)
 		j = judge.NewCommittee(client, cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model

@@ -113,18 +113,6 @@ type Redis struct {
 	Prefix   string `yaml:"prefix"`
 }
 
-// LLM configures the model behind the agent and the judge. An empty Model
-// means no model: the offline policy repairs and the judge does not run.
-type LLM struct {
-	BaseURL string        `yaml:"base_url"`
-	APIKey  string        `yaml:"api_key"`
-	Model   string        `yaml:"model"`
-	Timeout time.Duration `yaml:"timeout"`
-}
-
-// Enabled reports whether a model is configured.
-func (l LLM) Enabled() bool { return l.Model != "" }
-
 // Triage configures reproduction, flakiness and bisection.
 type Triage struct {
 	Reruns         int      `yaml:"reruns"`
@@ -151,9 +139,21 @@ type Triage struct {
 	ReportMaxAge     time.Duration `yaml:"report_max_age"`
 }
 
-// Harness configures the agent loop.
+// Harness configures the agent loop and its budgets. A zero budget is no
+// limit, except MaxSteps.
 type Harness struct {
 	MaxSteps int `yaml:"max_steps"`
+	// Per task, across its attempts and feedback rounds.
+	MaxTokens  int           `yaml:"max_tokens"`
+	MaxCostUSD float64       `yaml:"max_cost_usd"`
+	MaxWall    time.Duration `yaml:"max_wall_time"`
+	// Samples is how many independent attempts a task gets (k); they run
+	// in parallel up to the worker's slots, at SampleTemperature when k > 1.
+	Samples           int     `yaml:"samples"`
+	SampleTemperature float64 `yaml:"sample_temperature"`
+	// FeedbackRounds is how many times a candidate rejected by a gate goes
+	// back to the agent with the gate's evidence.
+	FeedbackRounds int `yaml:"feedback_rounds"`
 }
 
 // Validators configures the gates.
@@ -203,10 +203,10 @@ func Default() Config {
 		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
 		Redis:   Redis{Prefix: "redfix"},
-		LLM:     LLM{Timeout: 2 * time.Minute},
+		LLM:     LLM{Provider: "openai", Timeout: 2 * time.Minute, MaxRetries: 4, ToolFormat: "native"},
 		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
 			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
-		Harness: Harness{MaxSteps: 40},
+		Harness: Harness{MaxSteps: 40, Samples: 1, SampleTemperature: 0.7, FeedbackRounds: 1},
 		Validators: Validators{
 			OracleRuns:       3,
 			RegressionBudget: 5 * time.Minute,
@@ -269,8 +269,6 @@ var envVars = []struct {
 	{"REDFIX_NATS_URL", func(c *Config, v string) error { c.NATS.URL = v; return nil }},
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
-	{"OPENAI_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
-	{"OPENAI_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
 	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
 	{"REDFIX_LLM_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
 	{"REDFIX_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
@@ -316,6 +314,9 @@ func intVar(field func(*Config) *int) func(*Config, string) error {
 func applyEnv(cfg *Config, getenv func(string) string) error {
 	if getenv == nil {
 		return nil
+	}
+	if err := applyModelEnv(cfg, getenv); err != nil {
+		return err
 	}
 	for _, e := range envVars {
 		v := getenv(e.name)
@@ -401,8 +402,6 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
-	if c.LLM.Model != "" && c.LLM.BaseURL == "" && c.LLM.APIKey == "" {
-		errs = append(errs, errors.New("llm.model is set but neither llm.base_url nor llm.api_key is"))
-	}
+	errs = append(errs, c.validateModel()...)
 	return errors.Join(errs...)
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // APIError is an HTTP error answer from a model server.
@@ -19,6 +21,9 @@ type APIError struct {
 	// Type and Code are the OpenAI-style error's fields, when present.
 	Type string
 	Code string
+	// RetryAfter is how long the server asked to wait (Retry-After,
+	// retry-after-ms); 0 when it did not say.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -40,6 +45,54 @@ func (e *APIError) Retryable() bool {
 		return true
 	}
 	return false
+}
+
+// ContextLength reports whether the server refused the request because the
+// prompt does not fit the model's context window.
+func (e *APIError) ContextLength() bool {
+	if e.StatusCode != http.StatusBadRequest && e.StatusCode != http.StatusRequestEntityTooLarge && e.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	if e.Code == "context_length_exceeded" {
+		return true
+	}
+	m := strings.ToLower(e.Message)
+	for _, s := range []string{"context length", "context window", "prompt is too long", "too many tokens", "maximum context", "exceeds the context", "input is too long"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsContextLength reports whether err is a context-length refusal.
+func IsContextLength(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.ContextLength()
+}
+
+// retryAfter reads how long a server asks to wait: retry-after-ms (OpenAI,
+// Anthropic), then Retry-After in seconds or as an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(secs * float64(time.Second))
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return at.Sub(now)
+	}
+	return 0
 }
 
 // transientError marks a failure of the transport (connection refused or
@@ -142,3 +195,5 @@ func oneLine(s string, max int) string {
 	}
 	return s
 }
+
+func asAPIError(err error, target **APIError) bool { return errors.As(err, target) }

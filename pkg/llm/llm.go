@@ -22,6 +22,9 @@ type Message struct {
 	ToolCalls []ToolCall
 	// ToolCallID names the call a tool message answers.
 	ToolCallID string
+	// IsError marks a tool message whose action failed (providers that
+	// have a field for it send it).
+	IsError bool
 }
 
 // ToolCall is a model's request to call one tool.
@@ -55,9 +58,27 @@ type Request struct {
 
 // Usage is what a request cost, in tokens.
 type Usage struct {
-	PromptTokens     int
-	CompletionTokens int
+	// PromptTokens counts every input token, cached ones included.
+	PromptTokens int `json:"input_tokens"`
+	// CachedTokens are the input tokens read from the provider's prompt
+	// cache (billed at a discount); CacheWriteTokens those written to it.
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	CompletionTokens int `json:"output_tokens"`
 }
+
+// Add returns u plus v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CachedTokens:     u.CachedTokens + v.CachedTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+	}
+}
+
+// Total is all tokens, in and out.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
 
 // Response is the model's answer.
 type Response struct {

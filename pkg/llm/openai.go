@@ -18,8 +18,17 @@ import (
 // DefaultBaseURL is OpenAI's own endpoint, used when Config.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1/"
 
-// Config says which OpenAI-compatible endpoint and model to use.
+// Providers that NewClient knows.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// Config says which provider, endpoint and model to use.
 type Config struct {
+	// Provider is ProviderOpenAI (any OpenAI-compatible server; the
+	// default) or ProviderAnthropic; only NewClient reads it.
+	Provider string
 	// BaseURL is the API root, e.g. http://localhost:8000/v1 for vLLM,
 	// http://localhost:11434/v1 for Ollama. Empty means OpenAI.
 	BaseURL string
@@ -29,8 +38,8 @@ type Config struct {
 	Model  string
 	// Timeout bounds each HTTP attempt; 0 leaves it to the caller's context.
 	Timeout time.Duration
-	// MaxRetries is how many times the SDK retries 408/409/429/5xx answers and
-	// connection failures, with backoff; 0 makes one attempt.
+	// MaxRetries is how many times 408/409/429/5xx answers and connection
+	// failures are retried, with backoff; 0 makes one attempt.
 	MaxRetries int
 }
 
@@ -99,6 +108,7 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 	var failed struct {
 		status int
 		body   []byte
+		header http.Header
 	}
 	capture := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		res, err := next(r)
@@ -108,13 +118,15 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 		body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 		_ = res.Body.Close()
 		res.Body = io.NopCloser(bytes.NewReader(body))
-		failed.status, failed.body = res.StatusCode, body
+		failed.status, failed.body, failed.header = res.StatusCode, body, res.Header
 		return res, readErr
 	})
 	out, err := c.svc.New(ctx, params, capture)
 	if err != nil {
 		if failed.status != 0 {
-			err = apiErrorFromBody(failed.status, failed.body)
+			apiErr := apiErrorFromBody(failed.status, failed.body)
+			apiErr.RetryAfter = retryAfter(failed.header, time.Now())
+			err = apiErr
 		} else {
 			err = classifyTransport(ctx, err)
 		}
@@ -146,6 +158,7 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 		FinishReason: choice.FinishReason,
 		Usage: Usage{
 			PromptTokens:     int(out.Usage.PromptTokens),
+			CachedTokens:     int(out.Usage.PromptTokensDetails.CachedTokens),
 			CompletionTokens: int(out.Usage.CompletionTokens),
 		},
 	}, nil

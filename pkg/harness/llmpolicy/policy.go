@@ -23,45 +23,103 @@ import (
 // their own output, this only guards the context window.
 const maxObservation = 24000
 
+// Options tune a policy.
+type Options struct {
+	// TextTools selects the ReAct text format over native tool calls, for
+	// models served without tool calling.
+	TextTools bool
+	// Temperature is sent with each request; nil leaves it to the server.
+	Temperature *float64
+	// ContextWindow is the model's window in tokens; the conversation is
+	// condensed as it nears it. 0: condensed only after the server refuses
+	// a prompt as too long.
+	ContextWindow int
+}
+
 // Policy asks a chat model for the next action. It keeps no state between
 // calls: each Next rebuilds the conversation from the episode, so a policy
 // can resume any episode and the trajectory is the only record.
 type Policy struct {
 	client llm.Client
+	opts   Options
 	log    *zap.Logger
 }
 
 var _ harness.Policy = (*Policy)(nil)
 
-// New returns a policy that uses client. A nil log discards.
+// New returns a policy that uses client with native tool calls. A nil log
+// discards.
 func New(client llm.Client, log *zap.Logger) *Policy {
+	return NewWithOptions(client, Options{}, log)
+}
+
+// NewWithOptions returns a policy that uses client as opts say.
+func NewWithOptions(client llm.Client, opts Options, log *zap.Logger) *Policy {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Policy{client: client, log: log}
+	return &Policy{client: client, opts: opts, log: log}
 }
 
 // Name is "llm:" and the model's name.
 func (p *Policy) Name() string { return "llm:" + p.client.Model() }
 
+// maxShrinks is how many times a prompt refused as too long is condensed
+// harder and sent again.
+const maxShrinks = 3
+
 // Next sends the episode as a conversation and turns the model's answer into
 // an action. An answer without a tool call ends the episode: it becomes an
-// exit whose summary is the model's text.
+// exit whose summary is the model's text. A prompt the server refuses as too
+// long is condensed harder and sent again.
 func (p *Policy) Next(ctx context.Context, ep *harness.Episode) (harness.Action, error) {
 	if ep == nil {
 		return harness.Action{}, errors.New("llm policy: nil episode")
 	}
 	step := len(ep.Steps) + 1
-	req := llm.Request{Messages: Conversation(ep), Tools: tools(ep.Tools)}
-	resp, err := p.client.Chat(ctx, req)
+	budget := 0
+	if p.opts.ContextWindow > 0 {
+		budget = max(p.opts.ContextWindow*3/4-answerReserve, p.opts.ContextWindow/4)
+	}
+	var (
+		resp llm.Response
+		err  error
+		conv conversation
+	)
+	for shrink := 0; ; shrink++ {
+		conv = p.conversation(ep, budget)
+		req := llm.Request{Messages: conv.messages, Temperature: p.opts.Temperature}
+		if !p.opts.TextTools {
+			req.Tools = tools(ep.Tools)
+		}
+		resp, err = p.client.Chat(ctx, req)
+		if err == nil || !llm.IsContextLength(err) || shrink == maxShrinks {
+			break
+		}
+		// The window is smaller than configured, or unknown: halve what we
+		// think we sent and try again.
+		budget = conv.estimate / 2
+		p.log.Info("prompt too long for the model; condensing", zap.Int("step", step),
+			zap.Int("estimated_tokens", conv.estimate), zap.Int("budget_tokens", budget))
+	}
 	if err != nil {
 		return harness.Action{}, fmt.Errorf("llm policy step %d: %w", step, err)
 	}
 	log := p.log.With(zap.Int("step", step), zap.String("finish_reason", resp.FinishReason),
-		zap.Int("prompt_tokens", resp.Usage.PromptTokens), zap.Int("completion_tokens", resp.Usage.CompletionTokens))
-	thought := stripThinking(resp.Message.Content)
+		zap.Int("prompt_tokens", resp.Usage.PromptTokens), zap.Int("cached_tokens", resp.Usage.CachedTokens),
+		zap.Int("completion_tokens", resp.Usage.CompletionTokens), zap.Int("condensed", conv.condensed))
 
 	calls := resp.Message.ToolCalls
+	thought := stripThinking(resp.Message.Content)
+	if p.opts.TextTools {
+		var name, args string
+		var ok bool
+		thought, name, args, ok = parseReAct(thought)
+		calls = nil
+		if ok {
+			calls = []llm.ToolCall{{Name: name, Arguments: args}}
+		}
+	}
 	if len(calls) == 0 {
 		summary := thought
 		if summary == "" {
@@ -89,16 +147,55 @@ func (p *Policy) Next(ctx context.Context, ep *harness.Episode) (harness.Action,
 	return harness.Action{Name: call.Name, Args: argsJSON(call.Arguments), Thought: thought, CallID: id}, nil
 }
 
-// Conversation is the chat that Next sends for ep: the system prompt, the
-// task, then for each step the assistant's tool call and the tool's answer.
+// Conversation is the chat that Next sends for ep with native tool calls
+// and no window: the system prompt, the task, then for each step the
+// assistant's tool call and the tool's answer.
 func Conversation(ep *harness.Episode) []llm.Message {
+	return (&Policy{}).conversation(ep, 0).messages
+}
+
+type conversation struct {
+	messages  []llm.Message
+	estimate  int // tokens, roughly
+	condensed int // observations condensed or cut
+}
+
+// conversation builds the messages for ep, condensing older observations to
+// fit budget tokens (0: no limit).
+func (p *Policy) conversation(ep *harness.Episode, budget int) conversation {
+	sys := buildSystem(ep.MaxSteps, len(ep.Steps))
+	if p.opts.TextTools {
+		sys += fmt.Sprintf(reactFormat, reactTools(ep.Tools))
+	}
+	task := taskSummary(ep.Task)
+	obs := make([]string, len(ep.Steps))
+	fixed := len(sys) + len(task)
+	if !p.opts.TextTools {
+		if b, err := json.Marshal(ep.Tools); err == nil {
+			fixed += len(b)
+		}
+	}
+	for i, s := range ep.Steps {
+		obs[i] = observationText(s.Action.Name, s.Observation)
+		fixed += len(s.Action.Thought) + len(s.Action.Args) + 32
+	}
+	fixed /= charsPerToken
+	c := conversation{condensed: condense(ep.Steps, obs, budget, fixed)}
+
 	msgs := make([]llm.Message, 0, 2+2*len(ep.Steps))
 	msgs = append(msgs,
-		llm.Message{Role: llm.RoleSystem, Content: buildSystem(ep.MaxSteps, len(ep.Steps))},
-		llm.Message{Role: llm.RoleUser, Content: taskSummary(ep.Task)},
+		llm.Message{Role: llm.RoleSystem, Content: sys},
+		llm.Message{Role: llm.RoleUser, Content: task},
 	)
 	used := make(map[string]bool, len(ep.Steps))
 	for i, s := range ep.Steps {
+		if p.opts.TextTools {
+			msgs = append(msgs,
+				llm.Message{Role: llm.RoleAssistant, Content: reactCall(s.Action)},
+				llm.Message{Role: llm.RoleUser, Content: "Observation:\n" + obs[i]},
+			)
+			continue
+		}
 		n := s.N
 		if n <= 0 {
 			n = i + 1
@@ -119,10 +216,15 @@ func Conversation(ep *harness.Episode) []llm.Message {
 				Content:   s.Action.Thought,
 				ToolCalls: []llm.ToolCall{{ID: id, Name: s.Action.Name, Arguments: argsText(s.Action.Args)}},
 			},
-			llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: observationText(s.Action.Name, s.Observation)},
+			llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: obs[i], IsError: s.Observation.IsError},
 		)
 	}
-	return msgs
+	c.messages = msgs
+	c.estimate = fixed
+	for _, o := range obs {
+		c.estimate += (len(o) + 16) / charsPerToken
+	}
+	return c
 }
 
 func syntheticID(n int) string { return fmt.Sprintf("call_%d", n) }
