@@ -1,6 +1,7 @@
 // Command worker is redfix's repair worker: it consumes jobs from NATS and
 // runs the agent, the gates, the judge and the publisher on each.
-// `worker repair` is the one-shot repair of a local clone.
+// `worker repair` is the one-shot repair of a local clone; `worker tool` runs
+// one of the agent's actions by hand.
 package main
 
 import (
@@ -33,6 +34,7 @@ commands:
            clone's HEAD; exit 0 accepted, 1 rejected, 2 usage or machinery error
   judge-eval  the configured judge on a labelled set of patches: precision and
            recall on the accept class, with the confusion matrix
+  tool        run one of the agent's actions on a clone and print its observation
 
 Run "worker <command> -h" for a command's flags.
 `
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.Validate(ctx, args[1:], stdout, stderr)
 	case "judge-eval":
 		return app.JudgeEval(ctx, args[1:], stdout, stderr)
+	case "tool":
+		return app.Tool(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

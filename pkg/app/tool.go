@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/llmpolicy"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// ErrToolProblem is returned when the action ran but reported a problem
+// the agent would have been shown (a bad path, an edit that did not apply,
+// failing tests): the observation is printed all the same.
+var ErrToolProblem = fmt.Errorf("the action reported a problem (its observation is above)")
+
+const toolUsage = `usage: worker tool [--repo PATH] [--test ID]... [--blame REV] ACTION [key=value ...]
+       worker tool --list
+
+Runs one of the agent's actions on a clone, with the arguments the model
+would give, and prints the observation the agent would get. Paths are
+confined to the clone as in an episode; edit changes the clone's files.
+Example: worker tool --repo . read_file path=calc.go start_line=10
+
+`
+
+// Tool runs one harness action by hand.
+func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, toolUsage); fs.PrintDefaults() }
+	var (
+		repoPath, blame, cfgPath string
+		tests                    stringList
+		list                     bool
+	)
+	fs.StringVar(&repoPath, "repo", ".", "the clone to act on")
+	fs.Var(&tests, "test", "a failing test the task names (run_tests' default, get_task_details); repeatable")
+	fs.StringVar(&blame, "blame", "", "the commit get_diff_details shows by default")
+	fs.StringVar(&cfgPath, "config", os.Getenv("REDFIX_CONFIG"), "configuration file (also REDFIX_CONFIG): the model for edit instructions")
+	fs.BoolVar(&list, "list", false, "list the actions and their arguments")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if list {
+		fmt.Fprint(stdout, harness.Usage())
+		return nil
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return Usage("tool: no action given (worker tool --list shows them)")
+	}
+	name := fs.Arg(0)
+	raw, err := harness.ArgsFromPairs(name, fs.Args()[1:])
+	if err != nil {
+		return Usage("tool: " + err.Error())
+	}
+	cfg, err := config.Load(cfgPath, os.Getenv)
+	if err != nil {
+		return err
+	}
+
+	abs, err := filepath.Abs(repoPath)
+	if err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	repo := gitrepo.Repo{Dir: abs}
+	head, err := repo.Resolve(ctx, "HEAD")
+	if err != nil {
+		return fmt.Errorf("tool: %s is not a git repository with commits: %w", abs, err)
+	}
+	ws := &workspace.Workspace{Dir: abs, Commit: head, Repo: repo}
+	t := task.Task{ID: "tool-" + task.Short(head), Repo: abs, Commit: head}
+	for _, id := range tests {
+		// The id as reports write it; Failure.ID gives it back unchanged.
+		t.Failures = append(t.Failures, task.Failure{Test: id})
+	}
+	if blame != "" {
+		sha, err := repo.Resolve(ctx, blame)
+		if err != nil {
+			return fmt.Errorf("tool: --blame: %w", err)
+		}
+		t.Bisection = task.Bisection{Blame: sha, Bad: head}
+	}
+
+	log, err := cfg.Log.Logger()
+	if err != nil {
+		return err
+	}
+	var patcher harness.Patcher
+	if cfg.LLM.Enabled() {
+		client, err := llm.NewClient(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
+			Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries}, log)
+		if err != nil {
+			return fmt.Errorf("model client: %w", err)
+		}
+		patcher = llmpolicy.NewPatcher(client, log)
+	}
+	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log)
+	obs, err := h.Execute(ctx, ws, t, harness.Action{Name: name, Args: raw})
+	if err != nil {
+		return err
+	}
+	content := obs.Content
+	if !strings.HasSuffix(content, "\n") {
+		content += "\n"
+	}
+	fmt.Fprint(stdout, content)
+	if obs.IsError {
+		return ErrToolProblem
+	}
+	return nil
+}
