@@ -25,6 +25,10 @@ type Config struct {
 	// OutputLimit caps an observation's content, in characters; the head
 	// and the tail are kept. 0 means 8000.
 	OutputLimit int
+	// Budget bounds tokens, cost and wall time; Meter reads what the
+	// episode's model calls spent (nil: nothing is counted).
+	Budget Budget
+	Meter  Meter
 }
 
 // Defaults for Config.
@@ -88,7 +92,12 @@ func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		lastKey string
 		repeats int
 		runErr  error
+		// passing is the workspace's diff the last time the oracle tests
+		// passed, kept in case the agent breaks it again before a budget
+		// ends the episode.
+		passing, hasPassing = "", false
 	)
+	begun, spentBefore := time.Now(), h.spent()
 loop:
 	for {
 		if len(ep.Steps) >= h.cfg.MaxSteps {
@@ -96,11 +105,17 @@ loop:
 			res.Summary = fmt.Sprintf("stopped: the budget of %d steps is spent", h.cfg.MaxSteps)
 			break
 		}
+		if why := h.cfg.Budget.exhausted(h.spent().Sub(spentBefore), time.Since(begun)); why != "" {
+			res.Stop = StopBudget
+			res.Summary = "stopped: " + why
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			res.Stop = StopError
 			runErr = fmt.Errorf("episode of task %s before step %d: %w", t.ID, len(ep.Steps)+1, err)
 			break
 		}
+		spentAtStep := h.spent() // the policy's call belongs to the step
 		act, err := h.policy.Next(ctx, ep)
 		if err != nil {
 			res.Stop = StopPolicy
@@ -136,6 +151,20 @@ loop:
 			Observation: obs,
 			Started:     started,
 			ElapsedMS:   time.Since(started).Milliseconds(),
+		}
+		if d := h.spent().Sub(spentAtStep); d.Calls > 0 {
+			step.Spend = &d
+		}
+		if act.Name == ActEdit && obs.Edit != nil {
+			res.Edits++
+			if !obs.Edit.Applied {
+				res.EditFailures++
+			}
+		}
+		if s.oraclePassed && obs.Tests != nil {
+			if d, err := ws.Diff(ctx); err == nil {
+				passing, hasPassing = d, true
+			}
 		}
 		ep.Steps = append(ep.Steps, step)
 		if trajectory != nil {
@@ -178,6 +207,17 @@ loop:
 		runErr = errors.Join(runErr, fmt.Errorf("diff of the workspace of task %s: %w", t.ID, err))
 	}
 	res.Patch = patch
+	// A budget ended the episode after the agent broke a state that passed:
+	// keep the passing one.
+	if !res.TestsPassed && hasPassing && res.Stop != StopExit && patch != passing && err == nil {
+		if rerr := restorePassing(dctx, ws, passing); rerr != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("task %s: %w", t.ID, rerr))
+		} else {
+			res.Patch, res.TestsPassed, res.KeptPassing = passing, true, true
+			log.Info("kept the last state that passed the failing tests", zap.Int("patch_bytes", len(passing)))
+		}
+	}
+	res.Spend = h.spent().Sub(spentBefore)
 
 	last := ""
 	if len(ep.Steps) > 0 {
@@ -186,6 +226,9 @@ loop:
 	fields := []zap.Field{
 		zap.Int("step", res.Steps), zap.String("action", last), zap.String("stop", res.Stop),
 		zap.Bool("tests_passed", res.TestsPassed), zap.Int("patch_bytes", len(res.Patch)),
+		zap.Int("edits", res.Edits), zap.Int("edit_failures", res.EditFailures),
+		zap.Int("input_tokens", res.Spend.PromptTokens), zap.Int("cached_tokens", res.Spend.CachedTokens),
+		zap.Int("output_tokens", res.Spend.CompletionTokens), zap.Float64("cost_usd", res.Spend.CostUSD),
 	}
 	if runErr != nil {
 		log.Info("episode ended with an error", append(fields, zap.Error(runErr))...)

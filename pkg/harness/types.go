@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -152,6 +153,9 @@ type Step struct {
 	Observation Observation `json:"observation"`
 	Started     time.Time   `json:"started"`
 	ElapsedMS   int64       `json:"elapsed_ms"`
+	// Spend is what the step's model calls (the policy's, the patcher's)
+	// used and cost; absent when it made none.
+	Spend *llm.Spend `json:"spend,omitempty"`
 }
 
 // ToolSpec describes a tool to a policy (an LLM's function definition).
@@ -201,4 +205,13 @@ type Result struct {
 	// TestsPassed reports whether the last run_tests of the oracle tests
 	// passed with the patch as it stands.
 	TestsPassed bool `json:"tests_passed"`
+	// KeptPassing: a budget ended the episode after the agent changed a
+	// state that passed; Patch is that state, restored in the workspace.
+	KeptPassing bool `json:"kept_passing,omitempty"`
+	// Edits and EditFailures count edit actions, and those that did not
+	// apply (a SEARCH that matched nothing, a bad block).
+	Edits        int `json:"edits"`
+	EditFailures int `json:"edit_failures"`
+	// Spend is what the episode's model calls used and cost.
+	Spend llm.Spend `json:"spend"`
 }

@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Budget bounds what an episode may spend beyond its steps; a zero field is
+// no limit. The pipeline gives each episode what is left of its task's
+// budget.
+type Budget struct {
+	Tokens  int
+	CostUSD float64
+	Wall    time.Duration
+}
+
+// Meter reports what the model calls of an episode have spent so far
+// (llm.Meter is one: the policy and the patcher share it).
+type Meter interface {
+	Spent() llm.Spend
+}
+
+// exhausted says which budget is spent, "" when none is.
+func (b Budget) exhausted(spent llm.Spend, elapsed time.Duration) string {
+	switch {
+	case b.Tokens > 0 && spent.Total() >= b.Tokens:
+		return fmt.Sprintf("the token budget is spent (%d of %d tokens)", spent.Total(), b.Tokens)
+	case b.CostUSD > 0 && spent.CostUSD >= b.CostUSD:
+		return fmt.Sprintf("the cost budget is spent ($%.4f of $%.4f)", spent.CostUSD, b.CostUSD)
+	case b.Wall > 0 && elapsed >= b.Wall:
+		return fmt.Sprintf("the wall-time budget is spent (%s of %s)", elapsed.Round(time.Second), b.Wall)
+	}
+	return ""
+}
+
+// spent is the episode's meter reading, zero without a meter.
+func (h *Harness) spent() llm.Spend {
+	if h.cfg.Meter == nil {
+		return llm.Spend{}
+	}
+	return h.cfg.Meter.Spent()
+}
+
+// restorePassing puts the workspace back to patch, the last state in which
+// the oracle tests passed, so that the gates check what the result says.
+func restorePassing(ctx context.Context, ws *workspace.Workspace, patch string) error {
+	if err := ws.Reset(ctx); err != nil {
+		return fmt.Errorf("reset to %s: %w", ws.Commit, err)
+	}
+	if patch == "" {
+		return nil
+	}
+	f, err := os.CreateTemp("", "redfix-passing-*.diff")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(patch); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(f.Name())
+	if err := ws.Repo.Apply(ctx, abs); err != nil {
+		return fmt.Errorf("apply the passing patch: %w", err)
+	}
+	return nil
+}
