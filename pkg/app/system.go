@@ -166,7 +166,7 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
-		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store,
+		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
 	}, s.log.Named("http")).Handler()
 }
 

@@ -77,6 +77,9 @@ type Options struct {
 	// Land, when set, gives the outcomes of published pull requests: the
 	// land rate on the dashboard, in /api/v1/stats and in /metrics.
 	Land LandRates
+	// Quarantine, when set, serves GET /api/v1/quarantine: the flaky
+	// tests triage recorded instead of repairing.
+	Quarantine Quarantined
 }
 
 // New makes a server. reg receives the server's metrics and is served at
@@ -109,6 +112,9 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "GET /api/v1/tasks", s.read(s.listTasks))
 	s.route(mux, "GET /api/v1/tasks/{id}", s.read(s.getTask))
 	s.route(mux, "GET /api/v1/stats", s.read(s.stats))
+	if s.opts.Quarantine != nil {
+		s.route(mux, "GET /api/v1/quarantine", s.read(s.listQuarantine))
+	}
 	if s.webhook != nil {
 		s.route(mux, "POST /api/v1/github/webhook", func(w http.ResponseWriter, r *http.Request) error {
 			s.webhook.ServeHTTP(w, r)

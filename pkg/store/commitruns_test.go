@@ -65,6 +65,28 @@ func TestCommitRuns(t *testing.T) {
 			if err != nil || len(none) != 0 {
 				t.Errorf("runs of an unknown test = %v, %v", none, err)
 			}
+
+			t.Cleanup(func() { rdb.Del(context.Background(), s.quarantineKey()) })
+			now := time.Now().UTC().Truncate(time.Second)
+			for _, e := range []task.QuarantineEntry{
+				{Test: "pkg.TestA", Repo: "r", Runs: 5, Failures: 2, SeenAt: now.Add(-time.Hour), Reason: "flaky: 2/5"},
+				{Test: "pkg.TestB", Repo: "r", Runs: 5, Failures: 1, SeenAt: now.Add(-time.Minute)},
+				{Test: "pkg.TestA", Repo: "r", Runs: 10, Failures: 3, SeenAt: now, Reason: "flaky: 3/10"},
+			} {
+				if err := s.Quarantine(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q, err := s.Quarantined(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(q) != 2 || q[0].Test != "pkg.TestA" || q[0].Failures != 3 || q[0].Reason != "flaky: 3/10" || !q[0].SeenAt.Equal(now) || q[1].Test != "pkg.TestB" {
+				t.Errorf("quarantine = %+v", q)
+			}
+			if q, err := s.Quarantined(ctx, 1); err != nil || len(q) != 1 {
+				t.Errorf("quarantine limited to 1 = %+v, %v", q, err)
+			}
 		})
 	}
 }

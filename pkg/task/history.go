@@ -1,5 +1,7 @@
 package task
 
+import "time"
+
 // CommitRuns counts the runs of one test at one commit: passed, failed, not
 // there (the test does not exist at that commit) and skipped (its package
 // did not build).
@@ -18,3 +20,22 @@ func (r CommitRuns) Add(o CommitRuns) CommitRuns {
 // Flaky says the test both passed and failed at this commit: flaky by
 // definition.
 func (r CommitRuns) Flaky() bool { return r.Passed > 0 && r.Failed > 0 }
+
+// QuarantineEntry is a flaky test as triage last saw it: the evidence that
+// it is flaky, and why it was not repaired.
+type QuarantineEntry struct {
+	Test        string `json:"test"`
+	Repo        string `json:"repo"`
+	Commit      string `json:"commit"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	TaskID      string `json:"task_id,omitempty"`
+	// Runs and Failures are the re-runs at Commit.
+	Runs     int    `json:"runs"`
+	Failures int    `json:"failures"`
+	Message  string `json:"message,omitempty"`
+	// FlakeRate and FlakyCommits come from the test's history by commit.
+	FlakeRate    float64   `json:"flake_rate"`
+	FlakyCommits int       `json:"flaky_commits"`
+	Reason       string    `json:"reason"`
+	SeenAt       time.Time `json:"seen_at"`
+}

@@ -270,7 +270,8 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		return decide(fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(ws.Commit), err))
 	}
 
-	rep, err := Reproduce(ctx, t.runner, ws.Dir, ids, t.cfg.Reruns)
+	hist := p.history(ctx, ids, log)
+	rep, err := Reproduce(ctx, t.runner, ws.Dir, ids, hist.reruns)
 	out.TestRuns += rep.Flakiness.Runs
 	if err != nil {
 		var nr *NotRunError
@@ -286,15 +287,34 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if err != nil {
 		return out, err
 	}
+	flakyHere, err := p.keepReruns(ctx, hist, ws.Commit, rep)
+	if err != nil {
+		return out, err
+	}
+	if flakyHere && rep.Flakiness.Verdict == VerdictReliable {
+		// It passed at this commit before: flaky by definition.
+		rep.Flakiness.Verdict = VerdictFlaky
+		tk.Flakiness.Verdict = VerdictFlaky
+		history += "; it passed at this commit before"
+	}
+	if hist.score.Flaky() {
+		history += fmt.Sprintf("; flaky at %d of %d commits, flake rate %.0f%%", hist.score.FlakyCommits, hist.score.Commits, 100*hist.score.Rate)
+	}
 	log.Info("reproduced", zap.String("verdict", rep.Flakiness.Verdict), zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures), zap.String("history", history))
 	switch rep.Flakiness.Verdict {
 	case VerdictFlaky:
-		return decide(fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(ws.Commit), history))
+		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(ws.Commit), history)
+		if err := p.quarantine(ctx, tk, rep, hist, reason); err != nil {
+			return out, err
+		}
+		return decide(reason)
 	case VerdictPassing:
 		return decide(fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(ws.Commit), rep.Flakiness.Runs, history))
 	}
 
-	bis, err := t.bisector(log).bisect(ctx, ws.Dir, in.Good, ws.Commit, ids, true)
+	b := t.bisector(log)
+	b.FlakeRate = hist.score.Rate
+	bis, err := b.bisect(ctx, ws.Dir, in.Good, ws.Commit, ids, true)
 	out.TestRuns += bis.Steps
 	switch {
 	case errors.Is(err, ErrCannotBisect):
