@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	junit "github.com/joshdk/go-junit"
@@ -24,6 +25,14 @@ import (
 //
 // Totals are counted here from the testcases: suites' own counts are
 // ignored, they are often stale for nested suites.
+//
+// The runners' dialects: Surefire and pytest (classname is the class or
+// module; <error> for exceptions and failed setups, Kind "error"), jest-junit
+// (classname and name are both "suite title": the suite's name becomes the
+// Package), gotestsum (a package that does not compile is a failing
+// "TestMain" whose output is compiler errors: a build error). A suite's own
+// system-out and system-err are added to its failures' output. Frames are
+// read from Go, Java, Kotlin, Python, JavaScript and TypeScript traces.
 func ParseJUnit(r io.Reader) (Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -49,7 +58,7 @@ func ParseJUnit(r io.Reader) (Result, error) {
 func addSuite(res *Result, s junit.Suite) {
 	for _, tc := range s.Tests {
 		pkg := tc.Classname
-		if pkg == "" {
+		if pkg == "" || (pkg == tc.Name && s.Name != "") {
 			pkg = s.Name
 		}
 		switch tc.Status {
@@ -59,8 +68,8 @@ func addSuite(res *Result, s junit.Suite) {
 		case junit.StatusSkipped:
 			res.Total++
 		case junit.StatusFailed, junit.StatusError:
-			f := junitFailure(pkg, tc)
-			if tc.Name == "[build failed]" {
+			f := junitFailure(pkg, tc, s)
+			if tc.Name == "[build failed]" || compileFailure(tc, f.Output) {
 				f.Test = ""
 				res.BuildErrors = append(res.BuildErrors, f)
 				continue
@@ -74,8 +83,11 @@ func addSuite(res *Result, s junit.Suite) {
 	}
 }
 
-func junitFailure(pkg string, tc junit.Test) task.Failure {
+func junitFailure(pkg string, tc junit.Test, s junit.Suite) task.Failure {
 	f := task.Failure{Package: pkg, Test: tc.Name}
+	if tc.Status == junit.StatusError {
+		f.Kind = "error"
+	}
 	var body string
 	// junit.Error.Error() prefers the body over the message attribute: read
 	// the fields themselves.
@@ -91,7 +103,7 @@ func junitFailure(pkg string, tc junit.Test) task.Failure {
 		f.Message = strings.TrimSpace(tc.Message)
 	}
 	var out strings.Builder
-	for _, part := range []string{body, tc.SystemOut, tc.SystemErr} {
+	for _, part := range []string{body, tc.SystemOut, tc.SystemErr, s.SystemOut, s.SystemErr} {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}
@@ -99,12 +111,55 @@ func junitFailure(pkg string, tc junit.Test) task.Failure {
 		out.WriteString("\n")
 	}
 	f.Output = out.String()
-	if tc.Name == "[build failed]" {
+	if tc.Name == "[build failed]" || compileFailure(tc, f.Output) {
 		DescribeBuild(&f)
 	} else {
 		describe(&f)
 	}
+	if len(f.Frames) == 0 {
+		f.Frames = traceFrames(f.Output)
+	}
 	return f
+}
+
+// compileErrorRE is a line of the Go compiler's output: "pay/pay.go:12:2: msg".
+var compileErrorRE = regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: \S`)
+
+// compileFailure recognizes gotestsum's report of a package that did not
+// compile: a failing TestMain whose output is compiler errors, not a run.
+func compileFailure(tc junit.Test, output string) bool {
+	return tc.Name == "TestMain" && compileErrorRE.MatchString(output) && !strings.Contains(output, "=== RUN")
+}
+
+// traceFrameRE is a source location in another language's trace: Java's
+// "(CartTest.java:42)", Python's "tests/test_x.py:14", JavaScript's
+// "(/src/Cart.test.js:21:30)".
+var traceFrameRE = regexp.MustCompile(`([\w./\-]+\.(?:java|kt|scala|py|js|jsx|mjs|cjs|ts|tsx|rb|cs)):(\d+)`)
+
+// maxTraceFrames bounds the frames kept from a trace.
+const maxTraceFrames = 5
+
+// traceFrames are the distinct source locations of a trace, in order,
+// without runtime-internal ones (node:internal, site-packages).
+func traceFrames(output string) []string {
+	var frames []string
+	seen := map[string]bool{}
+	for _, m := range traceFrameRE.FindAllStringSubmatch(output, -1) {
+		file := m[1]
+		if strings.Contains(file, "node_modules/") || strings.Contains(file, "site-packages/") || strings.HasPrefix(file, "internal/") {
+			continue
+		}
+		fr := file + ":" + m[2]
+		if seen[fr] {
+			continue
+		}
+		seen[fr] = true
+		frames = append(frames, fr)
+		if len(frames) == maxTraceFrames {
+			break
+		}
+	}
+	return frames
 }
 
 // informative reports whether a failure's message attribute says more than

@@ -21,6 +21,10 @@ type Failure struct {
 	Output string `json:"output,omitempty"`
 	// Frames are the top source locations named by the output (file:line).
 	Frames []string `json:"frames,omitempty"`
+	// Kind is "error" when the test ended on an unexpected error (JUnit's
+	// <error>: an exception, a failed setup) rather than a failed
+	// assertion; empty otherwise.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ID is the test as reports name it: "pkg.TestName/sub", or the bare test
