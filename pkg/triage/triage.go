@@ -172,6 +172,10 @@ type process struct {
 	t  *Triage
 	in Input
 	ws *workspace.Workspace
+	// blames are the culprits found for earlier groups, and the blame
+	// groups this report's tasks claimed.
+	blames      []task.Bisection
+	blameClaims []blameClaim
 }
 
 func (p *process) close() {
@@ -253,6 +257,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		if err := t.store.ReleaseGroup(rctx, g.Fingerprint, id); err != nil {
 			log.Error("release group", zap.Error(err))
 		}
+		p.releaseBlame(rctx, id, log)
 	}()
 	for _, f := range g.Failures {
 		if err := t.store.RecordRun(ctx, f.ID(), true); err != nil {
@@ -314,7 +319,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 
 	b := t.bisector(log)
 	b.FlakeRate = hist.score.Rate
-	bis, err := b.bisect(ctx, ws.Dir, in.Good, ws.Commit, ids, true)
+	bis, err := p.bisect(ctx, b, ws.Dir, in.Good, ws.Commit, ids, log)
 	out.TestRuns += bis.Steps
 	switch {
 	case errors.Is(err, ErrCannotBisect):
@@ -327,6 +332,15 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		log.Info("bisected", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 	}
 	tk.Bisection = bis
+	if err == nil && bis.Blame != "" {
+		owner, err := p.claimBlame(ctx, in.Repo, bis.Blame, id, g.Failures)
+		if err != nil {
+			return out, err
+		}
+		if owner != "" {
+			return decide(fmt.Sprintf("same blame commit %s as task %s: one task per breaking commit (its failures were added to it)", task.Short(bis.Blame), owner))
+		}
+	}
 
 	// Queue first, then record: the job's message ID is the group's
 	// fingerprint and this task's ID, stable across redeliveries of the

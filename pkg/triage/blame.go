@@ -1,0 +1,94 @@
+package triage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// FailureMerger adds failures to an existing task; store.Store satisfies
+// it. With it, the failures of a group whose blame commit another task
+// already owns are added to that task.
+type FailureMerger interface {
+	AddFailures(ctx context.Context, taskID string, failures []task.Failure) error
+}
+
+// BlameGroup is the group key of a blame commit in a repository: one task
+// per breaking commit, however many tests it broke.
+func BlameGroup(repo, blame string) string {
+	h := sha256.Sum256([]byte("blame\x00" + normalizeRepo(repo) + "\x00" + blame))
+	return "blame-" + hex.EncodeToString(h[:])[:32]
+}
+
+// bisect bisects a group's tests. When an earlier group of the same report
+// was blamed on commit B, it first searches from B's parent: if B is this
+// group's culprit too, a few runs around B confirm it instead of a whole
+// search. Otherwise it searches from good.
+func (p *process) bisect(ctx context.Context, b Bisector, dir, good, bad string, ids []string, log *zap.Logger) (task.Bisection, error) {
+	spent, cached := 0, 0
+	repo := gitrepo.Repo{Dir: dir}
+	for _, prior := range p.blames {
+		if prior.Good == "" || prior.Good == bad || !repo.IsAncestor(ctx, prior.Good, bad) {
+			continue
+		}
+		bis, err := b.bisect(ctx, dir, prior.Good, bad, ids, true)
+		spent += bis.Steps
+		cached += bis.CachedRuns
+		switch {
+		case err == nil && bis.Blame == prior.Blame:
+			log.Info("same culprit as an earlier group", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
+			return bis, nil
+		case err != nil && !errors.Is(err, ErrCannotBisect):
+			return bis, err
+		}
+	}
+	bis, err := b.bisect(ctx, dir, good, bad, ids, true)
+	bis.Steps += spent
+	bis.CachedRuns += cached
+	if err == nil && bis.Blame != "" {
+		p.blames = append(p.blames, bis)
+	}
+	return bis, err
+}
+
+// claimBlame makes the task the owner of its blame commit's group. When
+// another task owns it, the failures are added to that task (if the store
+// can) and the owner's ID is returned.
+func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, failures []task.Failure) (owner string, err error) {
+	key := BlameGroup(repo, blame)
+	existing, created, err := p.t.store.ClaimGroup(ctx, key, taskID)
+	if err != nil {
+		return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
+	}
+	if created {
+		p.blameClaims = append(p.blameClaims, blameClaim{key: key, taskID: taskID})
+		return "", nil
+	}
+	if m, ok := p.t.store.(FailureMerger); ok && existing != taskID {
+		if err := m.AddFailures(ctx, existing, failures); err != nil {
+			return existing, fmt.Errorf("merge into task %s: %w", existing, err)
+		}
+	}
+	return existing, nil
+}
+
+type blameClaim struct{ key, taskID string }
+
+// releaseBlame gives up the blame claims of a task that was not queued.
+func (p *process) releaseBlame(ctx context.Context, taskID string, log *zap.Logger) {
+	for _, c := range p.blameClaims {
+		if c.taskID != taskID {
+			continue
+		}
+		if err := p.t.store.ReleaseGroup(ctx, c.key, taskID); err != nil {
+			log.Error("release blame group", zap.Error(err))
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package triage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// AddFailures makes memStore a FailureMerger.
+func (s *memStore) AddFailures(_ context.Context, id string, failures []task.Failure) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[id]
+	if !ok {
+		return fmt.Errorf("no task %s", id)
+	}
+	t.Failures = append(t.Failures, failures...)
+	s.tasks[id] = t
+	return nil
+}
+
+const (
+	mathGood = "package calc\n\nfunc Add(x, y int) int { return x + y }\n\nfunc Sub(x, y int) int { return x - y }\n"
+	mathBad  = "package calc\n\nfunc Add(x, y int) int { return x * y }\n\nfunc Sub(x, y int) int { return x / y }\n"
+	mathTest = `package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(1, 2); got != 3 {
+		t.Errorf("Add(1, 2) = %d, want 3", got)
+	}
+}
+
+func TestSub(t *testing.T) {
+	if got := Sub(5, 2); got != 3 {
+		t.Fatalf("Sub(5, 2) returned %d instead of 3", got)
+	}
+}
+`
+)
+
+// A commit that breaks several tests becomes one task: the later groups
+// are confirmed on the same culprit with a few runs and merged into the
+// first group's task.
+func TestProcessGroupsByBlameCommit(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f := newFixture(t)
+	shas := []string{f.commit("calc", map[string]string{"go.mod": goMod, "calc/calc.go": mathGood, "calc/calc_test.go": mathTest})}
+	for i := 1; i <= 12; i++ {
+		files := map[string]string{fmt.Sprintf("notes/%d.txt", i): "note\n"}
+		if i == 5 {
+			files["calc/calc.go"] = mathBad
+		}
+		shas = append(shas, f.commit(fmt.Sprintf("change %d", i), files))
+	}
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[12], Good: shas[0], Report: report.Result{Failures: []task.Failure{
+		{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = 2, want 3"},
+		{Package: "example.com/calc/calc", Test: "TestSub", Message: "Sub(5, 2) returned 2 instead of 3"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || outs[0].Status != task.StatusQueued || outs[1].Status != task.StatusDropped {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+	first := store.tasks[outs[0].TaskID]
+	if first.Bisection.Blame != shas[5] {
+		t.Errorf("blame %s, want %s", task.Short(first.Bisection.Blame), task.Short(shas[5]))
+	}
+	want := fmt.Sprintf("same blame commit %s as task %s", task.Short(shas[5]), outs[0].TaskID)
+	if !strings.HasPrefix(outs[1].Reason, want) {
+		t.Errorf("reason = %q, want it to start %q", outs[1].Reason, want)
+	}
+	if got := strings.Join(first.Tests(), ","); got != "example.com/calc/calc.TestAdd,example.com/calc/calc.TestSub" {
+		t.Errorf("the first task's tests = %s, want both", got)
+	}
+	if len(queue.jobs) != 1 {
+		t.Errorf("%d jobs queued, want 1", len(queue.jobs))
+	}
+	// Confirming the culprit costs fewer runs than finding it.
+	second := store.tasks[outs[1].TaskID]
+	if second.Bisection.Blame != shas[5] || second.Bisection.Steps >= first.Bisection.Steps {
+		t.Errorf("second group: blame %s in %d runs; the first took %d", task.Short(second.Bisection.Blame), second.Bisection.Steps, first.Bisection.Steps)
+	}
+}
