@@ -60,12 +60,29 @@ func (p *process) bisect(ctx context.Context, b Bisector, dir, good, bad string,
 
 // claimBlame makes the task the owner of its blame commit's group. When
 // another task owns it, the failures are added to that task (if the store
-// can) and the owner's ID is returned.
+// can) and the owner's ID is returned. The claim lives as long as the
+// store's triage claims: across reports, groups blamed on the same commit
+// within that time are merged; within one report, always.
 func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, failures []task.Failure) (owner string, err error) {
 	key := BlameGroup(repo, blame)
-	existing, created, err := p.t.store.ClaimGroup(ctx, key, taskID)
-	if err != nil {
-		return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
+	var existing string
+	created := false
+	for _, c := range p.blameClaims {
+		if c.key == key {
+			// A task of this report owns it: merge, whether or not its
+			// claim in the store has lapsed meanwhile.
+			existing = c.taskID
+			if _, err := p.t.store.RefreshGroup(ctx, key, existing); err != nil {
+				return "", fmt.Errorf("renew blame commit %s: %w", task.Short(blame), err)
+			}
+		}
+	}
+	if existing == "" {
+		var err error
+		existing, created, err = p.t.store.ClaimGroup(ctx, key, taskID)
+		if err != nil {
+			return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
+		}
 	}
 	if created {
 		p.blameClaims = append(p.blameClaims, blameClaim{key: key, taskID: taskID})
