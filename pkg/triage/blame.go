@@ -68,7 +68,7 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 	var existing string
 	created := false
 	for _, c := range p.blameClaims {
-		if c.key == key {
+		if c.key == key && c.taskID != taskID {
 			// A task of this report owns it: merge, whether or not its
 			// claim in the store has lapsed meanwhile.
 			existing = c.taskID
@@ -84,7 +84,8 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 			return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
 		}
 	}
-	if created {
+	if created || existing == taskID {
+		// Ours: claimed now, or by this task's interrupted delivery.
 		p.blameClaims = append(p.blameClaims, blameClaim{key: key, taskID: taskID})
 		return "", nil
 	}
