@@ -25,11 +25,15 @@ import (
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
-// agent adapts a harness to the worker's Agent.
+// agent adapts a harness to the worker's Agent and Reviser.
 type agent struct{ h *harness.Harness }
 
 func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, traj io.Writer) (harness.Result, error) {
 	return a.h.Run(ctx, ws, t, traj)
+}
+
+func (a agent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, traj io.Writer) (harness.Result, error) {
+	return a.h.Revise(ctx, ws, t, prior, evidence, traj)
 }
 
 // NewPipeline assembles the repair pipeline the configuration describes:
@@ -50,11 +54,16 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 // shared with the rest of the process.
 func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, log *zap.Logger) (*worker.Pipeline, error) {
 	runner := testrun.Runner{Timeout: 10 * time.Minute}
+	// Each episode gets its share of the task's budget: the candidates run
+	// side by side.
+	k := max(cfg.Harness.Samples, 1)
+	hcfg := harness.Config{MaxSteps: cfg.Harness.MaxSteps, Budget: harness.Budget{
+		Tokens: cfg.Harness.MaxTokens / k, CostUSD: cfg.Harness.MaxCostUSD / float64(k), Wall: cfg.Harness.MaxWall,
+	}}
 	var (
-		newPolicy func() harness.Policy
-		patcher   harness.Patcher
-		j         worker.Judge = judge.NotRun{}
-		name                   = "offline"
+		newAgent func() worker.Agent
+		j        worker.Judge = judge.NotRun{}
+		name                  = "offline"
 	)
 	if cfg.LLM.Enabled() {
 		client, err := llm.NewClient(llm.Config{
@@ -65,14 +74,23 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 			return nil, fmt.Errorf("model client: %w", err)
 		}
 		opts := llmpolicy.Options{TextTools: cfg.LLM.ToolFormat == "text", ContextWindow: cfg.LLM.ContextWindow}
-		newPolicy = func() harness.Policy { return llmpolicy.NewWithOptions(client, opts, log) }
-		patcher = llmpolicy.NewPatcher(client, log)
+		if k > 1 {
+			temp := cfg.Harness.SampleTemperature
+			opts.Temperature = &temp
+		}
+		price := llm.Price(cfg.LLM.Prices[cfg.LLM.Model])
+		newAgent = func() worker.Agent {
+			// One meter per episode: the policy's and the patcher's calls.
+			m := llm.NewMeter(client, price)
+			hc := hcfg
+			hc.Meter = m
+			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), runner, llmpolicy.NewPatcher(m, log), log)}
+		}
 		j = judge.NewCommittee(client, cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
-		newPolicy = func() harness.Policy { return offline.New(log) }
+		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), runner, nil, log)} }
 	}
-	hcfg := harness.Config{MaxSteps: cfg.Harness.MaxSteps}
 	pubDir := cfg.Publish.Dir
 	if pubDir == "" {
 		pubDir = filepath.Join(cfg.DataDir, "pull-requests")
@@ -87,16 +105,17 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 		publisher = byRepo{github: publish.NewGitHub(clients, mirrors, log), local: local}
 	}
 	return &worker.Pipeline{
-		NewAgent: func() worker.Agent {
-			return agent{h: harness.New(hcfg, newPolicy(), runner, patcher, log)}
-		},
-		Policy:    name,
-		Gates:     validators.New(runner, validatorsConfig(cfg), log),
-		Judge:     j,
-		Publisher: publisher,
-		Ledger:    ledger,
-		WorkDir:   filepath.Join(cfg.DataDir, "workspaces"),
-		Checkouts: mirrors,
-		Log:       log,
+		NewAgent:       newAgent,
+		Samples:        k,
+		Parallel:       max(cfg.Worker.Slots, 1),
+		FeedbackRounds: cfg.Harness.FeedbackRounds,
+		Policy:         name,
+		Gates:          validators.New(runner, validatorsConfig(cfg), log),
+		Judge:          j,
+		Publisher:      publisher,
+		Ledger:         ledger,
+		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
+		Checkouts:      mirrors,
+		Log:            log,
 	}, nil
 }

@@ -83,10 +83,18 @@ func New(cfg Config, policy Policy, runner TestRunner, patcher Patcher, log *zap
 // error, an infrastructure failure or the end of ctx; the Result then holds
 // what was done until then.
 func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, trajectory io.Writer) (Result, error) {
+	return h.run(ctx, ws, t, nil, trajectory)
+}
+
+// run runs an episode that starts after prior steps (a feedback round
+// continues its candidate's episode); the step budget counts only the new
+// steps, and only they are written to trajectory.
+func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []Step, trajectory io.Writer) (Result, error) {
 	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
 	s := newSession(h, ws, t)
 	defer s.close()
-	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: h.cfg.MaxSteps}
+	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
+	base := len(prior)
 	res := Result{}
 	var (
 		lastKey string
@@ -100,7 +108,7 @@ func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	begun, spentBefore := time.Now(), h.spent()
 loop:
 	for {
-		if len(ep.Steps) >= h.cfg.MaxSteps {
+		if len(ep.Steps)-base >= h.cfg.MaxSteps {
 			res.Stop = StopBudget
 			res.Summary = fmt.Sprintf("stopped: the budget of %d steps is spent", h.cfg.MaxSteps)
 			break
@@ -196,7 +204,8 @@ loop:
 		}
 	}
 
-	res.Steps = len(ep.Steps)
+	res.Steps = len(ep.Steps) - base
+	res.History = ep.Steps
 	res.TestsPassed = s.oraclePassed
 	// The patch is wanted even when ctx has ended: the diff is local and
 	// quick.

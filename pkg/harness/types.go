@@ -214,4 +214,7 @@ type Result struct {
 	EditFailures int `json:"edit_failures"`
 	// Spend is what the episode's model calls used and cost.
 	Spend llm.Spend `json:"spend"`
+	// History is every step of the episode, earlier rounds' included, for
+	// a feedback round to continue from.
+	History []Step `json:"-"`
 }

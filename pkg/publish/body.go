@@ -150,6 +150,16 @@ func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
 	if l.Trajectory == "" {
 		fmt.Fprintf(&b, "The agent's trajectory is attached as `trajectory.jsonl`: %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. It shows how the agent reached this change; `patch.diff` and `gates.json` hold the whole patch and the gates' verdicts.\n\n",
 			plural(steps, "step", "steps"), policy)
+		if pr.Candidates > 1 {
+			fmt.Fprintf(&b, "This is candidate %d of %d independent attempts; the gates checked every one, and this one ranked first (the judge's verdict, then agreement between candidates, then the smaller change).\n\n", pr.Chosen, pr.Candidates)
+		}
+		if pr.Rounds > 0 {
+			fmt.Fprintf(&b, "The gates rejected an earlier version: the agent got their evidence back and revised it (%s; each is in the trajectory, on a step by the `gates`).\n\n", plural(pr.Rounds, "feedback round", "feedback rounds"))
+		}
+		if sp := pr.Spend; sp.Calls > 0 {
+			fmt.Fprintf(&b, "Model use: %s, %d input tokens (%d from the cache), %d output tokens, $%.4f.\n\n",
+				plural(sp.Calls, "call", "calls"), sp.PromptTokens, sp.CachedTokens, sp.CompletionTokens, sp.CostUSD)
+		}
 		return b.String() + foot.String()
 	}
 	fmt.Fprintf(&b, "The agent's whole trajectory is [`trajectory.jsonl`](%s): %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. `patch.diff`, `gates.json` and this description in full are beside it in %s.\n\n",

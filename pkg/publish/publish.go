@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -24,6 +25,11 @@ type PullRequest struct {
 	BlameSubject string
 	Policy       string // the policy that wrote the patch ("offline", "llm:<model>")
 	Steps        int    // the agent's steps
+	// Candidates is how many attempts were made at the task, Chosen the
+	// one published (1-based) and Rounds its feedback rounds; Spend is
+	// what the model calls of every attempt used and cost.
+	Candidates, Chosen, Rounds int
+	Spend                      llm.Spend
 }
 
 // Branch is the pull request's branch for t: one per failure group.

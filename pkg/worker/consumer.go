@@ -42,6 +42,7 @@ type Consumer struct {
 type Metrics struct {
 	jobs     *prometheus.CounterVec
 	duration prometheus.Histogram
+	spend    *spendMetrics
 }
 
 // NewMetrics registers the consumer's metrics on reg.
@@ -58,6 +59,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.jobs, m.duration)
+	m.spend = newSpendMetrics(reg)
 	return m
 }
 
@@ -104,6 +106,9 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	log.Info("job started")
 	out, err := c.Pipeline.Repair(jobCtx, t)
 	stop()
+	if c.Metrics != nil {
+		c.Metrics.spend.add(out.Spend)
+	}
 	settle := context.WithoutCancel(ctx)
 	switch {
 	case err == nil:

@@ -5,7 +5,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,9 +16,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
@@ -78,6 +77,11 @@ type Pipeline struct {
 	// Progress, when set, is told of each stage as it happens (the demo
 	// prints them).
 	Progress func(stage, detail string)
+	// Samples is how many independent candidates a task gets (0 or 1: one),
+	// Parallel how many run at once; FeedbackRounds how many times a
+	// candidate the gates reject goes back to its agent (a Reviser) with
+	// their evidence.
+	Samples, Parallel, FeedbackRounds int
 }
 
 // Outcome is how a repair ended.
@@ -88,6 +92,11 @@ type Outcome struct {
 	Gates       []task.Gate
 	Agent       harness.Result
 	Trajectory  []byte
+	// Candidates is how many attempts were made, Chosen the one kept
+	// (1-based), Rounds its feedback rounds and Steps its steps over them.
+	Candidates, Chosen, Rounds, Steps int
+	// Spend is what every candidate's model calls used and cost.
+	Spend llm.Spend
 }
 
 // ErrPermanent marks failures that no retry can mend (a repository or
@@ -121,73 +130,39 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}
 
-	var ws *workspace.Workspace
-	var err error
-	if p.Checkouts != nil {
-		ws, err = p.Checkouts.Open(ctx, t.Repo, t.Commit, p.WorkDir)
-	} else {
-		ws, err = workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
-	}
-	if err != nil {
-		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || missingRepo(err)) {
-			return Outcome{}, Permanent(err)
+	cands, err := p.attempts(ctx, t, log)
+	defer func() {
+		for _, c := range cands {
+			if c != nil && c.ws != nil {
+				_ = c.ws.Close()
+			}
 		}
-		return Outcome{}, err
+	}()
+	best := choose(cands)
+	out := Outcome{Agent: best.res, Trajectory: best.traj.Bytes(), Gates: best.gates,
+		Candidates: len(cands), Chosen: best.n, Rounds: best.rounds, Steps: best.steps}
+	for _, c := range cands {
+		out.Spend = out.Spend.Add(c.spend)
 	}
-	defer ws.Close()
-	p.progress("workspace", "checked out %s at %s", t.Repo, task.Short(ws.Commit))
-
-	var traj bytes.Buffer
-	res, err := p.NewAgent().Run(ctx, ws, t, &traj)
 	if err != nil {
 		// What the agent did until then is kept: it says why it stopped.
-		return Outcome{Agent: res, Trajectory: traj.Bytes()}, fmt.Errorf("agent on task %s: %w", t.ID, err)
+		return out, err
 	}
-	out := Outcome{Agent: res, Trajectory: traj.Bytes()}
-	p.progress("agent", "%d steps, stopped by %s: %s", res.Steps, res.Stop, firstLine(res.Summary))
-	log.Info("agent finished", zap.Int("steps", res.Steps), zap.String("stop", res.Stop), zap.Bool("tests_passed", res.TestsPassed))
-	if strings.TrimSpace(res.Patch) == "" {
-		out.Status, out.Reason = task.StatusNoPatch, "the agent made no change: "+firstLine(res.Summary)
-		return out, nil
+	if len(cands) > 1 {
+		log.Info("candidates ranked", zap.Int("candidates", len(cands)), zap.Int("chosen", best.n), zap.Bool("accepted", best.accepted()))
+		p.progress("choose", "candidate %d of %d", best.n, len(cands))
 	}
-	if !res.TestsPassed {
-		out.Status, out.Reason = task.StatusNoPatch, "the agent's last change does not pass the failing tests"
-		return out, nil
-	}
-
-	var blameDiff, blameSubject, blameBody string
-	if b := t.Bisection.Blame; b != "" {
-		if c, err := ws.Repo.Show(ctx, b); err == nil {
-			blameDiff, blameSubject, blameBody = c.Diff, c.Subject, c.Body
-		} else {
-			log.Warn("blame commit is not in the workspace", zap.String("blame", b), zap.Error(err))
+	if !best.accepted() {
+		out.Status, out.Reason = best.status, best.reason
+		if best.err != nil {
+			out.Status, out.Reason = task.StatusNoPatch, best.err.Error()
 		}
-	}
-
-	gates, err := p.Gates.Check(ctx, validators.Input{Dir: ws.Dir, Base: ws.Commit, Patch: res.Patch, Task: t, BlameDiff: blameDiff})
-	if err != nil {
-		return out, fmt.Errorf("gates on task %s: %w", t.ID, err)
-	}
-	for _, g := range gates {
-		p.progress("gate", "%-10s %s %s", g.Name, g.Verdict, firstLine(g.Detail))
-	}
-	if task.Passed(gates) {
-		in := judge.Input{Task: t, Patch: res.Patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates, Summary: res.Summary}
-		g, err := p.Judge.Judge(ctx, judge.WithContext(ws.Dir, in))
-		if err != nil {
-			return out, fmt.Errorf("judge on task %s: %w", t.ID, err)
+		if len(best.gates) > 0 {
+			log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
 		}
-		gates = append(gates, g)
-		p.progress("gate", "%-10s %s %s", g.Name, g.Verdict, firstLine(g.Detail))
-	}
-	out.Gates = gates
-	// The judge is the only gate allowed not to run: with no model
-	// configured its verdict is recorded as "not run", never as a pass.
-	if !task.Passed(gates, "judge") {
-		out.Status, out.Reason = task.StatusNoPatch, "rejected by "+failedGates(gates)
-		log.Info("patch rejected", zap.String("gates", failedGates(gates)))
 		return out, nil
 	}
+	res, gates, blameSubject := best.res, best.gates, best.blameSubject
 
 	// The claim's owner is this delivery of the task's job, not the task:
 	// two deliveries of one job running at once (a heartbeat lost, the job
@@ -212,7 +187,8 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	}
 	url, err := p.Publisher.Publish(ctx, publish.PullRequest{
 		Task: t, Patch: res.Patch, Gates: gates, Summary: res.Summary, Trajectory: out.Trajectory,
-		BlameSubject: blameSubject, Policy: p.Policy, Steps: res.Steps,
+		BlameSubject: blameSubject, Policy: p.Policy, Steps: out.Steps,
+		Candidates: out.Candidates, Chosen: out.Chosen, Rounds: out.Rounds, Spend: out.Spend,
 	})
 	if err != nil {
 		if p.Ledger != nil {

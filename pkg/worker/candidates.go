@@ -1,0 +1,261 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/validators"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Reviser is an agent that can take its rejected candidate back with the
+// gates' evidence and try again (a feedback round).
+type Reviser interface {
+	Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, trajectory io.Writer) (harness.Result, error)
+}
+
+// candidate is one attempt at a task: its own workspace, the agent's
+// result after its feedback rounds, and the gates' verdicts.
+type candidate struct {
+	n      int // 1-based
+	ws     *workspace.Workspace
+	res    harness.Result
+	traj   bytes.Buffer
+	gates  []task.Gate
+	rounds int // feedback rounds taken
+	spend  llm.Spend
+	steps  int // over all rounds
+	// status and reason when the candidate is not publishable.
+	status task.Status
+	reason string
+	err    error
+
+	blameDiff, blameSubject, blameBody string
+}
+
+// accepted reports whether every gate passed (the judge may not have run).
+func (c *candidate) accepted() bool {
+	return c.err == nil && c.status == "" && task.Passed(c.gates, "judge")
+}
+
+func (c *candidate) judged() bool {
+	for _, g := range c.gates {
+		if g.Name == "judge" && g.Verdict == task.GatePass {
+			return true
+		}
+	}
+	return false
+}
+
+// attempts runs p.samples() candidates, at most p.Parallel at a time, each
+// in a workspace of its own, and returns them all; the caller closes their
+// workspaces. It fails only when the task cannot be worked on at all (a
+// missing repository or commit) or when every candidate failed.
+func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) ([]*candidate, error) {
+	k := max(p.Samples, 1)
+	par := min(max(p.Parallel, 1), k)
+	cands := make([]*candidate, k)
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range cands {
+		cands[i] = &candidate{n: i + 1}
+		wg.Add(1)
+		go func(c *candidate) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					c.err = fmt.Errorf("candidate %d panicked: %v", c.n, r)
+				}
+			}()
+			p.attempt(ctx, t, c, log.With(zap.Int("candidate", c.n)))
+		}(cands[i])
+	}
+	wg.Wait()
+	var errs []error
+	for _, c := range cands {
+		if c.err == nil {
+			return cands, nil
+		}
+		if errors.Is(c.err, ErrPermanent) {
+			return cands, c.err
+		}
+		errs = append(errs, c.err)
+	}
+	return cands, errs[0]
+}
+
+// attempt runs one candidate: a workspace, an episode, the gates, and as
+// many feedback rounds as configured while the gates reject it.
+func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *zap.Logger) {
+	ws, err := workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || missingRepo(err)) {
+			err = Permanent(err)
+		}
+		c.err = err
+		return
+	}
+	c.ws = ws
+	p.progress("workspace", "candidate %d: checked out %s at %s", c.n, t.Repo, task.Short(ws.Commit))
+	if b := t.Bisection.Blame; b != "" {
+		if bc, err := ws.Repo.Show(ctx, b); err == nil {
+			c.blameDiff, c.blameSubject, c.blameBody = bc.Diff, bc.Subject, bc.Body
+		} else {
+			log.Warn("blame commit is not in the workspace", zap.String("blame", b), zap.Error(err))
+		}
+	}
+
+	agent := p.NewAgent()
+	res, err := agent.Run(ctx, ws, t, &c.traj)
+	c.res, c.steps, c.spend = res, res.Steps, res.Spend
+	if err != nil {
+		c.err = fmt.Errorf("agent on task %s: %w", t.ID, err)
+		return
+	}
+	for {
+		p.progress("agent", "candidate %d round %d: %d steps, stopped by %s: %s", c.n, c.rounds, res.Steps, res.Stop, firstLine(res.Summary))
+		log.Info("agent finished", zap.Int("round", c.rounds), zap.Int("steps", res.Steps), zap.String("stop", res.Stop),
+			zap.Bool("tests_passed", res.TestsPassed), zap.Int("edit_failures", res.EditFailures), zap.Float64("cost_usd", res.Spend.CostUSD))
+		c.status, c.reason, c.gates = "", "", nil
+		if strings.TrimSpace(res.Patch) == "" {
+			c.status, c.reason = task.StatusNoPatch, "the agent made no change: "+firstLine(res.Summary)
+			return
+		}
+		if !res.TestsPassed {
+			c.status, c.reason = task.StatusNoPatch, "the agent's last change does not pass the failing tests"
+			return
+		}
+		if err := p.check(ctx, t, c); err != nil {
+			c.err = err
+			return
+		}
+		if c.accepted() {
+			return
+		}
+		c.status, c.reason = task.StatusNoPatch, "rejected by "+failedGates(c.gates)
+		rev, ok := agent.(Reviser)
+		if !ok || c.rounds >= p.FeedbackRounds || res.Stop == harness.StopBudget || ctx.Err() != nil {
+			return
+		}
+		c.rounds++
+		log.Info("candidate rejected; back to the agent with the gates' evidence", zap.Int("round", c.rounds), zap.String("gates", failedGates(c.gates)))
+		next, err := rev.Revise(ctx, ws, t, res.History, evidence(c.gates), &c.traj)
+		c.steps += next.Steps
+		c.spend = c.spend.Add(next.Spend)
+		if err != nil {
+			c.err = fmt.Errorf("feedback round %d on task %s: %w", c.rounds, t.ID, err)
+			return
+		}
+		res = next
+		c.res = res
+	}
+}
+
+// check runs the gates on the candidate, then the judge when they pass.
+func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
+	gates, err := p.Gates.Check(ctx, validators.Input{Dir: c.ws.Dir, Base: c.ws.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff})
+	if err != nil {
+		return fmt.Errorf("gates on task %s: %w", t.ID, err)
+	}
+	for _, g := range gates {
+		p.progress("gate", "candidate %d: %-10s %s %s", c.n, g.Name, g.Verdict, firstLine(g.Detail))
+	}
+	if task.Passed(gates) {
+		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
+		g, err := p.Judge.Judge(ctx, judge.WithContext(c.ws.Dir, in))
+		if err != nil {
+			return fmt.Errorf("judge on task %s: %w", t.ID, err)
+		}
+		gates = append(gates, g)
+		p.progress("gate", "candidate %d: %-10s %s %s", c.n, g.Name, g.Verdict, firstLine(g.Detail))
+	}
+	c.gates = gates
+	return nil
+}
+
+// evidence is what the agent is told of a rejection: each failed gate and
+// its detail (which test failed, and how).
+func evidence(gates []task.Gate) string {
+	var b strings.Builder
+	for _, g := range gates {
+		if g.Verdict != task.GateFail {
+			continue
+		}
+		fmt.Fprintf(&b, "Gate %s rejected the candidate:\n%s\n\n", g.Name, strings.TrimSpace(g.Detail))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// choose ranks the candidates and returns the best: accepted ones first;
+// among them the judge's pass before a judge that did not run, then the
+// candidate whose patch most others agree with (the same change, compared
+// without whitespace), then the smallest patch, then the first. With none
+// accepted it returns the one that came closest, for the record.
+func choose(cands []*candidate) *candidate {
+	agree := map[string]int{}
+	for _, c := range cands {
+		if c.accepted() {
+			agree[normPatch(c.res.Patch)]++
+		}
+	}
+	ranked := append([]*candidate(nil), cands...)
+	score := func(c *candidate) [4]int {
+		s := [4]int{}
+		switch {
+		case c.accepted():
+			s[0] = 3
+		case c.err == nil && len(c.gates) > 0:
+			s[0] = 2 // gated and rejected
+		case c.err == nil:
+			s[0] = 1
+		}
+		if c.judged() {
+			s[1] = 1
+		}
+		s[2] = agree[normPatch(c.res.Patch)]
+		s[3] = -len(c.res.Patch)
+		return s
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		a, b := score(ranked[i]), score(ranked[j])
+		for k := range a {
+			if a[k] != b[k] {
+				return a[k] > b[k]
+			}
+		}
+		return false
+	})
+	return ranked[0]
+}
+
+// normPatch is a patch's changed lines without whitespace, so that two
+// candidates that made the same change agree.
+func normPatch(patch string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(patch, "\n") {
+		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") {
+			continue
+		}
+		if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
+			b.WriteByte(l[0])
+			b.WriteString(strings.Join(strings.Fields(l[1:]), ""))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
