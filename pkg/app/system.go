@@ -139,6 +139,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		Help: "Queued jobs terminated because they did not decode.",
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.registerParkedMetric()
+	s.registerBacklogMetric()
 	return s, nil
 }
 
@@ -205,7 +206,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	allow := allowlist(cfg)
-	return s.Intake.Run(ctx, func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
+	return s.Intake.RunSlots(ctx, triageSlots(cfg.Triage.Concurrency), func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
 		id := sub.ID
 		release := func(context.Context) {}
 		if sub.Kind == ingest.KindGitHub {

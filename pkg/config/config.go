@@ -124,6 +124,9 @@ type Triage struct {
 	// BisectParallel is how many commits bisection tests at once, each in
 	// a worktree of its own (0 or 1: one at a time).
 	BisectParallel int `yaml:"bisect_parallel"`
+	// Concurrency is how many reports triage works on at once (0: one per
+	// CPU; never more than the CPUs).
+	Concurrency int `yaml:"concurrency"`
 	// ClaimTTL is how long a failure group's claim outlives a triage that
 	// stopped renewing it (a crashed bot); VerdictTTL how long a dropped
 	// or unrepaired group's verdict holds before the same failure is

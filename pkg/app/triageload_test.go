@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/ingest"
+)
+
+func TestTriageSlotsBoundedByCPU(t *testing.T) {
+	n := runtime.NumCPU()
+	for _, c := range []struct{ configured, want int }{{0, n}, {1, 1}, {n, n}, {n + 5, n}, {-1, n}} {
+		if got := triageSlots(c.configured); got != c.want {
+			t.Errorf("triageSlots(%d) = %d, want %d", c.configured, got, c.want)
+		}
+	}
+}
+
+// The reports waiting for triage are a gauge.
+func TestTriageBacklogGauge(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg, err := config.Load("", func(k string) string { return map[string]string{"REDFIX_DATA_DIR": dir}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := Start(ctx, cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	for _, id := range []string{"r1", "r2", "r3"} {
+		sub := ingest.Submission{ID: id, Repo: "/srv/repo", Commit: "abc123", Report: []byte(`{"Action":"pass","Package":"p"}`)}
+		if _, err := sys.Intake.Submit(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := testutil.GatherAndCount(sys.Registry, "redfix_triage_backlog_reports")
+	if err != nil || n != 1 {
+		t.Fatalf("gauge count %d, %v", n, err)
+	}
+	mfs, err := sys.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "redfix_triage_backlog_reports" {
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v != 3 {
+				t.Errorf("backlog = %v, want 3", v)
+			}
+		}
+	}
+}
