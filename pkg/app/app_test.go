@@ -25,6 +25,9 @@ func clearEnv(t *testing.T) {
 	for _, k := range []string{"REDFIX_NATS_URL", "REDFIX_REDIS_ADDR", "REDFIX_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "REDFIX_LLM_BASE_URL", "REDFIX_LLM_API_KEY", "REDFIX_CONFIG", "REDFIX_DATA_DIR", "REDFIX_PUBLISH_DIR"} {
 		t.Setenv(k, "")
 	}
+	// Each test writes its repositories in new directories: one build
+	// cache for all of them keeps the sandbox's builds warm.
+	t.Setenv("REDFIX_SANDBOX_GO_CACHE", "shared")
 }
 
 // breakingCommit finds the sample's commit that broke the test, by its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -21,6 +22,7 @@ type attempt struct {
 	task    *task.Task
 	outcome *worker.Outcome
 	err     error
+	red     *redact.Redactor // what is written goes through it
 }
 
 func (a *attempt) note(format string, args ...any) {
@@ -76,14 +78,14 @@ func (a *attempt) write() error {
 			fmt.Fprintf(&b, "The agent's last patch:\n\n```diff\n%s\n```\n", clip.Middle(p, 32<<10))
 		}
 		if len(o.Trajectory) > 0 {
-			if err := os.WriteFile(filepath.Join(a.dir, "trajectory.jsonl"), o.Trajectory, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(a.dir, "trajectory.jsonl"), a.red.JSONLines(o.Trajectory), 0o644); err != nil {
 				return fmt.Errorf("write the trajectory: %w", err)
 			}
 			b.WriteString("\nEvery step is in trajectory.jsonl.\n")
 		}
 	}
 	fmt.Fprintf(&b, "\nTook %s.\n", time.Since(a.started).Round(time.Second))
-	if err := os.WriteFile(filepath.Join(a.dir, "report.md"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(a.dir, "report.md"), []byte(a.red.String(b.String())), 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -50,7 +51,7 @@ func commonEnv(name string, args []string, getenv func(string) string, stderr io
 	if err != nil {
 		return config.Config{}, nil, err
 	}
-	log, err := cfg.Log.Logger()
+	log, err := logger(cfg, stderr)
 	if err != nil {
 		return config.Config{}, nil, err
 	}
@@ -67,11 +68,17 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	sweep(cfg, log)
 	sys, err := Start(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer sys.Close()
+	sys.Sandbox = sbox
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
@@ -83,7 +90,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	warnSecurity(cfg, log)
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
-	log.Info("bot serving", zap.String("addr", ln.Addr().String()), zap.String("nats", sys.NATSURL), zap.String("redis", sys.RedisAddr), zap.Bool("model", cfg.LLM.Enabled()))
+	log.Info("bot serving", zap.String("addr", ln.Addr().String()), zap.String("nats", sys.NATSURL), zap.String("redis", sys.RedisAddr), zap.Bool("model", cfg.LLM.Enabled()), zap.String("sandbox", sbox.String()))
 
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
@@ -137,11 +144,17 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cfg.NATS.URL == "" || cfg.Redis.Addr == "" {
 		return Usage("worker run needs a NATS server and a Redis (nats.url, redis.addr or REDFIX_NATS_URL, REDFIX_REDIS_ADDR); `bot demo` runs everything in one process")
 	}
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	sweep(cfg, log)
 	sys, err := Start(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer sys.Close()
+	sys.Sandbox = sbox
 	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
 	if err != nil {
 		return err
@@ -156,8 +169,20 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer srv.Close()
 		log.Info("worker metrics", zap.String("addr", ln.Addr().String()))
 	}
-	log.Info("worker consuming", zap.Int("slots", cfg.Worker.Slots), zap.String("policy", pipe.Policy))
+	log.Info("worker consuming", zap.Int("slots", cfg.Worker.Slots), zap.String("policy", pipe.Policy), zap.String("sandbox", sbox.String()))
 	return sys.RunWorker(ctx, cfg, pipe)
+}
+
+// sweep removes the workspaces a killed bot or worker left in the data
+// directory (those of live processes sharing it are kept).
+func sweep(cfg config.Config, log *zap.Logger) {
+	removed, err := workspace.Sweep(filepath.Join(cfg.DataDir, "workspaces"))
+	if err != nil {
+		log.Warn("sweep abandoned workspaces", zap.Error(err))
+	}
+	if len(removed) > 0 {
+		log.Info("removed abandoned workspaces", zap.Strings("dirs", removed))
+	}
 }
 
 // stringList is a repeatable flag.
@@ -191,6 +216,24 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return Usage("triage: --confidence must be in [0.5, 1), --parallel at least 1, --max-runs at least 0")
 	}
 	b := triage.Bisector{Confidence: *confidence, Parallel: *parallel, MaxSteps: *maxRuns}
+	cfg, err := config.Load(os.Getenv("REDFIX_CONFIG"), os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := logger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if !sbox.Confined {
+		fmt.Fprintf(stderr, "triage: the tests run UNCONFINED: %s\n", sbox)
+	}
+	if abs, err := filepath.Abs(*repo); err == nil {
+		ctx = sandbox.WithRepo(ctx, abs)
+	}
 	v, err := b.Investigate(ctx, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
@@ -234,16 +277,35 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
+	}
+	cfg.Publish.Dir = out
+	if cfg.Sandbox.CacheDir == "" {
+		// Build caches outlive the throwaway data directory below.
+		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	}
+	if cfg.DataDir == config.Default().DataDir {
+		data, err := os.MkdirTemp("", "redfix-repair-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(data)
+		cfg.DataDir = data
+	}
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sandbox: %s\n", sbox)
+	ctx = sandbox.WithRepo(ctx, abs)
 	repo := gitrepo.Repo{Dir: abs}
 	head, err := repo.Resolve(ctx, "HEAD")
 	if err != nil {
 		return fmt.Errorf("repair: %s is not a git repository with commits: %w", abs, err)
 	}
-	if out == "" {
-		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
-	}
 	t := task.Task{ID: "repair-" + task.Short(head), Repo: abs, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
-	rec := &attempt{dir: filepath.Join(out, t.ID), started: time.Now()}
+	rec := &attempt{dir: filepath.Join(out, t.ID), started: time.Now(), red: redactor(cfg)}
 
 	if blame != "" {
 		sha, err := repo.Resolve(ctx, blame)
@@ -304,15 +366,6 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 
-	cfg.Publish.Dir = out
-	if cfg.DataDir == config.Default().DataDir {
-		data, err := os.MkdirTemp("", "redfix-repair-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(data)
-		cfg.DataDir = data
-	}
 	pipe, err := NewPipeline(cfg, nil, log)
 	if err != nil {
 		return err

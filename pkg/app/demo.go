@@ -63,16 +63,13 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
 		cfg.NATS.URL, cfg.Redis.Addr = "", ""
 	}
-	log, err := cfg.Log.Logger()
-	if err != nil {
-		return err
-	}
 	if cfg.Log.Level == "info" {
 		// Stage lines tell the story; the log keeps warnings and errors.
 		cfg.Log.Level = "warn"
-		if log, err = cfg.Log.Logger(); err != nil {
-			return err
-		}
+	}
+	log, err := logger(cfg, stderr)
+	if err != nil {
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 
@@ -88,15 +85,26 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(data)
+	if cfg.Sandbox.CacheDir == "" {
+		// Build caches outlive the throwaway data directory.
+		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	}
+	// The demo runs its own sample repository only: one build cache for
+	// every run of it, wherever its sample is written.
+	cfg.Sandbox.GoCache = "shared"
 	cfg.DataDir = data
 	cfg.Publish.Dir = outDir
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
 
 	p := &stagePrinter{w: stdout, t0: time.Now()}
 	policy := "offline policy (no model configured; the judge will not run)"
 	if cfg.LLM.Enabled() {
 		policy = "LLM policy and judge: " + cfg.LLM.Model
 	}
-	p.print("start", "redfix demo → %s; %s", outDir, policy)
+	p.print("start", "redfix demo → %s; %s; sandbox: %s", outDir, policy, sbox)
 
 	sample, err := demo.Build(ctx, filepath.Join(outDir, "repo"))
 	if err != nil {
@@ -118,6 +126,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sys.Close()
+	sys.Sandbox = sbox
 	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
 
 	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
@@ -210,7 +219,7 @@ func verify(ctx context.Context, p *stagePrinter, repoDir string, t task.Task) e
 			return false, err
 		}
 		defer repo.Git(context.WithoutCancel(ctx), "worktree", "remove", "--force", tmp) //nolint:errcheck
-		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: tmp, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
+		res, err := sandbox.Run(sandbox.WithRepo(ctx, repoDir), sandbox.Cmd{Dir: tmp, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
 		if err != nil {
 			return false, err
 		}

@@ -65,14 +65,16 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 		j        worker.Judge = judge.NotRun{}
 		name                  = "offline"
 	)
+	red := redactor(cfg)
 	if cfg.LLM.Enabled() {
-		client, err := llm.NewClient(llm.Config{
+		raw, err := llm.NewClient(llm.Config{
 			Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
 			Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
 		}, log)
 		if err != nil {
 			return nil, fmt.Errorf("model client: %w", err)
 		}
+		client := redactingClient{Client: raw, r: red}
 		opts := llmpolicy.Options{TextTools: cfg.LLM.ToolFormat == "text", ContextWindow: cfg.LLM.ContextWindow}
 		if k > 1 {
 			temp := cfg.Harness.SampleTemperature
@@ -112,7 +114,7 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 		Policy:         name,
 		Gates:          validators.New(runner, validatorsConfig(cfg), log),
 		Judge:          j,
-		Publisher:      publisher,
+		Publisher:      redactingPublisher{publisher: publisher, r: red},
 		Ledger:         ledger,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,

@@ -25,6 +25,7 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -46,6 +47,9 @@ type System struct {
 	// configured. GitHubClient gives one repository's.
 	GitHub       *gh.Clients
 	GitHubClient webhook.ClientFor
+	// Sandbox is what the host gives the commands run for repositories;
+	// /readyz says it.
+	Sandbox sandbox.Status
 
 	log     *zap.Logger
 	nc      *nats.Conn
@@ -107,6 +111,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
+	s.Store.Redact(redactor(cfg))
 	if err := s.startGitHub(cfg); err != nil {
 		return nil, err
 	}
@@ -184,7 +189,7 @@ func (s *System) OpsHandler() http.Handler {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		fmt.Fprintf(w, "ready\nsandbox: %s\n", s.Sandbox)
 	})
 	return mux
 }
@@ -244,6 +249,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			s.settle(id, settlement{err: err})
 			return err
 		}
+		ctx = sandbox.WithRepo(ctx, sub.Repo)
 		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
 			Submission: sub.ID, Received: sub.Received})
 		var ids []string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,6 +37,13 @@ type Config struct {
 	Publish    Publish    `yaml:"publish"`
 	GitHub     GitHub     `yaml:"github"`
 	Checkouts  Checkouts  `yaml:"checkouts"`
+	Sandbox    Sandbox    `yaml:"sandbox"`
+
+	// File is the configuration file the configuration was read from, and
+	// SecretFiles the files secrets were read from (the _FILE variables):
+	// commands run for repositories must not read them.
+	File        string   `yaml:"-"`
+	SecretFiles []string `yaml:"-"`
 }
 
 // GitHub configures the GitHub API: a plain token, or a GitHub App (app id
@@ -64,6 +72,32 @@ type Checkouts struct {
 	// MaxMirrorBytes bounds the mirrors' total size; the least recently
 	// used are evicted past it.
 	MaxMirrorBytes int64 `yaml:"max_mirror_bytes"`
+}
+
+// Sandbox configures the confinement of every command run on a
+// repository's behalf (tests, builds, vet, gofmt).
+type Sandbox struct {
+	// Mode is "auto" (confine where the host can, warn loudly where it
+	// cannot), "required" (refuse to start where it cannot) or "off".
+	Mode string `yaml:"mode"`
+	// Network lets every repository's commands use the network;
+	// NetworkRepos only those of repositories matching a pattern
+	// (path.Match on the repository URL or path).
+	Network      bool     `yaml:"network"`
+	NetworkRepos []string `yaml:"network_repos"`
+	// Limits for each process: address space, CPU time, the largest file
+	// written, and the size of the private /tmp and $HOME.
+	MemoryMB   int           `yaml:"memory_mb"`
+	CPUTime    time.Duration `yaml:"cpu_time"`
+	FileSizeMB int           `yaml:"file_size_mb"`
+	TmpMB      int           `yaml:"tmp_mb"`
+	// CacheDir holds each repository's own Go build cache; empty means
+	// the data directory's cache.
+	CacheDir string `yaml:"cache_dir"`
+	// GoCache is "per_repo" (each repository its own build cache) or
+	// "shared" (one for all: warm sooner, but one repository's tests can
+	// poison another's builds; for repositories that trust one another).
+	GoCache string `yaml:"go_cache"`
 }
 
 // Log configures logging.
@@ -227,6 +261,7 @@ func Default() Config {
 			},
 		},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
+		Sandbox:   Sandbox{Mode: "auto", GoCache: "per_repo", MemoryMB: 4096, CPUTime: 10 * time.Minute, FileSizeMB: 1024, TmpMB: 1024},
 	}
 }
 
@@ -234,6 +269,7 @@ func Default() Config {
 // empty), then the environment (getenv, usually os.Getenv).
 func Load(path string, getenv func(string) string) (Config, error) {
 	cfg := Default()
+	cfg.File = path
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -301,6 +337,55 @@ var envVars = []struct {
 		c.GitHub.ResyncInterval = d
 		return nil
 	}},
+	{"REDFIX_SANDBOX", func(c *Config, v string) error { c.Sandbox.Mode = v; return nil }},
+	{"REDFIX_SANDBOX_NETWORK", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Sandbox.Network = b
+		return nil
+	}},
+	{"REDFIX_SANDBOX_GO_CACHE", func(c *Config, v string) error { c.Sandbox.GoCache = v; return nil }},
+	{"REDFIX_SANDBOX_MEMORY_MB", intVar(func(c *Config) *int { return &c.Sandbox.MemoryMB })},
+	{"REDFIX_SANDBOX_CPU_TIME", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("want a duration like 10m, got %q", v)
+		}
+		c.Sandbox.CPUTime = d
+		return nil
+	}},
+}
+
+// secretVars are the environment variables that carry secrets. Each has a
+// NAME_FILE variant naming a file that holds the value (a mounted secret),
+// so that the value is in no process's environment.
+var secretVars = map[string]bool{
+	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true,
+	"OPENAI_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
+}
+
+// Secrets are the values of every configured credential: what redaction
+// must never let out.
+func (c Config) Secrets() []string {
+	var out []string
+	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, urlPassword(c.NATS.URL), c.GitHub.Token} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// urlPassword is the password in a URL's user information, if any.
+func urlPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
 }
 
 func intVar(field func(*Config) *int) func(*Config, string) error {
@@ -323,6 +408,23 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	}
 	for _, e := range envVars {
 		v := getenv(e.name)
+		if secretVars[e.name] {
+			file := getenv(e.name + "_FILE")
+			if file != "" && v != "" {
+				return fmt.Errorf("environment: set %s or %s_FILE, not both", e.name, e.name)
+			}
+			if file != "" {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					return fmt.Errorf("environment %s_FILE: %w", e.name, err)
+				}
+				v = strings.TrimRight(string(data), "\r\n")
+				if v == "" {
+					return fmt.Errorf("environment %s_FILE: %s is empty", e.name, file)
+				}
+				cfg.SecretFiles = append(cfg.SecretFiles, file)
+			}
+		}
 		if v == "" {
 			continue
 		}
@@ -406,5 +508,17 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
 	errs = append(errs, c.validateModel()...)
+	switch c.Sandbox.Mode {
+	case "auto", "required", "off":
+	default:
+		errs = append(errs, fmt.Errorf("sandbox.mode must be auto, required or off, got %q", c.Sandbox.Mode))
+	}
+	if c.Sandbox.GoCache != "per_repo" && c.Sandbox.GoCache != "shared" {
+		errs = append(errs, fmt.Errorf("sandbox.go_cache must be per_repo or shared, got %q", c.Sandbox.GoCache))
+	}
+	if c.Sandbox.MemoryMB < 64 || c.Sandbox.TmpMB < 1 || c.Sandbox.FileSizeMB < 1 || c.Sandbox.CPUTime < time.Second {
+		errs = append(errs, fmt.Errorf("sandbox limits too small to run anything: memory_mb %d (at least 64), tmp_mb %d, file_size_mb %d, cpu_time %s (at least 1s)",
+			c.Sandbox.MemoryMB, c.Sandbox.TmpMB, c.Sandbox.FileSizeMB, c.Sandbox.CPUTime))
+	}
 	return errors.Join(errs...)
 }

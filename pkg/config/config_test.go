@@ -132,3 +132,68 @@ func TestGitHubEvents(t *testing.T) {
 		t.Errorf("a 1s resync was accepted: %v", err)
 	}
 }
+
+func TestSecretsFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cfg, err := Load("", env(map[string]string{
+		"REDFIX_INGEST_TOKEN_FILE":   write("ingest", "ingest-from-file\n"),
+		"REDFIX_WEBHOOK_SECRET_FILE": write("webhook", "webhook-from-file"),
+		"REDFIX_LLM_API_KEY_FILE":    write("llm", "sk-from-file\r\n"),
+		"REDFIX_REDIS_PASSWORD_FILE": write("redis", "redis-from-file"),
+		"REDFIX_NATS_URL":            "nats://bot:nats-pass-from-url@nats:4222",
+		"REDFIX_GITHUB_TOKEN_FILE":   write("github", "ghp-from-file"),
+		"REDFIX_MODEL":               "m",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HTTP.IngestToken != "ingest-from-file" || cfg.HTTP.WebhookSecret != "webhook-from-file" || cfg.LLM.APIKey != "sk-from-file" || cfg.Redis.Password != "redis-from-file" {
+		t.Fatalf("secrets from files: %+v %+v %+v %+v", cfg.HTTP, cfg.LLM.APIKey, cfg.Redis.Password, cfg.SecretFiles)
+	}
+	if len(cfg.SecretFiles) != 5 {
+		t.Fatalf("secret files recorded: %v", cfg.SecretFiles)
+	}
+	got := strings.Join(cfg.Secrets(), " ")
+	for _, want := range []string{"ingest-from-file", "webhook-from-file", "sk-from-file", "redis-from-file", "nats-pass-from-url", "ghp-from-file"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Secrets() lacks %s: %v", want, got)
+		}
+	}
+
+	openai, err := Load("", env(map[string]string{"OPENAI_API_KEY_FILE": write("openai", "sk-openai-file"), "REDFIX_MODEL": "m"}))
+	if err != nil || openai.LLM.APIKey != "sk-openai-file" {
+		t.Fatalf("OPENAI_API_KEY_FILE: %v %q", err, openai.LLM.APIKey)
+	}
+
+	for name, e := range map[string]map[string]string{
+		"both":    {"REDFIX_INGEST_TOKEN": "x", "REDFIX_INGEST_TOKEN_FILE": write("both", "y")},
+		"missing": {"REDFIX_INGEST_TOKEN_FILE": filepath.Join(dir, "nope")},
+		"empty":   {"REDFIX_INGEST_TOKEN_FILE": write("empty", "\n")},
+	} {
+		if _, err := Load("", env(e)); err == nil || !strings.Contains(err.Error(), "REDFIX_INGEST_TOKEN") {
+			t.Errorf("%s: want an error naming the variable, got %v", name, err)
+		}
+	}
+}
+
+func TestSandboxSettings(t *testing.T) {
+	cfg, err := Load("", env(map[string]string{"REDFIX_SANDBOX": "required", "REDFIX_SANDBOX_NETWORK": "true", "REDFIX_SANDBOX_MEMORY_MB": "2048", "REDFIX_SANDBOX_CPU_TIME": "90s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sandbox.Mode != "required" || !cfg.Sandbox.Network || cfg.Sandbox.MemoryMB != 2048 || cfg.Sandbox.CPUTime != 90*time.Second {
+		t.Fatalf("sandbox settings: %+v", cfg.Sandbox)
+	}
+	for _, bad := range []map[string]string{{"REDFIX_SANDBOX": "sometimes"}, {"REDFIX_SANDBOX_MEMORY_MB": "1"}, {"REDFIX_SANDBOX_NETWORK": "maybe"}} {
+		if _, err := Load("", env(bad)); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
+	}
+}

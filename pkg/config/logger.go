@@ -2,30 +2,49 @@ package config
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
-// Logger builds the process's one logger from the configuration.
-func (l Log) Logger() (*zap.Logger, error) {
+// Logger builds the process's one logger from the configuration, writing
+// to standard error.
+func (l Log) Logger() (*zap.Logger, error) { return l.Build(os.Stderr, nil) }
+
+// Build builds the logger writing to w. wrap, when set, wraps the core
+// that encodes and writes (redaction goes there, under any sampling).
+//
+// In JSON format, repeated debug and info lines are sampled (the first 100
+// of a message each second, then one in 100); warnings and errors never
+// are: every rejection and every failure reaches the log.
+func (l Log) Build(w io.Writer, wrap func(zapcore.Core) zapcore.Core) (*zap.Logger, error) {
 	level, err := zapcore.ParseLevel(l.Level)
 	if err != nil {
 		return nil, fmt.Errorf("log level: %w", err)
 	}
-	var zc zap.Config
+	if wrap == nil {
+		wrap = func(c zapcore.Core) zapcore.Core { return c }
+	}
+	out := zapcore.Lock(zapcore.AddSync(w))
+	opts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out)}
+	leaf := func(enc zapcore.Encoder, enabled zapcore.LevelEnabler) zapcore.Core {
+		return wrap(zapcore.NewCore(enc, out, enabled))
+	}
+	var core zapcore.Core
 	if l.Format == "json" {
-		zc = zap.NewProductionConfig()
+		enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+		low := leaf(enc, zap.LevelEnablerFunc(func(lv zapcore.Level) bool { return lv >= level && lv < zapcore.WarnLevel }))
+		high := leaf(enc.Clone(), zap.LevelEnablerFunc(func(lv zapcore.Level) bool { return lv >= level && lv >= zapcore.WarnLevel }))
+		core = zapcore.NewTee(zapcore.NewSamplerWithOptions(low, time.Second, 100, 100), high)
+		opts = append(opts, zap.AddStacktrace(zapcore.ErrorLevel))
 	} else {
-		zc = zap.NewDevelopmentConfig()
-		zc.DisableStacktrace = true
-		zc.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
+		ec := zap.NewDevelopmentEncoderConfig()
+		ec.EncodeLevel = zapcore.CapitalLevelEncoder
+		core = leaf(zapcore.NewConsoleEncoder(ec), level)
+		opts = append(opts, zap.Development())
 	}
-	zc.Level = zap.NewAtomicLevelAt(level)
-	zc.OutputPaths = []string{"stderr"}
-	log, err := zc.Build()
-	if err != nil {
-		return nil, fmt.Errorf("build logger: %w", err)
-	}
-	return log, nil
+	return zap.New(core, opts...), nil
 }

@@ -41,7 +41,11 @@ func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string
 		"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
 		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
 		"-c", "advice.detachedHead=false", "-c", "protocol.ext.allow=never"}, args...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Env: env, Timeout: 5 * time.Minute, MaxOutput: 8 << 20})
+	// git is redfix's own tool on its own checkouts: it runs unconfined
+	// (clones need the network), and the sandbox keeps .git read-only to the
+	// commands that run confined, so no hook or configuration they write
+	// reaches it.
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Env: env, Timeout: 5 * time.Minute, MaxOutput: 8 << 20, Unconfined: true})
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +24,11 @@ type Cmd struct {
 	// MaxOutput caps the combined output kept: the head and the tail are
 	// kept, the middle is replaced by a marker. 0 means DefaultMaxOutput.
 	MaxOutput int
+	// Unconfined runs the command outside the sandbox even when ctx
+	// carries a Box: for redfix's own git commands, which fetch over the
+	// network and write outside one workspace. Never for a repository's
+	// code (its tests, builds and tools).
+	Unconfined bool
 }
 
 // Result is what a command did.
@@ -68,12 +72,23 @@ func Env(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// Run runs cmd. A non-zero exit is not an error: it is in the Result. The
-// error reports a command that could not start or a cancelled context.
+// Run runs cmd, confined by the Box that ctx carries (see With), or
+// unconfined when it carries none. A non-zero exit is not an error: it is in
+// the Result. The error reports a command that could not start or a
+// cancelled context.
 func Run(ctx context.Context, cmd Cmd) (Result, error) {
+	if b := From(ctx); b != nil {
+		return b.Run(ctx, cmd)
+	}
 	if len(cmd.Args) == 0 {
 		return Result{}, errors.New("sandbox: empty command")
 	}
+	return run(ctx, cmd, Env(cmd.Env...), cmd.Args[0])
+}
+
+// run runs cmd with env in its own process group, killed with its parent;
+// name is the command as errors call it.
+func run(ctx context.Context, cmd Cmd, env []string, name string) (Result, error) {
 	timeout := cmd.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -88,15 +103,17 @@ func Run(ctx context.Context, cmd Cmd) (Result, error) {
 
 	c := exec.Command(cmd.Args[0], cmd.Args[1:]...)
 	c.Dir = cmd.Dir
-	c.Env = Env(cmd.Env...)
+	c.Env = env
 	out := newCappedBuffer(max)
 	c.Stdout = out
 	c.Stderr = out
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, so that a timeout kills every process it started, and
+	// SIGKILL when the thread that started it dies (with redfix).
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	start := time.Now()
 	if err := c.Start(); err != nil {
-		return Result{}, fmt.Errorf("start %s: %w", cmd.Args[0], err)
+		return Result{}, fmt.Errorf("start %s: %w", name, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
@@ -116,7 +133,7 @@ func Run(ctx context.Context, cmd Cmd) (Result, error) {
 	// The group may still hold children that outlived the leader.
 	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	if parent.Err() != nil {
-		return res, fmt.Errorf("run %s: %w", cmd.Args[0], parent.Err())
+		return res, fmt.Errorf("run %s: %w", name, parent.Err())
 	}
 	if ctx.Err() != nil {
 		res.TimedOut = true
@@ -124,7 +141,7 @@ func Run(ctx context.Context, cmd Cmd) (Result, error) {
 	}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
-		return res, fmt.Errorf("run %s: %w", strings.Join(cmd.Args, " "), err)
+		return res, fmt.Errorf("run %s: %w", name, err)
 	}
 	return res, nil
 }

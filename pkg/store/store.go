@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -41,7 +42,13 @@ type Store struct {
 
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script
+
+	redactor *redact.Redactor
 }
+
+// Redact makes every task stored from now on go through r first: its
+// failure messages and outputs, its reason, every string in it.
+func (s *Store) Redact(r *redact.Redactor) { s.redactor = r }
 
 // New makes a store on rdb whose keys start with prefix (DefaultPrefix when
 // empty).
@@ -184,6 +191,7 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 		if err != nil {
 			return fmt.Errorf("encode: %w", err)
 		}
+		enc = s.redactor.JSON(enc)
 		var old task.Status
 		if cur != nil {
 			old = cur.Status

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -60,6 +63,7 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"PublishLockExpires", testPublishLockExpires},
 		{"ConcurrentClaimPublish", testConcurrentClaimPublish},
 		{"Outcomes", testOutcomes},
+		{"Redacted", testRedacted},
 		{"PrefixesAreIsolated", func(t *testing.T, s *Store) { testPrefixes(t, rdb) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -514,5 +518,29 @@ func testPrefixes(t *testing.T, rdb *redis.Client) {
 	}
 	if err := a.Ready(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func testRedacted(t *testing.T, s *Store) {
+	s.Redact(redact.New("own-secret-value-123"))
+	ctx := context.Background()
+	in := task.Task{ID: "t-redact", Repo: "r", Status: task.StatusQueued, Reason: "saw own-secret-value-123",
+		Failures: []task.Failure{{Test: "TestX", Message: "key AKIAQ3EXAMPLEFAKE7ZK", Output: "own-secret-value-123\n"}}}
+	if err := s.SaveTask(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStatus(ctx, in.ID, task.StatusFailed, "again own-secret-value-123"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetTask(ctx, in.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(got)
+	if strings.Contains(string(data), "own-secret-value-123") || strings.Contains(string(data), "AKIAQ3EXAMPLEFAKE7ZK") {
+		t.Fatalf("a secret was stored: %s", data)
+	}
+	if got.Status != task.StatusFailed || got.Failures[0].Test != "TestX" {
+		t.Fatalf("redaction lost the task: %+v", got)
 	}
 }

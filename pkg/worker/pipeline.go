@@ -20,6 +20,7 @@ import (
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -120,6 +121,8 @@ func (p *Pipeline) progress(stage, format string, args ...any) {
 // was not found or was rejected is an Outcome, not an error.
 func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	log := p.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.String("fingerprint", t.Fingerprint))
+	// Commands run for this task are confined as its repository's.
+	ctx = sandbox.WithRepo(ctx, t.Repo)
 
 	if p.Ledger != nil {
 		if url, ok, err := p.Ledger.Published(ctx, t.Fingerprint); err != nil {

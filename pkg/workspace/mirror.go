@@ -182,8 +182,13 @@ func (m *Mirrors) worktreeLocked(ctx context.Context, mirror gitrepo.Repo, src, 
 			return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
 		}
 	}
-	top, err := os.MkdirTemp(parent, "redfix-ws-")
+	top, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
+		return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
+	}
+	lock, err := hold(top)
+	if err != nil {
+		os.RemoveAll(top)
 		return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
 	}
 	dir := filepath.Join(top, "repo")
@@ -192,6 +197,7 @@ func (m *Mirrors) worktreeLocked(ctx context.Context, mirror gitrepo.Repo, src, 
 		_, err = mirror.Git(ctx, "worktree", "add", "-q", "--detach", dir, sha)
 	}
 	if err != nil {
+		lock.Close()
 		os.RemoveAll(top)
 		return nil, fmt.Errorf("workspace for %s at %s: %w", redactURL(src), commit, err)
 	}
@@ -202,6 +208,7 @@ func (m *Mirrors) worktreeLocked(ctx context.Context, mirror gitrepo.Repo, src, 
 	ws := &Workspace{Dir: abs, Commit: sha, Repo: gitrepo.Repo{Dir: abs}}
 	ws.close = func() error {
 		defer m.hold(mirror.Dir, -1)
+		defer lock.Close() // after the removal: Sweep must not race it
 		ctx := context.Background()
 		unlock, lerr := lockFile(ctx, mirror.Dir+".lock")
 		if lerr == nil {

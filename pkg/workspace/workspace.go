@@ -21,6 +21,7 @@ type Workspace struct {
 	Repo   gitrepo.Repo
 	owned  bool
 	close  func() error // set for work trees of a mirror
+	lock   *os.File     // held while the workspace is in use; see Sweep
 }
 
 // ErrOutside is returned for a path that leaves the workspace.
@@ -34,16 +35,23 @@ func Open(ctx context.Context, src, commit, parent string) (*Workspace, error) {
 			return nil, fmt.Errorf("workspace for %s: %w", src, err)
 		}
 	}
-	dir, err := os.MkdirTemp(parent, "redfix-ws-")
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
+		return nil, fmt.Errorf("workspace for %s: %w", src, err)
+	}
+	lock, err := hold(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("workspace for %s: %w", src, err)
 	}
 	ws, err := openIn(ctx, src, commit, filepath.Join(dir, "repo"))
 	if err != nil {
+		_ = lock.Close()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	ws.owned = true
+	ws.lock = lock
 	return ws, nil
 }
 
@@ -76,7 +84,11 @@ func (w *Workspace) Close() error {
 	if !w.owned {
 		return nil
 	}
-	return os.RemoveAll(filepath.Dir(w.Dir))
+	err := os.RemoveAll(filepath.Dir(w.Dir))
+	if w.lock != nil {
+		_ = w.lock.Close()
+	}
+	return err
 }
 
 // Abs turns a path relative to the workspace (or absolute inside it) into an

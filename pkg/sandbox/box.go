@@ -1,0 +1,469 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Modes of confinement.
+const (
+	// ModeAuto confines where the host can, and runs commands unconfined
+	// (with a warning at start) where it cannot.
+	ModeAuto = "auto"
+	// ModeRequired refuses to start where the host cannot confine.
+	ModeRequired = "required"
+	// ModeOff never confines: commands run as the bot's own user, with the
+	// bot's view of the machine and its network.
+	ModeOff = "off"
+)
+
+// Config says how commands run on a repository's behalf are confined.
+type Config struct {
+	Mode string // ModeAuto (""), ModeRequired or ModeOff
+	// Bwrap is the bubblewrap binary ("" finds bwrap on PATH); Prlimit the
+	// util-linux prlimit binary that sets the resource limits.
+	Bwrap, Prlimit string
+	// Network lets every repository's commands use the network;
+	// NetworkRepos lets those of repositories matching one of the patterns
+	// (path.Match, on the repository as the job names it).
+	Network      bool
+	NetworkRepos []string
+	// Limits for each process of a command (0: the defaults below).
+	Memory   int64         // address space, bytes (RLIMIT_AS)
+	CPUTime  time.Duration // CPU time (RLIMIT_CPU)
+	FileSize int64         // largest file written, bytes (RLIMIT_FSIZE)
+	Procs    int           // processes of the sandbox's user (RLIMIT_NPROC), unconfined runs excepted
+	TmpSize  int64         // the private /tmp and $HOME, bytes each
+	// CacheDir holds each repository's own Go build cache (and module
+	// cache, for repositories allowed the network).
+	CacheDir string
+	// SharedCache gives every repository one cache under CacheDir instead
+	// of its own: builds are warm sooner, but a repository's tests can
+	// then poison what another's build reads. For repositories that trust
+	// one another (one organisation's), and for the demo's sample.
+	SharedCache bool
+	// Hide are paths the commands must not read: the data directory, the
+	// configuration file, secret files, the publish directory. The
+	// workspace and the caches are shown again inside them.
+	Hide []string
+}
+
+// Defaults for Config.
+const (
+	DefaultMemory   = 4 << 30
+	DefaultCPUTime  = 10 * time.Minute
+	DefaultFileSize = 1 << 30
+	DefaultProcs    = 4096
+	DefaultTmpSize  = 1 << 30
+)
+
+// Status is what the host gives: whether commands are confined and how.
+type Status struct {
+	Confined bool   `json:"confined"`
+	How      string `json:"how"`    // "bubblewrap, user namespace", "bubblewrap", "none"
+	Limits   bool   `json:"limits"` // resource limits are applied
+	Reason   string `json:"reason,omitempty"`
+}
+
+func (s Status) String() string {
+	str := s.How
+	if s.Limits {
+		str += ", resource limits"
+	} else {
+		str += ", no resource limits"
+	}
+	if s.Reason != "" {
+		str += " (" + s.Reason + ")"
+	}
+	return str
+}
+
+// Box confines commands as its Config says. It is safe for concurrent use.
+type Box struct {
+	cfg     Config
+	bwrap   string
+	prlimit string
+	userns  bool
+	status  Status
+	// The Go toolchain's own directories, shown read-only inside.
+	goroot, modcache string
+	home             string
+}
+
+// ErrCannotConfine is returned by New in ModeRequired on a host that
+// cannot confine.
+var ErrCannotConfine = errors.New("this host cannot confine commands")
+
+// New probes the host and returns a Box. It fails only in ModeRequired on a
+// host that cannot confine, or on a configuration that cannot work.
+func New(ctx context.Context, cfg Config) (*Box, error) {
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeAuto
+	case ModeAuto, ModeRequired, ModeOff:
+	default:
+		return nil, fmt.Errorf("sandbox mode %q: want auto, required or off", cfg.Mode)
+	}
+	for _, p := range cfg.NetworkRepos {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("sandbox network pattern %q: %w", p, err)
+		}
+	}
+	if cfg.Memory == 0 {
+		cfg.Memory = DefaultMemory
+	}
+	if cfg.CPUTime == 0 {
+		cfg.CPUTime = DefaultCPUTime
+	}
+	if cfg.FileSize == 0 {
+		cfg.FileSize = DefaultFileSize
+	}
+	if cfg.Procs == 0 {
+		cfg.Procs = DefaultProcs
+	}
+	if cfg.TmpSize == 0 {
+		cfg.TmpSize = DefaultTmpSize
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = filepath.Join(os.TempDir(), "redfix", "cache")
+	}
+	b := &Box{cfg: cfg, home: os.Getenv("HOME")}
+
+	b.prlimit = lookPath(cfg.Prlimit, "prlimit")
+	b.status.Limits = b.prlimit != ""
+
+	if cfg.Mode == ModeOff {
+		b.status = Status{How: "none", Limits: b.status.Limits, Reason: "sandbox mode is off"}
+		return b, nil
+	}
+	b.bwrap = lookPath(cfg.Bwrap, "bwrap")
+	var why string
+	switch {
+	case b.bwrap == "":
+		why = "bubblewrap (bwrap) is not installed"
+	default:
+		b.goroot, b.modcache = goEnv(ctx)
+		// With a user namespace the commands run as an ordinary user even
+		// when redfix runs as root; without one (allowed to root only)
+		// they run as root with no capabilities.
+		b.userns = true
+		err := b.probe(ctx)
+		if err != nil {
+			b.userns = false
+			if err2 := b.probe(ctx); err2 == nil {
+				err = nil
+			} else {
+				err = fmt.Errorf("%v; without a user namespace: %v", err, err2)
+			}
+		}
+		if err != nil {
+			why = "bubblewrap cannot set up a sandbox here: " + err.Error()
+		}
+	}
+	if why != "" {
+		b.bwrap = ""
+		b.status.How, b.status.Reason = "none", why
+		if cfg.Mode == ModeRequired {
+			return nil, fmt.Errorf("%w: %s", ErrCannotConfine, why)
+		}
+		return b, nil
+	}
+	b.status.Confined = true
+	b.status.How = "bubblewrap"
+	if b.userns {
+		b.status.How += ", user namespace"
+	}
+	if !b.status.Limits {
+		b.status.Reason = "prlimit (util-linux) is not installed"
+	}
+	return b, nil
+}
+
+// Status says what the host gives.
+func (b *Box) Status() Status { return b.status }
+
+// Config is the configuration the box runs with, defaults filled in.
+func (b *Box) Config() Config { return b.cfg }
+
+func lookPath(given, name string) string {
+	if given != "" {
+		name = given
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// goEnv is the Go toolchain's root and module cache, when Go is installed.
+func goEnv(ctx context.Context) (goroot, modcache string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE")
+	c.Env = Env()
+	out, err := c.Output()
+	if err != nil {
+		return "", ""
+	}
+	f := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(f) != 2 {
+		return "", ""
+	}
+	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
+}
+
+// probe runs a trivial command in the sandbox the box would build.
+func (b *Box) probe(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "redfix-sandbox-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	args := b.wrap(Cmd{Dir: dir, Args: []string{"true"}}, "", dir, "")
+	c := exec.CommandContext(ctx, args[0], args[1:]...)
+	c.Env = Env()
+	out, err := c.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// networkFor reports whether repo's commands may use the network.
+func (b *Box) networkFor(repo string) bool {
+	if b.cfg.Network {
+		return true
+	}
+	for _, p := range b.cfg.NetworkRepos {
+		if ok, _ := path.Match(p, repo); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// cacheFor is repo's own cache directory.
+func (b *Box) cacheFor(repo string) string {
+	if b.cfg.SharedCache {
+		return filepath.Join(b.cfg.CacheDir, "shared")
+	}
+	if repo == "" {
+		repo = "unnamed"
+	}
+	sum := sha256.Sum256([]byte(repo))
+	base := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(strings.TrimSuffix(repo, ".git")))
+	if len(base) > 40 {
+		base = base[:40]
+	}
+	return filepath.Join(b.cfg.CacheDir, base+"-"+hex.EncodeToString(sum[:6]))
+}
+
+// writableRoot is the directory a command may write: the git checkout that
+// holds dir (the workspace), or dir itself outside any checkout.
+func writableRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == filepath.Dir(d) {
+			return dir
+		}
+	}
+}
+
+// limitArgs is the prlimit prefix that sets the resource limits.
+func (b *Box) limitArgs(confined bool) []string {
+	if b.prlimit == "" {
+		return nil
+	}
+	args := []string{b.prlimit,
+		"--as=" + strconv.FormatInt(b.cfg.Memory, 10),
+		"--cpu=" + strconv.FormatInt(int64(b.cfg.CPUTime/time.Second), 10),
+		"--fsize=" + strconv.FormatInt(b.cfg.FileSize, 10),
+		"--core=0",
+	}
+	if confined && os.Geteuid() != 0 {
+		// RLIMIT_NPROC counts every process of the real user: for root that
+		// is the whole machine, so it is set only for an ordinary user.
+		args = append(args, "--nproc="+strconv.Itoa(b.cfg.Procs))
+	}
+	return append(args, "--")
+}
+
+// wrap is the command line that runs cmd confined: bubblewrap around it,
+// prlimit around bubblewrap. The host's file system is visible read-only,
+// minus the hidden paths; ws (the workspace) and cache are writable; /tmp
+// and $HOME are private and empty.
+func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
+	args := b.limitArgs(true)
+	args = append(args, b.bwrap,
+		"--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	)
+	if !b.networkFor(repo) {
+		args = append(args, "--unshare-net")
+	}
+	if b.userns {
+		args = append(args, "--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns")
+	} else {
+		args = append(args, "--cap-drop", "ALL")
+	}
+	args = append(args,
+		"--ro-bind", "/", "/",
+		"--proc", "/proc",
+		"--dev", "/dev",
+		"--size", strconv.FormatInt(b.cfg.TmpSize, 10), "--tmpfs", "/tmp",
+	)
+	hide := func(p string) {
+		if p == "" || p == "/" {
+			return
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return
+		case fi.IsDir():
+			args = append(args, "--size", strconv.FormatInt(b.cfg.TmpSize, 10), "--tmpfs", p)
+		default:
+			args = append(args, "--ro-bind", "/dev/null", p)
+		}
+	}
+	hide(b.home)
+	for _, p := range b.cfg.Hide {
+		hide(p)
+	}
+	hide("/run/secrets")
+	// The toolchain is shown again, read-only, wherever it lives.
+	for _, p := range []string{b.goroot, b.modcache} {
+		if p != "" {
+			args = append(args, "--ro-bind-try", p, p)
+		}
+	}
+	if cache != "" {
+		args = append(args, "--bind", cache, cache)
+	}
+	args = append(args, "--bind", ws, ws)
+	// The checkout's git directory stays read-only: a hook or a config
+	// written there would run later, outside the sandbox, in redfix's own
+	// git commands.
+	if fi, err := os.Stat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
+		args = append(args, "--ro-bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git"))
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		dir = ws
+	}
+	args = append(args, "--chdir", dir, "--")
+	return append(args, cmd.Args...)
+}
+
+// env is the environment of a confined command: the scrubbed one, with
+// the repository's own caches, a private temporary directory, and no
+// module downloads unless the network is allowed.
+func (b *Box) env(repo string, extra []string) []string {
+	cache := b.cacheFor(repo)
+	// No VCS stamping: the checkout's git directory may be hidden (a work
+	// tree of a mirror in the data directory), and builds must not fail on it.
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -buildvcs=false")
+	env := []string{"GOCACHE=" + filepath.Join(cache, "go-build"), "TMPDIR=/tmp"}
+	if b.networkFor(repo) {
+		env = append(env, "GOMODCACHE="+filepath.Join(cache, "mod"), "GOFLAGS="+goflags+" -modcacherw")
+	} else {
+		env = append(env, "GOFLAGS="+goflags)
+		if b.modcache != "" {
+			env = append(env, "GOMODCACHE="+b.modcache)
+		}
+		env = append(env, "GOPROXY=off")
+	}
+	return Env(append(env, extra...)...)
+}
+
+// Run runs cmd confined (or as today, unconfined, where the host cannot
+// confine). The repository it runs for is the one named with WithRepo on
+// ctx: it decides the caches and whether the network is allowed.
+func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
+	if len(cmd.Args) == 0 {
+		return Result{}, errors.New("sandbox: empty command")
+	}
+	name := cmd.Args[0]
+	if cmd.Unconfined || !b.status.Confined {
+		if !cmd.Unconfined {
+			cmd.Args = append(b.limitArgs(false), cmd.Args...)
+		}
+		return run(ctx, cmd, Env(cmd.Env...), name)
+	}
+	repo := RepoFrom(ctx)
+	dir := cmd.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Result{}, fmt.Errorf("sandbox: working directory: %w", err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	cmd.Dir = dir
+	ws := writableRoot(dir)
+	cache := b.cacheFor(repo)
+	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o755); err != nil {
+		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
+	}
+	env := b.env(repo, cmd.Env)
+	cmd.Args = b.wrap(cmd, repo, ws, cache)
+	return run(ctx, cmd, env, name)
+}
+
+type ctxKey int
+
+const (
+	boxKey ctxKey = iota
+	repoKey
+)
+
+// With returns a context whose commands (through Run) are confined by b.
+func With(ctx context.Context, b *Box) context.Context { return context.WithValue(ctx, boxKey, b) }
+
+// From is the Box on ctx, nil when there is none.
+func From(ctx context.Context) *Box {
+	b, _ := ctx.Value(boxKey).(*Box)
+	return b
+}
+
+// WithRepo names the repository that ctx's commands run for.
+func WithRepo(ctx context.Context, repo string) context.Context {
+	return context.WithValue(ctx, repoKey, repo)
+}
+
+// RepoFrom is the repository named on ctx, "" when none is.
+func RepoFrom(ctx context.Context) string {
+	r, _ := ctx.Value(repoKey).(string)
+	return r
+}

@@ -1,0 +1,349 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// confined is a Box that must confine: under CI=true a host that cannot is
+// a failure, elsewhere the test is skipped with the reason.
+func confined(t *testing.T, cfg Config) *Box {
+	t.Helper()
+	cfg.Mode = ModeRequired
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = t.TempDir()
+	}
+	b, err := New(context.Background(), cfg)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must confine: %v", err)
+		}
+		t.Skipf("this host cannot confine: %v", err)
+	}
+	return b
+}
+
+// workspace is a directory that looks like a checkout.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func sh(t *testing.T, ctx context.Context, b *Box, dir, script string) Result {
+	t.Helper()
+	res, err := b.Run(ctx, Cmd{Dir: dir, Args: []string{"sh", "-c", script}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestConfinedRunsInItsOwnPIDNamespace(t *testing.T) {
+	b := confined(t, Config{})
+	ws := workspace(t)
+	me := strconv.Itoa(os.Getpid())
+	res := sh(t, context.Background(), b, ws, "ls /proc | grep -E '^[0-9]+$' | wc -l; cat /proc/"+me+"/environ && echo READ-PARENT")
+	if strings.Contains(res.Output, "READ-PARENT") {
+		t.Fatalf("the sandbox read the test process's environment:\n%s", res.Output)
+	}
+	n, err := strconv.Atoi(strings.Fields(res.Output)[0])
+	if err != nil || n > 5 {
+		t.Fatalf("the sandbox sees %q processes, want only its own few:\n%s", strings.Fields(res.Output)[0], res.Output)
+	}
+}
+
+func TestConfinedHasNoNetworkUnlessAllowed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HELLO\n"))
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	// bash's /dev/tcp needs no tool that may be missing.
+	script := "exec 3<>/dev/tcp/127.0.0.1/" + port + " && head -n1 <&3"
+	ctx := WithRepo(context.Background(), "https://git.example/org/closed.git")
+	b := confined(t, Config{NetworkRepos: []string{"https://git.example/org/open*"}})
+	ws := workspace(t)
+	res, err := b.Run(ctx, Cmd{Dir: ws, Args: []string{"bash", "-c", script}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK() || strings.Contains(res.Output, "HELLO") {
+		t.Fatalf("a repository without network reached 127.0.0.1:%s: %+v", port, res)
+	}
+	open := WithRepo(context.Background(), "https://git.example/org/open.git")
+	res, err = b.Run(open, Cmd{Dir: ws, Args: []string{"bash", "-c", script}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || !strings.Contains(res.Output, "HELLO") {
+		t.Fatalf("a repository allowed the network could not reach it: %+v", res)
+	}
+}
+
+func TestConfinedWritesOnlyTheWorkspace(t *testing.T) {
+	outside := t.TempDir()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(secret, []byte("s3cr3t-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := confined(t, Config{Hide: []string{secret}})
+	ws := workspace(t)
+	sub := filepath.Join(ws, "pkg")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`
+echo in > %[1]s/written-from-sub
+echo out > %[2]s/escaped 2>/dev/null && echo WROTE-OUTSIDE
+echo home > "$HOME/escaped" && echo WROTE-HOME
+echo tmp > /tmp/escaped && echo WROTE-TMP
+echo hook > %[3]s/.git/hooks-escaped 2>/dev/null && echo WROTE-GIT
+cat %[4]s
+echo TMPDIR=$TMPDIR
+`, ws, outside, ws, secret)
+	res := sh(t, context.Background(), b, sub, script)
+	if strings.Contains(res.Output, "WROTE-OUTSIDE") || strings.Contains(res.Output, "WROTE-GIT") {
+		t.Fatalf("wrote outside the workspace:\n%s", res.Output)
+	}
+	if strings.Contains(res.Output, "s3cr3t-value") {
+		t.Fatalf("read a hidden file:\n%s", res.Output)
+	}
+	for _, p := range []string{filepath.Join(outside, "escaped"), filepath.Join(home, "escaped"), filepath.Join(ws, ".git", "hooks-escaped")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists after the run", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "written-from-sub")); err != nil {
+		t.Errorf("the workspace was not writable: %v\n%s", err, res.Output)
+	}
+	if !strings.Contains(res.Output, "WROTE-TMP") || !strings.Contains(res.Output, "TMPDIR=/tmp") {
+		t.Errorf("no private temporary directory:\n%s", res.Output)
+	}
+}
+
+func TestConfinedMemoryLimitKillsUnboundedAllocation(t *testing.T) {
+	b := confined(t, Config{Memory: 256 << 20})
+	ws := workspace(t)
+	// tail keeps a line without end in memory: it grows until the limit.
+	res := sh(t, context.Background(), b, ws, "head -c 2000000000 /dev/zero | tail -n 1 >/dev/null; echo tail=$?")
+	if strings.Contains(res.Output, "tail=0") {
+		t.Fatalf("2 GB was buffered under a 256 MiB limit:\n%s", res.Output)
+	}
+}
+
+func TestConfinedCPULimit(t *testing.T) {
+	b := confined(t, Config{CPUTime: time.Second})
+	ws := workspace(t)
+	res := sh(t, context.Background(), b, ws, "while :; do :; done")
+	if res.TimedOut || res.ExitCode == 0 {
+		t.Fatalf("a busy loop was not stopped by the CPU limit: %+v", res)
+	}
+}
+
+// alive reports processes whose command line contains marker.
+func alive(marker string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker) {
+			found = append(found, e.Name())
+		}
+	}
+	return found
+}
+
+func waitGone(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := alive(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, p := range left {
+				if n, err := strconv.Atoi(p); err == nil {
+					_ = syscall.Kill(n, syscall.SIGKILL)
+				}
+			}
+			t.Fatalf("processes %v (%s) outlived their command", left, marker)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestConfinedChildrenDieWithTheCommand(t *testing.T) {
+	b := confined(t, Config{})
+	ws := workspace(t)
+	marker := fmt.Sprintf("%d.%d", 300+os.Getpid()%100, time.Now().UnixNano()%1000000)
+	// A child in a session of its own leaves the process group: only the
+	// PID namespace takes it down.
+	res := sh(t, context.Background(), b, ws, "setsid sleep "+marker+" >/dev/null 2>&1 < /dev/null & sleep 0.2; echo started")
+	if !strings.Contains(res.Output, "started") {
+		t.Fatalf("the command did not run: %+v", res)
+	}
+	waitGone(t, marker)
+}
+
+// TestHelperWorker is not a test: run as a child by
+// TestConfinedCommandDiesWithKilledWorker, it plays a worker that runs a
+// long command until it is killed.
+func TestHelperWorker(t *testing.T) {
+	marker := os.Getenv("REDFIX_SANDBOX_HELPER_MARKER")
+	if marker == "" {
+		t.Skip("helper process only")
+	}
+	b, err := New(context.Background(), Config{Mode: ModeRequired, CacheDir: os.Getenv("REDFIX_SANDBOX_HELPER_CACHE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = b.Run(context.Background(), Cmd{Dir: os.Getenv("REDFIX_SANDBOX_HELPER_WS"), Args: []string{"sh", "-c", "setsid sleep " + marker + " & sleep " + marker}})
+}
+
+func TestConfinedCommandDiesWithKilledWorker(t *testing.T) {
+	confined(t, Config{})
+	ws := workspace(t)
+	marker := fmt.Sprintf("%d.%d", 400+os.Getpid()%100, time.Now().UnixNano()%1000000)
+	c := exec.Command(os.Args[0], "-test.run=^TestHelperWorker$")
+	c.Env = append(os.Environ(), "REDFIX_SANDBOX_HELPER_MARKER="+marker, "REDFIX_SANDBOX_HELPER_WS="+ws, "REDFIX_SANDBOX_HELPER_CACHE="+t.TempDir())
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	// Both bubblewraps, the shell and its two sleeps: the sandbox is set
+	// up (a worker killed while bubblewrap is still starting is the one
+	// window this does not cover).
+	for len(alive("sleep "+marker)) < 5 {
+		if time.Now().After(deadline) {
+			_ = c.Process.Kill()
+			t.Fatal("the helper worker never started its command")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := c.Process.Kill(); err != nil { // kill -9 of the worker
+		t.Fatal(err)
+	}
+	_ = c.Wait()
+	waitGone(t, "sleep "+marker)
+}
+
+func TestRequiredRefusesAHostThatCannotConfine(t *testing.T) {
+	_, err := New(context.Background(), Config{Mode: ModeRequired, Bwrap: "/nonexistent/bwrap"})
+	if !errors.Is(err, ErrCannotConfine) {
+		t.Fatalf("want ErrCannotConfine, got %v", err)
+	}
+}
+
+func TestAutoFallsBackUnconfinedAndSaysWhy(t *testing.T) {
+	b, err := New(context.Background(), Config{Bwrap: "/nonexistent/bwrap", CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := b.Status()
+	if st.Confined || st.How != "none" || !strings.Contains(st.Reason, "not installed") {
+		t.Fatalf("status %+v", st)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-fallback-secret")
+	res, err := b.Run(context.Background(), Cmd{Dir: t.TempDir(), Args: []string{"env"}})
+	if err != nil || !res.OK() {
+		t.Fatalf("unconfined run: %v %+v", err, res)
+	}
+	if strings.Contains(res.Output, "sk-fallback-secret") {
+		t.Fatal("a secret reached an unconfined command")
+	}
+}
+
+func TestOffNeverConfines(t *testing.T) {
+	b, err := New(context.Background(), Config{Mode: ModeOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Status().Confined {
+		t.Fatalf("mode off confined: %+v", b.Status())
+	}
+	if _, err := New(context.Background(), Config{Mode: "sometimes"}); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+}
+
+func TestRunUsesTheBoxOnTheContext(t *testing.T) {
+	b := confined(t, Config{})
+	ws := workspace(t)
+	ctx := With(context.Background(), b)
+	res, err := Run(ctx, Cmd{Dir: ws, Args: []string{"sh", "-c", "ls /proc | grep -cE '^[0-9]+$'"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(res.Output)); n == 0 || n > 5 {
+		t.Fatalf("Run did not confine through the context: %q", res.Output)
+	}
+	// Unconfined commands (redfix's own git) see the host.
+	res, err = Run(ctx, Cmd{Dir: ws, Unconfined: true, Args: []string{"sh", "-c", "ls /proc | grep -cE '^[0-9]+$'"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := strconv.Atoi(strings.TrimSpace(res.Output)); n <= 5 {
+		t.Fatalf("an unconfined command was confined: %q", res.Output)
+	}
+}
+
+func TestGoTestRunsConfinedWithPerRepositoryCache(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go")
+	}
+	cache := t.TempDir()
+	b := confined(t, Config{CacheDir: cache})
+	ws := workspace(t)
+	files := map[string]string{
+		"go.mod":    "module example.com/m\n\ngo 1.22\n",
+		"m_test.go": "package m\nimport \"testing\"\nfunc TestOK(t *testing.T) {}\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := WithRepo(context.Background(), "https://git.example/org/m.git")
+	res, err := b.Run(ctx, Cmd{Dir: ws, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Fatalf("go test in the sandbox: %+v", res)
+	}
+	entries, _ := filepath.Glob(filepath.Join(cache, "m-*", "go-build", "*"))
+	if len(entries) == 0 {
+		t.Fatalf("the repository's build cache under %s is empty", cache)
+	}
+}
