@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -363,7 +364,7 @@ var envVars = []struct {
 // so that the value is in no process's environment.
 var secretVars = map[string]bool{
 	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true,
-	"OPENAI_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
+	"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
 }
 
 // Secrets are the values of every configured credential: what redaction
@@ -407,23 +408,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		return err
 	}
 	for _, e := range envVars {
-		v := getenv(e.name)
-		if secretVars[e.name] {
-			file := getenv(e.name + "_FILE")
-			if file != "" && v != "" {
-				return fmt.Errorf("environment: set %s or %s_FILE, not both", e.name, e.name)
-			}
-			if file != "" {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					return fmt.Errorf("environment %s_FILE: %w", e.name, err)
-				}
-				v = strings.TrimRight(string(data), "\r\n")
-				if v == "" {
-					return fmt.Errorf("environment %s_FILE: %s is empty", e.name, file)
-				}
-				cfg.SecretFiles = append(cfg.SecretFiles, file)
-			}
+		v, err := lookup(cfg, getenv, e.name)
+		if err != nil {
+			return err
 		}
 		if v == "" {
 			continue
@@ -433,6 +420,34 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		}
 	}
 	return nil
+}
+
+// lookup is the variable name's value, read from the file NAME_FILE names
+// for a secret (recorded in cfg.SecretFiles).
+func lookup(cfg *Config, getenv func(string) string, name string) (string, error) {
+	v := getenv(name)
+	if !secretVars[name] {
+		return v, nil
+	}
+	file := getenv(name + "_FILE")
+	if file == "" {
+		return v, nil
+	}
+	if v != "" {
+		return "", fmt.Errorf("environment: set %s or %s_FILE, not both", name, name)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("environment %s_FILE: %w", name, err)
+	}
+	v = strings.TrimRight(string(data), "\r\n")
+	if v == "" {
+		return "", fmt.Errorf("environment %s_FILE: %s is empty", name, file)
+	}
+	if !slices.Contains(cfg.SecretFiles, file) {
+		cfg.SecretFiles = append(cfg.SecretFiles, file)
+	}
+	return v, nil
 }
 
 // PublishMode is the publisher to use: publish.mode, else "github" when

@@ -171,6 +171,10 @@ func TestSecretsFromFiles(t *testing.T) {
 	if err != nil || openai.LLM.APIKey != "sk-openai-file" {
 		t.Fatalf("OPENAI_API_KEY_FILE: %v %q", err, openai.LLM.APIKey)
 	}
+	anthropic, err := Load("", env(map[string]string{"ANTHROPIC_API_KEY_FILE": write("anthropic", "sk-ant-file"), "REDFIX_LLM_PROVIDER": "anthropic", "REDFIX_MODEL": "m"}))
+	if err != nil || anthropic.LLM.APIKey != "sk-ant-file" || len(anthropic.SecretFiles) != 1 {
+		t.Fatalf("ANTHROPIC_API_KEY_FILE: %v %q %v", err, anthropic.LLM.APIKey, anthropic.SecretFiles)
+	}
 
 	for name, e := range map[string]map[string]string{
 		"both":    {"REDFIX_INGEST_TOKEN": "x", "REDFIX_INGEST_TOKEN_FILE": write("both", "y")},

@@ -70,8 +70,14 @@ func applyModelEnv(cfg *Config, getenv func(string) string) error {
 		cfg.LLM.Provider = v
 	}
 	for _, e := range modelEnvVars {
-		v := getenv(e.name)
-		if v == "" || (e.provider != "" && e.provider != cfg.LLM.Provider) {
+		if e.provider != "" && e.provider != cfg.LLM.Provider {
+			continue
+		}
+		v, err := lookup(cfg, getenv, e.name)
+		if err != nil {
+			return err
+		}
+		if v == "" {
 			continue
 		}
 		if err := e.set(cfg, v); err != nil {
