@@ -102,7 +102,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) (
 // attempt runs one candidate: a workspace, an episode, the gates, and as
 // many feedback rounds as configured while the gates reject it.
 func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *zap.Logger) {
-	ws, err := workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	ws, err := p.checkout(ctx, t)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || missingRepo(err)) {
 			err = Permanent(err)
@@ -258,4 +258,14 @@ func normPatch(patch string) string {
 		}
 	}
 	return b.String()
+}
+
+// checkout opens a candidate's workspace: from the mirrors when the pipeline
+// has them (remote repositories, with the installation's credentials), else
+// by cloning afresh.
+func (p *Pipeline) checkout(ctx context.Context, t task.Task) (*workspace.Workspace, error) {
+	if p.Checkouts != nil {
+		return p.Checkouts.Open(ctx, t.Repo, t.Commit, p.WorkDir)
+	}
+	return workspace.Open(ctx, t.Repo, t.Commit, p.WorkDir)
 }
