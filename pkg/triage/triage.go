@@ -67,6 +67,14 @@ type Config struct {
 	// works on it; 0 means a minute. It must be well under the store's
 	// triage claim TTL.
 	ClaimRefresh time.Duration
+	// Checkouts, when set, opens the workspace (from a mirror of a remote
+	// repository, with its credentials); nil clones afresh.
+	Checkouts Checkouts
+}
+
+// Checkouts opens a workspace of repo at commit under parent.
+type Checkouts interface {
+	Open(ctx context.Context, repo, commit, parent string) (*workspace.Workspace, error)
 }
 
 // DefaultReruns is Config.Reruns' default.
@@ -186,7 +194,11 @@ func (p *process) close() {
 
 func (p *process) workspace(ctx context.Context) (*workspace.Workspace, error) {
 	if p.ws == nil {
-		ws, err := workspace.Open(ctx, p.in.Repo, p.in.Commit, p.t.cfg.WorkDir)
+		open := workspace.Open
+		if p.t.cfg.Checkouts != nil {
+			open = p.t.cfg.Checkouts.Open
+		}
+		ws, err := open(ctx, p.in.Repo, p.in.Commit, p.t.cfg.WorkDir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,94 @@
+package ghtest
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"testing"
+)
+
+// WebhookExample is the first of GitHub's published example payloads
+// (@octokit/webhooks-examples) of event whose action is action ("" for
+// any), decoded so that a test can put its own run or pull request in.
+func WebhookExample(t testing.TB, event, action string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(WebhookExamples(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []struct {
+		Name     string           `json:"name"`
+		Examples []map[string]any `json:"examples"`
+	}
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatalf("webhook examples: %v", err)
+	}
+	for _, e := range all {
+		if e.Name != event {
+			continue
+		}
+		for _, ex := range e.Examples {
+			if a, _ := ex["action"].(string); action == "" || a == action {
+				return ex
+			}
+		}
+	}
+	t.Fatalf("no published %s example with action %q", event, action)
+	return nil
+}
+
+// SignPayload is the X-Hub-Signature-256 of body under secret.
+func SignPayload(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Deliver posts payload to url as GitHub delivers a webhook: JSON, signed
+// with secret, with the event's name and the delivery's id. It returns the
+// answer's status and body.
+func Deliver(t testing.TB, url, secret, event, delivery string, payload any) (int, []byte) {
+	t.Helper()
+	body, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "GitHub-Hookshot/ghtest")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", delivery)
+	req.Header.Set("X-Hub-Signature-256", SignPayload(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// RepoJSON is owner/name as the API and webhooks carry it. It takes the
+// lock.
+func (s *Server) RepoJSON(owner, name string) map[string]any {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.Repo(owner, name)
+	if !ok {
+		s.t.Fatalf("ghtest: no repository %s/%s", owner, name)
+	}
+	ex, err := s.Desc.Example("GET", "/repos/{owner}/{repo}", 200)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.repoJSON(ex, r)
+}
