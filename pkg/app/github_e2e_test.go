@@ -73,7 +73,7 @@ func get(t *testing.T, url string) string {
 // its git server, triage and the worker.
 func TestGitHubEndToEnd(t *testing.T) {
 	clearEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const secret = "e2e webhook secret"
 
@@ -121,8 +121,18 @@ func TestGitHubEndToEnd(t *testing.T) {
 	}
 	work, stop := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
-	go func() { _ = sys.RunTriage(work, cfg, nil); done <- struct{}{} }()
-	go func() { _ = sys.RunWorker(work, cfg, pipe); done <- struct{}{} }()
+	go func() {
+		if err := sys.RunTriage(work, cfg, nil); err != nil {
+			t.Errorf("triage loop: %v", err)
+		}
+		done <- struct{}{}
+	}()
+	go func() {
+		if err := sys.RunWorker(work, cfg, pipe); err != nil {
+			t.Errorf("worker: %v", err)
+		}
+		done <- struct{}{}
+	}()
 	defer func() { stop(); <-done; <-done }()
 
 	// 1. A signed workflow_run webhook arrives (GitHub's published example
