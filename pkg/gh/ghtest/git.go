@@ -131,8 +131,19 @@ func (s *Server) Git(owner, name string, args ...string) (string, error) {
 // path is not a repository's.
 func (s *Server) serveGit(w http.ResponseWriter, req *http.Request) bool {
 	parts := strings.SplitN(strings.TrimPrefix(req.URL.Path, "/"), "/", 3)
-	if len(parts) < 3 || !strings.HasSuffix(parts[1], ".git") {
+	if len(parts) < 3 {
 		return false
+	}
+	// GitHub serves git at /OWNER/NAME.git and at /OWNER/NAME alike.
+	if !strings.HasSuffix(parts[1], ".git") {
+		switch parts[2] {
+		case "info/refs", "git-upload-pack", "git-receive-pack":
+		default:
+			return false
+		}
+		req = req.Clone(req.Context())
+		req.URL.Path = "/" + parts[0] + "/" + parts[1] + ".git/" + parts[2]
+		req.URL.RawPath = ""
 	}
 	owner, name := parts[0], strings.TrimSuffix(parts[1], ".git")
 	s.mu.Lock()
