@@ -171,7 +171,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 		t.Fatalf("want one published task, got %d", len(tasks))
 	}
 	tk := tasks[0]
-	if tk.Repo != srv.CloneURL("acme", "shop") || tk.Commit != sample.Head || tk.Bisection.Blame != sample.Commits[3] {
+	if tk.Repo != srv.HTMLURL("acme", "shop") || tk.Commit != sample.Head || tk.Bisection.Blame != sample.Commits[3] {
 		t.Errorf("task: repo %s commit %s blame %s", tk.Repo, tk.Commit, tk.Bisection.Blame)
 	}
 	if n := len(srv.CallsTo("POST", "/repos/{owner}/{repo}/pulls")); n != 1 {
