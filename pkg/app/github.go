@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // githubFilter is the configuration's repositories and branches.
@@ -208,4 +210,16 @@ func installedRepos(ctx context.Context, clients *gh.Clients, filter webhook.Fil
 		opts.Page = resp.NextPage
 	}
 	return repos, nil
+}
+
+// triageMirrors are triage's own mirrors, beside the workers' (a mirror
+// cache tracks the work trees in use in its own process only, so two
+// caches never share a directory).
+func triageMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-triage"
+	return NewMirrors(cfg, clients)
 }

@@ -208,6 +208,9 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Confidence:     cfg.Triage.BisectConfidence,
 		BisectParallel: cfg.Triage.BisectParallel,
 		ClaimRefresh:   s.Store.ClaimTTLs().Triage / 4,
+		// Reports from GitHub name remote repositories: triage checks them
+		// out from mirrors, with the installation's token, as workers do.
+		Checkouts: triageMirrors(cfg, s.GitHub),
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	allow := allowlist(cfg)
