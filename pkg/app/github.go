@@ -107,16 +107,9 @@ func (r fixRecorder) SaveTask(ctx context.Context, t task.Task) error {
 
 // startGitHub makes the GitHub clients when credentials are configured.
 func (s *System) startGitHub(cfg config.Config) error {
-	if !cfg.GitHub.Enabled() {
-		return nil
-	}
-	clients, err := gh.New(gh.Config{
-		APIURL: cfg.GitHub.APIURL, Token: cfg.GitHub.Token,
-		AppID: cfg.GitHub.AppID, PrivateKeyFile: cfg.GitHub.PrivateKeyFile,
-		Log: s.log.Named("github"),
-	})
-	if err != nil {
-		return fmt.Errorf("github clients: %w", err)
+	clients, err := NewGitHubClients(cfg, s.log.Named("github"))
+	if err != nil || clients == nil {
+		return err
 	}
 	s.GitHub = clients
 	s.GitHubClient = func(ctx context.Context, owner, repo string) (*github.Client, error) {

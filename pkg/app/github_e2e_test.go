@@ -115,7 +115,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	defer sys.Close()
 	bot := httptest.NewServer(sys.Handler(cfg))
 	defer bot.Close()
-	pipe, err := NewPipeline(cfg, sys.Store, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
 	if err != nil {
 		t.Fatal(err)
 	}
