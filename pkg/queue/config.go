@@ -12,15 +12,16 @@ import (
 
 // Defaults for Config's zero fields.
 const (
-	DefaultStream          = "REDFIX_JOBS"
-	DefaultSubject         = "redfix.jobs"
-	DefaultConsumer        = "workers"
-	DefaultAckWait         = 2 * time.Minute
-	DefaultMaxDeliver      = 5
-	DefaultDuplicateWindow = 24 * time.Hour
-	DefaultMaxAckPending   = 1000
-	DefaultFetchWait       = 5 * time.Second
-	DefaultRetryDelay      = 30 * time.Second
+	DefaultStream     = "REDFIX_JOBS"
+	DefaultSubject    = "redfix.jobs"
+	DefaultConsumer   = "workers"
+	DefaultMaxDeliver = 5
+	// The delivery settings the queue shares with every stream.
+	DefaultAckWait         = stream.DefaultAckWait
+	DefaultDuplicateWindow = stream.DefaultDuplicateWindow
+	DefaultMaxAckPending   = stream.DefaultMaxAckPending
+	DefaultFetchWait       = stream.DefaultFetchWait
+	DefaultRetryDelay      = stream.DefaultRetryDelay
 )
 
 // Config names the stream and the consumer and sets their delivery rules.
@@ -73,27 +74,13 @@ func (c Config) WithDefaults() Config {
 	if c.Consumer == "" {
 		c.Consumer = DefaultConsumer
 	}
-	if c.AckWait == 0 {
-		c.AckWait = DefaultAckWait
-	}
 	if c.MaxDeliver == 0 {
 		c.MaxDeliver = DefaultMaxDeliver
 	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = DefaultDuplicateWindow
-	}
-	if c.MaxAckPending == 0 {
-		c.MaxAckPending = DefaultMaxAckPending
-	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
-	}
-	if c.FetchWait == 0 {
-		c.FetchWait = DefaultFetchWait
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
-	}
+	// The rest are the stream's own defaults, written once in pkg/stream.
+	d := c.stream().WithDefaults()
+	c.AckWait, c.DuplicateWindow, c.MaxAckPending = d.AckWait, d.DuplicateWindow, d.MaxAckPending
+	c.Replicas, c.FetchWait, c.RetryDelay = d.Replicas, d.FetchWait, d.RetryDelay
 	return c
 }
 
