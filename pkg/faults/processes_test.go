@@ -201,7 +201,7 @@ func TestBotKilledMidTriage(t *testing.T) {
 	r := startRedis(t)
 	s := sample(t)
 	cfg := botConfig(t, n.URL(), r.Addr())
-	cfg.Triage.ClaimTTL = 3 * time.Second
+	cfg.Triage.ClaimTTL = 6 * time.Second
 	cfg.Triage.ReportAckWait = 3 * time.Second
 	cfg.Triage.Reruns = 5
 	cfg.Publish.Dir = t.TempDir()

@@ -78,6 +78,14 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return {ARGV[1], 1}
 `)
 	expireOwnedScript = redis.NewScript(expireOwnedSrc)
+	// ARGV[1]'s claim renewed for ARGV[2] ms, or set again when no task
+	// holds the group: 1; another task holds it: 0.
+	refreshGroupScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if not cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0
+`)
 )
 
 // expireOwnedSrc sets the claim's life to ARGV[2] ms if ARGV[1] still
@@ -87,10 +95,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 `
 
-// RefreshGroup renews taskID's claim on the group for the triage TTL; it
-// reports false when taskID no longer holds it.
+// RefreshGroup renews taskID's claim on the group for the triage TTL, and
+// takes it back when it lapsed meanwhile (a live triage whose refresh came
+// late on a loaded machine keeps its group). It reports false only when
+// another task holds the group now.
 func (s *Store) RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error) {
-	n, err := expireOwnedScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Int64()
+	n, err := refreshGroupScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Int64()
 	if err != nil {
 		return false, fmt.Errorf("refresh claim of group %s for task %s: %w", fingerprint, taskID, err)
 	}

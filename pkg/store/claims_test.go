@@ -70,6 +70,16 @@ func testClaimLifetimes(t *testing.T, s *Store) {
 	if _, d := ttl("fp-a"); !near(d, time.Minute) {
 		t.Errorf("refreshed claim lives %s, want the triage TTL", d)
 	}
+	// A claim that lapsed under a live triage is taken back by its refresh.
+	if err := s.rdb.Del(ctx, s.groupKey("fp-a")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := s.RefreshGroup(ctx, "fp-a", "task-a"); err != nil || !held {
+		t.Errorf("refresh of a lapsed claim: %v %v", held, err)
+	}
+	if owner, d := ttl("fp-a"); owner != "task-a" || !near(d, time.Minute) {
+		t.Errorf("lapsed claim after refresh: owner %q, life %s, want task-a for the triage TTL", owner, d)
+	}
 }
 
 // A claim left by a triage that died (no refresh, no task saved) lapses,

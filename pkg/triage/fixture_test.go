@@ -161,7 +161,12 @@ func (s *memStore) ReleaseGroup(_ context.Context, fp, id string) error {
 func (s *memStore) RefreshGroup(_ context.Context, fp, id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.groups[fp] == id, nil
+	cur, ok := s.groups[fp]
+	if !ok {
+		s.groups[fp] = id
+		return true, nil
+	}
+	return cur == id, nil
 }
 
 func (s *memStore) SaveTask(_ context.Context, t task.Task) error {

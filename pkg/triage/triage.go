@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,8 +35,8 @@ type Store interface {
 	// ReleaseGroup gives the group up if taskID still owns it, so that a
 	// report that triage could not finish is triaged again on redelivery.
 	ReleaseGroup(ctx context.Context, fingerprint, taskID string) error
-	// RefreshGroup renews taskID's claim while triage works on the group;
-	// false means taskID no longer holds it.
+	// RefreshGroup renews taskID's claim while triage works on the group,
+	// taking it back if it lapsed; false means another task holds it now.
 	RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error)
 	SaveTask(ctx context.Context, t task.Task) error
 	// RecordRun adds one run of a test to its history.
@@ -250,8 +251,20 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	default:
 		return drop("duplicate of task " + existing)
 	}
-	stopRefresh := t.keepClaim(ctx, g.Fingerprint, id, log)
+	// The triage's own work stops when another task takes the group (its
+	// claim lapsed, and another report's triage claimed it).
+	work, lostTo, stopRefresh := t.keepClaim(ctx, g.Fingerprint, id, log)
 	defer stopRefresh()
+	lost := func(err error) (Outcome, error) {
+		switch owner := lostTo(); owner {
+		case "":
+			return out, err
+		case unknownOwner:
+			return drop("duplicate: another task took the group while this triage ran")
+		default:
+			return drop("duplicate of task " + owner + ": it took the group while this triage ran")
+		}
+	}
 	// From here the group is ours: give it back unless a task for it is
 	// saved (dropped or queued).
 	decided := false
@@ -277,9 +290,9 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		}
 	}
 
-	ws, err := p.workspace(ctx)
+	ws, err := p.workspace(work)
 	if err != nil {
-		return out, err
+		return lost(err)
 	}
 	tk.Commit = ws.Commit
 	ids, err := Canonical(ws.Dir, out.Tests)
@@ -288,8 +301,11 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	}
 
 	hist := p.history(ctx, ids, log)
-	rep, err := Reproduce(ctx, t.runner, ws.Dir, ids, hist.reruns)
+	rep, err := Reproduce(work, t.runner, ws.Dir, ids, hist.reruns)
 	out.TestRuns += rep.Flakiness.Runs
+	if lostTo() != "" {
+		return lost(err)
+	}
 	if err != nil {
 		var nr *NotRunError
 		if errors.As(err, &nr) {
@@ -331,8 +347,11 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 
 	b := t.bisector(log)
 	b.FlakeRate = hist.score.Rate
-	bis, err := p.bisect(ctx, b, ws.Dir, in.Good, ws.Commit, ids, log)
+	bis, err := p.bisect(work, b, ws.Dir, in.Good, ws.Commit, ids, log)
 	out.TestRuns += bis.Steps
+	if lostTo() != "" {
+		return lost(err)
+	}
 	switch {
 	case errors.Is(err, ErrCannotBisect):
 		// Where the failure started is evidence for the agent, not a
@@ -361,6 +380,15 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	// the worker records the task when it starts in any case. The other
 	// order could leave a task recorded as queued that no worker will ever
 	// take.
+	// The claim must be this task's when the job is queued: a claim that
+	// passed to another task means that task queues the group.
+	held, err := t.store.RefreshGroup(ctx, g.Fingerprint, id)
+	if err != nil {
+		return out, fmt.Errorf("renew claim of group %s: %w", g.Fingerprint, err)
+	}
+	if !held {
+		return drop("duplicate: another task took the group while this triage ran")
+	}
 	tk.Status = task.StatusQueued
 	tk.UpdatedAt = t.now().UTC()
 	dup, err := t.queue.Enqueue(ctx, job.New(tk))
@@ -424,13 +452,20 @@ func taskID(in Input, fingerprint string, now time.Time) string {
 }
 
 // keepClaim renews the group's claim until stop is called, so that the
-// claim of a live triage does not lapse while that of a dead one does.
-func (t *Triage) keepClaim(ctx context.Context, fingerprint, id string, log *zap.Logger) (stop func()) {
+// claim of a live triage does not lapse while that of a dead one does. A
+// claim that lapsed all the same (a refresh late on a loaded machine) is
+// taken back. When another task holds the group, work is cancelled and
+// lostTo names that task.
+func (t *Triage) keepClaim(ctx context.Context, fingerprint, id string, log *zap.Logger) (work context.Context, lostTo func() string, stop func()) {
 	every := t.cfg.ClaimRefresh
 	if every <= 0 {
 		every = time.Minute
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	work, cancel := context.WithCancel(ctx)
+	var (
+		mu    sync.Mutex
+		owner string
+	)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -438,24 +473,51 @@ func (t *Triage) keepClaim(ctx context.Context, fingerprint, id string, log *zap
 		defer tick.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-work.Done():
 				return
 			case <-tick.C:
 			}
-			held, err := t.store.RefreshGroup(ctx, fingerprint, id)
+			held, err := t.store.RefreshGroup(work, fingerprint, id)
 			switch {
-			case err != nil && ctx.Err() == nil:
+			case err != nil && work.Err() == nil:
 				log.Warn("refresh group claim", zap.Error(err))
 			case err == nil && !held:
-				log.Warn("group claim lapsed while triaging; another triage may take the group")
+				cur := t.claimOwner(work, fingerprint)
+				log.Warn("another task took the group while this triage ran; stopping", zap.String("owner", cur))
+				mu.Lock()
+				owner = cur
+				mu.Unlock()
+				cancel()
+				return
 			}
 		}
 	}()
-	return func() {
+	lostTo = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return owner
+	}
+	return work, lostTo, func() {
 		cancel()
 		<-done
 	}
 }
+
+// claimOwner names the group's owner when the store can tell,
+// unknownOwner otherwise.
+func (t *Triage) claimOwner(ctx context.Context, fingerprint string) string {
+	type claims interface {
+		GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error)
+	}
+	if c, ok := t.store.(claims); ok {
+		if owner, _, ok, err := c.GroupClaim(ctx, fingerprint); err == nil && ok {
+			return owner
+		}
+	}
+	return unknownOwner
+}
+
+const unknownOwner = "another task"
 
 // newTaskID is unique and sorts by time: 20261122T101500Z-3f9a2b1c4d5e.
 func newTaskID(now time.Time) string {
