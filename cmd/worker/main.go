@@ -1,7 +1,8 @@
 // Command worker is redfix's repair worker: it consumes jobs from NATS and
 // runs the agent, the gates, the judge and the publisher on each.
 // `worker repair` is the one-shot repair of a local clone; `worker tool` runs
-// one of the agent's actions by hand.
+// one of the agent's actions by hand; `worker mine` and `worker bench`
+// measure it on a repository's own history.
 package main
 
 import (
@@ -35,6 +36,10 @@ commands:
   judge-eval  the configured judge on a labelled set of patches: precision and
            recall on the accept class, with the confusion matrix
   tool        run one of the agent's actions on a clone and print its observation
+  mine        find past bug fixes in a clone's history whose tests fail without
+           them, and write them as tasks for bench
+  bench       replay tasks through the agent and the gates without publishing:
+           solve rate, precision of what would have been published, cost
 
 Run "worker <command> -h" for a command's flags.
 `
@@ -55,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.JudgeEval(ctx, args[1:], stdout, stderr)
 	case "tool":
 		return app.Tool(ctx, args[1:], stdout, stderr)
+	case "mine":
+		return app.Mine(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

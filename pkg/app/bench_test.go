@@ -1,0 +1,123 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/bench"
+	"github.com/redfix/redfix/pkg/gitrepo"
+)
+
+// fixHistory is a module whose second commit fixes a bug and adds the test
+// that shows it, and whose third changes code only.
+var fixHistory = []map[string]string{
+	{
+		"go.mod": "module example.com/shop\n\ngo 1.21\n",
+		"price.go": `package shop
+
+// Total is the price of n items at unit cents each, with 10% off from 10 items.
+func Total(n, unit int) int {
+	t := n * unit
+	if n > 10 {
+		t -= t / 10
+	}
+	return t
+}
+`,
+		"price_test.go": `package shop
+
+import "testing"
+
+func TestTotalSmall(t *testing.T) {
+	if got := Total(2, 100); got != 200 {
+		t.Fatalf("Total(2, 100) = %d, want 200", got)
+	}
+}
+`,
+	},
+	{
+		"price.go": `package shop
+
+// Total is the price of n items at unit cents each, with 10% off from 10 items.
+func Total(n, unit int) int {
+	t := n * unit
+	if n >= 10 {
+		t -= t / 10
+	}
+	return t
+}
+`,
+		"discount_test.go": `package shop
+
+import "testing"
+
+func TestTotalDiscountAtTen(t *testing.T) {
+	if got := Total(10, 100); got != 900 {
+		t.Fatalf("Total(10, 100) = %d, want 900", got)
+	}
+}
+`,
+	},
+	{
+		"doc.go": "// Package shop prices orders.\npackage shop\n",
+	},
+}
+
+func buildFixHistory(t *testing.T) (string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shas []string
+	for i, files := range fixHistory {
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sha, err := r.CommitAll(ctx, []string{"start", "Discount from 10 items, as documented", "Package doc"}[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		shas = append(shas, sha)
+	}
+	return dir, shas
+}
+
+func TestMineCommand(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	if err := Mine(ctx, []string{"--repo", "."}, &stdout, &stderr); ExitCode(err) != 2 || !strings.Contains(err.Error(), "--out") {
+		t.Fatalf("no --out: %v", err)
+	}
+
+	dir, shas := buildFixHistory(t)
+	out := filepath.Join(t.TempDir(), "tasks.jsonl")
+	if err := Mine(ctx, []string{"--repo", dir, "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("mine: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{
+		"3 commits on the first-parent line; 1 run with tests; 1 qualified",
+		"skipped: code-only 1; root-commit 1",
+		shas[1][:12] + " qualified",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	tasks, err := bench.ReadTasksFile(out)
+	if err != nil || len(tasks) != 1 || tasks[0].Tests[0] != "example.com/shop.TestTotalDiscountAtTen" {
+		t.Fatalf("tasks: %+v, %v", tasks, err)
+	}
+}

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// NewProgress reports to w: a bar redrawn in place when w is a terminal,
+// plain lines otherwise (a log file, CI).
+func NewProgress(w io.Writer, noun string) Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		width, _, err := term.GetSize(int(f.Fd()))
+		if err != nil || width < 40 {
+			width = 80
+		}
+		return &bar{w: w, noun: noun, width: width, start: time.Now()}
+	}
+	return &lines{w: w}
+}
+
+// lines prints each finished unit on a line of its own.
+type lines struct {
+	mu    sync.Mutex
+	w     io.Writer
+	total int
+	n     int
+}
+
+func (l *lines) Total(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total = n
+}
+
+func (l *lines) Step(string) {}
+
+func (l *lines) Done(line string, counts bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if counts {
+		l.n++
+		fmt.Fprintf(l.w, "[%d/%d] %s\n", l.n, l.total, line)
+		return
+	}
+	fmt.Fprintf(l.w, "      %s\n", line)
+}
+
+// bar keeps one line at the bottom of a terminal: how far, how long, and
+// what is being done; finished units scroll above it.
+type bar struct {
+	mu       sync.Mutex
+	w        io.Writer
+	noun     string
+	width    int
+	total, n int
+	step     string
+	start    time.Time
+}
+
+func (b *bar) Total(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total = n
+	b.drawLocked()
+}
+
+func (b *bar) Step(what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.step = what
+	b.drawLocked()
+}
+
+func (b *bar) Done(line string, counts bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if counts {
+		b.n++
+	}
+	fmt.Fprintf(b.w, "\r\x1b[K%s\n", line)
+	b.step = ""
+	b.drawLocked()
+}
+
+func (b *bar) drawLocked() {
+	const cells = 24
+	filled := cells
+	if b.total > 0 {
+		filled = min(cells, cells*b.n/b.total)
+	}
+	eta := ""
+	if b.n > 0 && b.total > b.n {
+		per := time.Since(b.start) / time.Duration(b.n)
+		eta = fmt.Sprintf(" · ~%s left", (per * time.Duration(b.total-b.n)).Round(time.Second))
+	}
+	s := fmt.Sprintf("[%s%s] %d/%d %s · %s%s", strings.Repeat("█", filled), strings.Repeat("░", cells-filled),
+		b.n, b.total, b.noun, time.Since(b.start).Round(time.Second), eta)
+	if b.step != "" {
+		s += " · " + b.step
+	}
+	if r := []rune(s); len(r) > b.width-1 {
+		s = string(r[:b.width-1])
+	}
+	fmt.Fprintf(b.w, "\r\x1b[K%s", s)
+}
