@@ -73,7 +73,9 @@ func mineSummary(s bench.MineSummary, o bench.MineOptions, took time.Duration) s
 	for k := range s.Skipped {
 		kinds = append(kinds, k)
 	}
-	sort.Slice(kinds, func(i, j int) bool { return s.Skipped[kinds[i]] > s.Skipped[kinds[j]] || s.Skipped[kinds[i]] == s.Skipped[kinds[j]] && kinds[i] < kinds[j] })
+	sort.Slice(kinds, func(i, j int) bool {
+		return s.Skipped[kinds[i]] > s.Skipped[kinds[j]] || s.Skipped[kinds[i]] == s.Skipped[kinds[j]] && kinds[i] < kinds[j]
+	})
 	if len(kinds) > 0 {
 		b.WriteString("\nskipped:")
 		for _, k := range kinds {
