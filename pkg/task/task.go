@@ -28,10 +28,11 @@ type Failure struct {
 }
 
 // ID is the test as reports name it: "pkg.TestName/sub", or the bare test
-// name when the package is unknown.
+// name when the package is unknown, or the package alone for a package that
+// did not build (no test).
 func (f Failure) ID() string {
-	if f.Package == "" {
-		return f.Test
+	if f.Package == "" || f.Test == "" {
+		return f.Package + f.Test
 	}
 	return f.Package + "." + f.Test
 }

@@ -23,13 +23,18 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// Target is a resolved test.
+// Target is a resolved test, or a package (Test is "") when the id names a
+// package of the module: a build failure's "test" is its package, which
+// passes when the package and its tests build and every test passes.
 type Target struct {
-	ID         string // the canonical id: ImportPath.Test
+	ID         string // the canonical id: ImportPath.Test, or ImportPath
 	ImportPath string
 	Dir        string // relative to the module root, "./x/y" or "."
-	Test       string // TestName or TestName/sub
+	Test       string // TestName or TestName/sub; "" for the package
 }
+
+// IsPackage says the target is a whole package.
+func (t Target) IsPackage() bool { return t.Test == "" }
 
 // Func is the top-level test function's name.
 func (t Target) Func() string { name, _, _ := strings.Cut(t.Test, "/"); return name }
@@ -57,13 +62,25 @@ func Module(dir string) (string, error) {
 	return "", fmt.Errorf("go.mod in %s has no module line", dir)
 }
 
-// Resolve finds the package that holds the test id in the module at dir.
+// Resolve finds the package that holds the test id in the module at dir. An
+// id that is the import path of a package of the module (its directory
+// exists) resolves to that package.
 func Resolve(dir, id string) (Target, error) {
 	mod, err := Module(dir)
 	if err != nil {
 		return Target{}, err
 	}
 	pkgPath, test := split(id)
+	if pkgPath == "" && (id == mod || strings.HasPrefix(id, mod+"/")) {
+		rel := "./" + strings.TrimPrefix(strings.TrimPrefix(id, mod), "/")
+		if id == mod {
+			rel = "."
+		}
+		if st, err := os.Stat(filepath.Join(dir, rel)); err != nil || !st.IsDir() {
+			return Target{}, fmt.Errorf("resolve %s: no package %s in module %s: %w", id, id, mod, ErrNotFound)
+		}
+		return Target{ID: id, ImportPath: id, Dir: rel}, nil
+	}
 	if pkgPath != "" {
 		rel := "."
 		switch {
@@ -262,12 +279,18 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 	for _, d := range order {
 		targets := byDir[d]
 		var funcs []string
+		whole := false // a package target asks for every test of its package
 		for _, t := range targets {
-			if !slices.Contains(funcs, t.Func()) {
+			whole = whole || t.IsPackage()
+			if !t.IsPackage() && !slices.Contains(funcs, t.Func()) {
 				funcs = append(funcs, t.Func())
 			}
 		}
-		o, res, err := r.goTest(ctx, dir, []string{"-count", fmt.Sprint(count), "-run", funcsPattern(funcs), d})
+		args := []string{"-count", fmt.Sprint(count), "-run", funcsPattern(funcs), d}
+		if whole {
+			args = []string{"-count", fmt.Sprint(count), d}
+		}
+		o, res, err := r.goTest(ctx, dir, args)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -279,7 +302,7 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 		all.Incomplete = append(all.Incomplete, o.Incomplete...)
 		asked := func(id string) bool {
 			for _, t := range targets {
-				if id == t.ID || strings.HasPrefix(id, t.ID+"/") {
+				if id == t.ID || strings.HasPrefix(id, t.ID+"/") || (t.IsPackage() && strings.HasPrefix(id, t.ImportPath+".")) {
 					return true
 				}
 			}
@@ -308,12 +331,34 @@ func (r Runner) Run(ctx context.Context, dir string, ids []string, count int) (O
 			}
 		}
 		for _, t := range targets {
+			if t.IsPackage() {
+				all.addPackage(t, o, count)
+				continue
+			}
 			if !ran(res, t) && len(o.Build) == 0 {
 				all.Missing = append(all.Missing, t.ID)
 			}
 		}
 	}
 	return all, nil
+}
+
+// addPackage records a package target's result: it ran count times, and
+// passed when the package built, none of its tests failed and the run ended
+// in time.
+func (all *Outcome) addPackage(t Target, o Outcome, count int) {
+	failed := o.TimedOut || len(o.Build) > 0 || slices.Contains(o.Incomplete, t.ImportPath)
+	for _, f := range o.Failed {
+		if f.Package == t.ImportPath {
+			failed = true
+		}
+	}
+	if failed {
+		all.Runs[t.ID] = report.Runs{Fail: count}
+		return
+	}
+	all.Runs[t.ID] = report.Runs{Pass: count}
+	all.Passed = append(all.Passed, t.ID)
 }
 
 // funcsPattern is the -run expression selecting exactly the top-level tests
@@ -330,6 +375,20 @@ func funcsPattern(funcs []string) string {
 // patterns like "./...").
 func (r Runner) RunPackages(ctx context.Context, dir string, pkgs []string) (Outcome, error) {
 	args := append([]string{"-count", "1"}, pkgs...)
+	o, _, err := r.goTest(ctx, dir, args)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o.Invocations = 1
+	return o, nil
+}
+
+// Build compiles the packages (relative dirs like "./x") and their tests,
+// with go test's vet checks, running no test (go test -run '^$'): the
+// packages that do not build are in Outcome.Build, with the compiler's
+// messages.
+func (r Runner) Build(ctx context.Context, dir string, pkgs []string) (Outcome, error) {
+	args := append([]string{"-count", "1", "-run", "^$"}, pkgs...)
 	o, _, err := r.goTest(ctx, dir, args)
 	if err != nil {
 		return Outcome{}, err

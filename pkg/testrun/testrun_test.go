@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -98,5 +99,49 @@ func TestRunReportsPerTest(t *testing.T) {
 	}
 	if o.OK() || len(o.Build) == 0 {
 		t.Fatalf("a package that does not compile: %s", o.Summary())
+	}
+}
+
+func TestPackageTargets(t *testing.T) {
+	dir := module(t)
+	got, err := Resolve(dir, "example.com/m/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "example.com/m/b" || got.Dir != "./b" || !got.IsPackage() {
+		t.Errorf("Resolve(package) = %+v", got)
+	}
+	if _, err := Resolve(dir, "example.com/m/nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Resolve(no such package) = %v, want ErrNotFound", err)
+	}
+	ctx := context.Background()
+	// A package target passes when it builds and all its tests pass; it
+	// fails on a failing test of its own, and on a build failure.
+	o, err := Runner{}.Run(ctx, dir, []string{"example.com/m/b", "example.com/m/a", "example.com/m/c"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(o.Passed, "example.com/m/b") || slices.Contains(o.Passed, "example.com/m/a") || slices.Contains(o.Passed, "example.com/m/c") {
+		t.Errorf("passed = %v, want b only", o.Passed)
+	}
+	if o.Runs["example.com/m/a"].Fail != 1 || o.Runs["example.com/m/c"].Fail != 1 || o.Runs["example.com/m/b"].Pass != 1 {
+		t.Errorf("runs = %+v", o.Runs)
+	}
+	if len(o.Build) != 1 || o.Build[0].Package != "example.com/m/c" {
+		t.Errorf("build = %+v, want c's", o.Build)
+	}
+	if len(o.Failed) == 0 || o.Failed[0].Package != "example.com/m/a" {
+		t.Errorf("failed = %+v, want a's tests", o.Failed)
+	}
+
+	b, err := Runner{}.Build(ctx, dir, []string{"./a", "./c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Build) != 1 || b.Build[0].Package != "example.com/m/c" || !strings.Contains(b.Build[0].Message, "undefined: undefined") {
+		t.Errorf("Build = %+v, want c's compiler error", b.Build)
+	}
+	if len(b.Failed) != 0 {
+		t.Errorf("Build ran tests: %+v", b.Failed)
 	}
 }

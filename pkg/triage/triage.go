@@ -133,8 +133,9 @@ type Outcome struct {
 }
 
 // Process triages a failing CI run, group by group, and returns what it did
-// with each. Build errors in the report are not triaged yet: each gets a
-// dropped outcome saying so. An error means triage could not finish (git,
+// with each. A package that did not build is a group of its own, triaged
+// the same way: its build is reproduced and bisected, and its task's
+// failure is the compiler's message. An error means triage could not finish (git,
 // the store, the queue, a cancelled context): the groups it had not decided
 // are released, and the outcomes so far are returned with the error, so that
 // the report can be triaged again.
@@ -149,19 +150,13 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 		// that ended failing are triaged.
 		log.Warn("report is incomplete", zap.Strings("packages", in.Report.Incomplete), zap.Int("not_run", len(in.Report.NotRun)))
 	}
+	// Packages that do not build come first: their tests could not run.
+	groups = append(GroupFailures(in.Repo, in.Report.BuildErrors), groups...)
 	var outs []Outcome
-	for _, b := range in.Report.BuildErrors {
-		outs = append(outs, Outcome{
-			Fingerprint: Fingerprint(in.Repo, b),
-			Tests:       []string{b.Package},
-			Status:      task.StatusDropped,
-			Reason:      fmt.Sprintf("package %s does not build: build failures are not triaged yet", b.Package),
-		})
-	}
 	if len(groups) == 0 {
 		return outs, nil
 	}
-	log.Info("triage report", zap.Int("failures", len(in.Report.Failures)), zap.Int("groups", len(groups)))
+	log.Info("triage report", zap.Int("failures", len(in.Report.Failures)), zap.Int("build_errors", len(in.Report.BuildErrors)), zap.Int("groups", len(groups)))
 
 	p := &process{t: t, in: in}
 	defer p.close()
@@ -284,87 +279,40 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		}
 		p.releaseBlame(rctx, id, log)
 	}()
-	for _, f := range g.Failures {
-		if err := t.store.RecordRun(ctx, f.ID(), true); err != nil {
-			return out, fmt.Errorf("record CI failure of %s: %w", f.ID(), err)
-		}
-	}
-
 	ws, err := p.workspace(work)
 	if err != nil {
 		return lost(err)
 	}
 	tk.Commit = ws.Commit
-	ids, err := Canonical(ws.Dir, out.Tests)
-	if err != nil {
-		return decide(fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(ws.Commit), err))
+	var (
+		bis    task.Bisection
+		bisErr error
+		reason string
+	)
+	if isBuildGroup(g) {
+		bis, bisErr, reason, err = p.buildEvidence(ctx, work, ws.Dir, &tk, &out, log)
+	} else {
+		bis, bisErr, reason, err = p.testEvidence(ctx, work, lostTo, g, ws.Dir, &tk, &out, log)
 	}
-
-	hist := p.history(ctx, ids, log)
-	rep, err := Reproduce(work, t.runner, ws.Dir, ids, hist.reruns)
-	out.TestRuns += rep.Flakiness.Runs
 	if lostTo() != "" {
 		return lost(err)
 	}
 	if err != nil {
-		var nr *NotRunError
-		if errors.As(err, &nr) {
-			return decide(fmt.Sprintf("does not reproduce at %s: %s", task.Short(ws.Commit), nr))
-		}
 		return out, err
 	}
-	tk.Flakiness = rep.Flakiness
-	tk.FlakinessByTest = ByTest(rep.Tests)
-	tk.Failures = relativeFailures(ws.Dir, tk.Failures, rep)
-	history, err := p.record(ctx, rep)
-	if err != nil {
-		return out, err
-	}
-	flakyHere, err := p.keepReruns(ctx, hist, ws.Commit, rep)
-	if err != nil {
-		return out, err
-	}
-	if flakyHere && rep.Flakiness.Verdict == VerdictReliable {
-		// It passed at this commit before: flaky by definition.
-		rep.Flakiness.Verdict = VerdictFlaky
-		tk.Flakiness.Verdict = VerdictFlaky
-		history += "; it passed at this commit before"
-	}
-	if hist.score.Flaky() {
-		history += fmt.Sprintf("; flaky at %d of %d commits, flake rate %.0f%%", hist.score.FlakyCommits, hist.score.Commits, 100*hist.score.Rate)
-	}
-	log.Info("reproduced", zap.String("verdict", rep.Flakiness.Verdict), zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures), zap.String("history", history))
-	switch rep.Flakiness.Verdict {
-	case VerdictFlaky:
-		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(ws.Commit), history)
-		if err := p.quarantine(ctx, tk, rep, hist, reason); err != nil {
-			return out, err
-		}
+	if reason != "" {
 		return decide(reason)
-	case VerdictPassing:
-		return decide(fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(ws.Commit), rep.Flakiness.Runs, history))
 	}
-
-	b := t.bisector(log)
-	b.FlakeRate = hist.score.Rate
-	bis, err := p.bisect(work, b, ws.Dir, in.Good, ws.Commit, ids, log)
-	out.TestRuns += bis.Steps
-	if lostTo() != "" {
-		return lost(err)
-	}
-	switch {
-	case errors.Is(err, ErrCannotBisect):
+	if bisErr != nil {
 		// Where the failure started is evidence for the agent, not a
 		// condition of repairing it: go on without a blame.
-		log.Warn("bisect", zap.Error(err))
-	case err != nil:
-		return out, err
-	default:
+		log.Warn("bisect", zap.Error(bisErr))
+	} else {
 		log.Info("bisected", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 	}
 	tk.Bisection = bis
-	if err == nil && bis.Blame != "" {
-		owner, err := p.claimBlame(ctx, in.Repo, bis.Blame, id, g.Failures)
+	if bisErr == nil && bis.Blame != "" {
+		owner, err := p.claimBlame(ctx, in.Repo, bis.Blame, id, tk.Failures)
 		if err != nil {
 			return out, err
 		}
@@ -524,4 +472,80 @@ func newTaskID(now time.Time) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// testEvidence records a test group's CI failures, re-runs its tests in the
+// workspace at dir, and bisects them when they fail reliably; the runs use
+// work, which ends when another task takes the group (lostTo). A non-empty
+// reason drops the group; bisErr says why there is no blame (wrapping
+// ErrCannotBisect) when the search could not name one.
+func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, g Group, dir string, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
+	t, commit := p.t, tk.Commit
+	for _, f := range g.Failures {
+		if err := t.store.RecordRun(ctx, f.ID(), true); err != nil {
+			return bis, nil, "", fmt.Errorf("record CI failure of %s: %w", f.ID(), err)
+		}
+	}
+	ids, err := Canonical(dir, out.Tests)
+	if err != nil {
+		return bis, nil, fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(commit), err), nil
+	}
+	hist := p.history(ctx, ids, log)
+	rep, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
+	out.TestRuns += rep.Flakiness.Runs
+	if lostTo() != "" {
+		return bis, nil, "", err
+	}
+	if err != nil {
+		var nr *NotRunError
+		if errors.As(err, &nr) {
+			return bis, nil, fmt.Sprintf("does not reproduce at %s: %s", task.Short(commit), nr), nil
+		}
+		return bis, nil, "", err
+	}
+	tk.Flakiness = rep.Flakiness
+	tk.FlakinessByTest = ByTest(rep.Tests)
+	tk.Failures = relativeFailures(dir, tk.Failures, rep)
+	history, err := p.record(ctx, rep)
+	if err != nil {
+		return bis, nil, "", err
+	}
+	flakyHere, err := p.keepReruns(ctx, hist, commit, rep)
+	if err != nil {
+		return bis, nil, "", err
+	}
+	if flakyHere && rep.Flakiness.Verdict == VerdictReliable {
+		// It passed at this commit before: flaky by definition.
+		rep.Flakiness.Verdict = VerdictFlaky
+		tk.Flakiness.Verdict = VerdictFlaky
+		history += "; it passed at this commit before"
+	}
+	if hist.score.Flaky() {
+		history += fmt.Sprintf("; flaky at %d of %d commits, flake rate %.0f%%", hist.score.FlakyCommits, hist.score.Commits, 100*hist.score.Rate)
+	}
+	log.Info("reproduced", zap.String("verdict", rep.Flakiness.Verdict), zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures), zap.String("history", history))
+	switch rep.Flakiness.Verdict {
+	case VerdictFlaky:
+		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(commit), history)
+		if err := p.quarantine(ctx, *tk, rep, hist, reason); err != nil {
+			return bis, nil, "", err
+		}
+		return bis, nil, reason, nil
+	case VerdictPassing:
+		return bis, nil, fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
+	}
+
+	b := t.bisector(log)
+	b.FlakeRate = hist.score.Rate
+	bis, err = p.bisect(work, b, dir, p.in.Good, commit, ids, log)
+	out.TestRuns += bis.Steps
+	switch {
+	case lostTo() != "":
+		return bis, nil, "", err
+	case errors.Is(err, ErrCannotBisect):
+		return bis, err, "", nil
+	case err != nil:
+		return bis, nil, "", err
+	}
+	return bis, nil, "", nil
 }

@@ -143,7 +143,7 @@ func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
 	if len(outs) != 3 {
 		t.Fatalf("outcomes = %+v", outs)
 	}
-	if o := outs[0]; o.Status != task.StatusDropped || !strings.Contains(o.Reason, "build failures are not triaged") {
+	if o := outs[0]; o.Status != task.StatusDropped || o.Reason != "cannot build example.com/calc/gen at "+task.Short(shas[10])+": no such package in the module" {
 		t.Errorf("build error: %+v", o)
 	}
 	if o := outs[1]; o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, "does not reproduce at "+task.Short(shas[10])+": 0/2 runs failed") || o.TestRuns != 2 {
