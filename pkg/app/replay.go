@@ -6,9 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redfix/redfix/pkg/stream"
 )
@@ -16,25 +13,6 @@ import (
 // parkedStreams names the streams whose messages can be parked.
 func (s *System) parkedStreams() map[string]*stream.Stream {
 	return map[string]*stream.Stream{"reports": s.Intake.Stream(), "jobs": s.Jobs.Stream()}
-}
-
-// registerParkedMetric exposes how many messages each stream has parked.
-func (s *System) registerParkedMetric() {
-	for name, st := range s.parkedStreams() {
-		s.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "redfix_parked_messages",
-			Help:        "Messages parked on the dead-letter stream after their last retry, waiting for `bot replay` (-1: the count could not be read).",
-			ConstLabels: prometheus.Labels{"stream": name},
-		}, func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			n, err := st.ParkedCount(ctx)
-			if err != nil {
-				return -1
-			}
-			return float64(n)
-		}))
-	}
 }
 
 // Replay lists or replays parked messages: `bot replay [--stream reports|jobs] [--id ID] [--list]`.

@@ -56,6 +56,9 @@ type System struct {
 	rdb     *redis.Client
 	closers []func()
 
+	triage      *triageMetrics
+	clusterOnce sync.Once
+
 	mu      sync.Mutex
 	settled map[string]settlement // by submission id, once triaged or given up
 	changed chan struct{}
@@ -70,6 +73,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		}
 	}()
 	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerBuildInfo(s.Registry)
 
 	if cfg.NATS.URL == "" {
 		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
@@ -127,24 +131,11 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err != nil {
 		return nil, err
 	}
-	s.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "redfix_queue_lag_jobs",
-		Help: "Jobs waiting for a worker or held by one: the autoscaling signal.",
-	}, func() float64 {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		n, err := s.Jobs.Lag(ctx)
-		if err != nil {
-			return -1
-		}
-		return float64(n)
-	}))
 	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "redfix_queue_malformed_jobs_total",
 		Help: "Queued jobs terminated because they did not decode.",
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
-	s.registerParkedMetric()
-	s.registerBacklogMetric()
+	s.triage = newTriageMetrics(s.Registry)
 	return s, nil
 }
 
@@ -167,8 +158,20 @@ func (s *System) Ready(ctx context.Context) error {
 	return s.Jobs.Ready(ctx)
 }
 
-// Handler is the bot's HTTP handler.
+// RegisterClusterMetrics adds the figures of the shared streams (queue lag,
+// oldest job's age, triage backlog, parked messages) to the registry. The
+// bot exports them, workers do not: their number follows the load, and a
+// gauge every worker exported would multiply when summed. Calling it again
+// does nothing.
+func (s *System) RegisterClusterMetrics() {
+	s.clusterOnce.Do(func() {
+		s.Registry.MustRegister(&clusterCollector{jobs: s.Jobs.Stream(), reports: s.Intake.Stream(), now: time.Now, log: s.log.Named("metrics")})
+	})
+}
+
+// Handler is the bot's HTTP handler; it registers the cluster metrics.
 func (s *System) Handler(cfg config.Config) http.Handler {
+	s.RegisterClusterMetrics()
 	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
@@ -223,6 +226,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			res, err := gh.Process(ctx, sub)
 			if err != nil {
 				if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
+					s.triageFailed(ctx, sub, err)
 					s.settle(id, settlement{err: err})
 				}
 				return err
@@ -249,6 +253,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		}
 		if err != nil {
 			release(context.WithoutCancel(ctx))
+			s.triageFailed(ctx, sub, err)
 			s.settle(id, settlement{err: err})
 			return err
 		}
@@ -257,6 +262,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			Submission: sub.ID, Received: sub.Received})
 		var ids []string
 		for _, o := range outs {
+			s.triageDecided(ctx, sub, o)
 			if onEvent != nil {
 				onEvent(o)
 			}
@@ -267,13 +273,36 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		if err != nil {
 			if a.Last && ctx.Err() == nil {
 				release(context.WithoutCancel(ctx))
-				s.settle(id, settlement{err: fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)})
+				err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
+				s.triageFailed(ctx, sub, err)
+				s.settle(id, settlement{err: err})
 			}
 			return err
 		}
+		s.triage.reports.WithLabelValues("triaged").Inc()
 		s.settle(id, settlement{tasks: ids})
 		return nil
 	})
+}
+
+// triageFailed counts a report triage settled without triaging it: invalid
+// (it never can be) or gave_up (its last attempt failed).
+func (s *System) triageFailed(ctx context.Context, sub ingest.Submission, err error) {
+	result := "gave_up"
+	if errors.Is(err, ingest.ErrInvalid) {
+		result = "invalid"
+	}
+	s.triage.reports.WithLabelValues(result).Inc()
+}
+
+// triageDecided counts what triage did with one failure group.
+func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o triage.Outcome) {
+	switch o.Status {
+	case task.StatusQueued:
+		s.triage.outcomes.WithLabelValues("queued", "").Inc()
+	case task.StatusDropped:
+		s.triage.outcomes.WithLabelValues("dropped", triage.ReasonClass(o.Reason)).Inc()
+	}
 }
 
 // settlement is how the triage of one submission ended.

@@ -22,7 +22,8 @@ func TestTriageSlotsBoundedByCPU(t *testing.T) {
 	}
 }
 
-// The reports waiting for triage are a gauge.
+// The reports waiting for triage are a gauge, with the oldest one's age;
+// only the bot's cluster metrics carry them.
 func TestTriageBacklogGauge(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -42,6 +43,11 @@ func TestTriageBacklogGauge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if n, err := testutil.GatherAndCount(sys.Registry, "redfix_triage_backlog_reports"); err != nil || n != 0 {
+		t.Fatalf("before the cluster metrics are registered: gauge count %d, %v", n, err)
+	}
+	sys.RegisterClusterMetrics()
+	sys.RegisterClusterMetrics() // a second call changes nothing
 	n, err := testutil.GatherAndCount(sys.Registry, "redfix_triage_backlog_reports")
 	if err != nil || n != 1 {
 		t.Fatalf("gauge count %d, %v", n, err)
@@ -54,6 +60,11 @@ func TestTriageBacklogGauge(t *testing.T) {
 		if mf.GetName() == "redfix_triage_backlog_reports" {
 			if v := mf.GetMetric()[0].GetGauge().GetValue(); v != 3 {
 				t.Errorf("backlog = %v, want 3", v)
+			}
+		}
+		if mf.GetName() == "redfix_triage_oldest_report_age_seconds" {
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v < 0 || v > time.Minute.Seconds() {
+				t.Errorf("oldest report's age = %vs, want the seconds since this test stored it", v)
 			}
 		}
 	}

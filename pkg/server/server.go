@@ -92,9 +92,12 @@ func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log
 	}, []string{"result"})
 	s.reqs = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "redfix_http_request_duration_seconds",
-		Help:    "HTTP request latency by route and status class.",
+		Help:    "HTTP request latency by method, route (the path pattern) and status class.",
 		Buckets: prometheus.DefBuckets,
-	}, []string{"route", "code"})
+	}, []string{"method", "route", "code"})
+	for _, r := range []string{"accepted", "duplicate", "rejected"} {
+		s.reports.WithLabelValues(r)
+	}
 	reg.MustRegister(s.reports, s.reqs)
 	if s.land != nil {
 		reg.MustRegister(&landCollector{land: s.land, log: log})
@@ -168,7 +171,10 @@ func (w *statusWriter) WriteHeader(code int) {
 // route wraps a handler with panic recovery, error mapping, logging and
 // latency metrics: errors become responses in this one place.
 func (s *Server) route(mux *http.ServeMux, pattern string, h handlerFunc) {
-	routeName := pattern
+	method, routeName, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, routeName = "", pattern
+	}
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
@@ -177,7 +183,11 @@ func (s *Server) route(mux *http.ServeMux, pattern string, h handlerFunc) {
 				s.log.Error("handler panicked", zap.String("route", routeName), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 				writeJSON(sw, http.StatusInternalServerError, map[string]string{"error": "internal error"})
 			}
-			s.reqs.WithLabelValues(routeName, fmt.Sprintf("%dxx", sw.code/100)).Observe(time.Since(start).Seconds())
+			m := method
+			if m == "" {
+				m = r.Method
+			}
+			s.reqs.WithLabelValues(m, routeName, fmt.Sprintf("%dxx", sw.code/100)).Observe(time.Since(start).Seconds())
 		}()
 		if err := h(sw, r); err != nil {
 			var he *Error

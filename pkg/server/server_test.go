@@ -215,3 +215,27 @@ func TestTasksDashboardHealth(t *testing.T) {
 		t.Fatalf("metrics: %d", code)
 	}
 }
+
+// The latency histogram names the route by its path pattern and the method
+// in a label of its own.
+func TestRouteLabelsSeparateTheMethod(t *testing.T) {
+	srv, _, _, _ := setup(t, Options{})
+	if code, _ := get(t, srv.URL+"/api/v1/tasks/t1"); code != 200 {
+		t.Fatalf("task: %d", code)
+	}
+	if code, _ := post(t, srv.URL+"/api/v1/reports", "", nil); code != 400 {
+		t.Fatalf("empty report: %d", code)
+	}
+	_, body := get(t, srv.URL+"/metrics")
+	for _, want := range []string{
+		`redfix_http_request_duration_seconds_count{code="2xx",method="GET",route="/api/v1/tasks/{id}"} 1`,
+		`redfix_http_request_duration_seconds_count{code="4xx",method="POST",route="/api/v1/reports"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `route="GET `) || strings.Contains(body, `route="POST `) {
+		t.Errorf("a route label still carries the method")
+	}
+}

@@ -140,6 +140,38 @@ func (s *Stream) Lag(ctx context.Context) (uint64, error) {
 	return info.NumPending + uint64(info.NumAckPending), nil
 }
 
+// Depth is one reading of a stream's backlog.
+type Depth struct {
+	// Lag is the messages waiting or in flight (as Lag).
+	Lag uint64
+	// Oldest is when the oldest message still on the stream was stored
+	// (waiting or held by a consumer); zero when the stream is empty. A
+	// work-queue stream drops a message once it is acked, so this is the
+	// oldest unsettled one.
+	Oldest time.Time
+}
+
+// Depth reads the lag and the oldest message's time in one go.
+func (s *Stream) Depth(ctx context.Context) (Depth, error) {
+	lag, err := s.Lag(ctx)
+	if err != nil {
+		return Depth{}, err
+	}
+	st, err := s.js.Stream(ctx, s.cfg.Stream)
+	if err != nil {
+		return Depth{}, fmt.Errorf("read stream %s: %w", s.cfg.Stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return Depth{}, fmt.Errorf("read stream %s: %w", s.cfg.Stream, err)
+	}
+	d := Depth{Lag: lag}
+	if info.State.Msgs > 0 {
+		d.Oldest = info.State.FirstTime
+	}
+	return d, nil
+}
+
 // Ready reports whether the consumer answers, for readiness probes.
 func (s *Stream) Ready(ctx context.Context) error {
 	if _, err := s.cons.Info(ctx); err != nil {

@@ -9,8 +9,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/validators"
 )
 
 // Jobs is the queue the consumer pulls from.
@@ -43,6 +45,10 @@ type Metrics struct {
 	jobs     *prometheus.CounterVec
 	duration prometheus.Histogram
 	spend    *spendMetrics
+	// per repair that ran to its end: the agents' steps, tokens and cost,
+	// and the gates that rejected its chosen candidate.
+	steps, tokens, cost prometheus.Histogram
+	rejections          *prometheus.CounterVec
 }
 
 // NewMetrics registers the consumer's metrics on reg.
@@ -58,9 +64,49 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(5, 2, 10),
 		}),
 	}
-	reg.MustRegister(m.jobs, m.duration)
+	m.steps = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "redfix_job_agent_steps",
+		Help:    "Agent steps one repair took, over every candidate and feedback round.",
+		Buckets: []float64{1, 2, 5, 10, 15, 20, 30, 50, 75, 100, 150, 250},
+	})
+	m.tokens = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "redfix_job_llm_tokens",
+		Help:    "Model tokens (input and output) one repair used, over every candidate.",
+		Buckets: prometheus.ExponentialBuckets(1000, 2, 12),
+	})
+	m.cost = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "redfix_job_llm_cost_usd",
+		Help:    "What one repair's model calls cost, in US dollars.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12),
+	})
+	m.rejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redfix_gate_rejections_total",
+		Help: "Repairs whose chosen candidate a gate rejected, by gate (a repair rejected by two gates counts for both).",
+	}, []string{"gate"})
+	for _, r := range []string{string(task.StatusPublished), string(task.StatusNoPatch), string(task.StatusFailed), "retried", "interrupted"} {
+		m.jobs.WithLabelValues(r)
+	}
+	for _, g := range []string{validators.GateOracle, validators.GateRegression, validators.GateStatic, validators.GateRevert, validators.GateIntegrity, judge.GateName} {
+		m.rejections.WithLabelValues(g)
+	}
+	reg.MustRegister(m.jobs, m.duration, m.steps, m.tokens, m.cost, m.rejections)
 	m.spend = newSpendMetrics(reg)
 	return m
+}
+
+// repaired records a repair that ran to its end.
+func (m *Metrics) repaired(out Outcome) {
+	if m == nil {
+		return
+	}
+	m.steps.Observe(float64(out.Steps))
+	m.tokens.Observe(float64(out.Spend.PromptTokens + out.Spend.CompletionTokens))
+	m.cost.Observe(out.Spend.CostUSD)
+	for _, g := range out.Gates {
+		if g.Verdict == task.GateFail {
+			m.rejections.WithLabelValues(g.Name).Inc()
+		}
+	}
 }
 
 func (m *Metrics) observe(result string, d time.Duration) {
@@ -117,6 +163,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 			log.Warn("ack job", zap.Error(err))
 		}
 		c.Metrics.observe(string(out.Status), time.Since(start))
+		c.Metrics.repaired(out)
 		log.Info("job done", zap.String("status", string(out.Status)), zap.String("reason", out.Reason))
 	case ctx.Err() != nil:
 		// The worker is stopping: hand the job back at once, untouched.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
@@ -184,9 +186,20 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 	jobs := &recordingJobs{q: q}
 	c := consumer(t, jobs, r)
 	c.Slots = 2 // an idle slot would take the job if its heartbeats stopped
+	reg := prometheus.NewRegistry()
+	c.Metrics = worker.NewMetrics(reg)
 	startConsumer(t, c)
 
 	got := waitStatus(t, r, tk.ID, task.StatusPublished)
+	waitFor(t, time.Minute, "the job's metrics", func() bool {
+		return counterValue(t, reg, "redfix_jobs_total", "published") == 1
+	})
+	if h := histogramOf(t, reg, "redfix_job_agent_steps"); h.GetSampleCount() != 1 || h.GetSampleSum() < 1 {
+		t.Errorf("agent steps per job: %d samples, sum %v; want one repair with its steps", h.GetSampleCount(), h.GetSampleSum())
+	}
+	if h := histogramOf(t, reg, "redfix_job_llm_tokens"); h.GetSampleCount() != 1 {
+		t.Errorf("tokens per job: %d samples, want 1", h.GetSampleCount())
+	}
 	if got.PullRequest == "" || len(r.pullRequests(t)) != 1 {
 		t.Fatalf("published task %+v; pull requests %v", got, r.pullRequests(t))
 	}
@@ -334,4 +347,40 @@ func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
 	holdsFor(t, 4*q.Config().AckWait, "one delivery of a job that failed for good", func() bool {
 		return len(jobs.seen()) == 1
 	})
+}
+
+// counterValue is the value of a counter vector's series with the one
+// label value.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == value {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func histogramOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogram {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetHistogram()
+		}
+	}
+	t.Fatalf("no histogram %s", name)
+	return nil
 }

@@ -28,6 +28,9 @@ func newSpendMetrics(reg prometheus.Registerer) *spendMetrics {
 			Help: "What the agents' model calls cost, in US dollars, from the configured price table.",
 		}),
 	}
+	for _, k := range []string{"input", "cached", "output"} {
+		m.tokens.WithLabelValues(k)
+	}
 	reg.MustRegister(m.calls, m.tokens, m.cost)
 	return m
 }

@@ -1,0 +1,138 @@
+package app
+
+import (
+	"context"
+	"runtime/debug"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/stream"
+	"github.com/redfix/redfix/pkg/triage"
+)
+
+// registerBuildInfo exports redfix_build_info{version,revision,goversion} 1,
+// from the build information the Go toolchain stamps into the binary.
+func registerBuildInfo(reg prometheus.Registerer) {
+	version, revision, goversion := "unknown", "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goversion = bi.GoVersion
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "redfix_build_info",
+		Help:        "Always 1; the labels name the build: module version, VCS revision and Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goversion},
+	})
+	g.Set(1)
+	reg.MustRegister(g)
+}
+
+// triageMetrics count what triage made of the reports.
+type triageMetrics struct {
+	// reports settled by triage, by result: triaged, invalid (a report that
+	// can never be triaged), gave_up (triage failed on its last attempt).
+	reports *prometheus.CounterVec
+	// outcomes of the failure groups: queued, or dropped with a reason class.
+	outcomes *prometheus.CounterVec
+}
+
+func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
+	m := &triageMetrics{
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redfix_triage_reports_total",
+			Help: "Reports triage settled, by result: triaged, invalid (can never be triaged), gave_up (failed on its last attempt).",
+		}, []string{"result"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redfix_triage_outcomes_total",
+			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, same_blame, cannot_run, opted_out, build_failure, other).",
+		}, []string{"outcome", "reason"}),
+	}
+	for _, r := range []string{"triaged", "invalid", "gave_up"} {
+		m.reports.WithLabelValues(r)
+	}
+	m.outcomes.WithLabelValues("queued", "")
+	for _, c := range triage.ReasonClasses {
+		m.outcomes.WithLabelValues("dropped", c)
+	}
+	reg.MustRegister(m.reports, m.outcomes)
+	return m
+}
+
+// streamReader reads a stream's backlog and parked messages.
+type streamReader interface {
+	Depth(ctx context.Context) (stream.Depth, error)
+	ParkedCount(ctx context.Context) (uint64, error)
+}
+
+// clusterCollector exports the figures of the shared streams: the same for
+// every process that reads them. Only the bot registers it (never the
+// workers, whose replica count changes with the load), and it reads each
+// stream once per scrape. Several bot replicas export the same values:
+// aggregate them with max, never sum.
+type clusterCollector struct {
+	jobs, reports streamReader
+	now           func() time.Time
+	log           *zap.Logger
+}
+
+var (
+	queueLagDesc = prometheus.NewDesc("redfix_queue_lag_jobs",
+		"Repair jobs waiting for a worker or held by one: the autoscaling signal. Exported by the bot only, the same by every replica: aggregate with max.", nil, nil)
+	queueOldestDesc = prometheus.NewDesc("redfix_queue_oldest_job_age_seconds",
+		"Age of the oldest repair job not yet settled (0 when none). Exported by the bot only: aggregate with max.", nil, nil)
+	backlogDesc = prometheus.NewDesc("redfix_triage_backlog_reports",
+		"Reports stored and not yet triaged (waiting or being triaged). Exported by the bot only: aggregate with max.", nil, nil)
+	backlogOldestDesc = prometheus.NewDesc("redfix_triage_oldest_report_age_seconds",
+		"Age of the oldest report not yet triaged (0 when none): a webhook or ingest backlog. Exported by the bot only: aggregate with max.", nil, nil)
+	parkedDesc = prometheus.NewDesc("redfix_parked_messages",
+		"Messages parked on the dead-letter stream after their last retry, waiting for `bot replay`, by stream (reports, jobs). Exported by the bot only: aggregate with max.", []string{"stream"}, nil)
+	streamUpDesc = prometheus.NewDesc("redfix_stream_up",
+		"1 when the stream's figures could be read at this scrape, by stream (reports, jobs).", []string{"stream"}, nil)
+)
+
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{queueLagDesc, queueOldestDesc, backlogDesc, backlogOldestDesc, parkedDesc, streamUpDesc} {
+		ch <- d
+	}
+}
+
+func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, s := range []struct {
+		name      string
+		st        streamReader
+		lag, aged *prometheus.Desc
+	}{{"jobs", c.jobs, queueLagDesc, queueOldestDesc}, {"reports", c.reports, backlogDesc, backlogOldestDesc}} {
+		d, err := s.st.Depth(ctx)
+		if err != nil {
+			c.log.Warn("read stream depth for metrics", zap.String("stream", s.name), zap.Error(err))
+			ch <- prometheus.MustNewConstMetric(streamUpDesc, prometheus.GaugeValue, 0, s.name)
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(streamUpDesc, prometheus.GaugeValue, 1, s.name)
+		ch <- prometheus.MustNewConstMetric(s.lag, prometheus.GaugeValue, float64(d.Lag))
+		age := 0.0
+		if !d.Oldest.IsZero() {
+			age = max(0, c.now().Sub(d.Oldest).Seconds())
+		}
+		ch <- prometheus.MustNewConstMetric(s.aged, prometheus.GaugeValue, age)
+	}
+	for name, st := range map[string]streamReader{"jobs": c.jobs, "reports": c.reports} {
+		n, err := st.ParkedCount(ctx)
+		if err != nil {
+			c.log.Warn("read parked count for metrics", zap.String("stream", name), zap.Error(err))
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(n), name)
+	}
+}

@@ -1,0 +1,22 @@
+package triage
+
+import "testing"
+
+func TestReasonClass(t *testing.T) {
+	for reason, want := range map[string]string{
+		"flaky: 2/5 runs failed at abc1234; history":                          ReasonFlaky,
+		"does not reproduce at abc1234: 0/5 runs failed; no history":          ReasonNotReproduced,
+		"does not reproduce at abc1234: TestX did not run":                    ReasonNotReproduced,
+		"duplicate of task t-1":                                               ReasonDuplicate,
+		"duplicate: another task took the group while this triage ran":        ReasonDuplicate,
+		"same blame commit abc1234 as task t-2: one task per breaking commit": ReasonSameBlame,
+		"cannot run TestX at abc1234: no such package":                        ReasonCannotRun,
+		"repository opted out":                                                ReasonOptedOut,
+		"package ./x does not build: build failures are not triaged yet":      ReasonBuildFailure,
+		"something new": ReasonOther,
+	} {
+		if got := ReasonClass(reason); got != want {
+			t.Errorf("ReasonClass(%q) = %q, want %q", reason, got, want)
+		}
+	}
+}
