@@ -62,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return app.Tool(ctx, args[1:], stdout, stderr)
 	case "mine":
 		return app.Mine(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return app.Bench(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/redfix/redfix/pkg/bench"
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -83,4 +86,141 @@ func mineSummary(s bench.MineSummary, o bench.MineOptions, took time.Duration) s
 		}
 	}
 	return strings.TrimSuffix(b.String(), ";")
+}
+
+// withheld is the bench's publisher: it records that the pipeline would
+// have published, and publishes nothing.
+type withheld struct{}
+
+func (withheld) Publish(_ context.Context, pr publish.PullRequest) (string, error) {
+	return "bench://withheld/" + pr.Task.ID, nil
+}
+
+// Bench is `worker bench`: every task of a tasks file replayed through the
+// configured policy, gates and judge, without publishing, each patch scored
+// on a clean copy; a table (or JSON) of the solve rates, the precision of
+// what would have been published and the cost, and an HTML report.
+func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var (
+		tasksPath, policy, results, htmlPath string
+		k, jobs                              int
+		asJSON                               bool
+	)
+	cfg, log, err := common("bench", args, stderr, func(fs *flag.FlagSet) {
+		fs.StringVar(&tasksPath, "tasks", "", "the tasks file (JSON lines, as worker mine writes it)")
+		fs.StringVar(&policy, "policy", "", "offline or llm (default: llm when a model is configured, else offline)")
+		fs.IntVar(&k, "k", 1, "independent episodes per task: SR@k counts a task solved when one of them solves it")
+		fs.IntVar(&jobs, "jobs", 1, "tasks replayed at once")
+		fs.BoolVar(&asJSON, "json", false, "print the summary and every task's result as JSON")
+		fs.StringVar(&htmlPath, "html", "", "write an HTML report with each episode's trajectory to this file")
+		fs.StringVar(&results, "results", "", "the results file, appended to task by task; tasks already in it are not replayed (default: TASKS.POLICY.results.jsonl)")
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if tasksPath == "" {
+		return Usage("bench: --tasks is required")
+	}
+	if k < 1 || jobs < 1 {
+		return Usage("bench: --k and --jobs must be at least 1")
+	}
+	switch policy {
+	case "":
+		policy = "offline"
+		if cfg.LLM.Enabled() {
+			policy = "llm"
+		}
+	case "offline":
+		cfg.LLM = config.LLM{}
+	case "llm":
+		if !cfg.LLM.Enabled() {
+			return Usage("bench: --policy llm needs a model (llm.model or REDFIX_MODEL, with its base URL and key)")
+		}
+	default:
+		return Usage(fmt.Sprintf("bench: --policy %q: want offline or llm", policy))
+	}
+	tasks, err := bench.ReadTasksFile(tasksPath)
+	if err != nil {
+		return Usage(err.Error())
+	}
+	if len(tasks) == 0 {
+		return Usage(fmt.Sprintf("bench: %s: %v", tasksPath, bench.ErrNoTasks))
+	}
+	name := "offline"
+	if policy == "llm" {
+		name = "llm-" + cfg.LLM.Model
+	}
+	if results == "" {
+		results = strings.TrimSuffix(tasksPath, ".jsonl") + "." + safeFileName(name) + ".results.jsonl"
+	}
+	// Each episode is one of the k candidates the bot would run with
+	// harness.samples = k: the same share of the budget, the same sampling
+	// temperature.
+	cfg.Harness.Samples = k
+	cfg.Publish.Mode = "local"
+	if cfg.Sandbox.CacheDir == "" {
+		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	}
+	if cfg.DataDir == config.Default().DataDir {
+		data, err := os.MkdirTemp("", "redfix-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(data)
+		cfg.DataDir = data
+	}
+	ctx, sbox, err := confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if !sbox.Confined {
+		fmt.Fprintf(stderr, "bench: the repositories' tests and the agent's commands run UNCONFINED: %s\n", sbox)
+	}
+	pipe, err := NewPipelineWith(cfg, nil, nil, log)
+	if err != nil {
+		return err
+	}
+	pipe.Publisher, pipe.Ledger, pipe.Checkouts = withheld{}, nil, nil
+	pipe.Samples, pipe.Parallel = 1, 1
+
+	progressTo := stdout
+	if asJSON {
+		progressTo = stderr
+	}
+	r := &bench.Runner{
+		Repairer: pipe, Policy: pipe.Policy, Tests: testrun.Runner{Timeout: 10 * time.Minute},
+		K: k, Jobs: jobs, Results: results, WorkDir: filepath.Join(cfg.DataDir, "bench"),
+		Progress: bench.NewProgress(progressTo, "tasks"), Log: log,
+	}
+	res, runErr := r.Run(ctx, tasks)
+	sum := bench.Summarize(pipe.Policy, k, res)
+	if asJSON {
+		if err := bench.WriteJSON(stdout, res, sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout)
+		if err := bench.WriteTable(stdout, res, sum); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "results: %s\n", results)
+	}
+	if htmlPath != "" {
+		if err := bench.WriteHTML(htmlPath, filepath.Dir(results), res, tasks, sum); err != nil {
+			return err
+		}
+		fmt.Fprintf(progressTo, "report: %s\n", htmlPath)
+	}
+	return runErr
+}
+
+// safeFileName keeps letters, digits, dots and dashes.
+func safeFileName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,68 @@ func TestMineCommand(t *testing.T) {
 	tasks, err := bench.ReadTasksFile(out)
 	if err != nil || len(tasks) != 1 || tasks[0].Tests[0] != "example.com/shop.TestTotalDiscountAtTen" {
 		t.Fatalf("tasks: %+v, %v", tasks, err)
+	}
+}
+
+// The offline policy on a mined task, through the real pipeline and gates:
+// solved, published, the same change as the person's fix; the JSON and the
+// HTML report say so, and a second bench replays nothing.
+func TestBenchCommandOffline(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	if err := Bench(ctx, []string{"--policy", "offline"}, &stdout, &stderr); ExitCode(err) != 2 || !strings.Contains(err.Error(), "--tasks") {
+		t.Fatalf("no --tasks: %v", err)
+	}
+	if err := Bench(ctx, []string{"--tasks", "x.jsonl", "--policy", "llm"}, &stdout, &stderr); ExitCode(err) != 2 || !strings.Contains(err.Error(), "needs a model") {
+		t.Fatalf("llm without a model: %v", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"id\":\"a\",\"repo\":\".\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Bench(ctx, []string{"--tasks", bad}, &stdout, &stderr); ExitCode(err) != 2 || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "missing base, tests") {
+		t.Fatalf("bad task: %v", err)
+	}
+
+	dir, _ := buildFixHistory(t)
+	tmp := t.TempDir()
+	tasks := filepath.Join(tmp, "tasks.jsonl")
+	if err := Mine(ctx, []string{"--repo", dir, "--out", tasks}, &stdout, &stderr); err != nil {
+		t.Fatalf("mine: %v\n%s", err, stderr.String())
+	}
+	stdout.Reset()
+	html := filepath.Join(tmp, "report.html")
+	if err := Bench(ctx, []string{"--tasks", tasks, "--policy", "offline", "--json", "--html", html}, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Summary bench.Summary  `json:"summary"`
+		Tasks   []bench.Result `json:"tasks"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout.String())
+	}
+	if got.Summary.Tasks != 1 || got.Summary.SR1 != 1 || got.Summary.Published != 1 || got.Summary.Precision == nil || *got.Summary.Precision != 1 {
+		t.Fatalf("summary: %+v", got.Summary)
+	}
+	ep := got.Tasks[0].Samples[0]
+	if !ep.Solved || ep.Golden != "same" || ep.Steps == 0 || !strings.Contains(ep.Patch, "n >= 10") || ep.Trajectory == "" {
+		t.Errorf("episode: %+v", ep)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "run_tests") || !strings.Contains(string(page), ep.Trajectory) {
+		t.Errorf("HTML report (%v) lacks the trajectory", err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, filepath.FromSlash(ep.Trajectory))); err != nil {
+		t.Errorf("trajectory file: %v", err)
+	}
+
+	stdout.Reset()
+	if err := Bench(ctx, []string{"--tasks", tasks, "--policy", "offline"}, &stdout, &stderr); err != nil {
+		t.Fatalf("second bench: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "SR@1 100.0% (1)") || strings.Contains(stdout.String(), "[1/") {
+		t.Errorf("second bench replayed the task or lost its result:\n%s", stdout.String())
 	}
 }

@@ -1,0 +1,459 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/worker"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Repairer runs the repair pipeline on a task: the agent, the gates and the
+// judge, and a publisher that publishes nothing.
+type Repairer interface {
+	Repair(ctx context.Context, t task.Task) (worker.Outcome, error)
+}
+
+// Runner replays tasks.
+type Runner struct {
+	Repairer Repairer
+	// Policy names the policy, for the report.
+	Policy string
+	// Tests runs the tests that score each patch.
+	Tests testrun.Runner
+	// K is how many independent episodes each task gets (SR@k); Jobs how
+	// many tasks run at once.
+	K, Jobs int
+	// Results is the results file (JSON lines, one task a line): a task
+	// already there is not run again. Trajectories go under Results + ".d".
+	Results string
+	// WorkDir holds the tasks' repositories and checkouts ("": the
+	// system's temporary directory).
+	WorkDir  string
+	Progress Progress
+	Log      *zap.Logger
+}
+
+// Result is what one task's replay did: a line of the results file.
+type Result struct {
+	ID           string   `json:"id"`
+	Subject      string   `json:"subject,omitempty"`
+	Fix          string   `json:"fix,omitempty"`
+	Tests        []string `json:"tests"`
+	LinesChanged int      `json:"lines_changed,omitempty"`
+	Policy       string   `json:"policy"`
+	// Error is set when the task could not be replayed at all (its
+	// repository, its patch of tests, its tests not failing); such a task
+	// runs again on the next bench.
+	Error   string   `json:"error,omitempty"`
+	Samples []Sample `json:"samples,omitempty"`
+	// Solved1: the first episode solved it; SolvedK: one of the K did.
+	Solved1 bool    `json:"solved_at_1"`
+	SolvedK bool    `json:"solved_at_k"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Sample is one episode of a task, with its gates' verdicts and its score.
+type Sample struct {
+	N int `json:"n"`
+	// Published: every gate and the judge let it through (the judge may be
+	// "not run" without a model), so the bot would have opened a pull
+	// request.
+	Published bool   `json:"published"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason,omitempty"`
+	Error     string `json:"error,omitempty"`
+	// Gates is each gate's verdict, "name:verdict"; RejectedBy the gates
+	// that failed the patch.
+	Gates      []string `json:"gates,omitempty"`
+	RejectedBy []string `json:"rejected_by,omitempty"`
+	Steps      int      `json:"steps"`
+	Stop       string   `json:"stop,omitempty"`
+	Tokens     int      `json:"tokens"`
+	Calls      int      `json:"calls"`
+	CostUSD    float64  `json:"cost_usd"`
+	Seconds    float64  `json:"seconds"`
+	Patch      string   `json:"patch,omitempty"`
+	// Solved is the independent score: the patch applied on a clean copy
+	// makes the failing tests pass, keeps the packages' other tests
+	// passing and changes no test file. Score says why not.
+	Solved bool   `json:"solved"`
+	Score  string `json:"score,omitempty"`
+	// Golden compares the patch with the person's fix: "same", "differs",
+	// "no-patch" or "no-golden".
+	Golden string `json:"golden"`
+	// Trajectory is the episode's steps, relative to the results file's
+	// directory.
+	Trajectory string `json:"trajectory,omitempty"`
+}
+
+// Run replays every task that has no result yet, Jobs at a time, appending
+// each result as it ends, and returns the results of all the tasks, earlier
+// runs' included, in the tasks' order. It stops when ctx ends; the tasks in
+// flight are replayed again by the next run.
+func (r *Runner) Run(ctx context.Context, tasks []Task) ([]Result, error) {
+	if r.K < 1 {
+		r.K = 1
+	}
+	if r.Jobs < 1 {
+		r.Jobs = 1
+	}
+	if r.Log == nil {
+		r.Log = zap.NewNop()
+	}
+	if r.Progress == nil {
+		r.Progress = nopProgress{}
+	}
+	done := map[string]Result{}
+	if err := readLines(r.Results, func(b []byte) error {
+		var res Result
+		if err := json.Unmarshal(b, &res); err != nil {
+			return err
+		}
+		if res.Error == "" {
+			done[res.ID] = res
+		} else {
+			delete(done, res.ID)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read the results: %w", err)
+	}
+	var todo []Task
+	for _, t := range tasks {
+		if _, ok := done[t.ID]; !ok {
+			todo = append(todo, t)
+		}
+	}
+	r.Progress.Total(len(todo))
+
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, r.Jobs)
+		err error
+	)
+	for _, t := range todo {
+		wg.Add(1)
+		go func(t Task) {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
+			res := r.safeTask(ctx, t)
+			if ctx.Err() != nil {
+				return // cut short: replayed next time
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if werr := appendLine(r.Results, res); werr != nil && err == nil {
+				err = werr
+			}
+			done[t.ID] = res
+			r.Progress.Done(resultLine(res), true)
+		}(t)
+	}
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(tasks))
+	for _, t := range tasks {
+		if res, ok := done[t.ID]; ok {
+			out = append(out, res)
+		}
+	}
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("bench interrupted (run it again to continue): %w", ctx.Err())
+	}
+	return out, nil
+}
+
+// safeTask is runTask with a panic turned into the task's error.
+func (r *Runner) safeTask(ctx context.Context, t Task) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.Log.Error("bench task panicked", zap.String("task_id", t.ID), zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+			res = Result{ID: t.ID, Tests: t.Tests, Policy: r.Policy, Error: fmt.Sprintf("panic: %v", p)}
+		}
+	}()
+	return r.runTask(ctx, t)
+}
+
+func resultLine(res Result) string {
+	if res.Error != "" {
+		return fmt.Sprintf("%s error: %s", res.ID, res.Error)
+	}
+	var parts []string
+	for _, s := range res.Samples {
+		p := fmt.Sprintf("#%d %s", s.N, sampleVerdict(s))
+		parts = append(parts, p)
+	}
+	return fmt.Sprintf("%s %s", res.ID, strings.Join(parts, "; "))
+}
+
+// sampleVerdict is one episode in a few words.
+func sampleVerdict(s Sample) string {
+	switch {
+	case s.Error != "":
+		return "error"
+	case s.Patch == "":
+		return "no patch"
+	}
+	v := "unsolved"
+	if s.Solved {
+		v = "solved"
+	}
+	if s.Published {
+		v += ", published"
+	} else if len(s.RejectedBy) > 0 {
+		v += ", rejected by " + strings.Join(s.RejectedBy, "+")
+	} else {
+		v += ", not published"
+	}
+	if s.Golden == "same" {
+		v += ", as the golden fix"
+	}
+	return v
+}
+
+func (r *Runner) runTask(ctx context.Context, t Task) Result {
+	started := time.Now()
+	res := Result{ID: t.ID, Subject: t.Subject, Fix: t.Fix, Tests: t.Tests, LinesChanged: t.LinesChanged, Policy: r.Policy}
+	log := r.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
+	fail := func(err error) Result {
+		res.Error = err.Error()
+		res.Seconds = time.Since(started).Seconds()
+		log.Warn("bench task could not be replayed", zap.Error(err))
+		return res
+	}
+	r.Progress.Step(t.ID + ": preparing")
+	prep, err := r.prepare(ctx, t)
+	if prep.dir != "" {
+		defer os.RemoveAll(prep.dir)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	trajDir := filepath.Join(r.Results+".d", safeName(t.ID))
+	if err := os.MkdirAll(trajDir, 0o755); err != nil {
+		return fail(err)
+	}
+	for n := 1; n <= r.K; n++ {
+		if ctx.Err() != nil {
+			return res
+		}
+		r.Progress.Step(fmt.Sprintf("%s: episode %d of %d", t.ID, n, r.K))
+		tt := task.Task{
+			ID: fmt.Sprintf("bench-%s-%d", safeName(t.ID), n), Repo: prep.repo, Commit: prep.commit,
+			Fingerprint: "bench-" + safeName(t.ID), Status: task.StatusRunning, CreatedAt: time.Now().UTC(),
+			Failures: prep.failures, Flakiness: task.Flakiness{Runs: 1, Failures: 1, Verdict: "reliable"},
+		}
+		s := Sample{N: n}
+		t0 := time.Now()
+		o, err := r.Repairer.Repair(ctx, tt)
+		s.Seconds = time.Since(t0).Seconds()
+		if err != nil {
+			s.Error = err.Error()
+		}
+		s.Status, s.Reason = string(o.Status), o.Reason
+		s.Published = o.Status == task.StatusPublished
+		for _, g := range o.Gates {
+			s.Gates = append(s.Gates, g.Name+":"+g.Verdict)
+			if g.Verdict == task.GateFail {
+				s.RejectedBy = append(s.RejectedBy, g.Name)
+			}
+		}
+		s.Steps, s.Stop = o.Steps, o.Agent.Stop
+		if s.Steps == 0 {
+			s.Steps = o.Agent.Steps
+		}
+		s.Tokens, s.Calls, s.CostUSD = o.Spend.Usage.Total(), o.Spend.Calls, o.Spend.CostUSD
+		s.Patch = o.Agent.Patch
+		if len(o.Trajectory) > 0 {
+			name := fmt.Sprintf("episode-%d.jsonl", n)
+			if err := os.WriteFile(filepath.Join(trajDir, name), o.Trajectory, 0o644); err == nil {
+				s.Trajectory = filepath.ToSlash(filepath.Join(filepath.Base(r.Results)+".d", safeName(t.ID), name))
+			}
+		}
+		s.Golden = compareGolden(s.Patch, t.Golden)
+		if strings.TrimSpace(s.Patch) != "" {
+			r.Progress.Step(fmt.Sprintf("%s: scoring episode %d", t.ID, n))
+			s.Solved, s.Score, err = r.score(ctx, prep, t, s.Patch)
+			if err != nil {
+				if ctx.Err() != nil {
+					return res
+				}
+				s.Score = "could not score: " + err.Error()
+			}
+		} else {
+			s.Score = "no patch"
+		}
+		log.Info("bench episode", zap.Int("episode", n), zap.Bool("published", s.Published), zap.Bool("solved", s.Solved), zap.Int("steps", s.Steps))
+		res.Samples = append(res.Samples, s)
+		if n == 1 {
+			res.Solved1 = s.Solved
+		}
+		res.SolvedK = res.SolvedK || s.Solved
+	}
+	res.Seconds = time.Since(started).Seconds()
+	return res
+}
+
+// prepared is a task made ready: a repository holding only the history up
+// to the task's commit (the fix is not in it), and how its tests fail.
+type prepared struct {
+	dir      string // removed after the task
+	repo     string
+	commit   string
+	failures []task.Failure
+	// pkgs are the packages whose tests must keep passing, as directories
+	// relative to the module root.
+	pkgs []string
+}
+
+func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
+	var p prepared
+	if r.WorkDir != "" {
+		if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
+			return p, err
+		}
+	}
+	dir, err := os.MkdirTemp(r.WorkDir, "redfix-bench-")
+	if err != nil {
+		return p, err
+	}
+	p.dir = dir
+	p.repo = filepath.Join(dir, "repo")
+	if err := os.MkdirAll(p.repo, 0o755); err != nil {
+		return p, err
+	}
+	base := t.Base
+	if st, err := os.Stat(t.Repo); err == nil && st.IsDir() {
+		sha, err := gitrepo.Repo{Dir: t.Repo}.Resolve(ctx, t.Base)
+		if err != nil {
+			return p, fmt.Errorf("base %s in %s: %w", t.Base, t.Repo, err)
+		}
+		base = sha
+	}
+	// Only the history up to the base: the agent cannot find the fix in it.
+	repo, err := gitrepo.Init(ctx, p.repo)
+	if err != nil {
+		return p, err
+	}
+	if err := repo.Fetch(ctx, t.Repo, base); err != nil {
+		return p, fmt.Errorf("fetch the task's base: %w", err)
+	}
+	if _, err := repo.Git(ctx, "checkout", "-q", "-B", "main", "FETCH_HEAD"); err != nil {
+		return p, err
+	}
+	if strings.TrimSpace(t.TestPatch) != "" {
+		if files, err := patchFiles(t.TestPatch); err != nil {
+			return p, fmt.Errorf("test_patch: %w", err)
+		} else if bad := nonTestFiles(files); len(bad) > 0 {
+			return p, fmt.Errorf("test_patch changes files that are not tests: %s", strings.Join(bad, ", "))
+		}
+		pf := filepath.Join(dir, "tests.diff")
+		if err := os.WriteFile(pf, []byte(t.TestPatch), 0o644); err != nil {
+			return p, err
+		}
+		if err := repo.Apply(ctx, pf); err != nil {
+			return p, fmt.Errorf("test_patch does not apply at %s: %w", task.Short(base), err)
+		}
+		if _, err := repo.CommitAll(ctx, "The tests of the task"); err != nil {
+			return p, err
+		}
+	}
+	if p.commit, err = repo.Resolve(ctx, "HEAD"); err != nil {
+		return p, err
+	}
+
+	// The tests fail there, as the task says; their failures are what the
+	// agent is told.
+	ws, err := workspace.Open(ctx, p.repo, p.commit, filepath.Join(dir, "ws"))
+	if err != nil {
+		return p, err
+	}
+	defer ws.Close()
+	ctx = sandbox.WithRepo(ctx, p.repo)
+	out, err := r.Tests.Run(ctx, ws.Dir, t.Tests, 1)
+	if err != nil {
+		return p, fmt.Errorf("reproduce: %w", err)
+	}
+	if len(out.Unknown) > 0 {
+		return p, fmt.Errorf("the task's tests: %s", strings.Join(out.Unknown, "; "))
+	}
+	if len(out.Passed) > 0 {
+		return p, fmt.Errorf("the task's tests pass at its commit: %s", strings.Join(out.Passed, ", "))
+	}
+	p.failures = append(append(p.failures, out.Failed...), out.Build...)
+	if len(p.failures) == 0 {
+		return p, fmt.Errorf("the task's tests do not fail at its commit: %s", out.Summary())
+	}
+	mod, err := testrun.Module(ws.Dir)
+	if err != nil {
+		return p, err
+	}
+	for _, imp := range t.Packages {
+		if d := relDir(mod, imp); !slices.Contains(p.pkgs, d) {
+			p.pkgs = append(p.pkgs, d)
+		}
+	}
+	if len(t.Packages) == 0 {
+		for _, id := range t.Tests {
+			tg, err := testrun.Resolve(ws.Dir, id)
+			if err != nil {
+				return p, err
+			}
+			if !slices.Contains(p.pkgs, tg.Dir) {
+				p.pkgs = append(p.pkgs, tg.Dir)
+			}
+		}
+	}
+	return p, nil
+}
+
+// relDir is the directory of package imp in module mod, as go test takes it.
+func relDir(mod, imp string) string {
+	if imp == mod {
+		return "."
+	}
+	if rest, ok := strings.CutPrefix(imp, mod+"/"); ok {
+		return "./" + rest
+	}
+	return imp
+}
+
+// safeName keeps a task's ID usable as a file name.
+func safeName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 || r == ':' {
+			return '_'
+		}
+		return r
+	}, id)
+}
+
+// ErrNoTasks is returned for a tasks file with no task.
+var ErrNoTasks = errors.New("no tasks")

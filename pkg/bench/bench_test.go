@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/worker"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// scripted stands in for the pipeline: each call makes the next of its
+// edits in a real checkout of the task and reports the diff, published or
+// rejected as told. It lets the scoring be tested on patches of known
+// rightness.
+type scripted struct {
+	mu    sync.Mutex
+	calls int
+	steps []scriptedStep
+	seen  []task.Task
+	// logs and hasTest are what the first checkout showed: its whole
+	// history, and whether the fix's test file was there.
+	logs    string
+	hasTest bool
+}
+
+type scriptedStep struct {
+	files     map[string]string // path → new content
+	published bool
+	rejectBy  string
+}
+
+func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, error) {
+	s.mu.Lock()
+	st := s.steps[s.calls%len(s.steps)]
+	s.calls++
+	s.seen = append(s.seen, t)
+	s.mu.Unlock()
+	ws, err := workspace.Open(ctx, t.Repo, t.Commit, "")
+	if err != nil {
+		return worker.Outcome{}, err
+	}
+	defer ws.Close()
+	if s.calls == 1 {
+		s.logs, _ = ws.Repo.Git(ctx, "log", "--all", "--format=%H %s")
+		_, err := os.Stat(filepath.Join(ws.Dir, "add_test.go"))
+		s.hasTest = err == nil
+	}
+	for p, body := range st.files {
+		if err := os.WriteFile(filepath.Join(ws.Dir, p), []byte(body), 0o644); err != nil {
+			return worker.Outcome{}, err
+		}
+	}
+	patch, err := ws.Repo.Diff(ctx)
+	if err != nil {
+		return worker.Outcome{}, err
+	}
+	o := worker.Outcome{Agent: harness.Result{Patch: patch, Steps: 3, Stop: "exit"}, Steps: 3,
+		Trajectory: []byte(`{"step":1,"policy":"scripted","action":{"name":"read_file","args":{"path":"calc.go"}},"observation":{"content":"package calc"}}` + "\n")}
+	switch {
+	case st.published:
+		o.Status = task.StatusPublished
+		o.Gates = []task.Gate{{Name: "oracle", Verdict: task.GatePass}}
+	case st.rejectBy != "":
+		o.Status, o.Reason = task.StatusNoPatch, "rejected by "+st.rejectBy
+		o.Gates = []task.Gate{{Name: st.rejectBy, Verdict: task.GateFail}}
+	default:
+		o.Status = task.StatusNoPatch
+	}
+	return o, nil
+}
+
+const fixedCalc = `package calc
+
+// Add returns a plus b.
+func Add(a, b int) int { return a + b }
+
+// Mul returns a times b.
+func Mul(a, b int) int { return a * b }
+`
+
+func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
+	ctx := testCtx(t)
+	dir, shas := buildHistory(t, ctx, history[:2])
+	out := filepath.Join(t.TempDir(), "tasks.jsonl")
+	runner := testrun.Runner{Timeout: 5 * time.Minute}
+	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Runner: runner}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := ReadTasksFile(out)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("mined: %v %v", tasks, err)
+	}
+
+	rep := &scripted{steps: []scriptedStep{
+		// The right fix, published: a solved episode, the golden change.
+		{files: map[string]string{"calc.go": fixedCalc}, published: true},
+		// The test edited to pass: published by a lax gate, not solved.
+		{files: map[string]string{"add_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n"}, published: true},
+		// Right for Add, but Mul broken: rejected by the regression gate.
+		{files: map[string]string{"calc.go": strings.Replace(fixedCalc, "a * b", "a + b", 1)}, rejectBy: "regression"},
+	}}
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: runner, K: 3, Results: results}
+	res, err := r.Run(ctx, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Error != "" || len(res[0].Samples) != 3 {
+		t.Fatalf("results: %+v", res)
+	}
+	s := res[0].Samples
+	if !s[0].Solved || s[0].Golden != "same" || !s[0].Published {
+		t.Errorf("episode 1: %+v", s[0])
+	}
+	if s[1].Solved || !strings.Contains(s[1].Score, "changes a test file: add_test.go") {
+		t.Errorf("episode 2: %+v", s[1])
+	}
+	if s[2].Solved || !strings.Contains(s[2].Score, "example.com/calc.TestMul") || s[2].Golden != "differs" || s[2].RejectedBy[0] != "regression" {
+		t.Errorf("episode 3: %+v", s[2])
+	}
+	if !res[0].Solved1 || !res[0].SolvedK {
+		t.Errorf("solved at 1 %v, at k %v", res[0].Solved1, res[0].SolvedK)
+	}
+	// The agent's checkout holds the fix's tests on the old code, and no
+	// trace of the fix in its history.
+	if !rep.hasTest {
+		t.Error("the task's checkout lacks the fix's test")
+	}
+	if strings.Contains(rep.logs, shas[1]) || strings.Contains(rep.logs, "Fix Add") || !strings.Contains(rep.logs, shas[0]) {
+		t.Errorf("the task's history:\n%s", rep.logs)
+	}
+	seen := rep.seen[0]
+	if len(seen.Failures) != 1 || !strings.Contains(seen.Failures[0].Message, "Add(2, 3) = -1, want 5") {
+		t.Errorf("the agent is told %+v", seen.Failures)
+	}
+
+	sum := Summarize("scripted", 3, res)
+	if sum.SR1 != 1 || sum.Published != 2 || sum.PublishedSolved != 1 || sum.Precision == nil || *sum.Precision != 0.5 ||
+		sum.RejectedBy["regression"] != 1 || sum.Golden["same"] != 1 || sum.Steps != 9 {
+		t.Errorf("summary: %+v", sum)
+	}
+	var table strings.Builder
+	if err := WriteTable(&table, res, sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SR@1 100.0% (1), SR@3 100.0% (1)", "precision 50.0% (1 right)", "rejected by: regression 1", "2/3 (1 right)"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	if err := WriteHTML(html, filepath.Dir(results), res, tasks, sum); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(html)
+	link := filepath.Base(results) + ".d/" + tasks[0].ID + "/episode-1.jsonl"
+	if s[0].Trajectory != link {
+		t.Errorf("trajectory %q, want %q", s[0].Trajectory, link)
+	}
+	for _, want := range []string{"read_file", "episode 3", "the golden fix", "func Add(a, b int) int { return a &#43; b }"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+
+	// A second run replays nothing: the results are read back.
+	again, err := r.Run(ctx, tasks)
+	if err != nil || len(again) != 1 || rep.calls != 3 || !again[0].Solved1 {
+		t.Fatalf("second run: %+v %v (%d calls)", again, err, rep.calls)
+	}
+}
+
+func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
+	ctx := testCtx(t)
+	dir, shas := buildHistory(t, ctx, history[:2])
+	rep := &scripted{steps: []scriptedStep{{}}}
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	res, err := r.Run(ctx, []Task{{ID: "passes", Repo: dir, Base: shas[1], Tests: []string{"TestAdd"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || !strings.Contains(res[0].Error, "pass at its commit") || rep.calls != 0 {
+		t.Fatalf("results: %+v", res)
+	}
+	if sum := Summarize("scripted", 1, res); sum.Tasks != 0 || sum.Errors != 1 {
+		t.Errorf("summary: %+v", sum)
+	}
+}
