@@ -9,14 +9,13 @@ const (
 	ReasonNotReproduced = "not_reproduced" // it passed every rerun here
 	ReasonDuplicate     = "duplicate"      // another task has the group
 	ReasonSameBlame     = "same_blame"     // another task has the commit that broke it
-	ReasonCannotRun     = "cannot_run"     // its tests could not be named or run here
+	ReasonCannotRun     = "cannot_run"     // its tests or package could not be named, run or built here
 	ReasonOptedOut      = "opted_out"      // the repository opted out
-	ReasonBuildFailure  = "build_failure"  // a package that does not build
 	ReasonOther         = "other"
 )
 
 // ReasonClasses lists every class ReasonClass returns.
-var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBuildFailure, ReasonOther}
+var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonOther}
 
 // ReasonClass maps a drop reason that triage wrote to its class.
 func ReasonClass(reason string) string {
@@ -29,12 +28,10 @@ func ReasonClass(reason string) string {
 		return ReasonDuplicate
 	case strings.HasPrefix(reason, "same blame commit"):
 		return ReasonSameBlame
-	case strings.HasPrefix(reason, "cannot run"):
+	case strings.HasPrefix(reason, "cannot run"), strings.HasPrefix(reason, "cannot build"):
 		return ReasonCannotRun
 	case strings.HasPrefix(reason, "repository opted out"):
 		return ReasonOptedOut
-	case strings.HasPrefix(reason, "package ") && strings.Contains(reason, "does not build"):
-		return ReasonBuildFailure
 	}
 	return ReasonOther
 }

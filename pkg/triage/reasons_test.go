@@ -12,7 +12,8 @@ func TestReasonClass(t *testing.T) {
 		"same blame commit abc1234 as task t-2: one task per breaking commit": ReasonSameBlame,
 		"cannot run TestX at abc1234: no such package":                        ReasonCannotRun,
 		"repository opted out":                                                ReasonOptedOut,
-		"package ./x does not build: build failures are not triaged yet":      ReasonBuildFailure,
+		"cannot build ./x at abc1234: no such package in the module":          ReasonCannotRun,
+		"does not reproduce at abc1234: package ./x builds":                   ReasonNotReproduced,
 		"something new": ReasonOther,
 	} {
 		if got := ReasonClass(reason); got != want {
