@@ -12,9 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -60,11 +62,15 @@ type fileEntry struct {
 }
 
 // Index holds the symbols of the Go files under a directory. It is safe for
-// concurrent use.
+// concurrent use. Lookups by name go through two maps, from a lower-cased
+// name and a lower-cased receiver type to the files declaring them, so that
+// a search reads only the files that can answer it.
 type Index struct {
 	dir   string
 	mu    sync.RWMutex
 	files map[string]*fileEntry // by relative path
+	names map[string]map[string]struct{}
+	recvs map[string]map[string]struct{}
 }
 
 // Build indexes the Go files under dir, skipping hidden, "_"-prefixed,
@@ -75,7 +81,7 @@ func Build(dir string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", dir, err)
 	}
-	ix := &Index{dir: abs, files: map[string]*fileEntry{}}
+	ix := &Index{dir: abs, files: map[string]*fileEntry{}, names: map[string]map[string]struct{}{}, recvs: map[string]map[string]struct{}{}}
 	if err := ix.Refresh(); err != nil {
 		return nil, err
 	}
@@ -130,26 +136,84 @@ func (ix *Index) Refresh() error {
 	if err != nil {
 		return fmt.Errorf("index %s: %w", ix.dir, err)
 	}
-	parsed := map[string]*fileEntry{}
-	for _, rel := range changed {
-		syms, err := parseFile(ix.dir, rel)
-		if err != nil {
-			continue // vanished between the walk and the read
-		}
-		info := stats[rel]
-		parsed[rel] = &fileEntry{size: info.Size(), mod: info.ModTime(), symbols: syms}
+	// The files are parsed side by side, one worker a CPU.
+	entries := make([]*fileEntry, len(changed))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), len(changed)); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(changed) {
+					return
+				}
+				syms, err := parseFile(ix.dir, changed[i])
+				if err != nil {
+					continue // vanished between the walk and the read
+				}
+				info := stats[changed[i]]
+				entries[i] = &fileEntry{size: info.Size(), mod: info.ModTime(), symbols: syms}
+			}
+		}()
 	}
+	wg.Wait()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	for rel := range ix.files {
 		if !seen[rel] {
-			delete(ix.files, rel)
+			ix.setLocked(rel, nil)
 		}
 	}
-	for rel, e := range parsed {
-		ix.files[rel] = e
+	for i, e := range entries {
+		if e != nil {
+			ix.setLocked(changed[i], e)
+		}
 	}
 	return nil
+}
+
+// setLocked puts e as the entry of rel (nil drops it), keeping the name
+// maps in step. ix.mu is held for writing.
+func (ix *Index) setLocked(rel string, e *fileEntry) {
+	if old := ix.files[rel]; old != nil {
+		for _, s := range old.symbols {
+			unlink(ix.names, strings.ToLower(s.Name), rel)
+			if s.Receiver != "" {
+				unlink(ix.recvs, strings.ToLower(s.Receiver), rel)
+			}
+		}
+	}
+	if e == nil {
+		delete(ix.files, rel)
+		return
+	}
+	ix.files[rel] = e
+	for _, s := range e.symbols {
+		link(ix.names, strings.ToLower(s.Name), rel)
+		if s.Receiver != "" {
+			link(ix.recvs, strings.ToLower(s.Receiver), rel)
+		}
+	}
+}
+
+func link(m map[string]map[string]struct{}, key, rel string) {
+	set := m[key]
+	if set == nil {
+		set = map[string]struct{}{}
+		m[key] = set
+	}
+	set[rel] = struct{}{}
+}
+
+func unlink(m map[string]map[string]struct{}, key, rel string) {
+	if set := m[key]; set != nil {
+		delete(set, rel)
+		if len(set) == 0 {
+			delete(m, key)
+		}
+	}
 }
 
 // Reload re-parses one file (relative to the indexed directory), or drops it
@@ -160,7 +224,7 @@ func (ix *Index) Reload(rel string) error {
 	if err != nil {
 		if os.IsNotExist(err) {
 			ix.mu.Lock()
-			delete(ix.files, rel)
+			ix.setLocked(rel, nil)
 			ix.mu.Unlock()
 			return nil
 		}
@@ -171,7 +235,7 @@ func (ix *Index) Reload(rel string) error {
 		return fmt.Errorf("reindex %s: %w", rel, err)
 	}
 	ix.mu.Lock()
-	ix.files[rel] = &fileEntry{size: info.Size(), mod: info.ModTime(), symbols: syms}
+	ix.setLocked(rel, &fileEntry{size: info.Size(), mod: info.ModTime(), symbols: syms})
 	ix.mu.Unlock()
 	return nil
 }
@@ -297,14 +361,44 @@ func isType(s Symbol) bool {
 
 func isFunc(s Symbol) bool { return s.Kind == KindFunc || s.Kind == KindMethod }
 
+// from returns the symbols that keep accepts among the files that the map
+// m links to any of keys, ordered as all orders them.
+func (ix *Index) from(m map[string]map[string]struct{}, keys []string, keep func(Symbol) bool) []Symbol {
+	ix.mu.RLock()
+	var out []Symbol
+	done := map[string]bool{}
+	for _, k := range keys {
+		for rel := range m[k] {
+			if done[rel] {
+				continue
+			}
+			done[rel] = true
+			for _, s := range ix.files[rel].symbols {
+				if keep(s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	sortSymbols(out)
+	return out
+}
+
 // byName keeps the exact matches of name, or when there are none the
 // case-insensitive ones.
 func byName(ix *Index, name string, keep func(Symbol) bool) []Symbol {
-	exact := ix.all(func(s Symbol) bool { return keep(s) && s.Name == name })
+	folded := ix.from(ix.names, []string{strings.ToLower(name)}, func(s Symbol) bool { return keep(s) && strings.EqualFold(s.Name, name) })
+	var exact []Symbol
+	for _, s := range folded {
+		if s.Name == name {
+			exact = append(exact, s)
+		}
+	}
 	if len(exact) > 0 {
 		return exact
 	}
-	return ix.all(func(s Symbol) bool { return keep(s) && strings.EqualFold(s.Name, name) })
+	return folded
 }
 
 // FindTypes returns the named types called name (exactly, or ignoring case
@@ -325,19 +419,25 @@ func (ix *Index) FindFuncs(name string) []Symbol {
 // (a leading '*' is ignored).
 func (ix *Index) FindMethod(class, name string) []Symbol {
 	class = strings.TrimLeft(strings.TrimSpace(class), "*")
-	exact := ix.all(func(s Symbol) bool { return s.Kind == KindMethod && s.Receiver == class && s.Name == name })
+	folded := ix.from(ix.recvs, []string{strings.ToLower(class)}, func(s Symbol) bool {
+		return s.Kind == KindMethod && strings.EqualFold(s.Receiver, class) && strings.EqualFold(s.Name, name)
+	})
+	var exact []Symbol
+	for _, s := range folded {
+		if s.Receiver == class && s.Name == name {
+			exact = append(exact, s)
+		}
+	}
 	if len(exact) > 0 {
 		return exact
 	}
-	return ix.all(func(s Symbol) bool {
-		return s.Kind == KindMethod && strings.EqualFold(s.Receiver, class) && strings.EqualFold(s.Name, name)
-	})
+	return folded
 }
 
 // MethodsOf returns the methods whose receiver type is class.
 func (ix *Index) MethodsOf(class string) []Symbol {
 	class = strings.TrimLeft(strings.TrimSpace(class), "*")
-	return ix.all(func(s Symbol) bool { return s.Kind == KindMethod && s.Receiver == class })
+	return ix.from(ix.recvs, []string{strings.ToLower(class)}, func(s Symbol) bool { return s.Kind == KindMethod && s.Receiver == class })
 }
 
 // InFile returns the symbols of one file (relative path), in line order.
@@ -391,10 +491,18 @@ func (ix *Index) Similar(query, kind string, n int) []Symbol {
 				return false
 			}
 		}
-		l := strings.ToLower(s.Name)
-		return strings.Contains(l, q) || (len(l) >= 3 && strings.Contains(q, l))
+		return like(strings.ToLower(s.Name), q)
 	}
-	out := ix.all(keep)
+	// The names are tried, not every symbol: there are fewer.
+	ix.mu.RLock()
+	var keys []string
+	for l := range ix.names {
+		if like(l, q) {
+			keys = append(keys, l)
+		}
+	}
+	ix.mu.RUnlock()
+	out := ix.from(ix.names, keys, keep)
 	sort.SliceStable(out, func(i, j int) bool {
 		return abs(len(out[i].Name)-len(query)) < abs(len(out[j].Name)-len(query))
 	})
@@ -402,6 +510,11 @@ func (ix *Index) Similar(query, kind string, n int) []Symbol {
 		out = out[:n]
 	}
 	return out
+}
+
+// like: a name l (lower case) holds the query q, or is held by it.
+func like(l, q string) bool {
+	return strings.Contains(l, q) || (len(l) >= 3 && strings.Contains(q, l))
 }
 
 func abs(n int) int {
@@ -421,3 +534,6 @@ func (ix *Index) Len() int {
 	}
 	return n
 }
+
+// All returns every symbol, non-test files first, then by file and line.
+func (ix *Index) All() []Symbol { return ix.all(func(Symbol) bool { return true }) }

@@ -158,4 +158,32 @@ func TestRefreshFollowsEdits(t *testing.T) {
 	if s := ix.FindFuncs("Fresh"); len(s) != 0 {
 		t.Errorf("Fresh after removal = %+v", s)
 	}
+
+	// The name maps follow Reload: a method's receiver, a renamed type.
+	write(t, dir, "e.go", "package a\n\ntype Box struct{}\n\nfunc (b *Box) Open() {}\n")
+	if err := ix.Reload("e.go"); err != nil {
+		t.Fatal(err)
+	}
+	if m := ix.MethodsOf("Box"); len(m) != 1 || m[0].Name != "Open" {
+		t.Errorf("MethodsOf(Box) = %+v", m)
+	}
+	write(t, dir, "e.go", "package a\n\ntype Crate struct{}\n\nfunc (c Crate) Open() {}\n")
+	if err := ix.Reload("e.go"); err != nil {
+		t.Fatal(err)
+	}
+	if m := ix.MethodsOf("Box"); len(m) != 0 {
+		t.Errorf("MethodsOf(Box) after the rename = %+v", m)
+	}
+	if m := ix.FindFuncs("crate.open"); len(m) != 1 || m[0].Receiver != "Crate" {
+		t.Errorf("FindFuncs(crate.open) = %+v", m)
+	}
+	if s := ix.Similar("Bo", "", 5); len(s) != 0 {
+		t.Errorf("Similar(Bo) after the rename = %+v", s)
+	}
+	if s := ix.Similar("Crat", KindType, 5); len(s) != 1 || s[0].Name != "Crate" {
+		t.Errorf("Similar(Crat) = %+v", s)
+	}
+	if n := ix.Len(); n != 4 {
+		t.Errorf("Len = %d, want 4 (Renamed, Added, Crate, Open)", n)
+	}
 }

@@ -13,7 +13,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/codesearch"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -28,7 +31,7 @@ const (
 	searchCap      = 60  // matches search_code shows
 	searchFileCap  = 100 // matches search_code_in_file shows
 	lineCap        = 240 // characters of one matching line shown
-	maxSearchFile  = 1 << 20
+	maxSearchFile  = codesearch.MaxFileSize
 	wholeLines     = 400 // lines of a symbol's body shown at most, when they fit
 	fullSymbols    = 3   // symbols shown with their bodies; the rest as locations
 	failureLines   = 40  // lines of one failing test's output shown
@@ -47,6 +50,12 @@ type session struct {
 
 	idx      *codeindex.Index
 	idxStale bool
+
+	// files is the workspace's listing while listed is true; an edit
+	// that creates a file adds it, a test run (which may write files)
+	// drops the listing. Callers do not change it.
+	files  []string
+	listed bool
 
 	// base is a checkout of the task's commit, made when an edit's
 	// findings need comparing.
@@ -147,6 +156,8 @@ func (s *session) execute(ctx context.Context, a Action) (Observation, error) {
 		if o := decode(a, &args); o != nil {
 			return *o, nil
 		}
+		// Tests may write files: the listing is made again when needed.
+		s.listed = false
 		return s.runTests(ctx, args)
 	case ActEdit:
 		var args EditArgs
@@ -233,6 +244,9 @@ func (s *session) suggestFiles(ctx context.Context, rel string) string {
 // listFiles lists the workspace's files, tracked and untracked but not
 // ignored, that exist.
 func (s *session) listFiles(ctx context.Context) ([]string, error) {
+	if s.listed {
+		return s.files, nil
+	}
 	out, err := s.ws.Repo.Git(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	if err != nil {
 		return nil, fmt.Errorf("list the files of %s: %w", s.ws.Dir, err)
@@ -250,7 +264,22 @@ func (s *session) listFiles(ctx context.Context) ([]string, error) {
 		files = append(files, f)
 	}
 	sort.Strings(files)
+	s.files, s.listed = files, true
 	return files, nil
+}
+
+// created adds a file the session created to the listing, if there is one.
+func (s *session) created(rel string) {
+	if !s.listed {
+		return
+	}
+	i := sort.SearchStrings(s.files, rel)
+	if i < len(s.files) && s.files[i] == rel {
+		return
+	}
+	files := make([]string, 0, len(s.files)+1)
+	files = append(append(append(files, s.files[:i]...), rel), s.files[i:]...)
+	s.files = files
 }
 
 func numbered(b *strings.Builder, lines []string, from, to int) {
@@ -284,6 +313,18 @@ func (s *session) index() (*codeindex.Index, error) {
 		s.idxStale = false
 	}
 	return s.idx, nil
+}
+
+// reindex brings the symbol index up to date with an edited file, that file
+// only; when that fails, the next search refreshes the whole index.
+func (s *session) reindex(rel string) {
+	if s.idx == nil {
+		return // built when first needed, from the tree as it is then
+	}
+	if err := s.idx.Reload(rel); err != nil {
+		s.h.log.Warn("reindex an edited file", zap.String("task_id", s.t.ID), zap.String("file", rel), zap.Error(err))
+		s.idxStale = true
+	}
 }
 
 func plural(n int, one, many string) string {

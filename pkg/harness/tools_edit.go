@@ -92,7 +92,10 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	}
 	// The tests passed, if they did, without this change.
 	s.oraclePassed = false
-	s.idxStale = true
+	if !exists {
+		s.created(rel)
+	}
+	s.reindex(rel)
 
 	diff, err := s.fileDiff(ctx, rel)
 	if err != nil {

@@ -12,27 +12,8 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/codesearch"
 )
-
-// matcher builds the line test of a search: literal or RE2, and the same
-// ignoring case for the fallback when the exact search finds nothing.
-func matcher(query string, regex, fold bool) (func(string) bool, error) {
-	if regex {
-		if fold {
-			query = "(?i)" + query
-		}
-		re, err := regexp.Compile(query)
-		if err != nil {
-			return nil, err
-		}
-		return re.MatchString, nil
-	}
-	if fold {
-		q := strings.ToLower(query)
-		return func(l string) bool { return strings.Contains(strings.ToLower(l), q) }, nil
-	}
-	return func(l string) bool { return strings.Contains(l, query) }, nil
-}
 
 type fileHits struct {
 	file  string
@@ -82,50 +63,36 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 	if err != nil {
 		return Observation{}, err
 	}
-	run := func(fold bool, args SearchCodeArgs) ([]fileHits, error) {
-		match, err := matcher(args.Query, args.Regex, fold)
+	// One pass over the tree tries the exact pattern, then the same
+	// ignoring case, then (for a literal of several words) the near one.
+	patterns := make([]codesearch.Pattern, 0, 3)
+	notes := []string{"", " (no exact match; these match ignoring case)"}
+	for _, fold := range []bool{false, true} {
+		p, err := pattern(args.Query, args.Regex, fold)
 		if err != nil {
-			return nil, err
+			return problem("The regular expression %q is not valid (RE2 syntax): %v.", args.Query, err), nil
 		}
-		var hits []fileHits
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			ns, ts := grepFile(filepath.Join(s.ws.Dir, filepath.FromSlash(f)), match)
-			if len(ns) > 0 {
-				hits = append(hits, fileHits{file: f, lines: ns, texts: ts})
+		patterns = append(patterns, p)
+	}
+	if !args.Regex {
+		if re, words, ok := nearQuery(args.Query); ok {
+			if p, err := codesearch.Regexp(re, false); err == nil {
+				patterns = append(patterns, p)
+				notes = append(notes, fmt.Sprintf(" (no exact match; these are near matches: the words %s in this order, any case, with or without punctuation between them)", strings.Join(words, ", ")))
 			}
 		}
-		return hits, nil
 	}
-	hits, err := run(false, args)
-	if ctx.Err() != nil {
-		return Observation{}, fmt.Errorf("search %q: %w", args.Query, ctx.Err())
-	}
+	found, tier, err := codesearch.Search(ctx, s.ws.Dir, files, patterns, func(l string) string { return clipLine(l, lineCap) })
 	if err != nil {
-		return problem("The regular expression %q is not valid (RE2 syntax): %v.", args.Query, err), nil
+		return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
+	}
+	hits := make([]fileHits, len(found))
+	for i, h := range found {
+		hits[i] = fileHits{file: h.File, lines: h.Lines, texts: h.Texts}
 	}
 	note := ""
-	if len(hits) == 0 {
-		if hits, err = run(true, args); err != nil {
-			return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
-		}
-		if len(hits) > 0 {
-			note = " (no exact match; these match ignoring case)"
-		}
-	}
-	if len(hits) == 0 && !args.Regex {
-		if re, words, ok := nearQuery(args.Query); ok {
-			near := args
-			near.Query, near.Regex = re, true
-			if hits, err = run(false, near); err != nil {
-				return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
-			}
-			if len(hits) > 0 {
-				note = fmt.Sprintf(" (no exact match; these are near matches: the words %s in this order, any case, with or without punctuation between them)", strings.Join(words, ", "))
-			}
-		}
+	if tier >= 0 {
+		note = notes[tier]
 	}
 	kind := "literal"
 	if args.Regex {
@@ -134,7 +101,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 	if len(hits) == 0 {
 		return Observation{Content: fmt.Sprintf("No match for %q (%s) in the repository.", args.Query, kind)}, nil
 	}
-	s.rankHits(hits)
+	s.rankHits(hits, s.definitions(args))
 	total := 0
 	for _, h := range hits {
 		total += len(h.lines)
@@ -181,9 +148,55 @@ func fileNames(hs []fileHits, n int) []string {
 	return out
 }
 
-// rankHits orders files by likely relevance: files named in the failures'
-// stack frames, then non-test files, then by number of matches, then path.
-func (s *session) rankHits(hits []fileHits) {
+// pattern compiles a query for codesearch.
+func pattern(query string, regex, fold bool) (codesearch.Pattern, error) {
+	if regex {
+		return codesearch.Regexp(query, fold)
+	}
+	return codesearch.Literal(query, fold), nil
+}
+
+// matcher builds the line test of a search in one file: literal or RE2,
+// and the same ignoring case for the fallback when the exact search finds
+// nothing.
+func matcher(query string, regex, fold bool) (func(string) bool, error) {
+	p, err := pattern(query, regex, fold)
+	if err != nil {
+		return nil, err
+	}
+	return func(l string) bool { return p.Match([]byte(l)) }, nil
+}
+
+// identifier is a Go name, or Type.Name.
+var identifier = regexp.MustCompile(`^[\pL_][\pL\pN_]*(\.[\pL_][\pL\pN_]*)?$`)
+
+// definitions are the files that declare what a search names, when it
+// names an identifier: their lines are where a reader wants to land.
+func (s *session) definitions(args SearchCodeArgs) map[string]bool {
+	q := strings.TrimSpace(args.Query)
+	if args.Regex || !identifier.MatchString(q) {
+		return nil
+	}
+	idx, err := s.index()
+	if err != nil {
+		return nil // ranking only: the search stands without it
+	}
+	defs := map[string]bool{}
+	for _, sym := range idx.FindFuncs(q) {
+		defs[sym.File] = true
+	}
+	if !strings.Contains(q, ".") {
+		for _, sym := range idx.FindTypes(q) {
+			defs[sym.File] = true
+		}
+	}
+	return defs
+}
+
+// rankHits orders files by likely relevance: files declaring the name
+// searched for, files named in the failures' stack frames, non-test files,
+// then by number of matches, then path.
+func (s *session) rankHits(hits []fileHits, defs map[string]bool) {
 	inFrames := map[string]bool{}
 	for _, f := range s.t.Failures {
 		for _, fr := range f.Frames {
@@ -196,6 +209,9 @@ func (s *session) rankHits(hits []fileHits) {
 	}
 	score := func(h fileHits) int {
 		sc := 0
+		if defs[h.file] {
+			sc += 4
+		}
 		if inFrames[path.Base(h.file)] {
 			sc += 2
 		}

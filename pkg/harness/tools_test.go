@@ -183,6 +183,8 @@ func TestSearchCode(t *testing.T) {
 		fmt.Fprintf(&many, "needle %d\n", i)
 	}
 	writeFiles(t, f.ws.Dir, map[string]string{"gen/many.txt": many.String(), "gen/few.txt": "needle\n"})
+	// A session lists the files once; a new one sees them.
+	s = newTestSession(t, f, nil)
 	obs = do(t, s, ActSearchCode, SearchCodeArgs{Query: "needle"})
 	wantContent(t, obs, false, "151 matches in 2 files", "gen/few.txt:1: needle", "more matches not shown")
 	if n := strings.Count(obs.Content, "gen/many.txt:"); n > searchCap+1 {

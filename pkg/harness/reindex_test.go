@@ -1,0 +1,49 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+)
+
+func block(search, replace string) string {
+	return "<<<<<<< SEARCH\n" + search + "=======\n" + replace + ">>>>>>> REPLACE\n"
+}
+
+// After an edit the symbol index holds that file as edited (a function the
+// agent added is found, one it deleted is not), without rebuilding the
+// index: a file changed behind the session's back stays as it was indexed.
+func TestEditUpdatesTheIndexForThatFileOnly(t *testing.T) {
+	f := newFixture(t)
+	s := newTestSession(t, f, nil)
+	wantContent(t, do(t, s, ActSearchMethod, NameArgs{Name: "Sub"}), false, "calc/calc.go:17-19 (func Sub)")
+	wantContent(t, do(t, s, ActSearchMethod, NameArgs{Name: "Whisper"}), true, "No function or method named \"Whisper\"")
+
+	// Behind the session's back: a full rebuild would see Hidden.
+	writeFiles(t, f.ws.Dir, map[string]string{"strs/hidden.go": "package strs\n\nfunc Hidden() {}\n"})
+
+	// Added by the agent in one file, deleted in another, and a new file.
+	obs := do(t, s, ActEdit, EditArgs{Path: "strs/strs.go", Blocks: block(
+		"func Shout(s string) string { return strings.ToUpper(s) + \"!\" }\n",
+		"func Shout(s string) string { return strings.ToUpper(s) + \"!\" }\n\n// Whisper lower-cases s.\nfunc Whisper(s string) string { return strings.ToLower(s) }\n")})
+	wantContent(t, obs, false, "Edited strs/strs.go")
+	obs = do(t, s, ActEdit, EditArgs{Path: "calc/calc.go", Blocks: block(
+		"// Sub returns a minus b.\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n", "")})
+	wantContent(t, obs, false, "Edited calc/calc.go")
+	obs = do(t, s, ActEdit, EditArgs{Path: "calc/mul.go", Blocks: block("", "package calc\n\n// Mul multiplies.\nfunc Mul(a, b int) int { return a * b }\n")})
+	wantContent(t, obs, false, "Created calc/mul.go")
+	if s.idxStale {
+		t.Fatal("an edit asks for a full refresh of the index")
+	}
+
+	wantContent(t, do(t, s, ActSearchMethod, NameArgs{Name: "Whisper"}), false, "strs/strs.go:9-9 (func Whisper)")
+	wantContent(t, do(t, s, ActSearchMethod, NameArgs{Name: "Mul"}), false, "calc/mul.go:4-4 (func Mul)")
+	if obs := do(t, s, ActSearchMethod, NameArgs{Name: "Sub"}); !obs.IsError || strings.Contains(obs.Content, "calc/calc.go:17") {
+		t.Errorf("the deleted Sub is still found:\n%s", obs.Content)
+	}
+	if obs := do(t, s, ActSearchMethod, NameArgs{Name: "Hidden"}); !obs.IsError {
+		t.Errorf("the index was rebuilt (a file no edit touched is in it):\n%s", obs.Content)
+	}
+	// The created file is in the session's listing too.
+	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "a * b"}), false, "calc/mul.go:4:")
+	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "mul.go"}), false, "calc/mul.go")
+}
