@@ -204,16 +204,20 @@ type TriageEvent = triage.Outcome
 // hears of every group's outcome.
 func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
 	t := triage.New(s.Store, s.Jobs, nil, triage.Config{
-		Reruns:         cfg.Triage.Reruns,
-		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
-		MaxBisectSteps: cfg.Triage.MaxBisectSteps,
-		OptOut:         cfg.Triage.OptOut,
-		Confidence:     cfg.Triage.BisectConfidence,
-		BisectParallel: cfg.Triage.BisectParallel,
-		ClaimRefresh:   s.Store.ClaimTTLs().Triage / 4,
+		Reruns:          cfg.Triage.Reruns,
+		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
+		MaxBisectSteps:  cfg.Triage.MaxBisectSteps,
+		OptOut:          cfg.Triage.OptOut,
+		DailyJobs:       cfg.Triage.DailyJobs,
+		DailyJobsByRepo: cfg.Triage.DailyJobsByRepo,
+		Confidence:      cfg.Triage.BisectConfidence,
+		BisectParallel:  cfg.Triage.BisectParallel,
+		ClaimRefresh:    s.Store.ClaimTTLs().Triage / 4,
 		// Reports from GitHub name remote repositories: triage checks them
 		// out from mirrors, with the installation's token, as workers do.
 		Checkouts: triageMirrors(cfg, s.GitHub),
+		// With no GitHub configured, the rule says "not checked".
+		HumanFixes: gh.HumanFixes{Clients: s.GitHub},
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	allow := allowlist(cfg)

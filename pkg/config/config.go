@@ -153,6 +153,10 @@ type Triage struct {
 	Reruns         int      `yaml:"reruns"`
 	MaxBisectSteps int      `yaml:"max_bisect_steps"`
 	OptOut         []string `yaml:"opt_out"`
+	// DailyJobs is how many jobs each repository may get per UTC day (0:
+	// no limit); DailyJobsByRepo sets it for some repositories, by URL.
+	DailyJobs       int            `yaml:"daily_jobs"`
+	DailyJobsByRepo map[string]int `yaml:"daily_jobs_by_repo"`
 	// BisectConfidence is the posterior a culprit needs before bisection
 	// names it (0 for the default, 0.995).
 	BisectConfidence float64 `yaml:"bisect_confidence"`
@@ -313,6 +317,7 @@ var envVars = []struct {
 	{"REDFIX_LLM_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
 	{"REDFIX_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
 	{"REDFIX_TRIAGE_RERUNS", intVar(func(c *Config) *int { return &c.Triage.Reruns })},
+	{"REDFIX_TRIAGE_DAILY_JOBS", intVar(func(c *Config) *int { return &c.Triage.DailyJobs })},
 	{"REDFIX_MAX_STEPS", intVar(func(c *Config) *int { return &c.Harness.MaxSteps })},
 	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
 	{"REDFIX_WORKER_METRICS_ADDR", func(c *Config, v string) error { c.Worker.MetricsAddr = v; return nil }},
@@ -470,6 +475,14 @@ func (c Config) Validate() error {
 	}
 	if c.Triage.BisectConfidence != 0 && (c.Triage.BisectConfidence < 0.5 || c.Triage.BisectConfidence >= 1) {
 		errs = append(errs, fmt.Errorf("triage.bisect_confidence must be at least 0.5 and below 1, got %v", c.Triage.BisectConfidence))
+	}
+	if c.Triage.DailyJobs < 0 {
+		errs = append(errs, fmt.Errorf("triage.daily_jobs must not be negative, got %d", c.Triage.DailyJobs))
+	}
+	for repo, n := range c.Triage.DailyJobsByRepo {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("triage.daily_jobs_by_repo[%s] must not be negative, got %d", repo, n))
+		}
 	}
 	if c.Triage.BisectParallel < 0 || c.Triage.BisectParallel > 64 {
 		errs = append(errs, fmt.Errorf("triage.bisect_parallel must be 0..64, got %d", c.Triage.BisectParallel))

@@ -25,7 +25,7 @@ func TestDefaultsNeedNothing(t *testing.T) {
 
 func TestFileThenEnvironment(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "redfix.yaml")
-	yaml := "nats:\n  url: nats://file:4222\n  ack_wait: 30s\nllm:\n  model: from-file\n  base_url: http://llm:8000/v1\ntriage:\n  reruns: 7\n"
+	yaml := "nats:\n  url: nats://file:4222\n  ack_wait: 30s\nllm:\n  model: from-file\n  base_url: http://llm:8000/v1\ntriage:\n  reruns: 7\n  daily_jobs: 20\n  daily_jobs_by_repo:\n    https://github.com/acme/big: 100\n"
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +42,9 @@ func TestFileThenEnvironment(t *testing.T) {
 	if cfg.Harness.MaxSteps != 40 {
 		t.Fatalf("a default the file does not name was lost: %d", cfg.Harness.MaxSteps)
 	}
+	if cfg.Triage.DailyJobs != 20 || cfg.Triage.DailyJobsByRepo["https://github.com/acme/big"] != 100 {
+		t.Fatalf("daily job budgets: %d %v", cfg.Triage.DailyJobs, cfg.Triage.DailyJobsByRepo)
+	}
 }
 
 func TestRejectsBadInput(t *testing.T) {
@@ -54,6 +57,8 @@ func TestRejectsBadInput(t *testing.T) {
 		"unknown key":                {yaml: "nats:\n  ulr: x\n", want: "ulr"},
 		"bad number env":             {env: map[string]string{"REDFIX_TRIAGE_RERUNS": "many"}, want: "REDFIX_TRIAGE_RERUNS"},
 		"zero reruns":                {yaml: "triage:\n  reruns: 0\n", want: "triage.reruns"},
+		"negative budget":            {env: map[string]string{"REDFIX_TRIAGE_DAILY_JOBS": "-1"}, want: "triage.daily_jobs"},
+		"negative repo budget":       {yaml: "triage:\n  daily_jobs_by_repo:\n    x: -2\n", want: "triage.daily_jobs_by_repo[x]"},
 		"model no url":               {env: map[string]string{"REDFIX_MODEL": "m"}, want: "llm.model"},
 		"app id no key":              {env: map[string]string{"REDFIX_GITHUB_APP_ID": "12"}, want: "github.app_id"},
 		"bad app id":                 {env: map[string]string{"REDFIX_GITHUB_APP_ID": "twelve"}, want: "REDFIX_GITHUB_APP_ID"},

@@ -64,6 +64,7 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"ConcurrentClaimPublish", testConcurrentClaimPublish},
 		{"Outcomes", testOutcomes},
 		{"Redacted", testRedacted},
+		{"DailyBudget", testDailyBudget},
 		{"PrefixesAreIsolated", func(t *testing.T, s *Store) { testPrefixes(t, rdb) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -77,6 +77,19 @@ func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.
 	tk.Failures = localBuildFailures(tk.Failures, local)
 	log.Info("reproduced build failure", zap.Strings("packages", pkgs))
 
+	reason, err = p.fixedAtHead(work, dir, commit, log, func() (bool, string, error) {
+		for _, pkg := range pkgs {
+			r, _, err := b.build(work, dir, pkg)
+			out.TestRuns++
+			if err != nil || r != ResultPass {
+				return false, "", err
+			}
+		}
+		return true, "package " + strings.Join(pkgs, ", ") + " builds", nil
+	})
+	if err != nil || reason != "" {
+		return bis, nil, reason, err
+	}
 	bis, bisErr = b.Bisect(work, dir, p.in.Good, commit, pkgs[0])
 	out.TestRuns += bis.Steps
 	if bisErr != nil && !errors.Is(bisErr, ErrCannotBisect) {

@@ -60,6 +60,11 @@ type Config struct {
 	MaxBisectSteps int // 0 for no bound
 	// OptOut are repositories that triage leaves alone.
 	OptOut []string
+	// DailyJobs is how many jobs a repository may get each UTC day, 0 for
+	// no limit; DailyJobsByRepo sets it for some repositories (0 there is
+	// no limit too). The count is the store's (see JobBudget).
+	DailyJobs       int
+	DailyJobsByRepo map[string]int
 	// Confidence is the bisection's (DefaultConfidence when 0).
 	Confidence float64
 	// BisectParallel bounds the commits a bisection tests at once.
@@ -71,6 +76,14 @@ type Config struct {
 	// Checkouts, when set, opens the workspace (from a mirror of a remote
 	// repository, with its credentials); nil clones afresh.
 	Checkouts Checkouts
+	// Heads finds the default branch's head, where a failure may already
+	// be fixed; nil uses Checkouts when it can tell, else asks the
+	// repository itself (git ls-remote, no credentials).
+	Heads DefaultHeads
+	// HumanFixes, when set, finds a person's open pull request that
+	// already names the failing tests or the blame commit, or changes the
+	// files the failure points at; the task is then dropped.
+	HumanFixes HumanFixes
 }
 
 // Checkouts opens a workspace of repo at commit under parent.
@@ -86,6 +99,7 @@ type Triage struct {
 	store  Store
 	queue  Queue
 	runner Runner
+	heads  DefaultHeads
 	cfg    Config
 	log    *zap.Logger
 	now    func() time.Time
@@ -103,7 +117,14 @@ func New(store Store, q Queue, runner Runner, cfg Config, log *zap.Logger) *Tria
 	if cfg.Reruns < 1 {
 		cfg.Reruns = DefaultReruns
 	}
-	return &Triage{store: store, queue: q, runner: runner, cfg: cfg, log: log, now: time.Now}
+	heads := cfg.Heads
+	if heads == nil {
+		heads, _ = cfg.Checkouts.(DefaultHeads)
+	}
+	if heads == nil {
+		heads = lsRemoteHeads{}
+	}
+	return &Triage{store: store, queue: q, runner: runner, heads: heads, cfg: cfg, log: log, now: time.Now}
 }
 
 // Input is one failing CI run to triage.
@@ -180,6 +201,10 @@ type process struct {
 	// groups this report's tasks claimed.
 	blames      []task.Bisection
 	blameClaims []blameClaim
+	// The default branch's head, asked once.
+	headAsked              bool
+	headBranch, headCommit string
+	headErr                error
 }
 
 func (p *process) close() {
@@ -246,6 +271,21 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	default:
 		return drop("duplicate of task " + existing)
 	}
+	resumed := !created
+	if !resumed {
+		// A budget spent for today stops the work before it starts; the
+		// group is left unclaimed, to be triaged when there is room again.
+		reason, err := t.budgetSpent(ctx, in.Repo)
+		if err == nil && reason != "" {
+			err = t.store.ReleaseGroup(ctx, g.Fingerprint, id)
+		}
+		if err != nil {
+			return out, fmt.Errorf("daily job budget of %s: %w", in.Repo, err)
+		}
+		if reason != "" {
+			return drop(reason)
+		}
+	}
 	// The triage's own work stops when another task takes the group (its
 	// claim lapsed, and another report's triage claimed it).
 	work, lostTo, stopRefresh := t.keepClaim(ctx, g.Fingerprint, id, log)
@@ -311,6 +351,9 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		log.Info("bisected", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 	}
 	tk.Bisection = bis
+	if reason := p.humanFix(ctx, ws.Dir, tk, log); reason != "" {
+		return decide(reason)
+	}
 	if bisErr == nil && bis.Blame != "" {
 		owner, err := p.claimBlame(ctx, in.Repo, bis.Blame, id, tk.Failures)
 		if err != nil {
@@ -337,11 +380,31 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if !held {
 		return drop("duplicate: another task took the group while this triage ran")
 	}
+	reason, giveBack, err := t.takeBudget(ctx, in.Repo, log)
+	if err != nil {
+		return out, fmt.Errorf("daily job budget of %s: %w", in.Repo, err)
+	}
+	switch {
+	case reason != "" && resumed:
+		// An earlier delivery of this report may have queued the job and
+		// counted it: queue (a no-op then) rather than drop a queued task.
+		log.Warn("resumed triage past the daily job budget", zap.String("budget", reason))
+		giveBack = func() {}
+	case reason != "":
+		// Dropped, not decided: the group and its blame are released, to
+		// be triaged again when the budget has room.
+		return drop(reason)
+	}
 	tk.Status = task.StatusQueued
 	tk.UpdatedAt = t.now().UTC()
 	dup, err := t.queue.Enqueue(ctx, job.New(tk))
 	if err != nil {
+		giveBack()
 		return out, fmt.Errorf("enqueue task %s: %w", id, err)
+	}
+	if dup {
+		// An earlier delivery of this report queued it and counted it.
+		giveBack()
 	}
 	decided = true // the job exists: the claim stays with this task
 	if err := t.store.SaveTask(ctx, tk); err != nil {
@@ -533,6 +596,22 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, reason, nil
 	case VerdictPassing:
 		return bis, nil, fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
+	}
+
+	reason, err = p.fixedAtHead(work, dir, commit, log, func() (bool, string, error) {
+		at, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
+		out.TestRuns += at.Flakiness.Runs
+		var nr *NotRunError
+		switch {
+		case errors.As(err, &nr):
+			return false, nr.Error(), nil
+		case err != nil:
+			return false, "", err
+		}
+		return at.Flakiness.Verdict == VerdictPassing, fmt.Sprintf("%s passed %d/%d runs", strings.Join(ids, ", "), at.Flakiness.Runs, at.Flakiness.Runs), nil
+	})
+	if lostTo() != "" || err != nil || reason != "" {
+		return bis, nil, reason, err
 	}
 
 	b := t.bisector(log)

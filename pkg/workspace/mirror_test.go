@@ -267,3 +267,60 @@ func TestMirrorsOpenLocalPathsAsBefore(t *testing.T) {
 		t.Fatal("a mirror directory was made for local paths")
 	}
 }
+
+func TestDefaultHead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := repo.CommitAll(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch, commit, err := (&Mirrors{Dir: t.TempDir()}).DefaultHead(ctx, dir)
+	if err != nil || branch != "main" || commit != sha {
+		t.Errorf("DefaultHead = %q %q %v, want main %s", branch, commit, err, sha)
+	}
+	if _, _, err := DefaultHead(ctx, filepath.Join(dir, "nope"), nil); err == nil {
+		t.Error("no error for a repository that does not exist")
+	}
+}
+
+// A remote's default head is read with the mirror's credentials and
+// fetched into the mirror: a work tree opened before it landed can check
+// it out.
+func TestMirrorDefaultHeadOfRemote(t *testing.T) {
+	ctx := context.Background()
+	srv := ghtest.New(t)
+	srv.AddToken(testToken, "redfix")
+	src, commits := remoteRepo(t, srv, "acme", "widgets")
+	url := srv.CloneURL("acme", "widgets")
+	m := mirrors(t, 0)
+	ws, err := m.Open(ctx, url, commits[0], t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.WriteFile(filepath.Join(src.Dir, "a.txt"), []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, err := src.CommitAll(ctx, "three")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := srv.Git("acme", "widgets", "fetch", "-q", src.Dir, "main:main"); err != nil {
+		t.Fatalf("push: %v: %s", err, out)
+	}
+	branch, commit, err := m.DefaultHead(ctx, url)
+	if err != nil || branch != "main" || commit != head {
+		t.Fatalf("DefaultHead = %q %q %v, want main %s", branch, commit, err, head)
+	}
+	if err := ws.Repo.Checkout(ctx, head); err != nil {
+		t.Errorf("the head is not in the work tree's mirror: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ func (s *Server) registerCore() {
 	s.handlers["GET /repos/{owner}/{repo}/pulls"] = s.listPulls
 	s.handlers["POST /repos/{owner}/{repo}/pulls"] = s.createPull
 	s.handlers["GET /repos/{owner}/{repo}/pulls/{pull_number}"] = s.getPull
+	s.handlers["GET /repos/{owner}/{repo}/pulls/{pull_number}/files"] = s.listPullFiles
 	s.handlers["POST /repos/{owner}/{repo}/issues/{issue_number}/labels"] = s.addLabels
 	s.handlers["POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers"] = s.requestReviewers
 	s.handlers["DELETE /repos/{owner}/{repo}/git/refs/{ref}"] = s.deleteRef
@@ -341,6 +342,40 @@ func (s *Server) getPull(r *Request) Reply {
 		return Error(500, err.Error())
 	}
 	return JSON(200, s.pullJSON(ex, repo, p))
+}
+
+// listPullFiles lists the files a pull request changes: its head against
+// the merge base with its base branch, as GitHub computes them.
+func (s *Server) listPullFiles(r *Request) Reply {
+	repo, p, ok := s.pull(r, "pull_number")
+	if !ok {
+		return Error(404, "Not Found")
+	}
+	exs, err := s.Desc.ExampleList("GET", r.Template, 200)
+	if err != nil || len(exs) == 0 {
+		return Error(500, fmt.Sprint("no example: ", err))
+	}
+	tmpl, _ := exs[0].(map[string]any)
+	out, err := gitCmd(repo.Dir, "diff", "--name-status", "--no-renames", "refs/heads/"+p.Base+"..."+p.HeadSHA)
+	if err != nil {
+		return Error(500, err.Error())
+	}
+	status := map[string]string{"A": "added", "D": "removed", "M": "modified"}
+	files := []any{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		st, name, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		f := clone(tmpl)
+		f["filename"] = name
+		f["status"] = status[st[:1]]
+		if f["status"] == "" {
+			f["status"] = "changed"
+		}
+		files = append(files, f)
+	}
+	return JSON(200, files)
 }
 
 func (s *Server) addLabels(r *Request) Reply {

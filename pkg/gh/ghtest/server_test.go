@@ -54,7 +54,7 @@ func TestRequestsAreCheckedAgainstGitHubsDescription(t *testing.T) {
 		t.Errorf("unknown endpoint: status %d, reported %q", st, rec.got())
 	}
 	rec.errs = nil
-	if st := call("GET", "/repos/acme/widgets/pulls/1/files", ""); st != 501 || !strings.Contains(rec.got(), "does not implement") {
+	if st := call("GET", "/repos/acme/widgets/pulls/1/commits", ""); st != 501 || !strings.Contains(rec.got(), "does not implement") {
 		t.Errorf("unimplemented endpoint: status %d, reported %q", st, rec.got())
 	}
 	rec.errs = nil
