@@ -11,11 +11,14 @@ const (
 	ReasonSameBlame     = "same_blame"     // another task has the commit that broke it
 	ReasonCannotRun     = "cannot_run"     // its tests or package could not be named, run or built here
 	ReasonOptedOut      = "opted_out"      // the repository opted out
+	ReasonBudget        = "budget"         // the repository's daily job budget is used up
+	ReasonFixed         = "already_fixed"  // it passes at the default branch's head
+	ReasonHumanFix      = "human_fix"      // a person's pull request is in flight
 	ReasonOther         = "other"
 )
 
 // ReasonClasses lists every class ReasonClass returns.
-var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonOther}
+var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonOther}
 
 // ReasonClass maps a drop reason that triage wrote to its class.
 func ReasonClass(reason string) string {
@@ -32,6 +35,12 @@ func ReasonClass(reason string) string {
 		return ReasonCannotRun
 	case strings.HasPrefix(reason, "repository opted out"):
 		return ReasonOptedOut
+	case strings.HasPrefix(reason, "daily job budget"):
+		return ReasonBudget
+	case strings.HasPrefix(reason, "already fixed"):
+		return ReasonFixed
+	case strings.HasPrefix(reason, "a pull request by a person"):
+		return ReasonHumanFix
 	}
 	return ReasonOther
 }

@@ -4,16 +4,19 @@ import "testing"
 
 func TestReasonClass(t *testing.T) {
 	for reason, want := range map[string]string{
-		"flaky: 2/5 runs failed at abc1234; history":                          ReasonFlaky,
-		"does not reproduce at abc1234: 0/5 runs failed; no history":          ReasonNotReproduced,
-		"does not reproduce at abc1234: TestX did not run":                    ReasonNotReproduced,
-		"duplicate of task t-1":                                               ReasonDuplicate,
-		"duplicate: another task took the group while this triage ran":        ReasonDuplicate,
-		"same blame commit abc1234 as task t-2: one task per breaking commit": ReasonSameBlame,
-		"cannot run TestX at abc1234: no such package":                        ReasonCannotRun,
-		"repository opted out":                                                ReasonOptedOut,
-		"cannot build ./x at abc1234: no such package in the module":          ReasonCannotRun,
-		"does not reproduce at abc1234: package ./x builds":                   ReasonNotReproduced,
+		"flaky: 2/5 runs failed at abc1234; history":                                                            ReasonFlaky,
+		"does not reproduce at abc1234: 0/5 runs failed; no history":                                            ReasonNotReproduced,
+		"does not reproduce at abc1234: TestX did not run":                                                      ReasonNotReproduced,
+		"duplicate of task t-1":                                                                                 ReasonDuplicate,
+		"duplicate: another task took the group while this triage ran":                                          ReasonDuplicate,
+		"same blame commit abc1234 as task t-2: one task per breaking commit":                                   ReasonSameBlame,
+		"cannot run TestX at abc1234: no such package":                                                          ReasonCannotRun,
+		"repository opted out":                                                                                  ReasonOptedOut,
+		"cannot build ./x at abc1234: no such package in the module":                                            ReasonCannotRun,
+		"does not reproduce at abc1234: package ./x builds":                                                     ReasonNotReproduced,
+		"daily job budget of https://github.com/acme/w used up: 5 jobs queued on 2026-11-23 (UTC)":              ReasonBudget,
+		"already fixed on main: x.TestA passed 5/5 runs at its head abc1234":                                    ReasonFixed,
+		"a pull request by a person is in flight: https://github.com/acme/w/pull/3 (by alice, it changes a.go)": ReasonHumanFix,
 		"something new": ReasonOther,
 	} {
 		if got := ReasonClass(reason); got != want {
