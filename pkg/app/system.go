@@ -253,7 +253,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		}
 		var rep report.Result
 		if err == nil {
-			rep, err = ingest.Check(sub)
+			// The report as the intake parsed it: not parsed again.
+			rep, err = ingest.Checked(sub)
 		}
 		if err != nil {
 			release(context.WithoutCancel(ctx))

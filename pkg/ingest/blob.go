@@ -69,11 +69,13 @@ func (in *Intake) fetch(ctx context.Context, s *Submission) error {
 
 // dropBlob deletes a stashed report once its submission was triaged.
 func (in *Intake) dropBlob(ctx context.Context, s Submission) error {
-	if s.ReportObject == "" {
-		return nil
-	}
-	if err := in.blobs.Delete(ctx, s.ReportObject); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("delete the report object %s: %w", s.ReportObject, err)
+	for _, name := range []string{s.ReportObject, s.ParsedObject} {
+		if name == "" {
+			continue
+		}
+		if err := in.blobs.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return fmt.Errorf("delete the report object %s: %w", name, err)
+		}
 	}
 	return nil
 }

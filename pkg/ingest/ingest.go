@@ -47,6 +47,12 @@ type Submission struct {
 	// too large for one message (Report is then empty on the stream and
 	// filled in before the handler sees the submission).
 	ReportObject string `json:"report_object,omitempty"`
+	// Parsed is the report as the intake parsed it when it accepted the
+	// submission (see ForTriage), so that triage does not parse it again;
+	// Report stays, the raw report for audit. ParsedObject names the
+	// object that holds it when it did not fit in the message.
+	Parsed       *report.Result `json:"parsed,omitempty"`
+	ParsedObject string         `json:"parsed_object,omitempty"`
 }
 
 // The kinds of submission.
@@ -223,6 +229,9 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	if err := in.stash(ctx, &s); err != nil {
 		return false, err
 	}
+	if err := in.stashParsed(ctx, &s); err != nil {
+		return false, err
+	}
 	data, err := json.Marshal(s)
 	if err != nil {
 		return false, fmt.Errorf("encode submission %s: %w", s.ID, err)
@@ -272,6 +281,9 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 	a := Attempt{N: d.Attempt, Last: d.LastAttempt()}
 	stop := d.KeepAlive(ctx, in.cfg.Heartbeat)
 	err := in.fetch(ctx, &s)
+	if err == nil {
+		err = in.fetchParsed(ctx, &s)
+	}
 	if err == nil {
 		err = handle(ctx, s, a)
 	}

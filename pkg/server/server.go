@@ -259,6 +259,8 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if sub.ID == "" {
 		sub.ID = ingest.ContentID(sub)
 	}
+	// Parsed once: triage takes this parsed form from the stream.
+	sub.Parsed = ingest.ForTriage(res)
 	dup, err := s.intake.Submit(r.Context(), sub)
 	if err != nil {
 		return &Error{Code: http.StatusServiceUnavailable, Message: "the report could not be stored; retry", Cause: err}

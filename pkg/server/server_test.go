@@ -119,6 +119,10 @@ func TestPostReportAcceptsAndStores(t *testing.T) {
 	if len(in.subs) != 1 || in.subs[0].Repo != "/r" || in.subs[0].Good != "def" || in.subs[0].ID == "" {
 		t.Fatalf("submitted %+v", in.subs)
 	}
+	// Parsed once: the parsed report goes with the raw one, for triage.
+	if p := in.subs[0].Parsed; p == nil || len(p.Failures) != 1 || string(in.subs[0].Report) != goodReport {
+		t.Fatalf("submitted parsed %+v, raw %d bytes", p, len(in.subs[0].Report))
+	}
 	code, out = post(t, srv.URL+"/api/v1/reports?repo=/r&commit=abc&good=def", goodReport, nil)
 	if code != http.StatusAccepted || out["duplicate"] != true || len(in.subs) != 1 {
 		t.Fatalf("resubmission: code %d, body %v, stored %d", code, out, len(in.subs))
