@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/demo"
+	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
@@ -234,6 +235,52 @@ func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
 	}
 	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {
 		t.Fatalf("no --test: %v", err)
+	}
+}
+
+// With Redis configured, `bot triage` keeps its runs there: a second search
+// of the same failure reuses them.
+func TestTriageCommandReusesRunsThroughRedis(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	rs, err := embedded.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	t.Setenv("REDFIX_REDIS_ADDR", rs.Addr())
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func() triage.Verdict {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := TriageCommand(ctx, []string{"--repo", s.Dir, "--good", s.Good, "--test", "TestVolumeDiscount/at_threshold", "--reruns", "2", "--json"}, &stdout, &stderr); err != nil {
+			t.Fatalf("triage: %v\n%s", err, stderr.String())
+		}
+		var v triage.Verdict
+		if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+			t.Fatalf("--json output: %v\n%s", err, stdout.String())
+		}
+		if v.Bisection == nil || v.Bisection.Blame != s.Commits[3] {
+			t.Fatalf("verdict = %+v, want blamed on %s", v, s.Commits[3])
+		}
+		return v
+	}
+	first := search()
+	if first.CachedRuns != 0 {
+		t.Errorf("first search reused %d runs from an empty Redis", first.CachedRuns)
+	}
+	second := search()
+	if second.CachedRuns == 0 || second.Bisection.Steps >= first.Bisection.Steps {
+		t.Errorf("second search: %d cached runs, %d bisection runs (first: %d); want the first's runs reused", second.CachedRuns, second.Bisection.Steps, first.Bisection.Steps)
+	}
+	// A Redis that does not answer is an error, not a search without it.
+	rs.Close()
+	var stdout, stderr bytes.Buffer
+	if err := TriageCommand(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "redis at") {
+		t.Errorf("Redis gone: %v", err)
 	}
 }
 

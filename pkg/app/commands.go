@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
@@ -233,6 +234,16 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if abs, err := filepath.Abs(*repo); err == nil {
 		ctx = sandbox.WithRepo(ctx, abs)
+	}
+	if cfg.Redis.Addr != "" {
+		// The service's Redis: runs by commit are reused across searches
+		// (and with the service), and this search's are kept.
+		rdb := redisClient(cfg, cfg.Redis.Addr)
+		defer rdb.Close()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("triage: redis at %s: %w", cfg.Redis.Addr, err)
+		}
+		b.Cache = store.New(rdb, cfg.Redis.Prefix)
 	}
 	v, err := b.Investigate(ctx, *repo, *good, *bad, tests, *reruns)
 	if err != nil {

@@ -111,7 +111,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	} else {
 		s.RedisAddr = cfg.Redis.Addr
 	}
-	s.rdb = redis.NewClient(&redis.Options{Addr: s.RedisAddr, Password: cfg.Redis.Password, DB: cfg.Redis.DB})
+	s.rdb = redisClient(cfg, s.RedisAddr)
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
@@ -386,4 +386,10 @@ func (s *System) WaitSettled(ctx context.Context, submission string) ([]task.Tas
 			return nil, fmt.Errorf("wait for tasks %s: %w", strings.Join(ids, ", "), ctx.Err())
 		}
 	}
+}
+
+// redisClient is a client of the Redis at addr, with the configuration's
+// credentials and database.
+func redisClient(cfg config.Config, addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Password: cfg.Redis.Password, DB: cfg.Redis.DB})
 }
