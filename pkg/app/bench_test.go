@@ -185,3 +185,29 @@ func TestBenchCommandOffline(t *testing.T) {
 		t.Errorf("second bench replayed the task or lost its result:\n%s", stdout.String())
 	}
 }
+
+// mine --demo writes the demo's failure as a task, with the blame commit
+// triage's bisection finds, which is the commit that broke it.
+func TestMineDemoTask(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "demo.jsonl")
+	var stdout, stderr bytes.Buffer
+	if err := Mine(ctx, []string{"--demo", "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("mine --demo: %v\n%s", err, stderr.String())
+	}
+	tasks, err := bench.ReadTasksFile(out)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("tasks: %+v %v", tasks, err)
+	}
+	tk := tasks[0]
+	if tk.Repo != out+".repo" || len(tk.Tests) != 1 || !strings.Contains(tk.Tests[0], "TestVolumeDiscount") {
+		t.Errorf("task: %+v", tk)
+	}
+	if broke := breakingCommit(t, tk.Repo); tk.Blame != broke {
+		t.Errorf("blame %s, want the breaking commit %s", tk.Blame, broke)
+	}
+	if err := Mine(ctx, []string{"--demo", "--out", out}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("second mine --demo: %v", err)
+	}
+}

@@ -269,6 +269,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 			ID: fmt.Sprintf("bench-%s-%d", safeName(t.ID), n), Repo: prep.repo, Commit: prep.commit,
 			Fingerprint: "bench-" + safeName(t.ID), Status: task.StatusRunning, CreatedAt: time.Now().UTC(),
 			Failures: prep.failures, Flakiness: task.Flakiness{Runs: 1, Failures: 1, Verdict: "reliable"},
+			Bisection: prep.blame,
 		}
 		s := Sample{N: n}
 		t0 := time.Now()
@@ -330,7 +331,8 @@ type prepared struct {
 	failures []task.Failure
 	// pkgs are the packages whose tests must keep passing, as directories
 	// relative to the module root.
-	pkgs []string
+	pkgs  []string
+	blame task.Bisection
 }
 
 func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
@@ -387,6 +389,13 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	}
 	if p.commit, err = repo.Resolve(ctx, "HEAD"); err != nil {
 		return p, err
+	}
+	if t.Blame != "" {
+		c, err := repo.Show(ctx, t.Blame)
+		if err != nil {
+			return p, fmt.Errorf("blame %s is not in the history of the task's base: %w", t.Blame, err)
+		}
+		p.blame = task.Bisection{Blame: c.SHA, Bad: p.commit, Subject: c.Subject, Author: c.Author}
 	}
 
 	// The tests fail there, as the task says; their failures are what the

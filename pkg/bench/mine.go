@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -34,6 +35,7 @@ const (
 	SkipCodeOnly   = "code-only"
 	SkipTestOnly   = "test-only"
 	SkipTooLarge   = "too-large"
+	SkipNoModule   = "no-module"
 	SkipNoTests    = "no-test-functions"
 	SkipBuild      = "does-not-build"
 	SkipTestsBuild = "tests-need-new-api"
@@ -215,7 +217,16 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 			return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", err)
 		}
 		v := Verdict{Commit: c.sha, Subject: c.subject}
-		if skip := classify(c, o.MaxLines); skip != nil {
+		skip := classify(c, o.MaxLines)
+		if skip == nil {
+			if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
+				if ctx.Err() != nil {
+					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
+				}
+				skip = skipf(SkipNoModule, "no go.mod at the repository's root (the code predates Go modules)")
+			}
+		}
+		if skip != nil {
 			v.Skip, v.Reason = skip.kind, skip.reason
 		} else {
 			if ws == nil {
@@ -277,7 +288,7 @@ func verdictLine(v Verdict) string {
 
 type skipped struct{ kind, reason string }
 
-func skip(kind, format string, args ...any) *skipped {
+func skipf(kind, format string, args ...any) *skipped {
 	return &skipped{kind: kind, reason: kind + ": " + fmt.Sprintf(format, args...)}
 }
 
@@ -285,7 +296,7 @@ func skip(kind, format string, args ...any) *skipped {
 // running; nil means they are.
 func classify(c commit, maxLines int) *skipped {
 	if c.parent == "" {
-		return skip(SkipRoot, "the first commit has no old code to compare with")
+		return skipf(SkipRoot, "the first commit has no old code to compare with")
 	}
 	var code, tests, lines int
 	for _, f := range c.files {
@@ -303,13 +314,13 @@ func classify(c commit, maxLines int) *skipped {
 	}
 	switch {
 	case code == 0 && tests == 0:
-		return skip(SkipNoGo, "no Go file changed")
+		return skipf(SkipNoGo, "no Go file changed")
 	case tests == 0:
-		return skip(SkipCodeOnly, "code changed without a test")
+		return skipf(SkipCodeOnly, "code changed without a test")
 	case code == 0:
-		return skip(SkipTestOnly, "tests changed without code")
+		return skipf(SkipTestOnly, "tests changed without code")
 	case lines > maxLines:
-		return skip(SkipTooLarge, "%d changed non-test lines (limit %d)", lines, maxLines)
+		return skipf(SkipTooLarge, "%d changed non-test lines (limit %d)", lines, maxLines)
 	}
 	return nil
 }
@@ -377,7 +388,7 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}
 	mod, err := testrun.Module(ws.Dir)
 	if err != nil {
-		return Task{}, skip(SkipBuild, "no go.mod at the module root: %v", err), nil
+		return Task{}, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
 	}
 	var testFiles, codeFiles []string
 	for _, f := range c.files {
@@ -392,17 +403,17 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 		return Task{}, nil, err
 	}
 	if len(ids) == 0 {
-		return Task{}, skip(SkipNoTests, "the changed test files define no test function"), nil
+		return Task{}, skipf(SkipNoTests, "the changed test files define no test function"), nil
 	}
-	withFix, err := o.Runner.Run(ctx, ws.Dir, ids, o.Runs)
+	withFix, err := runs(ctx, o, ws.Dir, ids)
 	if err != nil {
 		return Task{}, nil, err
 	}
 	if len(withFix.Build) > 0 {
-		return Task{}, skip(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
+		return Task{}, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
 	}
 	if networkRE.MatchString(failureText(withFix)) {
-		return Task{}, skip(SkipNetwork, "a test reaches for the network with the fix"), nil
+		return Task{}, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
 	}
 	var passing, flakyFix []string
 	for _, id := range ids {
@@ -416,9 +427,9 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}
 	if len(passing) == 0 {
 		if len(flakyFix) > 0 {
-			return Task{}, skip(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
+			return Task{}, skipf(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
 		}
-		return Task{}, skip(SkipFailFix, "no test of the changed test files passes with the fix"), nil
+		return Task{}, skipf(SkipFailFix, "no test of the changed test files passes with the fix"), nil
 	}
 
 	o.Progress.Step(task.Short(c.sha) + " without the fix")
@@ -428,15 +439,15 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
 		return Task{}, nil, err
 	}
-	without, err := o.Runner.Run(ctx, ws.Dir, passing, o.Runs)
+	without, err := runs(ctx, o, ws.Dir, passing)
 	if err != nil {
 		return Task{}, nil, err
 	}
 	if networkRE.MatchString(failureText(without)) {
-		return Task{}, skip(SkipNetwork, "a test reaches for the network without the fix"), nil
+		return Task{}, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
 	}
 	if len(without.Build) > 0 {
-		return Task{}, skip(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
+		return Task{}, skipf(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
 	}
 	var failing, flaky []string
 	for _, id := range passing {
@@ -450,9 +461,9 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}
 	if len(failing) == 0 {
 		if len(flaky) > 0 {
-			return Task{}, skip(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
+			return Task{}, skipf(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
 		}
-		return Task{}, skip(SkipPassOld, "the fix's tests pass with the old code too"), nil
+		return Task{}, skipf(SkipPassOld, "the fix's tests pass with the old code too"), nil
 	}
 	if len(flaky) > 0 {
 		o.Log.Info("flaky tests left out of a task", zap.String("commit", c.sha), zap.Strings("flaky", flaky))
@@ -503,6 +514,33 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 		ID: taskID(repo, c.sha), Repo: repo, Base: c.parent, TestPatch: testPatch, Tests: failing,
 		Packages: pkgs, KnownFailures: known, Golden: golden, LinesChanged: lines, Fix: c.sha, Subject: c.subject,
 	}, nil, nil
+}
+
+// runs runs the tests o.Runs times, each in a go test process of its own as
+// CI runs them (a test that leaves global state behind is not flaky for
+// failing a second run in the same process), and adds up their outcomes.
+// It stops at the first run that does not build.
+func runs(ctx context.Context, o MineOptions, dir string, ids []string) (testrun.Outcome, error) {
+	var all testrun.Outcome
+	all.Runs = map[string]report.Runs{}
+	for i := 0; i < o.Runs; i++ {
+		out, err := o.Runner.Run(ctx, dir, ids, 1)
+		if err != nil {
+			return all, err
+		}
+		all.Failed = append(all.Failed, out.Failed...)
+		all.Build = append(all.Build, out.Build...)
+		all.Others = append(all.Others, out.Others...)
+		for id, r := range out.Runs {
+			t := all.Runs[id]
+			t.Pass, t.Fail, t.Skip = t.Pass+r.Pass, t.Fail+r.Fail, t.Skip+r.Skip
+			all.Runs[id] = t
+		}
+		if len(out.Build) > 0 {
+			break
+		}
+	}
+	return all, nil
 }
 
 // taskID is the repository's directory name and the fix's short hash.

@@ -40,6 +40,10 @@ type Task struct {
 	// KnownFailures are tests of Packages that fail even with the fix;
 	// scoring does not count them against a patch.
 	KnownFailures []string `json:"known_failures,omitempty"`
+	// Blame, when set, is the commit that broke the tests, as triage's
+	// bisection names it: the agent is shown it, and the revert gate
+	// checks against it. Mined fixes have none (their bug may be old).
+	Blame string `json:"blame,omitempty"`
 	// Golden is the fix's change to non-test files, for comparison only.
 	Golden string `json:"golden_patch,omitempty"`
 	// LinesChanged counts the golden patch's added and removed lines.
@@ -119,6 +123,23 @@ func ReadTasksFile(path string) ([]Task, error) {
 		return nil, fmt.Errorf("read tasks %s: %w", path, err)
 	}
 	return tasks, nil
+}
+
+// WriteTasks writes a new tasks file with tasks; an existing file is
+// refused.
+func WriteTasks(path string, tasks []Task) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("write tasks: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	for _, t := range tasks {
+		if err := enc.Encode(t); err != nil {
+			f.Close()
+			return fmt.Errorf("write tasks %s: %w", path, err)
+		}
+	}
+	return f.Close()
 }
 
 // appendLine appends v as one JSON line to path, synced to disk: a line is
