@@ -11,6 +11,8 @@ import (
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/llm/llmtest"
 )
 
 // fixHistory is a module whose second commit fixes a bug and adds the test
@@ -209,5 +211,65 @@ func TestMineDemoTask(t *testing.T) {
 	}
 	if err := Mine(ctx, []string{"--demo", "--out", out}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "exists") {
 		t.Errorf("second mine --demo: %v", err)
+	}
+}
+
+// Against a scripted model over real HTTP: two episodes of the LLM policy
+// and its judge on a mined task. The first fixes it as the person did and
+// the judge accepts; the second fixes it differently and the judge rejects
+// it: solved at 1 and at 2, one publication, right, and one right patch
+// held back, with the agent's model calls and tokens counted (the
+// judge's are not metered by the pipeline).
+func TestBenchCommandScriptedModel(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	dir, _ := buildFixHistory(t)
+	tmp := t.TempDir()
+	tasks := filepath.Join(tmp, "tasks.jsonl")
+	var stdout, stderr bytes.Buffer
+	if err := Mine(ctx, []string{"--repo", dir, "--out", tasks}, &stdout, &stderr); err != nil {
+		t.Fatalf("mine: %v\n%s", err, stderr.String())
+	}
+	edit := func(to string) string {
+		b, _ := json.Marshal(map[string]string{"path": "price.go", "blocks": "<<<<<<< SEARCH\n\tif n > 10 {\n=======\n\tif " + to + " {\n>>>>>>> REPLACE\n"})
+		return string(b)
+	}
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("a1", "read_file", `{"path":"price.go"}`)}},
+		llmtest.Reply{Content: "The discount starts at 10, not after it.", ToolCalls: []llm.ToolCall{call("a2", "edit", edit("n >= 10"))}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("a3", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("a4", "exit", `{"summary":"The discount applies from 10 items, as documented."}`)}},
+		llmtest.Reply{Content: `{"acceptable": true, "reason": "Matches the documented threshold."}`},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("b1", "edit", edit("n > 9"))}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("b2", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("b3", "exit", `{"summary":"Lowered the threshold."}`)}},
+		llmtest.Reply{Content: `{"acceptable": false, "reason": "n > 9 hides the documented threshold of 10."}`},
+	)
+	t.Setenv("OPENAI_BASE_URL", srv.URL)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("REDFIX_MODEL", "test-model")
+	t.Setenv("REDFIX_FEEDBACK_ROUNDS", "0")
+
+	stdout.Reset()
+	if err := Bench(ctx, []string{"--tasks", tasks, "--k", "2", "--json"}, &stdout, &stderr); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Summary bench.Summary  `json:"summary"`
+		Tasks   []bench.Result `json:"tasks"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout.String())
+	}
+	s := got.Summary
+	if s.Policy != "llm:test-model" || s.SR1 != 1 || s.SRK != 1 || s.Published != 1 || s.PublishedSolved != 1 || s.SolvedUnpublished != 1 ||
+		s.RejectedBy["judge"] != 1 || s.Golden["same"] != 1 || s.Golden["differs"] != 1 || s.Calls != 7 || s.Tokens == 0 {
+		t.Fatalf("summary: %+v\n%s", s, stdout.String())
+	}
+	if n := len(srv.Requests()); n != 9 {
+		t.Errorf("the model got %d requests, want 9", n)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(tasks, ".jsonl") + ".llm-test-model.results.jsonl"); err != nil {
+		t.Errorf("results file: %v", err)
 	}
 }
