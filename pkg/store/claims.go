@@ -128,10 +128,28 @@ func (s *Store) GroupClaim(ctx context.Context, fingerprint string) (owner strin
 	return owner, pttl.Val(), true, nil
 }
 
-// expireClaimOf queues, in p, the claim's new life after t was saved.
+// releaseOwnedSrc deletes the claim if ARGV[1] still holds it.
+const releaseOwnedSrc = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`
+
+// expireClaimOf queues, in p, the claims' new lives after t was saved: its
+// group's by its status; its blame commit's as long as the task is active
+// (queued, running, published), released once it ends otherwise, so that a
+// later failure of the same commit is merged into it only while it can
+// still matter.
 func (s *Store) expireClaimOf(ctx context.Context, p redis.Pipeliner, t task.Task) {
-	if t.Fingerprint == "" {
+	if t.Fingerprint != "" {
+		p.Eval(ctx, expireOwnedSrc, []string{s.groupKey(t.Fingerprint)}, t.ID, s.claimTTL(t.Status).Milliseconds())
+	}
+	if t.BlameClaim == "" {
 		return
 	}
-	p.Eval(ctx, expireOwnedSrc, []string{s.groupKey(t.Fingerprint)}, t.ID, s.claimTTL(t.Status).Milliseconds())
+	switch t.Status {
+	case "", task.StatusQueued, task.StatusRunning, task.StatusPublished:
+		p.Eval(ctx, expireOwnedSrc, []string{s.groupKey(t.BlameClaim)}, t.ID, s.claimTTL(t.Status).Milliseconds())
+	default:
+		p.Eval(ctx, releaseOwnedSrc, []string{s.groupKey(t.BlameClaim)}, t.ID)
+	}
 }

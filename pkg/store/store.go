@@ -63,10 +63,7 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		ttls:   DefaultClaimTTLs,
 		// Deletes KEYS[1] only if it still holds ARGV[1]: releases a claim
 		// without taking one that another owner has made since.
-		deleteOwned: redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`),
+		deleteOwned: redis.NewScript(releaseOwnedSrc),
 		// 1 when owner holds the publish lock (taken now or renewed), 0 when
 		// the group is already published or another owner holds the lock.
 		claimPublish: redis.NewScript(`

@@ -100,11 +100,15 @@ type Task struct {
 	// FlakinessByTest is the re-run evidence test by test.
 	FlakinessByTest []TestFlakiness `json:"flakiness_by_test,omitempty"`
 	Bisection       Bisection       `json:"bisection"`
-	Status          Status          `json:"status"`
-	Reason          string          `json:"reason,omitempty"`
-	PullRequest     string          `json:"pull_request,omitempty"`
-	CreatedAt       time.Time       `json:"created_at"`
-	UpdatedAt       time.Time       `json:"updated_at"`
+	// BlameClaim is the group of the task's blame commit when the task
+	// owns it (one task per breaking commit): its claim lives while the
+	// task is queued, running or published, and ends with it otherwise.
+	BlameClaim  string    `json:"blame_claim,omitempty"`
+	Status      Status    `json:"status"`
+	Reason      string    `json:"reason,omitempty"`
+	PullRequest string    `json:"pull_request,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // Tests are the failing tests' IDs.

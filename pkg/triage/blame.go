@@ -60,9 +60,11 @@ func (p *process) bisect(ctx context.Context, b Bisector, dir, good, bad string,
 
 // claimBlame makes the task the owner of its blame commit's group. When
 // another task owns it, the failures are added to that task (if the store
-// can) and the owner's ID is returned. The claim lives as long as the
-// store's triage claims: across reports, groups blamed on the same commit
-// within that time are merged; within one report, always.
+// can) and the owner's ID is returned. The claim lives while triage works
+// and then, through the task's BlameClaim, as long as the owner is queued,
+// running or published (the store follows its status): across reports,
+// groups blamed on the same commit are merged into it while it is active;
+// within one report, always.
 func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, failures []task.Failure) (owner string, err error) {
 	key := BlameGroup(repo, blame)
 	var existing string

@@ -362,6 +362,9 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		if owner != "" {
 			return decide(fmt.Sprintf("same blame commit %s as task %s: one task per breaking commit (its failures were added to it)", task.Short(bis.Blame), owner))
 		}
+		// Ours: the claim lives as long as the task is active (the store
+		// follows its status).
+		tk.BlameClaim = BlameGroup(in.Repo, bis.Blame)
 	}
 
 	// Queue first, then record: the job's message ID is the group's
