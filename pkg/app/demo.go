@@ -50,7 +50,8 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "redfix-demo", "directory for the sample repository and the pull requests (must not exist or be empty)")
 	cfgPath := fs.String("config", "", "configuration file (optional)")
-	timeout := fs.Duration("timeout", 15*time.Minute, "give up after this long")
+	timeout := fs.Duration("timeout", 15*time.Minute, "give up on the demo after this long")
+	serve := fs.String("serve", "", "after the demo, keep the bot and its dashboard up at this address (host:port) until interrupted")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,9 +74,6 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer func() { _ = log.Sync() }()
 
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
 		return err
@@ -94,10 +92,14 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg.Sandbox.GoCache = "shared"
 	cfg.DataDir = data
 	cfg.Publish.Dir = outDir
-	ctx, sbox, err := confine(ctx, cfg, log)
+	base, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	// The timeout bounds the demo; the servers and loops live on base, so
+	// that --serve keeps them up after it.
+	ctx, cancel := context.WithTimeout(base, *timeout)
+	defer cancel()
 
 	p := &stagePrinter{w: stdout, t0: time.Now()}
 	policy := "offline policy (no model configured; the judge will not run)"
@@ -121,7 +123,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The demo's API accepts its own repository, and only that.
 	cfg.HTTP.AllowRepos = []string{sample.Dir}
-	sys, err := Start(ctx, cfg, log)
+	sys, err := Start(base, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -135,13 +137,17 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := "127.0.0.1:0"
+	if *serve != "" {
+		addr = *serve
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	var wg sync.WaitGroup
-	runCtx, stopRun := context.WithCancel(ctx)
+	runCtx, stopRun := context.WithCancel(base)
 	wg.Add(3)
 	go func() { defer wg.Done(); _ = srv.Serve(ln) }()
 	go func() {
@@ -165,9 +171,9 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 
 	// Ingest: CI posts its report to the bot, as any CI would.
-	base := "http://" + ln.Addr().String()
+	baseURL := "http://" + ln.Addr().String()
 	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
-	resp, err := http.Post(base+"/api/v1/reports?"+q.Encode(), "application/json", bytes.NewReader(sample.Report))
+	resp, err := http.Post(baseURL+"/api/v1/reports?"+q.Encode(), "application/json", bytes.NewReader(sample.Report))
 	if err != nil {
 		return fmt.Errorf("post report: %w", err)
 	}
@@ -180,7 +186,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ID string `json:"id"`
 	}
 	_ = json.Unmarshal(body, &accepted)
-	p.print("ingest", "POST %s/api/v1/reports → %s, stored on JetStream as %s", base, resp.Status, accepted.ID)
+	p.print("ingest", "POST %s/api/v1/reports → %s, stored on JetStream as %s", baseURL, resp.Status, accepted.ID)
 
 	tasks, err := sys.WaitSettled(ctx, accepted.ID)
 	if err != nil {
@@ -198,11 +204,17 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			p.print("result", "task %s: %s: %s", t.ID, t.Status, t.Reason)
 		}
 	}
-	p.print("done", "dashboard was at %s/ ; pull requests under %s", base, outDir)
+	var result error
 	if published == 0 {
-		return ErrNoPatch
+		result = ErrNoPatch
 	}
-	return nil
+	if *serve == "" {
+		p.print("done", "dashboard was at %s/ ; pull requests under %s", baseURL, outDir)
+		return result
+	}
+	p.print("serving", "dashboard at %s/ (JSON at %s/api/v1/stats); pull requests under %s; interrupt to stop", baseURL, baseURL, outDir)
+	<-base.Done()
+	return result
 }
 
 // verify shows, for a person, that the branch fixes what main breaks.

@@ -176,7 +176,22 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
+		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: s.pullRequestState,
 	}, s.log.Named("http")).Handler()
+}
+
+// pullRequestState is where a pull request on GitHub stands, from the
+// outcomes its webhooks recorded; ok is false for a local one.
+func (s *System) pullRequestState(ctx context.Context, url string) (string, bool) {
+	repo, n, ok := PullRequestRef(url)
+	if !ok {
+		return "", false
+	}
+	f, err := s.Store.GetFix(ctx, repo, n)
+	if err != nil {
+		return "", false
+	}
+	return string(f.State), true
 }
 
 // OpsHandler serves what a process without the bot's API still exposes:
@@ -241,6 +256,10 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			}
 			sub = *res.Report
 			sub.Verified = true // the webhook's signature was checked before it was stored
+			if a.N == 1 {
+				// The run's report is stored for triage, as a posted one.
+				s.history().count(ctx, store.Count{Event: store.EventReportAccepted, Repo: sub.Repo})
+			}
 			release = res.Release
 		}
 		// The API checked these already; a message stored by another route
@@ -285,6 +304,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			return err
 		}
 		s.triage.reports.WithLabelValues("triaged").Inc()
+		s.history().count(context.WithoutCancel(ctx), store.Count{Event: store.EventReportTriaged, Repo: sub.Repo})
 		s.settle(id, settlement{tasks: ids})
 		return nil
 	})
@@ -298,6 +318,11 @@ func (s *System) triageFailed(ctx context.Context, sub ingest.Submission, err er
 		result = "invalid"
 	}
 	s.triage.reports.WithLabelValues(result).Inc()
+	s.history().triageFailed(context.WithoutCancel(ctx), sub, result, err)
+}
+
+func (s *System) history() history {
+	return history{st: s.Store, now: time.Now, log: s.log.Named("history")}
 }
 
 // triageDecided counts what triage did with one failure group.
@@ -308,6 +333,7 @@ func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o tri
 	case task.StatusDropped:
 		s.triage.outcomes.WithLabelValues("dropped", triage.ReasonClass(o.Reason)).Inc()
 	}
+	s.history().triageDecided(context.WithoutCancel(ctx), sub, o)
 }
 
 // settlement is how the triage of one submission ended.
@@ -329,7 +355,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 	c := &worker.Consumer{
 		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
-		Metrics: worker.NewMetrics(s.Registry), Log: s.log.Named("worker"),
+		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
 	}
 	return c.Run(ctx)
 }

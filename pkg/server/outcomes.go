@@ -2,54 +2,17 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/store"
-	"github.com/redfix/redfix/pkg/task"
 )
 
 // LandRates reads the outcomes of published pull requests.
 type LandRates interface {
 	LandRate(ctx context.Context) (store.Land, error)
-}
-
-// Stats is GET /api/v1/stats: tasks by status and what became of the
-// published pull requests.
-type Stats struct {
-	Tasks map[task.Status]int64 `json:"tasks"`
-	// PublishRate is published ÷ (published + no_patch + failed).
-	PublishRate float64 `json:"publish_rate"`
-	// Land is absent when outcomes are not tracked.
-	Land *store.Land `json:"land,omitempty"`
-}
-
-func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	counts, err := s.tasks.CountByStatus(r.Context())
-	if err != nil {
-		return err
-	}
-	st := Stats{Tasks: counts, PublishRate: publishRate(counts)}
-	if s.land != nil {
-		land, err := s.land.LandRate(r.Context())
-		if err != nil {
-			return err
-		}
-		st.Land = &land
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
-}
-
-func publishRate(counts map[task.Status]int64) float64 {
-	worked := counts[task.StatusPublished] + counts[task.StatusNoPatch] + counts[task.StatusFailed]
-	if worked == 0 {
-		return 0
-	}
-	return float64(counts[task.StatusPublished]) / float64(worked)
 }
 
 // landCollector reads the outcomes from the store at each scrape, so that

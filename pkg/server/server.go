@@ -80,6 +80,20 @@ type Options struct {
 	// Quarantine, when set, serves GET /api/v1/quarantine: the flaky
 	// tests triage recorded instead of repairing.
 	Quarantine Quarantined
+	// History, when set, gives the dashboard and /api/v1/stats their
+	// history: rates by day and week, triage's and the gates' reasons,
+	// recent pull requests, the time from red CI to pull request.
+	History History
+	// Events, when set, counts the reports the ingest API accepts and
+	// rejects, for the history.
+	Events Counter
+	// Jobs and Reports, when set, give the depth of the job queue and of
+	// the reports waiting for triage.
+	Jobs, Reports Backlog
+	// PullRequestState, when set, says where a published pull request
+	// stands (open, landed, …); ok is false for one whose outcome is not
+	// followed.
+	PullRequestState func(ctx context.Context, url string) (state string, ok bool)
 }
 
 // New makes a server. reg receives the server's metrics and is served at
@@ -218,12 +232,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 //	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
-		s.reports.WithLabelValues("rejected").Inc()
+		s.countReport(r.Context(), "rejected", "")
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReportBytes))
 	if err != nil {
-		s.reports.WithLabelValues("rejected").Inc()
+		s.countReport(r.Context(), "rejected", "")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return &Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("report is larger than %d bytes", MaxReportBytes)}
@@ -240,16 +254,16 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 		Report: body,
 	}
 	if err := ingest.Canonicalize(&sub); err != nil {
-		s.reports.WithLabelValues("rejected").Inc()
+		s.countReport(r.Context(), "rejected", "")
 		return &Error{Code: http.StatusBadRequest, Message: strings.TrimPrefix(err.Error(), ingest.ErrInvalid.Error()+": ")}
 	}
 	if err := ingest.Admit(sub, s.opts.Allow); err != nil {
-		s.reports.WithLabelValues("rejected").Inc()
+		s.countReport(r.Context(), "rejected", "")
 		return &Error{Code: http.StatusForbidden, Message: err.Error() + " (see http.allow_repos)"}
 	}
 	res, err := ingest.Check(sub)
 	if err != nil {
-		s.reports.WithLabelValues("rejected").Inc()
+		s.countReport(r.Context(), "rejected", "")
 		code := http.StatusUnprocessableEntity
 		if sub.Repo == "" || sub.Commit == "" {
 			code = http.StatusBadRequest
@@ -269,7 +283,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if dup {
 		result = "duplicate"
 	}
-	s.reports.WithLabelValues(result).Inc()
+	s.countReport(r.Context(), result, sub.Repo)
 	s.log.Info("report received", zap.String("submission", sub.ID), zap.String("repo", sub.Repo),
 		zap.String("commit", sub.Commit), zap.Int("failures", len(res.Failures)), zap.Bool("duplicate", dup))
 	answer := map[string]any{
@@ -284,6 +298,23 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusAccepted, answer)
 	return nil
+}
+
+// countReport counts a report in /metrics and, when accepted (a duplicate
+// is not a new report) or rejected, in the history. A rejected report's
+// repository is not counted: nobody vouched for its name.
+func (s *Server) countReport(ctx context.Context, result, repo string) {
+	s.reports.WithLabelValues(result).Inc()
+	if s.opts.Events == nil || result == "duplicate" {
+		return
+	}
+	ev := store.EventReportAccepted
+	if result == "rejected" {
+		ev = store.EventReportRejected
+	}
+	if err := s.opts.Events.Count(context.WithoutCancel(ctx), time.Now(), store.Count{Event: ev, Repo: repo}); err != nil {
+		s.log.Warn("count the report for the dashboard", zap.String("result", result), zap.Error(err))
+	}
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {

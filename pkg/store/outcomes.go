@@ -280,6 +280,16 @@ func (s *Store) updateFix(ctx context.Context, repo string, number int, change f
 			for field, n := range deltas {
 				p.HIncrBy(ctx, s.fixStatsKey(next.Repo), field, n)
 			}
+			// The dashboard's history: what happened to fixes, by day.
+			for field, ev := range map[string]string{cLanded: EventLanded, cClosed: EventClosed, cReviewed: EventReviewed} {
+				at := next.ClosedAt
+				if field == cReviewed {
+					at = next.FirstReviewAt
+				}
+				if deltas[field] > 0 && !at.IsZero() {
+					countDaily(ctx, p, s.dailyKey(day(at)), []Count{{Event: ev, Repo: next.Repo}})
+				}
+			}
 			return nil
 		})
 		return err

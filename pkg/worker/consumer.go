@@ -37,7 +37,24 @@ type Consumer struct {
 	// JobTimeout bounds one repair.
 	JobTimeout time.Duration
 	Metrics    *Metrics
-	Log        *zap.Logger
+	// Record, when set, hears of every repair settled for good (published,
+	// no patch, failed), for the history the dashboard draws.
+	Record RepairRecorder
+	Log    *zap.Logger
+}
+
+// RepairRecorder keeps what became of each repair.
+type RepairRecorder interface {
+	RecordRepair(ctx context.Context, t task.Task, out Outcome) error
+}
+
+func (c *Consumer) record(ctx context.Context, log *zap.Logger, t task.Task, out Outcome) {
+	if c.Record == nil {
+		return
+	}
+	if err := c.Record.RecordRepair(ctx, t, out); err != nil {
+		log.Warn("record the repair's outcome for the dashboard", zap.Error(err))
+	}
 }
 
 // Metrics are the consumer's Prometheus metrics.
@@ -164,6 +181,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 		}
 		c.Metrics.observe(string(out.Status), time.Since(start))
 		c.Metrics.repaired(out)
+		c.record(settle, log, t, out)
 		log.Info("job done", zap.String("status", string(out.Status)), zap.String("reason", out.Reason))
 	case ctx.Err() != nil:
 		// The worker is stopping: hand the job back at once, untouched.
@@ -175,6 +193,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 		c.save(settle, log, t, task.StatusFailed, err.Error(), "")
 		_ = d.Term(settle, err.Error())
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
+		c.record(settle, log, t, Outcome{Status: task.StatusFailed, Reason: err.Error(), Spend: out.Spend})
 		log.Error("job failed for good", zap.Error(err))
 	case d.LastAttempt():
 		reason := fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
@@ -183,6 +202,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 			log.Error("park job", zap.Error(err))
 		}
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
+		c.record(settle, log, t, Outcome{Status: task.StatusFailed, Reason: reason, Spend: out.Spend})
 		log.Error("job failed on its last attempt", zap.Error(err))
 	default:
 		delay := retryDelay(d.Attempt)

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/worker"
+)
+
+// history writes the dashboard's time series where the events happen: the
+// store's daily counters, the times from red CI to pull request, the
+// recent pull requests and triage failures. A store that does not answer
+// costs a log line, never the work itself.
+type history struct {
+	st  *store.Store
+	now func() time.Time
+	log *zap.Logger
+}
+
+func (h history) count(ctx context.Context, counts ...store.Count) {
+	if err := h.st.Count(ctx, h.now(), counts...); err != nil {
+		h.log.Warn("count for the dashboard", zap.Error(err))
+	}
+}
+
+// RecordRepair keeps a settled repair: its status, the gates that rejected
+// it, its model use, and for a new pull request the time from red CI to it.
+func (h history) RecordRepair(ctx context.Context, t task.Task, out worker.Outcome) error {
+	now := h.now()
+	counts := []store.Count{}
+	switch out.Status {
+	case task.StatusPublished:
+		if out.Reason == "already published" {
+			return nil // a redelivery of a job whose pull request exists
+		}
+		counts = append(counts, store.Count{Event: store.EventPublished, Repo: t.Repo})
+	case task.StatusNoPatch:
+		counts = append(counts, store.Count{Event: store.EventNoPatch, Repo: t.Repo})
+	case task.StatusFailed:
+		counts = append(counts, store.Count{Event: store.EventFailed, Repo: t.Repo})
+	default:
+		return nil
+	}
+	for _, g := range out.Gates {
+		if g.Verdict == task.GateFail {
+			counts = append(counts, store.Count{Event: store.EventGateRejected, Class: g.Name, Repo: t.Repo})
+		}
+	}
+	if out.Status != task.StatusFailed || out.Spend.Calls > 0 {
+		counts = append(counts, store.Count{Event: store.EventRepaired, Repo: t.Repo})
+		if tok := int64(out.Spend.PromptTokens + out.Spend.CompletionTokens); tok > 0 {
+			counts = append(counts, store.Count{Event: store.EventTokens, Repo: t.Repo, N: tok})
+		}
+		if micro := int64(math.Round(out.Spend.CostUSD * 1e6)); micro > 0 {
+			counts = append(counts, store.Count{Event: store.EventCostMicroUSD, Repo: t.Repo, N: micro})
+		}
+	}
+	if err := h.st.Count(ctx, now, counts...); err != nil {
+		return err
+	}
+	if out.Status != task.StatusPublished {
+		return nil
+	}
+	if !t.CreatedAt.IsZero() {
+		if err := h.st.RecordTimeToPR(ctx, now, now.Sub(t.CreatedAt)); err != nil {
+			return err
+		}
+	}
+	return h.st.RecordPullRequest(ctx, store.PullRequest{TaskID: t.ID, Repo: store.SeriesRepo(t.Repo), URL: out.PullRequest, Title: t.Title(), At: now})
+}
+
+// triageFailed keeps a report triage settled without triaging it.
+func (h history) triageFailed(ctx context.Context, sub ingest.Submission, class string, err error) {
+	h.count(ctx, store.Count{Event: store.EventTriageFailed, Class: class, Repo: sub.Repo})
+	f := store.TriageFailure{Submission: sub.ID, Repo: store.SeriesRepo(sub.Repo), Class: class, Reason: err.Error(), At: h.now()}
+	if err := h.st.RecordTriageFailure(ctx, f); err != nil {
+		h.log.Warn("record triage failure for the dashboard", zap.Error(err))
+	}
+}
+
+// triageDecided counts what triage did with a failure group.
+func (h history) triageDecided(ctx context.Context, sub ingest.Submission, o triage.Outcome) {
+	switch o.Status {
+	case task.StatusQueued:
+		h.count(ctx, store.Count{Event: store.EventQueued, Repo: sub.Repo})
+	case task.StatusDropped:
+		h.count(ctx, store.Count{Event: store.EventDropped, Class: triage.ReasonClass(o.Reason), Repo: sub.Repo})
+	}
+}

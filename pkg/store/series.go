@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The events the store counts by day, for the dashboard's history. Each is
+// counted per repository, some with a class (a reason, a gate).
+const (
+	EventReportAccepted = "report_accepted" // a report stored for triage
+	EventReportRejected = "report_rejected" // a report the ingest API refused
+	EventReportTriaged  = "report_triaged"  // a report triage went through
+	EventTriageFailed   = "triage_failed"   // class: invalid or gave_up
+	EventQueued         = "queued"          // a failure group became a repair job
+	EventDropped        = "dropped"         // class: triage's reason class
+	EventPublished      = "published"       // a pull request opened (any publisher)
+	EventNoPatch        = "no_patch"        // a repair found nothing that passed the gates
+	EventFailed         = "failed"          // a repair the machinery failed
+	EventGateRejected   = "gate_rejected"   // class: the gate
+	EventRepaired       = "repaired"        // a repair that ran to its end (the cost figures' denominator)
+	EventTokens         = "tokens"          // model tokens of the repairs
+	EventCostMicroUSD   = "cost_micro_usd"  // model cost of the repairs, in millionths of a dollar
+	EventReviewed       = "reviewed"        // a published fix got its first review
+	EventLanded         = "landed"          // a published fix was merged
+	EventClosed         = "closed_unmerged" // a published fix was closed unmerged
+)
+
+// SeriesTTL is how long the daily counters and samples are kept.
+const SeriesTTL = 400 * 24 * time.Hour
+
+// maxDailySamples bounds the red-CI-to-pull-request samples kept a day.
+const maxDailySamples = 5000
+
+// maxRecent bounds the recent pull requests and triage failures kept.
+const maxRecent = 100
+
+// Count is an event to count: N of it (1 when 0) for a repository, with an
+// optional class.
+type Count struct {
+	Event, Class, Repo string
+	N                  int64
+}
+
+// SeriesRepo is the name a repository's series are kept under: owner/name
+// in lower case for a remote URL or an owner/name, the path for a local
+// repository, so that a task's canonical location and a pull request's
+// owner/name meet.
+func SeriesRepo(repo string) string {
+	if u, err := url.Parse(repo); err == nil && u.Scheme != "" && u.Host != "" {
+		return strings.ToLower(strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git"))
+	}
+	if strings.HasPrefix(repo, "/") {
+		return repo
+	}
+	return strings.ToLower(repo)
+}
+
+func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+func (s *Store) dailyKey(d string) string   { return s.key("daily", d) }
+func (s *Store) samplesKey(d string) string { return s.key("daily_pr_seconds", d) }
+func (s *Store) recentPRsKey() string       { return s.key("recent_prs") }
+func (s *Store) triageFailuresKey() string  { return s.key("recent_triage_failures") }
+
+// field is a daily counter's field: event|class|repo (the repository last:
+// it may hold any character).
+func field(event, class, repo string) string { return event + "|" + class + "|" + repo }
+
+// Count adds the counts to the day of at.
+func (s *Store) Count(ctx context.Context, at time.Time, counts ...Count) error {
+	if len(counts) == 0 {
+		return nil
+	}
+	key := s.dailyKey(day(at))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		countDaily(ctx, p, key, counts)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("count %s: %w", counts[0].Event, err)
+	}
+	return nil
+}
+
+func countDaily(ctx context.Context, p redis.Pipeliner, key string, counts []Count) {
+	for _, c := range counts {
+		n := c.N
+		if n == 0 {
+			n = 1
+		}
+		p.HIncrBy(ctx, key, field(c.Event, c.Class, SeriesRepo(c.Repo)), n)
+	}
+	p.Expire(ctx, key, SeriesTTL)
+}
+
+// DayCounts are one day's counters.
+type DayCounts struct {
+	Day    string // YYYY-MM-DD, UTC
+	Counts []Count
+}
+
+// Daily reads the counters of the days from from to to (UTC days, both
+// included), oldest first; a day without events has no counts.
+func (s *Store) Daily(ctx context.Context, from, to time.Time) ([]DayCounts, error) {
+	var days []string
+	for d := from.UTC().Truncate(24 * time.Hour); !d.After(to.UTC()); d = d.Add(24 * time.Hour) {
+		days = append(days, day(d))
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(days))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, d := range days {
+			cmds[i] = p.HGetAll(ctx, s.dailyKey(d))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read daily counters: %w", err)
+	}
+	out := make([]DayCounts, len(days))
+	for i, d := range days {
+		out[i].Day = d
+		for f, v := range cmds[i].Val() {
+			parts := strings.SplitN(f, "|", 3)
+			n, err := strconv.ParseInt(v, 10, 64)
+			if len(parts) != 3 || err != nil {
+				continue // not ours; never fatal for a dashboard
+			}
+			out[i].Counts = append(out[i].Counts, Count{Event: parts[0], Class: parts[1], Repo: parts[2], N: n})
+		}
+		sort.Slice(out[i].Counts, func(a, b int) bool {
+			x, y := out[i].Counts[a], out[i].Counts[b]
+			return field(x.Event, x.Class, x.Repo) < field(y.Event, y.Class, y.Repo)
+		})
+	}
+	return out, nil
+}
+
+// RecordTimeToPR keeps one sample of the time from red CI to the pull
+// request, on the day the pull request was opened.
+func (s *Store) RecordTimeToPR(ctx context.Context, at time.Time, d time.Duration) error {
+	key := s.samplesKey(day(at))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, key, strconv.FormatFloat(max(0, d.Seconds()), 'f', 3, 64))
+		p.LTrim(ctx, key, -maxDailySamples, -1)
+		p.Expire(ctx, key, SeriesTTL)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record time to pull request: %w", err)
+	}
+	return nil
+}
+
+// TimesToPR reads the samples of the days from from to to, in seconds.
+func (s *Store) TimesToPR(ctx context.Context, from, to time.Time) ([]float64, error) {
+	var cmds []*redis.StringSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for d := from.UTC().Truncate(24 * time.Hour); !d.After(to.UTC()); d = d.Add(24 * time.Hour) {
+			cmds = append(cmds, p.LRange(ctx, s.samplesKey(day(d)), 0, -1))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read times to pull request: %w", err)
+	}
+	var out []float64
+	for _, c := range cmds {
+		for _, v := range c.Val() {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// PullRequest is a pull request redfix opened, for the dashboard's list.
+type PullRequest struct {
+	TaskID string    `json:"task_id"`
+	Repo   string    `json:"repo"`
+	URL    string    `json:"url"`
+	Title  string    `json:"title,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// TriageFailure is a report triage gave up on, with why.
+type TriageFailure struct {
+	Submission string    `json:"submission"`
+	Repo       string    `json:"repo,omitempty"`
+	Class      string    `json:"class"` // invalid or gave_up
+	Reason     string    `json:"reason"`
+	At         time.Time `json:"at"`
+}
+
+// RecordPullRequest adds a pull request to the recent ones.
+func (s *Store) RecordPullRequest(ctx context.Context, pr PullRequest) error {
+	return s.pushRecent(ctx, s.recentPRsKey(), pr)
+}
+
+// RecentPullRequests are the last n pull requests opened, newest first.
+func (s *Store) RecentPullRequests(ctx context.Context, n int) ([]PullRequest, error) {
+	return readRecent[PullRequest](ctx, s, s.recentPRsKey(), n)
+}
+
+// RecordTriageFailure adds a report triage gave up on to the recent ones.
+func (s *Store) RecordTriageFailure(ctx context.Context, f TriageFailure) error {
+	if s.redactor != nil {
+		f.Reason = s.redactor.String(f.Reason)
+	}
+	return s.pushRecent(ctx, s.triageFailuresKey(), f)
+}
+
+// RecentTriageFailures are the last n reports triage gave up on, newest
+// first.
+func (s *Store) RecentTriageFailures(ctx context.Context, n int) ([]TriageFailure, error) {
+	return readRecent[TriageFailure](ctx, s, s.triageFailuresKey(), n)
+}
+
+func (s *Store) pushRecent(ctx context.Context, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.LPush(ctx, key, data)
+		p.LTrim(ctx, key, 0, maxRecent-1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record in %s: %w", key, err)
+	}
+	return nil
+}
+
+func readRecent[T any](ctx context.Context, s *Store, key string, n int) ([]T, error) {
+	if n <= 0 || n > maxRecent {
+		n = maxRecent
+	}
+	raw, err := s.rdb.LRange(ctx, key, 0, int64(n-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", key, err)
+	}
+	out := make([]T, 0, len(raw))
+	for _, r := range raw {
+		var v T
+		if json.Unmarshal([]byte(r), &v) == nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
