@@ -246,7 +246,20 @@ func TestGitHubEndToEnd(t *testing.T) {
 			t.Errorf("/metrics lacks %q", want)
 		}
 	}
-	if page := get(t, bot.URL+"/"); !strings.Contains(page, "100.0% of the published pull requests landed (1 of 1") {
+	page := get(t, bot.URL+"/")
+	if !strings.Contains(page, "100.0% of the published pull requests landed (1 of 1") || !strings.Contains(page, `id="land-rate">100.0%`) {
 		t.Errorf("the dashboard does not show the land rate")
+	}
+	// The history: the run's report, its repair, the pull request with its
+	// state on GitHub, the landing, all under the repository's owner/name.
+	if len(stats.PullRequests) != 1 || stats.PullRequests[0].State != "landed" || stats.PullRequests[0].Repo != "acme/shop" ||
+		stats.PullRequests[0].Link == "" || !strings.Contains(page, `<a href="`+stats.PullRequests[0].Link+`">`) {
+		t.Errorf("recent pull requests: %+v", stats.PullRequests)
+	}
+	if stats.Window == nil || stats.Window.ReportsAccepted != 1 || stats.Window.Queued != 1 || stats.TimeToPR == nil || stats.TimeToPR.Samples != 1 {
+		t.Errorf("30-day window: %+v; time to pull request %+v", stats.Window, stats.TimeToPR)
+	}
+	if len(stats.Repos) != 1 || stats.Repos[0].Repo != "acme/shop" || stats.Repos[0].Last30.Published != 1 || stats.Repos[0].Last30.Landed != 1 {
+		t.Errorf("history by repository: %+v", stats.Repos)
 	}
 }
