@@ -221,6 +221,8 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	// Its workspace and parallel worktrees go where the service's do.
+	b.WorkDir = filepath.Join(cfg.DataDir, "workspaces")
 	log, err := logger(cfg, stderr)
 	if err != nil {
 		return err

@@ -48,6 +48,9 @@ type Bisector struct {
 	// Parallel is how many commits may be tested at once, each in its own
 	// worktree; 1 when 0.
 	Parallel int
+	// WorkDir is where the extra worktrees of parallel runs are made (the
+	// workspaces' parent); "" for the system's temporary directory.
+	WorkDir string
 	// Cache, when set, supplies the runs of earlier searches and keeps
 	// this one's.
 	Cache RunCache
@@ -117,7 +120,7 @@ func (b Bisector) bisect(ctx context.Context, repoDir, good, bad string, tests [
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}
 	log = log.With(zap.Strings("tests", ids))
-	pool, err := newWorktrees(ctx, repo, max(1, b.Parallel))
+	pool, err := newWorktrees(ctx, repo, max(1, b.Parallel), b.WorkDir)
 	if err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // gitProber runs the tests at commits of a repository, one worktree per
@@ -206,29 +207,31 @@ func summarize(rs []Result) Result {
 }
 
 // worktrees are the checkouts probes run in: the repository itself, and
-// for parallel probes, detached worktrees beside it.
+// for parallel probes, detached worktrees beside it in a scratch directory
+// under the workspaces' parent (reclaimed by the workspaces' sweep if this
+// process dies).
 type worktrees struct {
-	repo  gitrepo.Repo
-	extra []string
-	slots chan string
-	log   *zap.Logger
+	repo    gitrepo.Repo
+	scratch *workspace.Scratch
+	extra   []string
+	slots   chan string
 }
 
-func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int) (*worktrees, error) {
+func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int, parent string) (*worktrees, error) {
 	w := &worktrees{repo: repo, slots: make(chan string, n)}
 	w.slots <- repo.Dir
 	if n <= 1 {
 		return w, nil
 	}
-	base, err := os.MkdirTemp("", "redfix-bisect-")
+	scratch, err := workspace.NewScratch(parent)
 	if err != nil {
 		return nil, fmt.Errorf("worktrees: %w", err)
 	}
+	w.scratch = scratch
 	for k := 1; k < n; k++ {
-		dir := filepath.Join(base, fmt.Sprintf("wt%d", k))
+		dir := filepath.Join(scratch.Dir, fmt.Sprintf("wt%d", k))
 		if _, err := repo.Git(ctx, "worktree", "add", "--detach", "-f", dir, "HEAD"); err != nil {
 			w.close(context.WithoutCancel(ctx))
-			_ = os.RemoveAll(base)
 			return nil, fmt.Errorf("worktree %d: %w", k, err)
 		}
 		w.extra = append(w.extra, dir)
@@ -237,14 +240,13 @@ func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int) (*worktrees, er
 	return w, nil
 }
 
-// close removes the extra worktrees.
+// close removes the extra worktrees and their scratch directory.
 func (w *worktrees) close(ctx context.Context) {
 	for _, dir := range w.extra {
 		_, _ = w.repo.Git(ctx, "worktree", "remove", "--force", dir)
-		_ = os.RemoveAll(dir)
 	}
-	if len(w.extra) > 0 {
-		_ = os.Remove(filepath.Dir(w.extra[0]))
+	if w.scratch != nil {
+		_ = w.scratch.Close()
 		_, _ = w.repo.Git(ctx, "worktree", "prune")
 	}
 }

@@ -127,7 +127,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 			repo = abs
 		}
 	}
-	ws, err := workspace.Open(ctx, repo, bad, "")
+	ws, err := workspace.Open(ctx, repo, bad, b.WorkDir)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("investigate %s: %w", repoPath, err)
 	}

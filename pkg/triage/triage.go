@@ -424,7 +424,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 // bisector is the service's bisection: its bounds, and the store's runs by
 // commit as its cache when the store keeps them.
 func (t *Triage) bisector(log *zap.Logger) Bisector {
-	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, Log: log}
+	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}
 	if c, ok := t.store.(RunCache); ok {
 		b.Cache = c
 	}

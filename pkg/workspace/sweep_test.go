@@ -82,3 +82,25 @@ func TestSweepRemovesOnlyAbandonedWorkspaces(t *testing.T) {
 		t.Fatalf("a missing parent is nothing to sweep: %v", err)
 	}
 }
+
+// A scratch directory is held like a workspace: a sweep leaves it while it
+// lives; Close removes it.
+func TestScratchIsHeldUntilClosed(t *testing.T) {
+	parent := t.TempDir()
+	s, err := NewScratch(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, "x"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := Sweep(parent); err != nil || len(removed) != 0 {
+		t.Fatalf("sweep removed %v (%v) while the scratch directory lives", removed, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Dir); !os.IsNotExist(err) {
+		t.Errorf("scratch directory left after Close: %v", err)
+	}
+}
