@@ -105,7 +105,9 @@ func (s *Store) Ready(ctx context.Context) error {
 
 // SaveTask stores t, creating or replacing it, and keeps the created-time
 // and status indexes and the status counters in step. A zero CreatedAt or
-// UpdatedAt is stored as now.
+// UpdatedAt is stored as now. Failures are never lost: those the stored
+// task has and t lacks (merged into it by AddFailures after t was read, a
+// worker's copy that predates them) are kept.
 func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 	if t.ID == "" {
 		return errors.New("save task: task has no id")
@@ -117,7 +119,12 @@ func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 	if t.UpdatedAt.IsZero() {
 		t.UpdatedAt = now
 	}
-	err := s.updateTask(ctx, t.ID, func(*task.Task) (task.Task, error) { return t, nil })
+	err := s.updateTask(ctx, t.ID, func(cur *task.Task) (task.Task, error) {
+		if cur != nil {
+			t.Failures = keepMerged(t.Failures, cur.Failures)
+		}
+		return t, nil
+	})
 	if err != nil {
 		return fmt.Errorf("save task %s: %w", t.ID, err)
 	}

@@ -65,6 +65,7 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"Outcomes", testOutcomes},
 		{"Redacted", testRedacted},
 		{"DailyBudget", testDailyBudget},
+		{"MergedFailuresKept", testMergedFailuresKept},
 		{"PrefixesAreIsolated", func(t *testing.T, s *Store) { testPrefixes(t, rdb) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
