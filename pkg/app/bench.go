@@ -208,17 +208,11 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// temperature.
 	cfg.Harness.Samples = k
 	cfg.Publish.Mode = "local"
-	if cfg.Sandbox.CacheDir == "" {
-		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	cleanup, err := scratchData(&cfg, "redfix-bench-")
+	if err != nil {
+		return err
 	}
-	if cfg.DataDir == config.Default().DataDir {
-		data, err := os.MkdirTemp("", "redfix-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(data)
-		cfg.DataDir = data
-	}
+	defer cleanup()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

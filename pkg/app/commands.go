@@ -294,18 +294,11 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
 	}
 	cfg.Publish.Dir = out
-	if cfg.Sandbox.CacheDir == "" {
-		// Build caches outlive the throwaway data directory below.
-		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	cleanup, err := scratchData(&cfg, "redfix-repair-")
+	if err != nil {
+		return err
 	}
-	if cfg.DataDir == config.Default().DataDir {
-		data, err := os.MkdirTemp("", "redfix-repair-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(data)
-		cfg.DataDir = data
-	}
+	defer cleanup()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -403,6 +396,24 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "stopped: published %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	return nil
+}
+
+// scratchData gives a one-shot command a throwaway data directory when the
+// configuration names none of its own; build caches stay in the default
+// one, so that they outlive it. The caller runs cleanup when done.
+func scratchData(cfg *config.Config, prefix string) (cleanup func(), err error) {
+	if cfg.Sandbox.CacheDir == "" {
+		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
+	}
+	if cfg.DataDir != config.Default().DataDir {
+		return func() {}, nil
+	}
+	data, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = data
+	return func() { _ = os.RemoveAll(data) }, nil
 }
 
 // investigate reproduces the tests at head in a clone, reruns times each,

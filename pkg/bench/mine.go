@@ -329,7 +329,7 @@ func classify(c commit, maxLines int) *skipped {
 // (a revision, or else a date), newest first, with each commit's files as
 // changed against its first parent.
 func firstParentLog(ctx context.Context, r gitrepo.Repo, head, since string) ([]commit, error) {
-	args := []string{"log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--numstat", "--format=%x00%H %P%x09%s"}
+	args := []string{"log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--numstat", "--format=%x00%H %P%x09%s%x1f%b%x1e"}
 	rng := head
 	if since != "" {
 		if sha, err := r.Resolve(ctx, since); err == nil {
@@ -352,17 +352,25 @@ func firstParentLog(ctx context.Context, r gitrepo.Repo, head, since string) ([]
 		if rec == "" {
 			continue
 		}
-		lines := strings.Split(rec, "\n")
-		head, subject, _ := strings.Cut(lines[0], "\t")
+		msg, stat, _ := strings.Cut(rec, "\x1e")
+		head, text, _ := strings.Cut(msg, "\t")
+		subject, body, _ := strings.Cut(text, "\x1f")
 		shas := strings.Fields(head)
 		if len(shas) == 0 {
 			continue
 		}
+		if len(shas) > 2 {
+			// A merge's subject names the branch; its body, the change.
+			if title := firstLine(body); title != "(no output)" {
+				subject = title + " (" + subject + ")"
+			}
+		}
 		c := commit{sha: shas[0], subject: subject}
+		lines := strings.Split(stat, "\n")
 		if len(shas) > 1 {
 			c.parent = shas[1]
 		}
-		for _, l := range lines[1:] {
+		for _, l := range lines {
 			f := strings.SplitN(l, "\t", 3)
 			if len(f) != 3 {
 				continue

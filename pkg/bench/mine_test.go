@@ -428,3 +428,47 @@ type cancelOnStep struct{ cancel context.CancelFunc }
 func (c cancelOnStep) Total(int)         {}
 func (c cancelOnStep) Step(string)       { c.cancel() }
 func (c cancelOnStep) Done(string, bool) {}
+
+// A merge is read against its first parent, named by its body's first line
+// (the change) before its subject (the branch); its second parent's own
+// commits are not on the first-parent line.
+func TestFirstParentLogReadsMerges(t *testing.T) {
+	ctx := testCtx(t)
+	dir, _ := buildHistory(t, ctx, history[:1])
+	r := gitrepo.Repo{Dir: dir}
+	for _, args := range [][]string{
+		{"checkout", "-q", "-b", "topic"},
+	} {
+		if _, err := r.Git(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "calc.go"), []byte(fixedCalc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.CommitAll(ctx, "on the branch"); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"checkout", "-q", "main"},
+		{"merge", "-q", "--no-ff", "-m", "Merge pull request #7 from someone/topic", "-m", "Fix Add: it subtracted\n\nMore words.", "topic"},
+	} {
+		if _, err := r.Git(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := firstParentLog(ctx, r, "HEAD", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 2 {
+		t.Fatalf("commits: %+v", cs)
+	}
+	m := cs[0]
+	if m.subject != "Fix Add: it subtracted (Merge pull request #7 from someone/topic)" || len(m.files) != 1 || m.files[0].path != "calc.go" || m.files[0].added != 1 || m.files[0].removed != 1 {
+		t.Errorf("merge: %+v", m)
+	}
+	if cs[1].parent != "" || cs[1].subject != "start" || len(cs[1].files) != 3 {
+		t.Errorf("root: %+v", cs[1])
+	}
+}
