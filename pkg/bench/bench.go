@@ -413,31 +413,34 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	if len(out.Unknown) > 0 {
 		return p, fmt.Errorf("the task's tests: %s", strings.Join(out.Unknown, "; "))
 	}
-	if len(out.Passed) > 0 {
-		return p, fmt.Errorf("the task's tests pass at its commit: %s", strings.Join(out.Passed, ", "))
-	}
 	p.failures = append(append(p.failures, out.Failed...), out.Build...)
-	if len(p.failures) == 0 {
-		return p, fmt.Errorf("the task's tests do not fail at its commit: %s", out.Summary())
-	}
 	mod, err := testrun.Module(ws.Dir)
 	if err != nil {
 		return p, err
 	}
+	// Every test of the task fails (itself or one of its subtests), or its
+	// package does not build.
+	var passing []string
+	for _, id := range t.Tests {
+		tg, err := testrun.Resolve(ws.Dir, id)
+		if err != nil {
+			return p, err
+		}
+		if len(t.Packages) == 0 && !slices.Contains(p.pkgs, tg.Dir) {
+			p.pkgs = append(p.pkgs, tg.Dir)
+		}
+		if len(out.Build) == 0 && !slices.ContainsFunc(out.Failed, func(f task.Failure) bool {
+			return f.ID() == tg.ID || strings.HasPrefix(f.ID(), tg.ID+"/")
+		}) {
+			passing = append(passing, tg.ID)
+		}
+	}
+	if len(passing) > 0 {
+		return p, fmt.Errorf("the task's tests do not fail at its commit: %s (%s)", strings.Join(passing, ", "), out.Summary())
+	}
 	for _, imp := range t.Packages {
 		if d := relDir(mod, imp); !slices.Contains(p.pkgs, d) {
 			p.pkgs = append(p.pkgs, d)
-		}
-	}
-	if len(t.Packages) == 0 {
-		for _, id := range t.Tests {
-			tg, err := testrun.Resolve(ws.Dir, id)
-			if err != nil {
-				return p, err
-			}
-			if !slices.Contains(p.pkgs, tg.Dir) {
-				p.pkgs = append(p.pkgs, tg.Dir)
-			}
 		}
 	}
 	return p, nil

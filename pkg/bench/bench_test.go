@@ -187,7 +187,7 @@ func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 1 || !strings.Contains(res[0].Error, "pass at its commit") || rep.calls != 0 {
+	if len(res) != 1 || !strings.Contains(res[0].Error, "do not fail at its commit: example.com/calc.TestAdd") || rep.calls != 0 {
 		t.Fatalf("results: %+v", res)
 	}
 	if sum := Summarize("scripted", 1, res); sum.Tasks != 0 || sum.Errors != 1 {
