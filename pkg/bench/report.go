@@ -105,10 +105,10 @@ func Summarize(policy string, k int, results []Result) Summary {
 // totals.
 func WriteTable(w io.Writer, results []Result, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "task\tlines\t@1\t@%d\tpublished\tsteps\ttokens\tcost\twall\trejected by\tvs golden\n", s.K)
+	fmt.Fprintf(tw, "task\tlines\tSR@1\tSR@%d\tpublished\tsteps\ttokens\tcost\twall\trejected by\tvs golden\n", s.K)
 	for _, r := range results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%d\terror: %s\t\t\t\t\t\t\t\t\n", r.ID, r.LinesChanged, oneLine(r.Error, 100))
+			fmt.Fprintf(tw, "%s\t%d\terror\t\t\t\t\t\t%.0fs\t\t\n", r.ID, r.LinesChanged, r.Seconds)
 			continue
 		}
 		var steps, tokens, pub, pubSolved int
@@ -136,6 +136,11 @@ func WriteTable(w io.Writer, results []Result, s Summary) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range results {
+		if r.Error != "" {
+			fmt.Fprintf(w, "%s could not be replayed: %s\n", r.ID, oneLine(r.Error, 300))
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", s.Line())
 	return err
