@@ -12,8 +12,15 @@ import (
 	"github.com/redfix/redfix/pkg/triage"
 )
 
+// buildVersion and buildRevision, when set at link time (an image built
+// without its .git: -ldflags "-X github.com/redfix/redfix/pkg/app.buildRevision=SHA"),
+// take the place of what the toolchain stamped.
+var buildVersion, buildRevision string
+
 // registerBuildInfo exports redfix_build_info{version,revision,goversion} 1,
-// from the build information the Go toolchain stamps into the binary.
+// from the build information the Go toolchain stamps into the binary (the
+// VCS revision is stamped unless -buildvcs=false), or the values set at
+// link time.
 func registerBuildInfo(reg prometheus.Registerer) {
 	version, revision, goversion := "unknown", "unknown", "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -26,6 +33,12 @@ func registerBuildInfo(reg prometheus.Registerer) {
 				revision = s.Value
 			}
 		}
+	}
+	if buildVersion != "" {
+		version = buildVersion
+	}
+	if buildRevision != "" {
+		revision = buildRevision
 	}
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "redfix_build_info",

@@ -2,16 +2,20 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -186,5 +190,22 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 				t.Errorf("%s is served but not listed in docs/metrics.md", name)
 			}
 		}
+	}
+}
+
+// redfix_build_info names the Go version and, set at link time, the
+// revision and version.
+func TestBuildInfoLabels(t *testing.T) {
+	defer func(v, r string) { buildVersion, buildRevision = v, r }(buildVersion, buildRevision)
+	buildVersion, buildRevision = "v1.2.3", "0123abcd"
+	reg := prometheus.NewRegistry()
+	registerBuildInfo(reg)
+	want := fmt.Sprintf(`
+# HELP redfix_build_info Always 1; the labels name the build: module version, VCS revision and Go version.
+# TYPE redfix_build_info gauge
+redfix_build_info{goversion=%q,revision="0123abcd",version="v1.2.3"} 1
+`, runtime.Version())
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "redfix_build_info"); err != nil {
+		t.Error(err)
 	}
 }
