@@ -88,6 +88,20 @@ type Bisection struct {
 	FlakeRate float64 `json:"flake_rate,omitempty"`
 }
 
+// Rule verdicts.
+const (
+	RulePass       = "pass"        // checked: nothing stops the task
+	RuleDrop       = "drop"        // checked: the task is dropped for it
+	RuleNotChecked = "not_checked" // it could not be checked; never a drop
+)
+
+// RuleCheck is what one of triage's rules found about a task.
+type RuleCheck struct {
+	Rule    string `json:"rule"`
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail,omitempty"`
+}
+
 // Task is a real, reproduced, bisected failure group that a worker repairs.
 type Task struct {
 	ID          string    `json:"id"`
@@ -103,12 +117,15 @@ type Task struct {
 	// BlameClaim is the group of the task's blame commit when the task
 	// owns it (one task per breaking commit): its claim lives while the
 	// task is queued, running or published, and ends with it otherwise.
-	BlameClaim  string    `json:"blame_claim,omitempty"`
-	Status      Status    `json:"status"`
-	Reason      string    `json:"reason,omitempty"`
-	PullRequest string    `json:"pull_request,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	BlameClaim string `json:"blame_claim,omitempty"`
+	// Rules are the rules triage checked before queueing the task, with
+	// what each found (a rule that could not be checked says why).
+	Rules       []RuleCheck `json:"rules,omitempty"`
+	Status      Status      `json:"status"`
+	Reason      string      `json:"reason,omitempty"`
+	PullRequest string      `json:"pull_request,omitempty"`
+	CreatedAt   time.Time   `json:"created_at"`
+	UpdatedAt   time.Time   `json:"updated_at"`
 }
 
 // Tests are the failing tests' IDs.

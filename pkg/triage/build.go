@@ -77,7 +77,7 @@ func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.
 	tk.Failures = localBuildFailures(tk.Failures, local)
 	log.Info("reproduced build failure", zap.Strings("packages", pkgs))
 
-	reason, err = p.fixedAtHead(work, dir, commit, log, func() (bool, string, error) {
+	reason, err = p.fixedAtHead(work, dir, tk, log, func() (bool, string, error) {
 		for _, pkg := range pkgs {
 			r, _, err := b.build(work, dir, pkg)
 			out.TestRuns++

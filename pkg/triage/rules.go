@@ -62,7 +62,7 @@ func (t *Triage) budgetSpent(ctx context.Context, repo string) (string, error) {
 
 // takeBudget takes one of repo's jobs of the day for a job about to be
 // queued; reason is why not. giveBack returns it if queueing fails.
-func (t *Triage) takeBudget(ctx context.Context, repo string, log *zap.Logger) (reason string, giveBack func(), err error) {
+func (t *Triage) takeBudget(ctx context.Context, repo string, tk *task.Task, log *zap.Logger) (reason string, giveBack func(), err error) {
 	limit := t.dailyLimit(repo)
 	b, ok := t.store.(JobBudget)
 	if limit <= 0 || !ok {
@@ -74,9 +74,12 @@ func (t *Triage) takeBudget(ctx context.Context, repo string, log *zap.Logger) (
 		return "", nil, err
 	}
 	if !taken {
-		return budgetReason(repo, limit, day), nil, nil
+		reason := budgetReason(repo, limit, day)
+		addRule(tk, RuleBudget, task.RuleDrop, reason)
+		return reason, nil, nil
 	}
 	log.Info("daily job budget", zap.Int("used", used), zap.Int("limit", limit))
+	addRule(tk, RuleBudget, task.RulePass, fmt.Sprintf("job %d of %d on %s (UTC)", used, limit, day.UTC().Format(time.DateOnly)))
 	return "", func() {
 		if err := b.ReturnDailyJob(context.WithoutCancel(ctx), key, day); err != nil {
 			log.Error("return a job to the daily budget", zap.Error(err))
@@ -117,9 +120,16 @@ func (p *process) defaultHead(ctx context.Context, log *zap.Logger) (branch, com
 // that head comes after the failing commit: passes says, with a detail for
 // people, whether the failure is gone there. The checkout at dir is left at
 // the failing commit.
-func (p *process) fixedAtHead(ctx context.Context, dir, commit string, log *zap.Logger, passes func() (bool, string, error)) (reason string, err error) {
+func (p *process) fixedAtHead(ctx context.Context, dir string, tk *task.Task, log *zap.Logger, passes func() (bool, string, error)) (reason string, err error) {
+	commit := tk.Commit
+	note := func(verdict, detail string) { addRule(tk, RuleDefaultBranch, verdict, detail) }
 	branch, head, ok := p.defaultHead(ctx, log)
-	if !ok || head == commit {
+	switch {
+	case !ok:
+		note(task.RuleNotChecked, "its head is unknown: "+p.headErr.Error())
+		return "", nil
+	case head == commit:
+		note(task.RulePass, "the failing commit is its head")
 		return "", nil
 	}
 	if branch == "" {
@@ -130,6 +140,7 @@ func (p *process) fixedAtHead(ctx context.Context, dir, commit string, log *zap.
 		// A head newer than the workspace's clone.
 		if _, ferr := repo.Git(ctx, "fetch", "-q", "origin", head); ferr != nil {
 			log.Warn("default branch not checked: its head cannot be fetched", zap.String("head", head), zap.Error(ferr))
+			note(task.RuleNotChecked, "its head "+task.Short(head)+" cannot be fetched")
 			return "", nil
 		}
 	}
@@ -137,6 +148,7 @@ func (p *process) fixedAtHead(ctx context.Context, dir, commit string, log *zap.
 		// The failing commit is not on the default branch (a pull
 		// request's branch): its head passing says nothing about it.
 		log.Info("default branch not checked: the failing commit is not on it", zap.String("branch", branch))
+		note(task.RuleNotChecked, "the failing commit is not on "+branch)
 		return "", nil
 	}
 	if err := repo.Checkout(ctx, head); err != nil {
@@ -151,9 +163,24 @@ func (p *process) fixedAtHead(ctx context.Context, dir, commit string, log *zap.
 	}
 	log.Info("checked the default branch's head", zap.String("branch", branch), zap.String("head", head), zap.Bool("fixed", ok), zap.String("detail", detail))
 	if !ok {
+		note(task.RulePass, fmt.Sprintf("still failing at the head %s of %s", task.Short(head), branch))
 		return "", nil
 	}
-	return fmt.Sprintf("already fixed on %s: %s at its head %s", branch, detail, task.Short(head)), nil
+	reason = fmt.Sprintf("already fixed on %s: %s at its head %s", branch, detail, task.Short(head))
+	note(task.RuleDrop, reason)
+	return reason, nil
+}
+
+// The rules a task records.
+const (
+	RuleBudget        = "daily_job_budget"
+	RuleDefaultBranch = "fixed_on_default_branch"
+	RuleHumanFix      = "human_fix_in_flight"
+)
+
+// addRule records what a rule found on the task.
+func addRule(tk *task.Task, rule, verdict, detail string) {
+	tk.Rules = append(tk.Rules, task.RuleCheck{Rule: rule, Verdict: verdict, Detail: detail})
 }
 
 // HumanFixes finds open pull requests by people that may already fix a
@@ -174,10 +201,12 @@ type HumanFixes interface {
 // requests' titles and bodies, and for changes to the files the failure
 // points at (its frames) and the files the blame commit changed (in the
 // checkout at dir).
-func (p *process) humanFix(ctx context.Context, dir string, tk task.Task, log *zap.Logger) string {
+func (p *process) humanFix(ctx context.Context, dir string, tk *task.Task, log *zap.Logger) string {
+	note := func(verdict, detail string) { addRule(tk, RuleHumanFix, verdict, detail) }
 	h := p.t.cfg.HumanFixes
 	if h == nil {
 		log.Debug("human fixes in flight: not checked (no GitHub)")
+		note(task.RuleNotChecked, "no GitHub configured")
 		return ""
 	}
 	var files, terms []string
@@ -205,14 +234,19 @@ func (p *process) humanFix(ctx context.Context, dir string, tk task.Task, log *z
 	switch {
 	case err != nil:
 		log.Warn("human fixes in flight: not checked", zap.Error(err))
+		note(task.RuleNotChecked, err.Error())
 		return ""
 	case !checked:
 		log.Info("human fixes in flight: not checked (GitHub is not configured for the repository)")
+		note(task.RuleNotChecked, "GitHub is not configured for the repository")
 		return ""
 	case url == "":
+		note(task.RulePass, fmt.Sprintf("no open pull request by a person names %s or changes one of %d files of the failure", strings.Join(terms, ", "), len(files)))
 		return ""
 	}
-	return fmt.Sprintf("a pull request by a person is in flight: %s (%s)", url, why)
+	reason := fmt.Sprintf("a pull request by a person is in flight: %s (%s)", url, why)
+	note(task.RuleDrop, reason)
+	return reason
 }
 
 func appendNew(list []string, s string) []string {

@@ -23,6 +23,21 @@ func newRedisStore(t *testing.T) *store.Store {
 	return store.New(embeddedtest.Redis(t), fmt.Sprintf("triage-test-%d", time.Now().UnixNano()))
 }
 
+// ruleOf is what the task recorded for rule.
+func ruleOf(t *testing.T, tk *task.Task, rule string) task.RuleCheck {
+	t.Helper()
+	if tk == nil {
+		t.Fatalf("no task to read rule %s from", rule)
+	}
+	for _, r := range tk.Rules {
+		if r.Rule == rule {
+			return r
+		}
+	}
+	t.Errorf("task %s records no %s rule: %+v", tk.ID, rule, tk.Rules)
+	return task.RuleCheck{}
+}
+
 func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -40,6 +55,15 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 		t.Fatalf("first report: %+v", outs)
 	}
 	first := outs[0].TaskID
+	if r := ruleOf(t, outs[0].Task, RuleBudget); r.Verdict != task.RulePass || r.Detail != "job 1 of 1 on 2026-11-23 (UTC)" {
+		t.Errorf("budget rule: %+v", r)
+	}
+	if r := ruleOf(t, outs[0].Task, RuleDefaultBranch); r.Verdict != task.RulePass || r.Detail != "the failing commit is its head" {
+		t.Errorf("default branch rule: %+v", r)
+	}
+	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "no GitHub configured" {
+		t.Errorf("human fix rule: %+v", r)
+	}
 	if n, err := st.DailyJobs(ctx, normalizeRepo(f.dir), day); err != nil || n != 1 {
 		t.Errorf("jobs counted today = %d, %v", n, err)
 	}
@@ -63,6 +87,9 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	saved, err := st.GetTask(ctx, outs[0].TaskID)
 	if err != nil || saved.Status != task.StatusDropped || saved.Reason != want {
 		t.Errorf("saved task = %+v, %v", saved, err)
+	}
+	if r := ruleOf(t, &saved, RuleBudget); r.Verdict != task.RuleDrop || r.Detail != want {
+		t.Errorf("budget rule of the dropped task: %+v", r)
 	}
 
 	// The next UTC day has room: the same failure is triaged (and merged
@@ -99,6 +126,9 @@ func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || outs[0].Reason != want || outs[0].TestRuns != 4 {
 		t.Fatalf("outcomes = %+v, want dropped: %q after 2 runs at the commit and 2 at the head", outs, want)
 	}
+	if r := ruleOf(t, outs[0].Task, RuleDefaultBranch); r.Verdict != task.RuleDrop || r.Detail != want {
+		t.Errorf("default branch rule: %+v", r)
+	}
 	if len(queue.jobs) != 0 {
 		t.Errorf("queued %+v", queue.jobs)
 	}
@@ -121,6 +151,9 @@ func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 	}
 	if len(outs) != 1 || outs[0].Status != task.StatusQueued {
 		t.Fatalf("failure on a branch: %+v, want queued", outs)
+	}
+	if r := ruleOf(t, outs[0].Task, RuleDefaultBranch); r.Verdict != task.RuleNotChecked || r.Detail != "the failing commit is not on main" {
+		t.Errorf("default branch rule of the branch's failure: %+v", r)
 	}
 }
 
@@ -197,6 +230,9 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	if tk := store.tasks[outs[0].TaskID]; tk.Bisection.Blame != shas[6] {
 		t.Errorf("dropped task's bisection = %+v: the rule runs after the blame is known", tk.Bisection)
 	}
+	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleDrop || r.Detail != want {
+		t.Errorf("human fix rule: %+v", r)
+	}
 	if len(queue.jobs) != 0 {
 		t.Errorf("queued %+v", queue.jobs)
 	}
@@ -207,5 +243,8 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	in.Report.Failures[0].Message = "sum went the wrong way"
 	if outs, err = tr.Process(ctx, in); err != nil || len(outs) != 1 || outs[0].Status != task.StatusQueued {
 		t.Fatalf("local repository: %+v, %v", outs, err)
+	}
+	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "GitHub is not configured for the repository" {
+		t.Errorf("human fix rule of a local repository: %+v", r)
 	}
 }

@@ -283,6 +283,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 			return out, fmt.Errorf("daily job budget of %s: %w", in.Repo, err)
 		}
 		if reason != "" {
+			addRule(&tk, RuleBudget, task.RuleDrop, reason)
 			return drop(reason)
 		}
 	}
@@ -351,7 +352,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		log.Info("bisected", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 	}
 	tk.Bisection = bis
-	if reason := p.humanFix(ctx, ws.Dir, tk, log); reason != "" {
+	if reason := p.humanFix(ctx, ws.Dir, &tk, log); reason != "" {
 		return decide(reason)
 	}
 	if bisErr == nil && bis.Blame != "" {
@@ -383,7 +384,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if !held {
 		return drop("duplicate: another task took the group while this triage ran")
 	}
-	reason, giveBack, err := t.takeBudget(ctx, in.Repo, log)
+	reason, giveBack, err := t.takeBudget(ctx, in.Repo, &tk, log)
 	if err != nil {
 		return out, fmt.Errorf("daily job budget of %s: %w", in.Repo, err)
 	}
@@ -392,6 +393,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		// An earlier delivery of this report may have queued the job and
 		// counted it: queue (a no-op then) rather than drop a queued task.
 		log.Warn("resumed triage past the daily job budget", zap.String("budget", reason))
+		tk.Rules[len(tk.Rules)-1] = task.RuleCheck{Rule: RuleBudget, Verdict: task.RuleNotChecked, Detail: "an earlier delivery of this report may have counted the job: " + reason}
 		giveBack = func() {}
 	case reason != "":
 		// Dropped, not decided: the group and its blame are released, to
@@ -601,7 +603,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
 	}
 
-	reason, err = p.fixedAtHead(work, dir, commit, log, func() (bool, string, error) {
+	reason, err = p.fixedAtHead(work, dir, tk, log, func() (bool, string, error) {
 		at, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
 		out.TestRuns += at.Flakiness.Runs
 		var nr *NotRunError
