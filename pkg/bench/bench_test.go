@@ -194,3 +194,90 @@ func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
 		t.Errorf("summary: %+v", sum)
 	}
 }
+
+// A task whose test fails through one subtest while the others pass is a
+// valid task; a bench cut short writes no result for the task in flight,
+// and the next run replays it.
+func TestBenchSubtestsAndInterruption(t *testing.T) {
+	ctx := testCtx(t)
+	dir, shas := buildHistory(t, ctx, []string{`subtests
+-- go.mod --
+module example.com/calc
+
+go 1.21
+-- calc.go --
+package calc
+
+// Add returns a plus b.
+func Add(a, b int) int { return a - b }
+-- calc_test.go --
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	t.Run("zero", func(t *testing.T) {
+		if Add(0, 0) != 0 {
+			t.Fatal("Add(0, 0) != 0")
+		}
+	})
+	t.Run("two", func(t *testing.T) {
+		if Add(2, 3) != 5 {
+			t.Fatal("Add(2, 3) != 5")
+		}
+	})
+}
+`})
+	tasks := []Task{{ID: "hand-written", Repo: dir, Base: shas[0], Tests: []string{"TestAdd"}}}
+	results := filepath.Join(t.TempDir(), "r.jsonl")
+	cut, cancel := context.WithCancel(ctx)
+	r := &Runner{Repairer: cancelling{cancel}, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: results}
+	if _, err := r.Run(cut, tasks); err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cut short: %v", err)
+	}
+	if b, _ := os.ReadFile(results); len(b) != 0 {
+		t.Fatalf("a result was written for the task in flight: %s", b)
+	}
+
+	rep := &scripted{steps: []scriptedStep{{files: map[string]string{"calc.go": "package calc\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n"}, published: true}}}
+	r.Repairer = rep
+	res, err := r.Run(ctx, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Error != "" || !res[0].Solved1 || res[0].Samples[0].Golden != "no-golden" {
+		t.Fatalf("results: %+v", res)
+	}
+	if f := rep.seen[0].Failures; len(f) != 1 || f[0].Test != "TestAdd/two" {
+		t.Errorf("the agent is told %+v", f)
+	}
+}
+
+// cancelling ends the bench's context as the episode starts, as Ctrl-C
+// would.
+type cancelling struct{ cancel context.CancelFunc }
+
+func (c cancelling) Repair(ctx context.Context, t task.Task) (worker.Outcome, error) {
+	c.cancel()
+	<-ctx.Done()
+	return worker.Outcome{}, ctx.Err()
+}
+
+func TestProgressBarOnATerminalLinesElsewhere(t *testing.T) {
+	var b strings.Builder
+	p := &bar{w: &b, noun: "commits", width: 100, start: time.Now()}
+	p.Total(2)
+	p.Step("abc with the fix")
+	p.Done("abc qualified", true)
+	out := b.String()
+	for _, want := range []string{"\r\x1b[K[", "0/2 commits", "abc with the fix", "\r\x1b[Kabc qualified\n", "1/2 commits"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bar output lacks %q: %q", want, out)
+		}
+	}
+	var plain strings.Builder
+	NewProgress(&plain, "tasks").Done("t1 solved", true)
+	if plain.String() != "[1/0] t1 solved\n" {
+		t.Errorf("plain progress: %q", plain.String())
+	}
+}
