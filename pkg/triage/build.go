@@ -60,7 +60,7 @@ func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.
 		}
 		switch r {
 		case ResultMissing:
-			return bis, nil, fmt.Sprintf("cannot build %s at %s: no such package in the module", pkg, task.Short(commit)), nil
+			return bis, nil, fmt.Sprintf("cannot build %s at %s: %s", pkg, task.Short(commit), f.Message), nil
 		case ResultPass:
 			return bis, nil, fmt.Sprintf("does not reproduce at %s: package %s builds", task.Short(commit), pkg), nil
 		}
@@ -259,7 +259,9 @@ func (b BuildBisector) Bisect(ctx context.Context, repoDir, good, bad, pkg strin
 
 // build compiles the package pkg (an import path) and its tests in the
 // checkout at dir: fail (with the compiler's failure) when it does not
-// build, missing when the module has no such package.
+// build; missing (with why) when the module has no such package, or there
+// is no Go module there at all (a report from another language's runner,
+// a commit before go.mod).
 func (b BuildBisector) build(ctx context.Context, dir, pkg string) (Result, *task.Failure, error) {
 	if b.Builder == nil {
 		b.Builder = testrun.Runner{}
@@ -267,12 +269,11 @@ func (b BuildBisector) build(ctx context.Context, dir, pkg string) (Result, *tas
 	t, err := testrun.Resolve(dir, pkg)
 	switch {
 	case errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous):
-		return ResultMissing, nil, nil
+		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package in the module"}, nil
 	case err != nil:
-		// No go.mod here: nothing builds.
-		return ResultFail, &task.Failure{Package: pkg, Message: err.Error()}, nil
+		return ResultMissing, &task.Failure{Package: pkg, Message: "not a Go module: " + err.Error()}, nil
 	case !t.IsPackage():
-		return 0, nil, fmt.Errorf("build %s: not a package", pkg)
+		return ResultMissing, &task.Failure{Package: pkg, Message: "not a Go package"}, nil
 	}
 	o, err := b.Builder.Build(ctx, dir, []string{t.Dir})
 	if err != nil {

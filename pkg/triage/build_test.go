@@ -140,3 +140,22 @@ func TestBuildBisectWithoutGood(t *testing.T) {
 		t.Errorf("good after the break: %v", err)
 	}
 }
+
+// A build failure of another language's runner (no Go module here) is
+// dropped as one that cannot be built, not queued.
+func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f := newFixture(t)
+	sha := f.commit("java", map[string]string{"pom.xml": "<project/>\n"})
+	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: sha, Report: report.Result{
+		BuildErrors: []task.Failure{{Package: "com.acme.Widget", Message: "cannot find symbol"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "cannot build com.acme.Widget at "+task.Short(sha)+": not a Go module") {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+}
