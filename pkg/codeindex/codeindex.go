@@ -71,6 +71,20 @@ type Index struct {
 	files map[string]*fileEntry // by relative path
 	names map[string]map[string]struct{}
 	recvs map[string]map[string]struct{}
+	// gen counts the changes to the set of names; list is the names as
+	// one text, made again when gen moved past it.
+	gen    uint64
+	listMu sync.Mutex
+	list   *nameList
+}
+
+// nameList is the index's lower-cased names joined by newlines, so that the
+// names holding a query are found by one substring scan.
+type nameList struct {
+	gen    uint64
+	text   string
+	starts []int
+	keys   []string
 }
 
 // Build indexes the Go files under dir, skipping hidden, "_"-prefixed,
@@ -179,7 +193,9 @@ func (ix *Index) Refresh() error {
 func (ix *Index) setLocked(rel string, e *fileEntry) {
 	if old := ix.files[rel]; old != nil {
 		for _, s := range old.symbols {
-			unlink(ix.names, strings.ToLower(s.Name), rel)
+			if unlink(ix.names, strings.ToLower(s.Name), rel) {
+				ix.gen++
+			}
 			if s.Receiver != "" {
 				unlink(ix.recvs, strings.ToLower(s.Receiver), rel)
 			}
@@ -191,29 +207,35 @@ func (ix *Index) setLocked(rel string, e *fileEntry) {
 	}
 	ix.files[rel] = e
 	for _, s := range e.symbols {
-		link(ix.names, strings.ToLower(s.Name), rel)
+		if link(ix.names, strings.ToLower(s.Name), rel) {
+			ix.gen++
+		}
 		if s.Receiver != "" {
 			link(ix.recvs, strings.ToLower(s.Receiver), rel)
 		}
 	}
 }
 
-func link(m map[string]map[string]struct{}, key, rel string) {
+func link(m map[string]map[string]struct{}, key, rel string) bool {
 	set := m[key]
-	if set == nil {
+	created := set == nil
+	if created {
 		set = map[string]struct{}{}
 		m[key] = set
 	}
 	set[rel] = struct{}{}
+	return created
 }
 
-func unlink(m map[string]map[string]struct{}, key, rel string) {
+func unlink(m map[string]map[string]struct{}, key, rel string) bool {
 	if set := m[key]; set != nil {
 		delete(set, rel)
 		if len(set) == 0 {
 			delete(m, key)
+			return true
 		}
 	}
+	return false
 }
 
 // Reload re-parses one file (relative to the indexed directory), or drops it
@@ -493,16 +515,7 @@ func (ix *Index) Similar(query, kind string, n int) []Symbol {
 		}
 		return like(strings.ToLower(s.Name), q)
 	}
-	// The names are tried, not every symbol: there are fewer.
-	ix.mu.RLock()
-	var keys []string
-	for l := range ix.names {
-		if like(l, q) {
-			keys = append(keys, l)
-		}
-	}
-	ix.mu.RUnlock()
-	out := ix.from(ix.names, keys, keep)
+	out := ix.from(ix.names, ix.likeNames(q), keep)
 	sort.SliceStable(out, func(i, j int) bool {
 		return abs(len(out[i].Name)-len(query)) < abs(len(out[j].Name)-len(query))
 	})
@@ -510,6 +523,80 @@ func (ix *Index) Similar(query, kind string, n int) []Symbol {
 		out = out[:n]
 	}
 	return out
+}
+
+// maxLike bounds the names Similar reads the symbols of: the ones closest
+// in length to the query are kept.
+const maxLike = 400
+
+// likeNames returns the lower-cased names that hold q (lower case), or
+// that q holds when they have three characters or more.
+func (ix *Index) likeNames(q string) []string {
+	if strings.ContainsRune(q, '\n') {
+		return nil
+	}
+	list := ix.nameList()
+	seen := map[string]bool{}
+	var keys []string
+	for off := 0; off < len(list.text); {
+		i := strings.Index(list.text[off:], q)
+		if i < 0 {
+			break
+		}
+		k := sort.SearchInts(list.starts, off+i+1) - 1
+		if key := list.keys[k]; !seen[key] {
+			seen[key] = true
+			keys = append(keys, key)
+		}
+		off = list.starts[k] + len(list.keys[k]) + 1
+	}
+	ix.mu.RLock()
+	for a := 0; a < len(q); a++ {
+		for b := a + 3; b <= len(q); b++ {
+			if _, ok := ix.names[q[a:b]]; ok && !seen[q[a:b]] {
+				seen[q[a:b]] = true
+				keys = append(keys, q[a:b])
+			}
+		}
+	}
+	ix.mu.RUnlock()
+	if len(keys) > maxLike {
+		sort.Slice(keys, func(i, j int) bool {
+			di, dj := abs(len(keys[i])-len(q)), abs(len(keys[j])-len(q))
+			if di != dj {
+				return di < dj
+			}
+			return keys[i] < keys[j]
+		})
+		keys = keys[:maxLike]
+	}
+	return keys
+}
+
+// nameList returns the names as one text, made again after changes.
+func (ix *Index) nameList() *nameList {
+	ix.listMu.Lock()
+	defer ix.listMu.Unlock()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.list != nil && ix.list.gen == ix.gen {
+		return ix.list
+	}
+	l := &nameList{gen: ix.gen, keys: make([]string, 0, len(ix.names))}
+	for k := range ix.names {
+		l.keys = append(l.keys, k)
+	}
+	sort.Strings(l.keys)
+	var b strings.Builder
+	l.starts = make([]int, len(l.keys))
+	for i, k := range l.keys {
+		l.starts[i] = b.Len()
+		b.WriteString(k)
+		b.WriteByte('\n')
+	}
+	l.text = b.String()
+	ix.list = l
+	return l
 }
 
 // like: a name l (lower case) holds the query q, or is held by it.

@@ -111,6 +111,13 @@ func TestIndex(t *testing.T) {
 	if s := ix.Similar("Ne", KindFunc, 5); len(s) != 2 || s[0].Name != "New" {
 		t.Errorf("Similar(Ne) = %+v", s)
 	}
+	// Names the query holds (three characters or more) are like it too.
+	if s := ix.Similar("MakeNewRects", KindFunc, 5); len(s) != 1 || s[0].Name != "New" {
+		t.Errorf("Similar(MakeNewRects) = %+v", s)
+	}
+	if s := ix.Similar("shapes.rect", KindType, 5); len(s) != 1 || s[0].Name != "Rect" {
+		t.Errorf("Similar(shapes.rect) = %+v", s)
+	}
 }
 
 func TestRefreshFollowsEdits(t *testing.T) {

@@ -11,6 +11,7 @@ package codesearch
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -33,10 +35,10 @@ const (
 
 // Pattern is one compiled query.
 type Pattern struct {
-	// need is a substring every match holds (lower-cased when fold);
-	// empty when none is known.
-	need []byte
-	fold bool
+	// needs are substrings every match holds (lower-cased when fold);
+	// none when none is known.
+	needs [][]byte
+	fold  bool
 	// line reports whether one line matches.
 	line func([]byte) bool
 }
@@ -48,14 +50,14 @@ func (p Pattern) Match(line []byte) bool { return p.line(line) }
 func Literal(s string, fold bool) Pattern {
 	q := []byte(s)
 	if !fold || !hasLetter(s) {
-		return Pattern{need: q, line: func(l []byte) bool { return bytes.Contains(l, q) }}
+		return Pattern{needs: [][]byte{q}, line: func(l []byte) bool { return bytes.Contains(l, q) }}
 	}
 	if !isASCII(s) {
 		re := regexp.MustCompile("(?i)" + regexp.QuoteMeta(s))
 		return Pattern{line: re.Match}
 	}
 	lq := bytes.ToLower(q)
-	return Pattern{need: lq, fold: true, line: func(l []byte) bool { return containsFold(l, lq) }}
+	return Pattern{needs: [][]byte{lq}, fold: true, line: func(l []byte) bool { return containsFold(l, lq) }}
 }
 
 // Regexp matches lines matching the RE2 expression expr, ignoring case
@@ -71,19 +73,24 @@ func Regexp(expr string, fold bool) (Pattern, error) {
 	p := Pattern{line: re.Match}
 	// The filter folds ASCII only: a line whose one match needs a wider
 	// fold of an ASCII letter (the Kelvin sign for k, the long s) is missed.
-	if lit, folded := required(expr); lit != "" && (!folded || isASCII(lit)) {
-		p.need, p.fold = []byte(lit), folded
+	lits, folded := required(expr)
+	for _, lit := range lits {
+		if !folded || isASCII(lit) {
+			p.needs = append(p.needs, []byte(lit))
+		}
 	}
+	p.fold = folded
 	return p, nil
 }
 
-// required finds the longest literal every match of expr holds, looking at
-// the top-level sequence of the expression; folded tells whether it is to be
-// matched ignoring case.
-func required(expr string) (lit string, folded bool) {
+// required finds literals every match of expr holds, the longest first,
+// looking at the top-level sequence of the expression; folded tells whether
+// they are to be matched ignoring case (then they are in lower case). When
+// the literals differ in folding, only those like the longest are kept.
+func required(expr string) (lits []string, folded bool) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	re = re.Simplify()
 	for re.Op == syntax.OpCapture && len(re.Sub) == 1 {
@@ -93,6 +100,11 @@ func required(expr string) (lit string, folded bool) {
 	if re.Op == syntax.OpConcat {
 		parts = re.Sub
 	}
+	type lit struct {
+		s    string
+		fold bool
+	}
+	var found []lit
 	for _, p := range parts {
 		for p.Op == syntax.OpCapture && len(p.Sub) == 1 {
 			p = p.Sub[0]
@@ -100,15 +112,23 @@ func required(expr string) (lit string, folded bool) {
 		if p.Op != syntax.OpLiteral {
 			continue
 		}
-		s := string(p.Rune)
-		if len(s) > len(lit) {
-			lit, folded = s, p.Flags&syntax.FoldCase != 0
-			if folded {
-				lit = strings.ToLower(lit)
-			}
+		l := lit{string(p.Rune), p.Flags&syntax.FoldCase != 0}
+		if l.fold {
+			l.s = strings.ToLower(l.s)
+		}
+		found = append(found, l)
+	}
+	if len(found) == 0 {
+		return nil, false
+	}
+	sort.SliceStable(found, func(i, j int) bool { return len(found[i].s) > len(found[j].s) })
+	folded = found[0].fold
+	for _, l := range found {
+		if l.fold == folded {
+			lits = append(lits, l.s)
 		}
 	}
-	return lit, folded
+	return lits, folded
 }
 
 // Hits are the matching lines of one file.
@@ -171,7 +191,7 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 				lower = lower[:0]
 				for t := 0; t <= min(limit, len(patterns)-1); t++ {
 					p := patterns[t]
-					if len(p.need) > 0 {
+					if len(p.needs) > 0 {
 						hay := data
 						if p.fold {
 							if len(lower) == 0 {
@@ -179,7 +199,7 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 							}
 							hay = lower
 						}
-						if !bytes.Contains(hay, p.need) {
+						if !containsAll(hay, p.needs) {
 							continue
 						}
 					}
@@ -216,21 +236,20 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 // readFile reads a regular, text file no larger than MaxFileSize into buf;
 // nil when it is none of those.
 func readFile(path string, buf []byte) (data, grown []byte) {
+	// Without a stat: a file is read into a buffer one byte larger than
+	// the largest searched, and skipped when it fills it. A directory
+	// fails the read.
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, buf
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil || !info.Mode().IsRegular() || info.Size() > MaxFileSize {
-		return nil, buf
+	if cap(buf) < MaxFileSize+1 {
+		buf = make([]byte, MaxFileSize+1)
 	}
-	n := int(info.Size())
-	if cap(buf) < n+1 {
-		buf = make([]byte, n+1, max(n+1, 64<<10))
-	}
-	got, err := io.ReadFull(f, buf[:n])
-	if err != nil && err != io.ErrUnexpectedEOF {
+	buf = buf[:MaxFileSize+1]
+	got, err := io.ReadFull(f, buf)
+	if (err != nil && err != io.ErrUnexpectedEOF && err != io.EOF) || got > MaxFileSize {
 		return nil, buf
 	}
 	data = buf[:got]
@@ -260,12 +279,38 @@ func matchLines(data []byte, match func([]byte) bool, clip func(string) string) 
 	return h
 }
 
-func appendLower(dst, src []byte) []byte {
-	for _, c := range src {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+func containsAll(hay []byte, needs [][]byte) bool {
+	for _, n := range needs {
+		if !bytes.Contains(hay, n) {
+			return false
 		}
-		dst = append(dst, c)
+	}
+	return true
+}
+
+// appendLower appends src with its ASCII letters in lower case, eight
+// bytes at a time.
+func appendLower(dst, src []byte) []byte {
+	n := len(dst)
+	dst = append(dst, src...)
+	out := dst[n:]
+	const ones = 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(out); i += 8 {
+		w := binary.LittleEndian.Uint64(out[i:])
+		// Per byte: its high bit clear (ASCII), at least 'A' and at
+		// most 'Z' (adding 0x80-'A' sets the high bit from 'A' up,
+		// adding 0x7f-'Z' from past 'Z' up).
+		low7 := w & (0x7f * ones)
+		geA := low7 + (0x80-'A')*ones
+		gtZ := low7 + (0x7f-'Z')*ones
+		upper := (geA &^ gtZ) &^ w & (0x80 * ones)
+		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
+	}
+	for ; i < len(out); i++ {
+		if c := out[i]; 'A' <= c && c <= 'Z' {
+			out[i] = c + 'a' - 'A'
+		}
 	}
 	return dst
 }

@@ -109,18 +109,37 @@ func TestSearch(t *testing.T) {
 func TestRequired(t *testing.T) {
 	for _, c := range []struct {
 		expr   string
-		lit    string
+		lits   string
 		folded bool
 	}{
-		{`func \w+Duration\(`, "Duration(", false},
-		{`(?i)parse.*duration`, "duration", true},
+		{`func \w+Duration\(`, "Duration(|func ", false},
+		{`(?i)parse.*duration`, "duration|parse", true},
 		{`a|b`, "", false},
 		{`(Parse)x*`, "Parse", false},
 		{`[ab]+`, "", false},
 	} {
-		lit, folded := required(c.expr)
-		if lit != c.lit || folded != c.folded {
-			t.Errorf("required(%q) = %q, %v; want %q, %v", c.expr, lit, folded, c.lit, c.folded)
+		lits, folded := required(c.expr)
+		if strings.Join(lits, "|") != c.lits || folded != c.folded {
+			t.Errorf("required(%q) = %q, %v; want %q, %v", c.expr, lits, folded, c.lits, c.folded)
+		}
+	}
+}
+
+func TestAppendLower(t *testing.T) {
+	var all []byte
+	for c := 0; c < 256; c++ {
+		all = append(all, byte(c))
+	}
+	for _, src := range [][]byte{all, []byte("Hello, WORLD! ÀÉ zZ@[`{"), nil, []byte("ABC")} {
+		got := appendLower([]byte("x"), src)
+		want := append([]byte("x"), src...)
+		for i, c := range want {
+			if 'A' <= c && c <= 'Z' {
+				want[i] = c + 'a' - 'A'
+			}
+		}
+		if string(got) != string(want) {
+			t.Errorf("appendLower(%q) = %q, want %q", src, got, want)
 		}
 	}
 }

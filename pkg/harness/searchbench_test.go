@@ -251,6 +251,15 @@ type searchFigures struct {
 
 func measureSearch(tb testing.TB, s *session, q benchQueries, withRg bool) searchFigures {
 	tb.Helper()
+	f := measureSymbols(tb, s, q)
+	c := measureCode(tb, s, q, withRg)
+	c.methodLat, c.classLat = f.methodLat, f.classLat
+	return c
+}
+
+// measureSymbols times search_method and search_class over the query set.
+func measureSymbols(tb testing.TB, s *session, q benchQueries) searchFigures {
+	tb.Helper()
 	var f searchFigures
 	for _, name := range append(append([]string(nil), q.funcs...), q.misses...) {
 		_, d := timeAction(tb, s, NewAction(ActSearchMethod, "", NameArgs{Name: name}))
@@ -260,6 +269,14 @@ func measureSearch(tb testing.TB, s *session, q benchQueries, withRg bool) searc
 		_, d := timeAction(tb, s, NewAction(ActSearchClass, "", NameArgs{Name: name}))
 		f.classLat = append(f.classLat, d)
 	}
+	return f
+}
+
+// measureCode times search_code over the query set, and ripgrep on the
+// same queries when withRg, comparing the files each names first.
+func measureCode(tb testing.TB, s *session, q benchQueries, withRg bool) searchFigures {
+	tb.Helper()
+	var f searchFigures
 	var code []string
 	for i, name := range q.funcs {
 		if !strings.Contains(name, ".") && i%2 == 0 {
@@ -375,22 +392,87 @@ func BenchmarkSearchGoTree(b *testing.B) {
 	if _, err := s.index(); err != nil {
 		b.Fatal(err)
 	}
-	q := sampleQueries(s.idx, 200, 1)
-	b.Run("search", func(b *testing.B) {
+	q := sampleQueries(s.idx, benchQueryCount, 1)
+	b.Run("symbols", func(b *testing.B) {
 		var f searchFigures
 		for i := 0; i < b.N; i++ {
-			f = measureSearch(b, s, q, true)
+			f = measureSymbols(b, s, q)
 		}
 		b.StopTimer()
 		b.ReportMetric(ms(percentile(f.methodLat, 50)), "method-p50-ms")
 		b.ReportMetric(ms(percentile(f.methodLat, 99)), "method-p99-ms")
 		b.ReportMetric(ms(percentile(f.classLat, 50)), "class-p50-ms")
 		b.ReportMetric(ms(percentile(f.classLat, 99)), "class-p99-ms")
+		var lookups []time.Duration
+		for _, name := range append(append(append([]string(nil), q.funcs...), q.types...), q.misses...) {
+			start := time.Now()
+			s.idx.FindFuncs(name)
+			s.idx.FindTypes(name)
+			lookups = append(lookups, time.Since(start))
+		}
+		b.ReportMetric(ms(percentile(lookups, 50)), "lookup-p50-ms")
+		b.ReportMetric(ms(percentile(lookups, 99)), "lookup-p99-ms")
+	})
+	b.Run("code", func(b *testing.B) {
+		var f searchFigures
+		for i := 0; i < b.N; i++ {
+			f = measureCode(b, s, q, true)
+		}
+		b.StopTimer()
 		b.ReportMetric(ms(percentile(f.codeLat, 50)), "code-p50-ms")
 		b.ReportMetric(ms(percentile(f.codeLat, 99)), "code-p99-ms")
 		b.ReportMetric(ms(percentile(f.rgLat, 50)), "rg-p50-ms")
 		b.ReportMetric(ms(percentile(f.rgLat, 99)), "rg-p99-ms")
+		b.ReportMetric(float64(f.ourTopDef)/float64(max(f.codeQueries, 1)), "top1-def-ours")
+		b.ReportMetric(float64(f.rgTopDef)/float64(max(f.codeQueries, 1)), "top1-def-rg")
+		b.ReportMetric(float64(f.top10)/float64(max(f.top10Of, 1)), "top10-overlap")
 		b.Logf("search_code over %d queries with a hit: our first file declares the name in %d, ripgrep's (path order) in %d; top-10 files in common with ripgrep: %d of %d",
 			f.codeQueries, f.ourTopDef, f.rgTopDef, f.top10, f.top10Of)
 	})
+	b.Run("edit", func(b *testing.B) {
+		var lat []time.Duration
+		for i := 0; i < b.N; i++ {
+			lat = measureEdits(b, s, q, 50)
+		}
+		b.StopTimer()
+		b.ReportMetric(ms(percentile(lat, 50)), "reindex-p50-ms")
+		b.ReportMetric(ms(percentile(lat, 99)), "reindex-p99-ms")
+	})
 }
+
+// measureEdits adds a function to each of n files declaring a sampled
+// name and times the index update the edit tool makes after writing a file
+// (the rest of an edit, static analysis, is not the index's).
+func measureEdits(tb testing.TB, s *session, q benchQueries, n int) []time.Duration {
+	tb.Helper()
+	var lat []time.Duration
+	for i, name := range q.funcs {
+		if len(lat) == n {
+			break
+		}
+		var file string
+		for f := range q.defs[name] {
+			file = f
+			break
+		}
+		abs := filepath.Join(s.ws.Dir, filepath.FromSlash(file))
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		added := fmt.Sprintf("BenchAdded%d", i)
+		if err := os.WriteFile(abs, append(data, fmt.Sprintf("\nfunc %s() {}\n", added)...), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		start := time.Now()
+		s.reindex(file)
+		lat = append(lat, time.Since(start))
+		if got := s.idx.FindFuncs(added); len(got) != 1 || s.idxStale {
+			tb.Fatalf("%s is not found after the edit of %s: %+v", added, file, got)
+		}
+	}
+	return lat
+}
+
+// benchQueryCount is how many names of each kind the benchmark samples.
+const benchQueryCount = 200

@@ -289,17 +289,18 @@ func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs
 	var (
 		found []codeindex.Symbol
 		what  string
-		hint  string
+		// hint suggests names like it, when nothing matched.
+		hint func() string
 	)
 	switch action {
 	case ActSearchClass:
 		found = idx.FindTypes(name)
 		what = fmt.Sprintf("type named %q", name)
-		hint = suggest(idx.Similar(name, codeindex.KindType, 8))
+		hint = func() string { return suggest(idx.Similar(name, codeindex.KindType, 8)) }
 	case ActSearchMethod:
 		found = idx.FindFuncs(name)
 		what = fmt.Sprintf("function or method named %q", name)
-		hint = suggest(idx.Similar(name, codeindex.KindFunc, 8))
+		hint = func() string { return suggest(idx.Similar(name, codeindex.KindFunc, 8)) }
 	case ActSearchMethodInFile:
 		all := idx.FuncsInFile(rel)
 		for _, f := range all {
@@ -315,21 +316,25 @@ func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs
 			}
 		}
 		what = fmt.Sprintf("function or method named %q in %s", name, rel)
-		hint = suggest(all)
-		if len(all) == 0 {
-			hint = " The file declares no Go function."
+		hint = func() string {
+			if len(all) == 0 {
+				return " The file declares no Go function."
+			}
+			return suggest(all)
 		}
 	case ActSearchMethodInClass:
 		found = idx.FindMethod(args.Class, name)
 		what = fmt.Sprintf("method %q of type %q", name, args.Class)
 		methods := idx.MethodsOf(strings.TrimLeft(args.Class, "*"))
-		hint = suggest(methods)
-		if len(methods) == 0 {
-			hint = " That type has no methods." + suggest(idx.Similar(args.Class, codeindex.KindType, 8))
+		hint = func() string {
+			if len(methods) == 0 {
+				return " That type has no methods." + suggest(idx.Similar(args.Class, codeindex.KindType, 8))
+			}
+			return suggest(methods)
 		}
 	}
 	if len(found) == 0 {
-		return problem("No %s.%s", what, hint), nil
+		return problem("No %s.%s", what, hint()), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s for the %s:\n", plural(len(found), "match", "matches"), what)
