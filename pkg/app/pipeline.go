@@ -88,7 +88,8 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 			hc.Meter = m
 			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), runner, llmpolicy.NewPatcher(m, log), log)}
 		}
-		j = judge.NewCommittee(client, cfg.Judge.Votes, log)
+		// The judge's calls are metered too, each charged to its task.
+		j = judge.NewCommittee(llm.NewMeter(client, price), cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
 		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), runner, nil, log)} }
@@ -110,6 +111,8 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 		NewAgent:       newAgent,
 		Samples:        k,
 		Parallel:       max(cfg.Worker.Slots, 1),
+		Model:          cfg.LLM.Model,
+		RepoDaily:      harness.Budget{Tokens: cfg.Harness.RepoDailyMaxTokens, CostUSD: cfg.Harness.RepoDailyMaxCostUSD},
 		FeedbackRounds: cfg.Harness.FeedbackRounds,
 		Policy:         name,
 		Gates:          validators.New(runner, validatorsConfig(cfg), log),

@@ -352,8 +352,13 @@ func (s *System) settle(id string, st settlement) {
 
 // RunWorker consumes jobs with pipe until ctx ends.
 func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.Pipeline) error {
+	if pipe.Spending == nil {
+		// Each repository's daily model budget is counted in the store
+		// that every worker shares.
+		pipe.Spending = s.Store
+	}
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
 	}
@@ -362,7 +367,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 
 func terminal(st task.Status) bool {
 	switch st {
-	case task.StatusPublished, task.StatusNoPatch, task.StatusFailed, task.StatusDropped:
+	case task.StatusPublished, task.StatusNoPatch, task.StatusFailed, task.StatusDropped, task.StatusOverBudget:
 		return true
 	}
 	return false

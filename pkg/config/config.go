@@ -189,6 +189,10 @@ type Harness struct {
 	MaxTokens  int           `yaml:"max_tokens"`
 	MaxCostUSD float64       `yaml:"max_cost_usd"`
 	MaxWall    time.Duration `yaml:"max_wall_time"`
+	// Per repository and UTC day, across its tasks and workers (counted
+	// in the store): a task starts only while some is left.
+	RepoDailyMaxTokens  int     `yaml:"repo_daily_max_tokens"`
+	RepoDailyMaxCostUSD float64 `yaml:"repo_daily_max_cost_usd"`
 	// Samples is how many independent attempts a task gets (k); they run
 	// in parallel up to the worker's slots, at SampleTemperature when k > 1.
 	Samples           int     `yaml:"samples"`

@@ -63,6 +63,8 @@ var modelEnvVars = []struct {
 	{"REDFIX_MAX_TOKENS", "", intVar(func(c *Config) *int { return &c.Harness.MaxTokens })},
 	{"REDFIX_MAX_COST_USD", "", floatVar(func(c *Config) *float64 { return &c.Harness.MaxCostUSD })},
 	{"REDFIX_MAX_WALL_TIME", "", durationVar(func(c *Config) *time.Duration { return &c.Harness.MaxWall })},
+	{"REDFIX_REPO_DAILY_MAX_TOKENS", "", intVar(func(c *Config) *int { return &c.Harness.RepoDailyMaxTokens })},
+	{"REDFIX_REPO_DAILY_MAX_COST_USD", "", floatVar(func(c *Config) *float64 { return &c.Harness.RepoDailyMaxCostUSD })},
 }
 
 func applyModelEnv(cfg *Config, getenv func(string) string) error {
@@ -139,7 +141,7 @@ func (c Config) validateModel() []error {
 	if h.Samples < 1 {
 		errs = append(errs, fmt.Errorf("harness.samples must be at least 1, got %d", h.Samples))
 	}
-	if h.FeedbackRounds < 0 || h.MaxTokens < 0 || h.MaxCostUSD < 0 || h.MaxWall < 0 {
+	if h.FeedbackRounds < 0 || h.MaxTokens < 0 || h.MaxCostUSD < 0 || h.MaxWall < 0 || h.RepoDailyMaxTokens < 0 || h.RepoDailyMaxCostUSD < 0 {
 		errs = append(errs, errors.New("harness budgets and feedback_rounds cannot be negative"))
 	}
 	if h.SampleTemperature < 0 || h.SampleTemperature > 2 {

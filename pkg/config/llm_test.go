@@ -40,8 +40,18 @@ func TestProviderKeys(t *testing.T) {
 			t.Errorf("%v: err = %v, want one naming %s", e, err, name)
 		}
 	}
-	cfg, err = Load("", env(map[string]string{"REDFIX_MAX_COST_USD": "2.5", "REDFIX_MAX_WALL_TIME": "20m", "REDFIX_SAMPLES": "3"}))
-	if err != nil || cfg.Harness.MaxCostUSD != 2.5 || cfg.Harness.MaxWall != 20*time.Minute || cfg.Harness.Samples != 3 {
+	cfg, err = Load("", env(map[string]string{"REDFIX_MAX_COST_USD": "2.5", "REDFIX_MAX_WALL_TIME": "20m", "REDFIX_SAMPLES": "3",
+		"REDFIX_REPO_DAILY_MAX_TOKENS": "2000000", "REDFIX_REPO_DAILY_MAX_COST_USD": "40"}))
+	if err != nil || cfg.Harness.MaxCostUSD != 2.5 || cfg.Harness.MaxWall != 20*time.Minute || cfg.Harness.Samples != 3 ||
+		cfg.Harness.RepoDailyMaxTokens != 2000000 || cfg.Harness.RepoDailyMaxCostUSD != 40 {
 		t.Errorf("budgets from the environment: %+v, %v", cfg.Harness, err)
+	}
+	for _, e := range []map[string]string{{"REDFIX_REPO_DAILY_MAX_COST_USD": "-1"}, {"REDFIX_REPO_DAILY_MAX_TOKENS": "-5"}} {
+		if _, err := Load("", env(e)); err == nil || !strings.Contains(err.Error(), "budgets") {
+			t.Errorf("%v: err = %v, want a budget error", e, err)
+		}
+	}
+	if _, err := Load("", env(map[string]string{"REDFIX_REPO_DAILY_MAX_TOKENS": "lots"})); err == nil || !strings.Contains(err.Error(), "REDFIX_REPO_DAILY_MAX_TOKENS") {
+		t.Errorf("a malformed daily budget: %v", err)
 	}
 }

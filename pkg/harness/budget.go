@@ -18,6 +18,23 @@ type Budget struct {
 	Tokens  int
 	CostUSD float64
 	Wall    time.Duration
+	// Scope names the budget in the reason an episode stops ("the
+	// repository's daily budget"); empty for the task's own.
+	Scope string
+}
+
+type budgetKey struct{}
+
+// WithBudget bounds the episodes run with ctx by b as well as by their
+// configured budget: whichever runs out first ends the episode.
+func WithBudget(ctx context.Context, b Budget) context.Context {
+	return context.WithValue(ctx, budgetKey{}, b)
+}
+
+// BudgetFrom is the budget WithBudget put in ctx, zero when none.
+func BudgetFrom(ctx context.Context) Budget {
+	b, _ := ctx.Value(budgetKey{}).(Budget)
+	return b
 }
 
 // Meter reports what the model calls of an episode have spent so far
@@ -28,13 +45,19 @@ type Meter interface {
 
 // exhausted says which budget is spent, "" when none is.
 func (b Budget) exhausted(spent llm.Spend, elapsed time.Duration) string {
+	what := func(kind string) string {
+		if b.Scope != "" {
+			return fmt.Sprintf("the %s budget (%s) is spent", kind, b.Scope)
+		}
+		return fmt.Sprintf("the %s budget is spent", kind)
+	}
 	switch {
 	case b.Tokens > 0 && spent.Total() >= b.Tokens:
-		return fmt.Sprintf("the token budget is spent (%d of %d tokens)", spent.Total(), b.Tokens)
+		return fmt.Sprintf("%s (%d of %d tokens)", what("token"), spent.Total(), b.Tokens)
 	case b.CostUSD > 0 && spent.CostUSD >= b.CostUSD:
-		return fmt.Sprintf("the cost budget is spent ($%.4f of $%.4f)", spent.CostUSD, b.CostUSD)
+		return fmt.Sprintf("%s ($%.4f of $%.4f)", what("cost"), spent.CostUSD, b.CostUSD)
 	case b.Wall > 0 && elapsed >= b.Wall:
-		return fmt.Sprintf("the wall-time budget is spent (%s of %s)", elapsed.Round(time.Second), b.Wall)
+		return fmt.Sprintf("%s (%s of %s)", what("wall-time"), elapsed.Round(time.Second), b.Wall)
 	}
 	return ""
 }

@@ -103,3 +103,28 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Error("a zero budget has no limit")
 	}
 }
+
+// A budget put in the context (the repository's daily budget) ends the
+// episode when it is tighter than the configured one, and says so.
+func TestContextBudgetEndsTheEpisode(t *testing.T) {
+	f := newFixture(t)
+	m := &fakeMeter{}
+	p := &script{
+		actions: []Action{
+			NewAction(ActReadFile, "look", PathArgs{Path: "calc/calc.go"}),
+			NewAction(ActReadFile, "look again", PathArgs{Path: "calc/calc_test.go"}),
+			NewAction(ActReadFile, "never reached", PathArgs{Path: "strs/strs.go"}),
+		},
+		hook: func(context.Context, int) error { m.charge(0, 0, 0.5); return nil },
+	}
+	h := New(Config{Budget: Budget{CostUSD: 10}, Meter: m}, p, testRunner(), nil, zaptest.NewLogger(t))
+	ctx := WithBudget(context.Background(), Budget{CostUSD: 1, Scope: "the repository's daily budget"})
+	res, err := h.Run(ctx, f.ws, f.task, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "stopped: the cost budget (the repository's daily budget) is spent ($1.0000 of $1.0000)"
+	if res.Stop != StopBudget || res.Steps != 2 || res.Summary != want {
+		t.Fatalf("Result: stop %q, %d steps, %q; want %q after 2 steps", res.Stop, res.Steps, res.Summary, want)
+	}
+}

@@ -105,7 +105,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		// ends the episode.
 		passing, hasPassing = "", false
 	)
-	begun, spentBefore := time.Now(), h.spent()
+	begun, spentBefore, extra := time.Now(), h.spent(), BudgetFrom(ctx)
 loop:
 	for {
 		if len(ep.Steps)-base >= h.cfg.MaxSteps {
@@ -113,7 +113,12 @@ loop:
 			res.Summary = fmt.Sprintf("stopped: the budget of %d steps is spent", h.cfg.MaxSteps)
 			break
 		}
-		if why := h.cfg.Budget.exhausted(h.spent().Sub(spentBefore), time.Since(begun)); why != "" {
+		spentNow, elapsed := h.spent().Sub(spentBefore), time.Since(begun)
+		why := h.cfg.Budget.exhausted(spentNow, elapsed)
+		if why == "" {
+			why = extra.exhausted(spentNow, elapsed)
+		}
+		if why != "" {
 			res.Stop = StopBudget
 			res.Summary = "stopped: " + why
 			break

@@ -116,3 +116,27 @@ func TestMeterCountsAndPrices(t *testing.T) {
 		t.Errorf("cost = %v, want 0.0102", got.CostUSD)
 	}
 }
+
+// A meter shared by tasks (the judge's) charges each call to the tally its
+// context carries, and only to that one.
+func TestMeterChargesTheCallersTally(t *testing.T) {
+	srv := llmtest.NewAnthropicServer(t, llmtest.Reply{Content: "a"}, llmtest.Reply{Content: "b"}, llmtest.Reply{Content: "c"})
+	srv.Usage = map[string]int{"input_tokens": 1000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 10}
+	m := llm.NewMeter(srv.LLM("m"), llm.Price{Input: 1, Output: 10})
+	var one, two llm.Tally
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	for _, ctx := range []context.Context{llm.WithTally(context.Background(), &one), llm.WithTally(context.Background(), &two), llm.WithTally(context.Background(), &two)} {
+		if _, err := m.Chat(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := one.Spent(); got.Calls != 1 || got.PromptTokens != 1000 || got.CompletionTokens != 10 {
+		t.Errorf("first tally = %+v", got)
+	}
+	if got := two.Spent(); got.Calls != 2 || got.PromptTokens != 2000 || got.CompletionTokens != 20 || got.CostUSD < 0.0021999 || got.CostUSD > 0.0022001 {
+		t.Errorf("second tally = %+v", got)
+	}
+	if got := m.Spent(); got.Calls != 3 {
+		t.Errorf("meter = %+v", got)
+	}
+}

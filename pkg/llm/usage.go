@@ -80,6 +80,9 @@ func (m *Meter) Chat(ctx context.Context, req Request) (Response, error) {
 	m.mu.Lock()
 	m.spent = m.spent.Add(s)
 	m.mu.Unlock()
+	if t, _ := ctx.Value(tallyKey{}).(*Tally); t != nil {
+		t.add(s)
+	}
 	if m.OnCall != nil {
 		m.OnCall(m.next.Model(), s)
 	}
@@ -91,4 +94,32 @@ func (m *Meter) Spent() Spend {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.spent
+}
+
+// Tally adds up what the calls made with a context carrying it (WithTally)
+// spent, through whichever meter they went: a meter shared by many tasks
+// (the judge's) still charges each call to its own task.
+type Tally struct {
+	mu    sync.Mutex
+	spent Spend
+}
+
+type tallyKey struct{}
+
+// WithTally makes the metered calls made with ctx count into t as well.
+func WithTally(ctx context.Context, t *Tally) context.Context {
+	return context.WithValue(ctx, tallyKey{}, t)
+}
+
+func (t *Tally) add(s Spend) {
+	t.mu.Lock()
+	t.spent = t.spent.Add(s)
+	t.mu.Unlock()
+}
+
+// Spent is the total so far.
+func (t *Tally) Spent() Spend {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spent
 }

@@ -107,7 +107,8 @@ func (s *Store) Ready(ctx context.Context) error {
 // and status indexes and the status counters in step. A zero CreatedAt or
 // UpdatedAt is stored as now. Failures are never lost: those the stored
 // task has and t lacks (merged into it by AddFailures after t was read, a
-// worker's copy that predates them) are kept.
+// worker's copy that predates them) are kept, and so is the spend recorded
+// by AddTaskSpend when t carries none.
 func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 	if t.ID == "" {
 		return errors.New("save task: task has no id")
@@ -122,11 +123,37 @@ func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 	err := s.updateTask(ctx, t.ID, func(cur *task.Task) (task.Task, error) {
 		if cur != nil {
 			t.Failures = keepMerged(t.Failures, cur.Failures)
+			// The spend is added to (AddTaskSpend), never replaced by
+			// a save that carries none.
+			if t.Spend == nil {
+				t.Spend = cur.Spend
+			}
 		}
 		return t, nil
 	})
 	if err != nil {
 		return fmt.Errorf("save task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// AddTaskSpend adds sp to what the task's model calls have spent, over its
+// attempts.
+func (s *Store) AddTaskSpend(ctx context.Context, id string, sp task.Spend) error {
+	err := s.updateTask(ctx, id, func(cur *task.Task) (task.Task, error) {
+		if cur == nil {
+			return task.Task{}, ErrNotFound
+		}
+		t := *cur
+		sum := sp
+		if t.Spend != nil {
+			sum = t.Spend.Add(sp)
+		}
+		t.Spend = &sum
+		return t, nil
+	})
+	if err != nil {
+		return fmt.Errorf("add the spend of task %s: %w", id, err)
 	}
 	return nil
 }

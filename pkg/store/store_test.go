@@ -66,6 +66,8 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"Redacted", testRedacted},
 		{"DailyBudget", testDailyBudget},
 		{"MergedFailuresKept", testMergedFailuresKept},
+		{"RepoSpend", testRepoSpend},
+		{"TaskSpend", testTaskSpend},
 		{"PrefixesAreIsolated", func(t *testing.T, s *Store) { testPrefixes(t, rdb) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -48,6 +48,9 @@ const (
 	StatusNoPatch   Status = "no_patch"  // the agent found nothing that passed the gates
 	StatusFailed    Status = "failed"    // an infrastructure error ended it
 	StatusDropped   Status = "dropped"   // triage stopped it (flaky, duplicate, passing, …)
+	// StatusOverBudget: the repository's daily model budget was spent
+	// before the task could start.
+	StatusOverBudget Status = "over_budget"
 )
 
 // Flakiness is the evidence from re-running a failing test at one commit.
@@ -124,8 +127,32 @@ type Task struct {
 	Status      Status      `json:"status"`
 	Reason      string      `json:"reason,omitempty"`
 	PullRequest string      `json:"pull_request,omitempty"`
-	CreatedAt   time.Time   `json:"created_at"`
-	UpdatedAt   time.Time   `json:"updated_at"`
+	// Spend is what the task's model calls used and cost, over its
+	// attempts (nil before the first ends).
+	Spend     *Spend    `json:"spend,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Spend is what model calls used and cost: the agent's episodes (every
+// candidate and feedback round) and the judge's verdicts.
+type Spend struct {
+	Model        string  `json:"model,omitempty"`
+	Calls        int     `json:"calls"`
+	InputTokens  int     `json:"input_tokens"`
+	CachedTokens int     `json:"cached_tokens,omitempty"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Add returns s plus o; o's model, when it names one, is the sum's.
+func (s Spend) Add(o Spend) Spend {
+	out := Spend{Model: s.Model, Calls: s.Calls + o.Calls, InputTokens: s.InputTokens + o.InputTokens,
+		CachedTokens: s.CachedTokens + o.CachedTokens, OutputTokens: s.OutputTokens + o.OutputTokens, CostUSD: s.CostUSD + o.CostUSD}
+	if o.Model != "" {
+		out.Model = o.Model
+	}
+	return out
 }
 
 // Tests are the failing tests' IDs.

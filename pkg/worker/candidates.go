@@ -138,6 +138,9 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 		}
 		if !res.TestsPassed {
 			c.status, c.reason = task.StatusNoPatch, "the agent's last change does not pass the failing tests"
+			if res.Stop == harness.StopBudget {
+				c.reason += "; " + firstLine(res.Summary)
+			}
 			return
 		}
 		if err := p.check(ctx, t, c); err != nil {
@@ -177,7 +180,10 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 	}
 	if task.Passed(gates) {
 		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
-		g, err := p.Judge.Judge(ctx, judge.WithContext(c.ws.Dir, in))
+		// The judge's calls are the candidate's spend too.
+		var tally llm.Tally
+		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), judge.WithContext(c.ws.Dir, in))
+		c.spend = c.spend.Add(tally.Spent())
 		if err != nil {
 			return fmt.Errorf("judge on task %s: %w", t.ID, err)
 		}

@@ -25,12 +25,19 @@ type Tasks interface {
 	SaveTask(ctx context.Context, t task.Task) error
 }
 
+// TaskSpends adds what a task's model calls spent to its record.
+type TaskSpends interface {
+	AddTaskSpend(ctx context.Context, id string, s task.Spend) error
+}
+
 // Consumer runs the pipeline on queued jobs, one per slot.
 type Consumer struct {
 	Jobs     Jobs
 	Pipeline *Pipeline
 	Tasks    Tasks
-	Slots    int
+	// Spends, when set, records each attempt's model spend on its task.
+	Spends TaskSpends
+	Slots  int
 	// Heartbeat is how often a running job tells the queue it is alive
 	// (0: a third of the queue's ack wait).
 	Heartbeat time.Duration
@@ -73,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redfix_jobs_total",
-			Help: "Repair jobs handled, by result (published, no_patch, failed, retried, interrupted).",
+			Help: "Repair jobs handled, by result (published, no_patch, failed, over_budget, retried, interrupted).",
 		}, []string{"result"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "redfix_job_duration_seconds",
@@ -100,7 +107,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "redfix_gate_rejections_total",
 		Help: "Repairs whose chosen candidate a gate rejected, by gate (a repair rejected by two gates counts for both).",
 	}, []string{"gate"})
-	for _, r := range []string{string(task.StatusPublished), string(task.StatusNoPatch), string(task.StatusFailed), "retried", "interrupted"} {
+	for _, r := range []string{string(task.StatusPublished), string(task.StatusNoPatch), string(task.StatusFailed), string(task.StatusOverBudget), "retried", "interrupted"} {
 		m.jobs.WithLabelValues(r)
 	}
 	for _, g := range []string{validators.GateOracle, validators.GateRegression, validators.GateStatic, validators.GateRevert, validators.GateIntegrity, judge.GateName} {
@@ -173,6 +180,11 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 		c.Metrics.spend.add(out.Spend)
 	}
 	settle := context.WithoutCancel(ctx)
+	if c.Spends != nil && out.Spend.Calls > 0 {
+		if err := c.Spends.AddTaskSpend(settle, t.ID, out.TaskSpend(c.Pipeline.Model)); err != nil {
+			log.Warn("record the task's spend", zap.Error(err))
+		}
+	}
 	switch {
 	case err == nil:
 		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest)

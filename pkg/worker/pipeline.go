@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -60,6 +61,13 @@ type Ledger interface {
 	MarkPublished(ctx context.Context, fingerprint, url string) error
 }
 
+// RepoSpending counts what each repository's tasks spend on the model per
+// UTC day (store.Store).
+type RepoSpending interface {
+	RepoSpend(ctx context.Context, repo string, at time.Time) (store.RepoSpend, error)
+	AddRepoSpend(ctx context.Context, repo string, at time.Time, tokens int, costUSD float64) error
+}
+
 // Pipeline is the repair of one task, from workspace to pull request.
 type Pipeline struct {
 	// NewAgent makes a fresh agent for each task: policies keep state
@@ -83,6 +91,63 @@ type Pipeline struct {
 	// candidate the gates reject goes back to its agent (a Reviser) with
 	// their evidence.
 	Samples, Parallel, FeedbackRounds int
+	// Model names the model whose calls the spend counts ("" without one).
+	Model string
+	// Spending, with RepoDaily's tokens or cost set, holds each
+	// repository's model spend to RepoDaily per UTC day: a task starts
+	// only while some is left and its episodes share what is left.
+	Spending  RepoSpending
+	RepoDaily harness.Budget
+}
+
+// repoDailyScope names the repository's daily budget in reasons.
+const repoDailyScope = "the repository's daily budget"
+
+// dailyLeft returns the part of the repository's daily budget that each
+// episode of a task may spend, or a reason to refuse the task when none is
+// left. Without a daily budget it returns a zero Budget (no limit).
+func (p *Pipeline) dailyLeft(ctx context.Context, repo string) (harness.Budget, string, error) {
+	d := p.RepoDaily
+	if p.Spending == nil || (d.Tokens <= 0 && d.CostUSD <= 0) {
+		return harness.Budget{}, "", nil
+	}
+	spent, err := p.Spending.RepoSpend(ctx, repo, time.Now())
+	if err != nil {
+		return harness.Budget{}, "", err
+	}
+	if d.Tokens > 0 && spent.Tokens >= d.Tokens {
+		return harness.Budget{}, fmt.Sprintf("refused: %s is spent (%d of %d tokens today, UTC)", repoDailyScope, spent.Tokens, d.Tokens), nil
+	}
+	if d.CostUSD > 0 && spent.CostUSD >= d.CostUSD {
+		return harness.Budget{}, fmt.Sprintf("refused: %s is spent ($%.4f of $%.4f today, UTC)", repoDailyScope, spent.CostUSD, d.CostUSD), nil
+	}
+	// Every candidate and every feedback round is an episode: each gets
+	// an equal share, so that together they stay within what is left.
+	episodes := max(p.Samples, 1) * (1 + max(p.FeedbackRounds, 0))
+	left := harness.Budget{Scope: repoDailyScope}
+	if d.Tokens > 0 {
+		left.Tokens = max((d.Tokens-spent.Tokens)/episodes, 1)
+	}
+	if d.CostUSD > 0 {
+		left.CostUSD = (d.CostUSD - spent.CostUSD) / float64(episodes)
+	}
+	return left, "", nil
+}
+
+// charge adds what the task spent to its repository's day.
+func (p *Pipeline) charge(ctx context.Context, log *zap.Logger, repo string, s llm.Spend) {
+	if p.Spending == nil || s.Calls == 0 {
+		return
+	}
+	if err := p.Spending.AddRepoSpend(context.WithoutCancel(ctx), repo, time.Now(), s.Total(), s.CostUSD); err != nil {
+		log.Warn("record the repository's spend", zap.Error(err))
+	}
+}
+
+// TaskSpend is what the outcome's model calls used, as the task records it.
+func (o Outcome) TaskSpend(model string) task.Spend {
+	return task.Spend{Model: model, Calls: o.Spend.Calls, InputTokens: o.Spend.PromptTokens, CachedTokens: o.Spend.CachedTokens,
+		OutputTokens: o.Spend.CompletionTokens, CostUSD: o.Spend.CostUSD}
 }
 
 // Outcome is how a repair ended.
@@ -133,6 +198,19 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}
 
+	left, refused, err := p.dailyLeft(ctx, t.Repo)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("read the daily spend of %s: %w", t.Repo, err)
+	}
+	if refused != "" {
+		log.Warn("task refused for budget", zap.String("reason", refused))
+		p.progress("budget", "%s", refused)
+		return Outcome{Status: task.StatusOverBudget, Reason: refused}, nil
+	}
+	if left != (harness.Budget{}) {
+		ctx = harness.WithBudget(ctx, left)
+	}
+
 	cands, err := p.attempts(ctx, t, log)
 	defer func() {
 		for _, c := range cands {
@@ -147,6 +225,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	for _, c := range cands {
 		out.Spend = out.Spend.Add(c.spend)
 	}
+	p.charge(ctx, log, t.Repo, out.Spend)
 	if err != nil {
 		// What the agent did until then is kept: it says why it stopped.
 		return out, err
