@@ -263,9 +263,10 @@ func TestBenchCommandScriptedModel(t *testing.T) {
 	}
 	s := got.Summary
 	if s.Policy != "llm:test-model" || s.SR1 != 1 || s.SRK != 1 || s.Published != 1 || s.PublishedSolved != 1 || s.SolvedUnpublished != 1 ||
-		s.RejectedBy["judge"] != 1 || s.Golden["same"] != 1 || s.Golden["differs"] != 1 || s.Calls != 7 || s.Tokens == 0 {
+		s.RejectedBy["judge"] != 1 || s.Golden["same"] != 1 || s.Golden["differs"] != 1 || s.Calls != 9 || s.Tokens == 0 {
 		t.Fatalf("summary: %+v\n%s", s, stdout.String())
 	}
+	// Every request is metered: the agent's seven and the judge's two.
 	if n := len(srv.Requests()); n != 9 {
 		t.Errorf("the model got %d requests, want 9", n)
 	}
