@@ -68,8 +68,15 @@ func (h history) RecordRepair(ctx context.Context, t task.Task, out worker.Outco
 	if out.Status != task.StatusPublished {
 		return nil
 	}
-	if !t.CreatedAt.IsZero() {
-		if err := h.st.RecordTimeToPR(ctx, now, now.Sub(t.CreatedAt)); err != nil {
+	// From when the report reached redfix, else from the task's creation.
+	start := t.CreatedAt
+	if at, ok, err := h.st.Reported(ctx, t.ID); err != nil {
+		return err
+	} else if ok {
+		start = at
+	}
+	if !start.IsZero() {
+		if err := h.st.RecordTimeToPR(ctx, now, now.Sub(start)); err != nil {
 			return err
 		}
 	}
@@ -90,6 +97,11 @@ func (h history) triageDecided(ctx context.Context, sub ingest.Submission, o tri
 	switch o.Status {
 	case task.StatusQueued:
 		h.count(ctx, store.Count{Event: store.EventQueued, Repo: sub.Repo})
+		if o.TaskID != "" && !sub.Received.IsZero() {
+			if err := h.st.RecordReported(ctx, o.TaskID, sub.Received); err != nil {
+				h.log.Warn("record the report's time for the dashboard", zap.Error(err))
+			}
+		}
 	case task.StatusDropped:
 		h.count(ctx, store.Count{Event: store.EventDropped, Class: triage.ReasonClass(o.Reason), Repo: sub.Repo})
 	}

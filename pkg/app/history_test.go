@@ -8,14 +8,17 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/worker"
 )
 
 // A settled repair is kept once: its status, the gates that rejected it,
-// its tokens and cost, and for a new pull request the time to it; a
+// its tokens and cost, and for a new pull request the time to it from its
+// report's arrival; a
 // redelivered job whose pull request exists counts nothing again.
 func TestHistoryRecordsRepairs(t *testing.T) {
 	ctx := context.Background()
@@ -30,6 +33,11 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The report reached redfix 20 minutes before; triage made the task
+	// 5 minutes before.
+	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-20 * time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
+	// A redelivery of the report later does not move the start.
+	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Status: task.StatusNoPatch, Spend: spend,
 		Gates: []task.Gate{{Name: "oracle", Verdict: task.GateFail}, {Name: "static", Verdict: task.GatePass}}}))
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Status: task.StatusPublished, PullRequest: "https://github.com/acme/shop/pull/3", Spend: spend}))
@@ -46,7 +54,7 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 		}
 		got[c.Event+"/"+c.Class] = c.N
 	}
-	want := map[string]int64{"no_patch/": 1, "published/": 1, "gate_rejected/oracle": 1, "repaired/": 2, "tokens/": 2000, "cost_micro_usd/": 25000}
+	want := map[string]int64{"queued/": 2, "no_patch/": 1, "published/": 1, "gate_rejected/oracle": 1, "repaired/": 2, "tokens/": 2000, "cost_micro_usd/": 25000}
 	if len(got) != len(want) {
 		t.Errorf("counts %v, want %v", got, want)
 	}
@@ -56,8 +64,8 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 		}
 	}
 	times, err := st.TimesToPR(ctx, now, now)
-	if err != nil || len(times) != 1 || times[0] != 300 {
-		t.Errorf("times to pull request: %v, %v; want [300]", times, err)
+	if err != nil || len(times) != 1 || times[0] != 1200 {
+		t.Errorf("times to pull request: %v, %v; want [1200], from the report's arrival", times, err)
 	}
 	prs, err := st.RecentPullRequests(ctx, 10)
 	if err != nil || len(prs) != 1 || prs[0].TaskID != "t1" || prs[0].Repo != "acme/shop" || prs[0].Title == "" {

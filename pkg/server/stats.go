@@ -114,8 +114,9 @@ type Window struct {
 	CostPerRepair   float64          `json:"cost_usd_per_repair"`
 }
 
-// Latency is the time from red CI (the task's creation by triage) to its
-// pull request, over the last 30 days.
+// Latency is the time from red CI (the arrival of the report that made the
+// task; its creation by triage when that was not recorded) to its pull
+// request, over the last 30 days.
 type Latency struct {
 	Samples    int     `json:"samples"`
 	P50Seconds float64 `json:"p50_seconds"`

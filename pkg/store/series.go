@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -66,10 +67,11 @@ func SeriesRepo(repo string) string {
 
 func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
-func (s *Store) dailyKey(d string) string   { return s.key("daily", d) }
-func (s *Store) samplesKey(d string) string { return s.key("daily_pr_seconds", d) }
-func (s *Store) recentPRsKey() string       { return s.key("recent_prs") }
-func (s *Store) triageFailuresKey() string  { return s.key("recent_triage_failures") }
+func (s *Store) dailyKey(d string) string       { return s.key("daily", d) }
+func (s *Store) samplesKey(d string) string     { return s.key("daily_pr_seconds", d) }
+func (s *Store) recentPRsKey() string           { return s.key("recent_prs") }
+func (s *Store) reportedKey(task string) string { return s.key("reported", task) }
+func (s *Store) triageFailuresKey() string      { return s.key("recent_triage_failures") }
 
 // field is a daily counter's field: event|class|repo (the repository last:
 // it may hold any character).
@@ -181,6 +183,37 @@ func (s *Store) TimesToPR(ctx context.Context, from, to time.Time) ([]float64, e
 		}
 	}
 	return out, nil
+}
+
+// reportedTTL bounds how long a task's report time is kept for its
+// time to pull request.
+const reportedTTL = 30 * 24 * time.Hour
+
+// RecordReported keeps when the report that made a task reached redfix
+// (the start of its time from red CI to pull request). The first record
+// stays: a redelivered report does not move it.
+func (s *Store) RecordReported(ctx context.Context, taskID string, at time.Time) error {
+	if err := s.rdb.SetNX(ctx, s.reportedKey(taskID), at.UTC().Format(time.RFC3339Nano), reportedTTL).Err(); err != nil {
+		return fmt.Errorf("record report time of task %s: %w", taskID, err)
+	}
+	return nil
+}
+
+// Reported is when the report that made a task reached redfix; ok is false
+// when it was not recorded (or has expired).
+func (s *Store) Reported(ctx context.Context, taskID string) (at time.Time, ok bool, err error) {
+	v, err := s.rdb.Get(ctx, s.reportedKey(taskID)).Result()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read report time of task %s: %w", taskID, err)
+	}
+	at, err = time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read report time of task %s: %q: %w", taskID, v, err)
+	}
+	return at, true, nil
 }
 
 // PullRequest is a pull request redfix opened, for the dashboard's list.
