@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -73,32 +71,13 @@ func (c *Anthropic) Chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("chat with %s: %w", c.model, err)
 	}
-	var failed struct {
-		status int
-		body   []byte
-		header http.Header
-	}
+	var failed errorAnswer
 	capture := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(r)
-		if err != nil || res.StatusCode < 400 {
-			return res, err
-		}
-		body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		_ = res.Body.Close()
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		failed.status, failed.body, failed.header = res.StatusCode, body, res.Header
-		return res, readErr
+		return failed.keep(r, next)
 	})
 	out, err := c.svc.New(ctx, params, capture)
 	if err != nil {
-		if failed.status != 0 {
-			apiErr := apiErrorFromBody(failed.status, failed.body)
-			apiErr.RetryAfter = retryAfter(failed.header, time.Now())
-			err = apiErr
-		} else {
-			err = classifyTransport(ctx, err)
-		}
-		return Response{}, fmt.Errorf("chat with %s: %w", c.model, err)
+		return Response{}, fmt.Errorf("chat with %s: %w", c.model, failed.classify(ctx, err))
 	}
 	msg := Message{Role: RoleAssistant}
 	var text []string

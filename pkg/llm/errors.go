@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -132,6 +134,42 @@ func classifyTransport(ctx context.Context, err error) error {
 
 // maxErrorBody caps how much of an error body is kept.
 const maxErrorBody = 64 << 10
+
+// errorAnswer keeps the last error answer of a call (status, body and
+// headers), seen from an SDK's middleware: the SDKs decode only error bodies
+// shaped like their own provider's, and a server's error is reported
+// clearly whatever its shape.
+type errorAnswer struct {
+	status int
+	body   []byte
+	header http.Header
+}
+
+// keep is the middleware: it reads an error answer's body (capped) and
+// hands the SDK a copy.
+func (e *errorAnswer) keep(r *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(r)
+	if err != nil || res.StatusCode < 400 {
+		return res, err
+	}
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	e.status, e.body, e.header = res.StatusCode, body, res.Header
+	return res, readErr
+}
+
+// classify turns the SDK's error for a call into an *APIError (with the
+// server's Retry-After) when an error answer came back, or a classified
+// transport failure otherwise.
+func (e *errorAnswer) classify(ctx context.Context, err error) error {
+	if e.status == 0 {
+		return classifyTransport(ctx, err)
+	}
+	apiErr := apiErrorFromBody(e.status, e.body)
+	apiErr.RetryAfter = retryAfter(e.header, time.Now())
+	return apiErr
+}
 
 // apiErrorFromBody reads the error that servers put in their bodies:
 // OpenAI, vLLM, llama.cpp {"error": {"message", "type", "code"}}, older vLLM

@@ -1,11 +1,9 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -103,34 +101,13 @@ func (c *OpenAI) Chat(ctx context.Context, req Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("chat with %s: %w", c.model, err)
 	}
-	// The SDK only decodes error bodies shaped like OpenAI's; keep the last
-	// error answer's status and body to report any server's error clearly.
-	var failed struct {
-		status int
-		body   []byte
-		header http.Header
-	}
+	var failed errorAnswer
 	capture := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(r)
-		if err != nil || res.StatusCode < 400 {
-			return res, err
-		}
-		body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		_ = res.Body.Close()
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		failed.status, failed.body, failed.header = res.StatusCode, body, res.Header
-		return res, readErr
+		return failed.keep(r, next)
 	})
 	out, err := c.svc.New(ctx, params, capture)
 	if err != nil {
-		if failed.status != 0 {
-			apiErr := apiErrorFromBody(failed.status, failed.body)
-			apiErr.RetryAfter = retryAfter(failed.header, time.Now())
-			err = apiErr
-		} else {
-			err = classifyTransport(ctx, err)
-		}
-		return Response{}, fmt.Errorf("chat with %s: %w", c.model, err)
+		return Response{}, fmt.Errorf("chat with %s: %w", c.model, failed.classify(ctx, err))
 	}
 	if len(out.Choices) == 0 {
 		return Response{}, fmt.Errorf("chat with %s: the answer has no choices", c.model)
