@@ -87,9 +87,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		}
 	} else {
 		s.NATSURL = cfg.NATS.URL
-		s.nc, err = nats.Connect(cfg.NATS.URL, nats.Name("redfix"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
 			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+		s.nc, err = nats.Connect(cfg.NATS.URL, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("connect to NATS %s: %w", cfg.NATS.URL, err)
 		}
@@ -137,6 +138,21 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.triage = newTriageMetrics(s.Registry)
 	return s, nil
+}
+
+// NATSAuth is how a client logs in to NATS with the configured credentials
+// (none: no option, for a server that requires none, or credentials in the
+// URL).
+func NATSAuth(c config.NATS) []nats.Option {
+	switch {
+	case c.User != "":
+		return []nats.Option{nats.UserInfo(c.User, c.Password)}
+	case c.Token != "":
+		return []nats.Option{nats.Token(c.Token)}
+	case c.CredentialsFile != "":
+		return []nats.Option{nats.UserCredentials(c.CredentialsFile)}
+	}
+	return nil
 }
 
 // Close stops everything Start started, in reverse order.

@@ -133,10 +133,17 @@ type HTTP struct {
 
 // NATS configures the queue. An empty URL starts an embedded server.
 type NATS struct {
-	URL        string        `yaml:"url"`
-	Stream     string        `yaml:"stream"`
-	AckWait    time.Duration `yaml:"ack_wait"`
-	MaxDeliver int           `yaml:"max_deliver"`
+	URL string `yaml:"url"`
+	// User and Password, or Token, or CredentialsFile (a NATS .creds file:
+	// a user JWT and its NKey seed) log in to a server that requires it.
+	// Credentials in the URL (nats://user:pass@host) work too.
+	User            string        `yaml:"user"`
+	Password        string        `yaml:"password"`
+	Token           string        `yaml:"token"`
+	CredentialsFile string        `yaml:"credentials_file"`
+	Stream          string        `yaml:"stream"`
+	AckWait         time.Duration `yaml:"ack_wait"`
+	MaxDeliver      int           `yaml:"max_deliver"`
 }
 
 // Redis configures the state store. An empty Addr starts an embedded
@@ -315,6 +322,10 @@ var envVars = []struct {
 	{"REDFIX_TRUSTED_USER_HEADER", func(c *Config, v string) error { c.HTTP.TrustedUserHeader = v; return nil }},
 	{"REDFIX_PUBLIC_WITHOUT_TOKEN", boolVar(func(c *Config) *bool { return &c.HTTP.PublicWithoutToken })},
 	{"REDFIX_NATS_URL", func(c *Config, v string) error { c.NATS.URL = v; return nil }},
+	{"REDFIX_NATS_USER", func(c *Config, v string) error { c.NATS.User = v; return nil }},
+	{"REDFIX_NATS_PASSWORD", func(c *Config, v string) error { c.NATS.Password = v; return nil }},
+	{"REDFIX_NATS_TOKEN", func(c *Config, v string) error { c.NATS.Token = v; return nil }},
+	{"REDFIX_NATS_CREDENTIALS_FILE", func(c *Config, v string) error { c.NATS.CredentialsFile = v; return nil }},
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
 	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
@@ -373,6 +384,7 @@ var envVars = []struct {
 // so that the value is in no process's environment.
 var secretVars = map[string]bool{
 	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true,
+	"REDFIX_NATS_PASSWORD": true, "REDFIX_NATS_TOKEN": true,
 	"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
 }
 
@@ -380,12 +392,23 @@ var secretVars = map[string]bool{
 // must never let out.
 func (c Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, urlPassword(c.NATS.URL), c.GitHub.Token} {
+	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, urlPassword(c.NATS.URL), c.NATS.Password, c.NATS.Token, c.GitHub.Token} {
 		if s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// nonEmpty counts the non-empty strings.
+func nonEmpty(ss ...string) int {
+	n := 0
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // urlPassword is the password in a URL's user information, if any.
@@ -505,6 +528,12 @@ func (c Config) Validate() error {
 	}
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
+	}
+	if n := nonEmpty(c.NATS.User+c.NATS.Password, c.NATS.Token, c.NATS.CredentialsFile); n > 1 {
+		errs = append(errs, errors.New("nats: set one of user and password, token, or credentials_file"))
+	}
+	if (c.NATS.User == "") != (c.NATS.Password == "") {
+		errs = append(errs, errors.New("nats.user and nats.password go together"))
 	}
 	if c.NATS.MaxDeliver < 1 {
 		errs = append(errs, fmt.Errorf("nats.max_deliver must be at least 1, got %d", c.NATS.MaxDeliver))
