@@ -5,8 +5,30 @@
 #
 # Both run `go test` on the repositories they triage and repair, so both keep
 # the Go toolchain and git at run time.
+#
+# Other languages' toolchains: the repositories' tests run inside the image,
+# so the tools they need must be in it. Debian packages go through a build
+# argument:
+#
+#   docker build --target worker \
+#     --build-arg EXTRA_APT_PACKAGES="python3 python3-pytest nodejs npm" -t redfix-worker .
+#
+# Anything else (a toolchain from a tarball, a language's own installer) goes
+# in a stage of your own on top of `worker` or `bot`: switch to USER root,
+# install, clean up, and switch back to USER 10001.
+#
+# Base images are pinned to exact versions; after pulling them once, pin
+# them by digest as well (golang:1.26.8-bookworm@sha256:...) so that a
+# re-pushed tag cannot change the build. Health: Kubernetes ignores a
+# HEALTHCHECK; the manifests probe /healthz and /readyz (deploy/k8s).
+#
+# Checked by `go test ./deploy` (no Docker engine on the development
+# machines): pinned FROM lines, a non-root USER in every image, no ADD of
+# URLs, apt lists removed in the layer that installs.
 
-FROM golang:1.26-bookworm AS build
+ARG GO_IMAGE=golang:1.26.8-bookworm
+
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -14,9 +36,10 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/bot ./cmd/bot \
  && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/worker ./cmd/worker
 
-FROM golang:1.26-bookworm AS runtime
+FROM ${GO_IMAGE} AS runtime
+ARG EXTRA_APT_PACKAGES=""
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates bubblewrap \
+ && apt-get install -y --no-install-recommends git ca-certificates bubblewrap ${EXTRA_APT_PACKAGES} \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 10001 redfix
 USER 10001
