@@ -34,8 +34,12 @@ const (
 
 // Report is what a failed run says.
 type Report struct {
-	// Data is a test report: go test -json or JUnit XML.
+	// Data is a test report: go test -json or JUnit XML, kept for audit.
 	Data []byte
+	// Parsed is Data as read while collecting it: each file was parsed
+	// once, to know it for a report, and the results merged, so nothing
+	// downstream parses it again.
+	Parsed report.Result
 	// Source says where it came from: "artifact NAME", or "log of job NAME".
 	Sources []string
 	// FailedJobs are the names of the run's failed jobs.
@@ -78,6 +82,7 @@ func (c *Collector) Collect(ctx context.Context, gh *github.Client, owner, repo 
 	}
 
 	var goJSON, junit [][]byte
+	var goRes, junitRes []report.Result
 	arts, err := c.artifacts(ctx, gh, owner, repo, run.GetID())
 	if err != nil {
 		return rep, err
@@ -98,7 +103,7 @@ func (c *Collector) Collect(ctx context.Context, gh *github.Client, owner, repo 
 		if err != nil {
 			return rep, fmt.Errorf("download artifact %s of run %d: %w", a.GetName(), run.GetID(), err)
 		}
-		g, j, err := reportsInZip(data)
+		g, j, gr, jr, err := reportsInZip(data)
 		if err != nil {
 			log.Warn("artifact is not a readable zip; skipped", zap.String("artifact", a.GetName()), zap.Error(err))
 			continue
@@ -107,6 +112,7 @@ func (c *Collector) Collect(ctx context.Context, gh *github.Client, owner, repo 
 			rep.Sources = append(rep.Sources, "artifact "+a.GetName())
 		}
 		goJSON, junit = append(goJSON, g...), append(junit, j...)
+		goRes, junitRes = append(goRes, gr...), append(junitRes, jr...)
 	}
 	if len(goJSON)+len(junit) == 0 {
 		for _, j := range jobs {
@@ -119,18 +125,25 @@ func (c *Collector) Collect(ctx context.Context, gh *github.Client, owner, repo 
 				return rep, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
 			}
 			for _, text := range logTexts(data) {
-				if g := GoTestText(text); g != nil {
-					goJSON = append(goJSON, g)
-					rep.Sources = append(rep.Sources, "log of job "+j.GetName())
+				g := GoTestText(text)
+				if g == nil {
+					continue
 				}
+				res, err := report.Parse(g)
+				if err != nil {
+					log.Warn("go test output in a job's log that does not read as a report; skipped", zap.String("job", j.GetName()), zap.Error(err))
+					continue
+				}
+				goJSON, goRes = append(goJSON, g), append(goRes, res)
+				rep.Sources = append(rep.Sources, "log of job "+j.GetName())
 			}
 		}
 	}
 	switch {
 	case len(goJSON) > 0:
-		rep.Data = bytes.Join(goJSON, []byte("\n"))
+		rep.Data, rep.Parsed = bytes.Join(goJSON, []byte("\n")), report.Merge(goRes...)
 	case len(junit) > 0:
-		rep.Data = mergeJUnit(junit)
+		rep.Data, rep.Parsed = mergeJUnit(junit), report.Merge(junitRes...)
 	default:
 		return rep, ErrNoReport
 	}
@@ -256,11 +269,11 @@ func matchAny(globs []string, name string) bool {
 }
 
 // reportsInZip returns the go test -json and JUnit XML files in an
-// artifact's zip, in name order.
-func reportsInZip(data []byte) (goJSON, junit [][]byte, err error) {
+// artifact's zip, in name order, with each one's parsed result.
+func reportsInZip(data []byte) (goJSON, junit [][]byte, goRes, junitRes []report.Result, err error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	files := append([]*zip.File(nil), zr.File...)
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
@@ -270,19 +283,19 @@ func reportsInZip(data []byte) (goJSON, junit [][]byte, err error) {
 		}
 		body, err := readZipFile(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, nil, nil, nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		res, err := report.Parse(body)
 		if err != nil {
 			continue // not a test report
 		}
 		if res.Format == "junit" {
-			junit = append(junit, body)
+			junit, junitRes = append(junit, body), append(junitRes, res)
 		} else {
-			goJSON = append(goJSON, body)
+			goJSON, goRes = append(goJSON, body), append(goRes, res)
 		}
 	}
-	return goJSON, junit, nil
+	return goJSON, junit, goRes, junitRes, nil
 }
 
 func readZipFile(f *zip.File) ([]byte, error) {

@@ -84,12 +84,22 @@ func (f *fixture) failed(t *testing.T, run ghtest.WorkflowRun) *github.WorkflowR
 	return got
 }
 
-func failures(t *testing.T, data []byte) []string {
+// failures are the collected report's failures, as its parsed form has
+// them; the raw report, parsed again, must say the same.
+func failures(t *testing.T, rep Report) []string {
 	t.Helper()
-	res, err := report.Parse(data)
+	res, err := report.Parse(rep.Data)
 	if err != nil {
-		t.Fatalf("collected report does not parse: %v\n%s", err, data)
+		t.Fatalf("collected report does not parse: %v\n%s", err, rep.Data)
 	}
+	got, again := ids(rep.Parsed), ids(res)
+	if strings.Join(got, "\n") != strings.Join(again, "\n") || rep.Parsed.Format != res.Format || len(rep.Parsed.BuildErrors) != len(res.BuildErrors) {
+		t.Errorf("the collected parsed report (%s) has failures %v, the raw report (%s) parsed again %v", rep.Parsed.Format, got, res.Format, again)
+	}
+	return got
+}
+
+func ids(res report.Result) []string {
 	var ids []string
 	for _, fl := range res.Failures {
 		ids = append(ids, fl.ID()+": "+fl.Message)
@@ -121,7 +131,7 @@ func TestCollectArtifacts(t *testing.T) {
 		t.Errorf("failed jobs %v", rep.FailedJobs)
 	}
 	// go test -json wins over JUnit when both are there.
-	if got := failures(t, rep.Data); len(got) != 1 || got[0] != "example.com/m/calc.TestAdd: Add(1, 2) = -1, want 3" {
+	if got := failures(t, rep); len(got) != 1 || got[0] != "example.com/m/calc.TestAdd: Add(1, 2) = -1, want 3" {
 		t.Errorf("failures %v", got)
 	}
 	if strings.Join(rep.Sources, ",") != "artifact test-results-go,artifact test-results-junit" {
@@ -147,7 +157,7 @@ func TestCollectArtifacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := failures(t, rep.Data); len(got) != 2 || !strings.Contains(got[0], "TestSub: ") {
+	if got := failures(t, rep); len(got) != 2 || !strings.Contains(got[0], "TestSub: ") {
 		t.Errorf("JUnit failures %v", got)
 	}
 }
@@ -167,7 +177,7 @@ func TestCollectLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := failures(t, rep.Data)
+	got := failures(t, rep)
 	if len(got) != 3 || strings.Join(rep.Sources, ",") != "log of job test" || rep.Good != "" {
 		t.Errorf("from the logs: failures %v, sources %v, good %q", got, rep.Sources, rep.Good)
 	}

@@ -135,6 +135,7 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 			Good:   rep.Good,
 			Branch: run.GetHeadBranch(),
 			Report: rep.Data,
+			Parsed: &rep.Parsed,
 		},
 		Release: release,
 		Note:    fmt.Sprintf("run %d: report from %s", run.GetID(), strings.Join(rep.Sources, ", ")),
