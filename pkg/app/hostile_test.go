@@ -124,10 +124,12 @@ func TestHostileRepositoryThroughWorkerRepair(t *testing.T) {
 	if _, err := repo.CommitAll(ctx, "calc: Add"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(src, "calc.go"), []byte("package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n"), 0o644); err != nil {
+	// The culprit adds Sub and breaks Add: the fix undoes one hunk of it,
+	// not the whole (that would be a revert, which the gates refuse).
+	if err := os.WriteFile(filepath.Join(src, "calc.go"), []byte("package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n\n// Sub returns a minus b.\nfunc Sub(a, b int) int {\n\treturn a - b\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	blame, err := repo.CommitAll(ctx, "calc: tidy Add")
+	blame, err := repo.CommitAll(ctx, "calc: add Sub, tidy Add")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
@@ -192,6 +193,15 @@ func validatePatch(ctx context.Context, cfg config.Config, log *zap.Logger, req 
 		v.AtBase = append(v.AtBase, at)
 	}
 
+	// The gates check the patch on a clean checkout: the tests just ran in
+	// this one, and whatever they left there is not the patch's.
+	clean, err := ws.Sibling(ctx, head, "")
+	if err != nil {
+		return Validation{}, Machinery(err)
+	}
+	defer clean.Close()
+	ws = clean
+	ctx = sandbox.WithTree(ctx, ws.Dir)
 	applied, err := applyPatch(ctx, ws, req.patch)
 	if err != nil {
 		return Validation{}, Machinery(err)
@@ -206,7 +216,7 @@ func validatePatch(ctx context.Context, cfg config.Config, log *zap.Logger, req 
 		return Validation{}, Machinery(err)
 	}
 	gates, err := validators.New(runner, validatorsConfig(cfg), log).Check(ctx, validators.Input{
-		Dir: ws.Dir, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff,
+		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff,
 	})
 	if err != nil {
 		return Validation{}, Machinery(err)
@@ -263,21 +273,9 @@ func applyPatch(ctx context.Context, ws *workspace.Workspace, patch string) (tas
 	if len(files) == 0 {
 		return gate(task.GateFail, "the patch holds no file diff"), nil
 	}
-	f, err := os.CreateTemp("", "redfix-patch-*.diff")
-	if err != nil {
-		return task.Gate{}, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(patch); err != nil {
-		f.Close()
-		return task.Gate{}, err
-	}
-	if err := f.Close(); err != nil {
-		return task.Gate{}, err
-	}
-	// Counts written by hand are often off: --recount reads the hunks' bodies
-	// instead, which changes nothing for a diff whose counts are right.
-	out, err := ws.Repo.Git(ctx, "apply", "--recount", "--whitespace=nowarn", "-v", f.Name())
+	// Counts written by hand are often off: Apply recounts from the hunks'
+	// bodies, which changes nothing for a diff whose counts are right.
+	out, err := ws.Apply(ctx, patch)
 	if err != nil {
 		if ctx.Err() != nil {
 			return task.Gate{}, ctx.Err()

@@ -504,11 +504,11 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 		}
 	}
 
-	testPatch, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-renames", c.parent, c.sha, "--"}, testFiles...)...)
+	testPatch, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", c.parent, c.sha, "--"}, testFiles...)...)
 	if err != nil {
 		return Task{}, nil, err
 	}
-	golden, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-renames", c.parent, c.sha, "--"}, codeFiles...)...)
+	golden, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", c.parent, c.sha, "--"}, codeFiles...)...)
 	if err != nil {
 		return Task{}, nil, err
 	}

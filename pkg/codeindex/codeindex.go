@@ -5,6 +5,7 @@
 package codeindex
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Kinds of symbols.
@@ -262,8 +265,16 @@ func (ix *Index) Reload(rel string) error {
 	return nil
 }
 
+// MaxFileSize is the largest file indexed: a larger one (generated code, or
+// a file a test wrote to exhaust the bot's memory) is left out.
+const MaxFileSize = 2 << 20
+
 func parseFile(dir, rel string) ([]Symbol, error) {
-	src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	// Beneath the checkout, through no link, sized before it is read.
+	src, err := untrusted.ReadFile(dir, rel, MaxFileSize)
+	if errors.Is(err, untrusted.ErrTooLarge) || errors.Is(err, untrusted.ErrLink) || errors.Is(err, untrusted.ErrNotRegular) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,13 +15,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -150,6 +150,13 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 	if clip == nil {
 		clip = func(s string) string { return s }
 	}
+	// Files are opened beneath dir: a link planted in the checkout never
+	// takes the search outside it.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, -1, fmt.Errorf("search %s: %w", dir, err)
+	}
+	defer root.Close()
 	type result struct {
 		tier int
 		hits Hits
@@ -184,7 +191,7 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 					return
 				}
 				var data []byte
-				data, buf = readFile(filepath.Join(dir, filepath.FromSlash(files[i])), buf)
+				data, buf = readFile(root, files[i], buf)
 				if data == nil {
 					continue
 				}
@@ -233,17 +240,21 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 	return out, best, nil
 }
 
-// readFile reads a regular, text file no larger than MaxFileSize into buf;
-// nil when it is none of those.
-func readFile(path string, buf []byte) (data, grown []byte) {
-	// Without a stat: a file is read into a buffer one byte larger than
-	// the largest searched, and skipped when it fills it. A directory
-	// fails the read.
-	f, err := os.Open(path)
+// readFile reads a regular, text file no larger than MaxFileSize, opened
+// beneath root, into buf; nil when it is none of those.
+func readFile(root *os.Root, name string, buf []byte) (data, grown []byte) {
+	// Without a path stat: a file is read into a buffer one byte larger
+	// than the largest searched, and skipped when it fills it. The open
+	// file's own stat refuses what is not a regular file (a FIFO, opened
+	// without blocking, a device).
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, buf
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > MaxFileSize {
+		return nil, buf
+	}
 	if cap(buf) < MaxFileSize+1 {
 		buf = make([]byte, MaxFileSize+1)
 	}

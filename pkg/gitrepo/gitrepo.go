@@ -19,13 +19,58 @@ const (
 	AuthorEmail = "redfix@users.noreply.local"
 )
 
-// Repo is a git working tree (or bare repository) at Dir.
+// Repo is a git repository: a work tree at Dir whose git directory is
+// GitDir, or, with GitDir empty, the repository git finds at Dir (a bare
+// mirror, a repository redfix made itself and ran nothing in).
+//
+// A checkout where a repository's code runs keeps its git directory apart,
+// outside the work tree and outside what the sandbox may write: whatever a
+// test writes in the work tree (a .git file or directory, hooks, a config
+// with core.fsmonitor) is never read by redfix's git, which is told where
+// its git directory is.
 type Repo struct {
-	Dir string
+	Dir    string
+	GitDir string
+	// seal is the digest of GitDir's configuration as redfix left it
+	// (Seal); every command checks it first.
+	seal string
 }
 
 // ErrUnknownRevision is returned when a revision does not name a commit.
 var ErrUnknownRevision = errors.New("unknown revision")
+
+// ErrTampered is returned when a checkout's git metadata is not what
+// redfix left there: its git directory moved into the work tree, became a
+// link, or its configuration changed.
+var ErrTampered = errors.New("git metadata is not what redfix left")
+
+// hardened is the configuration every git command redfix runs is given on
+// its command line, where it overrides every configuration file: no
+// filesystem monitor, no hooks, no submodules, no pager, no credential
+// helper or ssh command but the ones redfix passes, no background
+// maintenance (diffs are asked with --no-ext-diff and --no-textconv). It is
+// a second wall: the first is that a checkout's git directory is redfix's
+// alone (Repo.GitDir), so what a test could write never becomes a command
+// git runs.
+var hardened = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.untrackedCache=false",
+	"-c", "core.pager=cat",
+	"-c", "core.sshCommand=ssh",
+	"-c", "core.fileMode=false",
+	"-c", "credential.helper=",
+	"-c", "diff.ignoreSubmodules=all",
+	"-c", "submodule.recurse=false",
+	"-c", "fetch.recurseSubmodules=false",
+	"-c", "protocol.ext.allow=never",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
+	"-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false",
+	"-c", "init.defaultBranch=main",
+	"-c", "advice.detachedHead=false",
+}
 
 // Git runs git with args in the repository and returns its output. A
 // non-zero exit is an error carrying git's output.
@@ -37,15 +82,22 @@ func (r Repo) Git(ctx context.Context, args ...string) (string, error) {
 // credentials of a remote, given to git for one fetch or push and to no
 // other process).
 func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string, error) {
-	full := append([]string{"git",
-		"-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail,
-		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
-		"-c", "advice.detachedHead=false", "-c", "protocol.ext.allow=never"}, args...)
-	// git is redfix's own tool on its own checkouts: it runs unconfined
-	// (clones need the network), and the sandbox keeps .git read-only to the
-	// commands that run confined, so no hook or configuration they write
-	// reaches it.
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Env: env, Timeout: 5 * time.Minute, MaxOutput: 8 << 20, Unconfined: true})
+	if len(args) == 0 {
+		return "", errors.New("git: no command")
+	}
+	if err := r.Verify(); err != nil {
+		return "", fmt.Errorf("git %s: %w", args[0], err)
+	}
+	full := append(append([]string{"git"}, hardened...), args...)
+	// No configuration but the repository's own (which redfix wrote) and
+	// the command line's.
+	base := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"}
+	if r.GitDir != "" {
+		base = append(base, "GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.Dir)
+	}
+	// git is redfix's own tool: it runs unconfined (clones need the
+	// network), on git directories the sandbox cannot write.
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: r.Dir, Args: full, Env: append(base, env...), Timeout: 5 * time.Minute, MaxOutput: 8 << 20, Unconfined: true})
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
@@ -64,7 +116,9 @@ func Init(ctx context.Context, dir string) (Repo, error) {
 	return r, nil
 }
 
-// Clone clones src (a path or URL) into dst, without checking out. Both
+// Clone clones src (a path or URL) into dst, without checking out, with
+// its git directory in dst/.git: for copies nothing will run in (a
+// checkout where code runs is CloneApart's). Both
 // follow "--", so neither is read as an option.
 func Clone(ctx context.Context, src, dst string) (Repo, error) {
 	r := Repo{Dir: "."}
@@ -153,7 +207,7 @@ func (r Repo) Show(ctx context.Context, rev string) (Commit, error) {
 		return Commit{}, fmt.Errorf("files of %s: %w", rev, err)
 	}
 	c.Files = strings.Fields(files)
-	diff, err := r.Git(ctx, "show", "--format=", "--no-color", "--root", rev)
+	diff, err := r.Git(ctx, "show", "--format=", "--no-color", "--no-ext-diff", "--no-textconv", "--root", rev)
 	if err != nil {
 		return Commit{}, fmt.Errorf("diff of %s: %w", rev, err)
 	}
@@ -161,19 +215,23 @@ func (r Repo) Show(ctx context.Context, rev string) (Commit, error) {
 	return c, nil
 }
 
-// Diff is the work tree's change against HEAD, new files included.
+// Diff is the work tree's change against HEAD, new files included, with
+// every file the work tree holds: for repositories redfix made and ran
+// nothing in. A checkout's patch is DiffPaths of what was edited.
 func (r Repo) Diff(ctx context.Context) (string, error) {
 	if _, err := r.Git(ctx, "add", "-A", "-N"); err != nil {
 		return "", fmt.Errorf("diff: %w", err)
 	}
-	out, err := r.Git(ctx, "diff", "--no-color", "HEAD")
+	out, err := r.Git(ctx, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "HEAD")
 	if err != nil {
 		return "", fmt.Errorf("diff: %w", err)
 	}
 	return out, nil
 }
 
-// CommitAll commits every change in the work tree and returns the commit.
+// CommitAll commits every change in the work tree and returns the commit:
+// for repositories redfix made and ran nothing in, never a checkout where a
+// repository's code ran.
 func (r Repo) CommitAll(ctx context.Context, message string) (string, error) {
 	if _, err := r.Git(ctx, "add", "-A"); err != nil {
 		return "", fmt.Errorf("commit: %w", err)

@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/redfix/redfix/pkg/llm"
@@ -79,21 +77,8 @@ func restorePassing(ctx context.Context, ws *workspace.Workspace, patch string) 
 	if patch == "" {
 		return nil
 	}
-	f, err := os.CreateTemp("", "redfix-passing-*.diff")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(patch); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	abs, _ := filepath.Abs(f.Name())
-	if err := ws.Repo.Apply(ctx, abs); err != nil {
-		return fmt.Errorf("apply the passing patch: %w", err)
+	if out, err := ws.Apply(ctx, patch); err != nil {
+		return fmt.Errorf("apply the passing patch: %w: %s", err, out)
 	}
 	return nil
 }

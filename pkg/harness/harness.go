@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -91,6 +92,8 @@ func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 // steps, and only they are written to trajectory.
 func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []Step, trajectory io.Writer) (Result, error) {
 	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
+	// Commands the tools run in the workspace may write all of it.
+	ctx = sandbox.WithTree(ctx, ws.Dir)
 	s := newSession(h, ws, t)
 	defer s.close()
 	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}

@@ -18,6 +18,7 @@ import (
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/codesearch"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/untrusted"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -184,39 +185,48 @@ func (s *session) resolve(p string) (abs, rel string, bad *Observation) {
 	return abs, s.ws.Rel(abs), nil
 }
 
-// readText reads a text file for the policy; a missing file, a directory or
-// a binary file is an observation.
+// maxReadFile is the largest file the tools read from the workspace; a
+// larger one is refused before any of it is read.
+const maxReadFile = 8 << 20
+
+// readText reads a text file for the policy; a missing file, a directory,
+// a link, a file too large or a binary file is an observation.
 func (s *session) readText(ctx context.Context, p string) (content, rel string, bad *Observation) {
 	if strings.TrimSpace(p) == "" {
 		o := problem("A path is required.")
 		return "", "", &o
 	}
-	abs, rel, bad := s.resolve(p)
+	_, rel, bad = s.resolve(p)
 	if bad != nil {
 		return "", "", bad
 	}
-	info, err := os.Stat(abs)
+	content, err := s.ws.ReadText(rel, maxReadFile)
+	if err != nil {
+		o := s.unreadable(ctx, rel, err)
+		return "", "", &o
+	}
+	return content, rel, nil
+}
+
+// unreadable is the observation for a file of the workspace that the tools
+// do not read, saying why.
+func (s *session) unreadable(ctx context.Context, rel string, err error) Observation {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		o := problem("No file %s.%s", rel, s.suggestFiles(ctx, rel))
-		return "", "", &o
-	case err != nil:
-		o := problem("Cannot read %s: %v.", rel, err)
-		return "", "", &o
-	case info.IsDir():
-		o := problem("%s is a directory; use read_directory.", rel)
-		return "", "", &o
+		return problem("No file %s.%s", rel, s.suggestFiles(ctx, rel))
+	case errors.Is(err, untrusted.ErrLink):
+		return problem("%s is, or lies under, a symbolic link; the tools read and edit regular files only: name the file it points to.", rel)
+	case errors.Is(err, untrusted.ErrTooLarge):
+		return problem("%s is larger than %d MiB; it is not read.", rel, maxReadFile>>20)
+	case errors.Is(err, untrusted.ErrBinary):
+		return problem("%s is a binary file.", rel)
+	case errors.Is(err, untrusted.ErrNotRegular):
+		if fi, serr := untrusted.Lstat(s.ws.Dir, rel); serr == nil && fi.IsDir() {
+			return problem("%s is a directory; use read_directory.", rel)
+		}
+		return problem("%s is not a regular file.", rel)
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		o := problem("Cannot read %s: %v.", rel, err)
-		return "", "", &o
-	}
-	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-		o := problem("%s is a binary file.", rel)
-		return "", "", &o
-	}
-	return string(data), rel, nil
+	return problem("Cannot read %s: %v.", rel, err)
 }
 
 // suggestFiles names files with the same base name as rel.

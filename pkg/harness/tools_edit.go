@@ -13,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/untrusted"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -34,20 +35,19 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	exists := true
 	var content string
 	mode := fs.FileMode(0o644)
-	info, err := os.Stat(abs)
+	info, err := untrusted.Lstat(s.ws.Dir, rel)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		exists = false
-	case err != nil:
+	case err != nil && !errors.Is(err, untrusted.ErrLink):
 		return problem("Cannot read %s: %v.", rel, err), nil
-	case info.IsDir():
+	case err == nil && info.IsDir():
 		return problem("%s is a directory; edit changes one file.", rel), nil
 	default:
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return problem("Cannot read %s: %v.", rel, err), nil
+		if content, err = s.ws.ReadText(rel, maxReadFile); err != nil {
+			return s.unreadable(ctx, rel, err), nil
 		}
-		content, mode = string(data), info.Mode().Perm()
+		mode = info.Mode().Perm()
 	}
 
 	text := args.Blocks
@@ -84,10 +84,10 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if exists && updated == content {
 		return editFailed("The blocks%s change nothing in %s.", via, rel), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return Observation{}, fmt.Errorf("make the directory of %s: %w", rel, err)
-	}
-	if err := os.WriteFile(abs, []byte(updated), mode); err != nil {
+	if err := s.ws.WriteFile(rel, []byte(updated), mode); err != nil {
+		if errors.Is(err, untrusted.ErrLink) || errors.Is(err, untrusted.ErrNotRegular) || errors.Is(err, workspace.ErrOutside) {
+			return editFailed("%s cannot be written: %v.", rel, err), nil
+		}
 		return Observation{}, fmt.Errorf("write %s: %w", rel, err)
 	}
 	// The tests passed, if they did, without this change.
@@ -135,10 +135,7 @@ func editFailed(format string, args ...any) Observation {
 
 // fileDiff is one file's change against HEAD, a new file included.
 func (s *session) fileDiff(ctx context.Context, rel string) (string, error) {
-	// Intent-to-add makes a new file show in the diff; an ignored file
-	// refuses it and then shows no diff, which is true enough.
-	_, _ = s.ws.Repo.Git(ctx, "add", "-N", "--", rel)
-	out, err := s.ws.Repo.Git(ctx, "diff", "--no-color", "HEAD", "--", rel)
+	out, err := s.ws.Repo.DiffPaths(ctx, []string{rel})
 	if err != nil {
 		return "", fmt.Errorf("diff of %s: %w", rel, err)
 	}
@@ -202,7 +199,7 @@ func (s *session) diagnose(ctx context.Context, abs, rel string) (fresh string, 
 // made once per episode, to tell an edit's findings from the old ones.
 func (s *session) baseCheckout(ctx context.Context) (string, error) {
 	if s.base == nil {
-		ws, err := workspace.Open(ctx, s.ws.Dir, s.t.Commit, "")
+		ws, err := s.ws.Sibling(ctx, s.t.Commit, "")
 		if err != nil {
 			return "", fmt.Errorf("check out %s to compare findings: %w", task.Short(s.t.Commit), err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // detailedFailures is how many failures get_task_details shows with their
@@ -126,13 +126,13 @@ func (s *session) diffDetails(ctx context.Context, args DiffArgs) (Observation, 
 }
 
 func (s *session) readDirectory(args PathArgs) (Observation, error) {
-	abs, rel, bad := s.resolve(args.Path)
+	_, rel, bad := s.resolve(args.Path)
 	if bad != nil {
 		return *bad, nil
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := untrusted.ReadDir(s.ws.Dir, rel)
 	if err != nil {
-		if info, serr := os.Stat(abs); serr == nil && !info.IsDir() {
+		if info, serr := untrusted.Lstat(s.ws.Dir, rel); serr == nil && info.Mode().IsRegular() {
 			return problem("%s is a file; use read_file.", rel), nil
 		}
 		return problem("Cannot read the directory %s: %v.", rel, err), nil

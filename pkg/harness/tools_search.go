@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -21,11 +19,11 @@ type fileHits struct {
 	texts []string
 }
 
-// grepFile returns the matching lines of one file; binary and very large
-// files have none.
-func grepFile(abs string, match func(string) bool) ([]int, []string) {
-	data, err := os.ReadFile(abs)
-	if err != nil || len(data) > maxSearchFile || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+// grepFile returns the matching lines of one file of the workspace;
+// binary and very large files, and links, have none.
+func (s *session) grepFile(rel string, match func(string) bool) ([]int, []string) {
+	data, err := s.ws.ReadText(rel, maxSearchFile)
+	if err != nil {
 		return nil, nil
 	}
 	var ns []int
@@ -239,16 +237,16 @@ func (s *session) searchCodeInFile(ctx context.Context, args SearchCodeArgs) (Ob
 	if _, _, bad := s.readText(ctx, args.Path); bad != nil {
 		return *bad, nil
 	}
-	abs, rel, _ := s.resolve(args.Path)
+	_, rel, _ := s.resolve(args.Path)
 	match, err := matcher(args.Query, args.Regex, false)
 	if err != nil {
 		return problem("The regular expression %q is not valid (RE2 syntax): %v.", args.Query, err), nil
 	}
-	ns, ts := grepFile(abs, match)
+	ns, ts := s.grepFile(rel, match)
 	note := ""
 	if len(ns) == 0 {
 		fold, _ := matcher(args.Query, args.Regex, true)
-		if ns, ts = grepFile(abs, fold); len(ns) > 0 {
+		if ns, ts = s.grepFile(rel, fold); len(ns) > 0 {
 			note = " (no exact match; these match ignoring case)"
 		}
 	}
@@ -379,9 +377,9 @@ func suggest(syms []codeindex.Symbol) string {
 func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol, maxChars int) int {
 	start := b.Len()
 	fmt.Fprintf(b, "%s-%d (%s %s)\n", sym.Location(), sym.EndLine, sym.Kind, sym.QualifiedName())
-	data, err := os.ReadFile(filepath.Join(s.ws.Dir, filepath.FromSlash(sym.File)))
+	data, err := s.ws.ReadText(sym.File, maxReadFile)
 	if err == nil {
-		lines := splitLines(string(data))
+		lines := splitLines(data)
 		from, to := sym.Line, min(sym.EndLine, len(lines))
 		if from >= 1 && from <= to {
 			last, size := from-1, 0

@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -259,11 +257,11 @@ func (s *session) localize(ctx context.Context, tests []string) (Observation, er
 
 // lineText is line n of the file at rel in the workspace.
 func (s *session) lineText(rel string, n int) (string, bool) {
-	data, err := os.ReadFile(filepath.Join(s.ws.Dir, filepath.FromSlash(rel)))
+	data, err := s.ws.ReadText(rel, maxReadFile)
 	if err != nil {
 		return "", false
 	}
-	lines := splitLines(string(data))
+	lines := splitLines(data)
 	if n < 1 || n > len(lines) {
 		return "", false
 	}

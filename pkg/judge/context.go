@@ -1,11 +1,9 @@
 package judge
 
 import (
-	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Source is a piece of the repository the judge reads: a failing test's
@@ -37,6 +36,10 @@ const (
 	maxDataFiles  = 3
 	maxChange     = 4000
 	maxChanges    = 6
+	// maxSourceFile and maxDataRead bound a file read at all (what is
+	// shown of it is capped above).
+	maxSourceFile = 4 << 20
+	maxDataRead   = 1 << 20
 )
 
 // WithContext fills in.Tests and in.Code from dir, a checkout with the
@@ -63,8 +66,10 @@ func testSources(dir, id string) []Source {
 	if err != nil {
 		return nil
 	}
-	pkgDir := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(t.Dir, "./")))
-	ents, err := os.ReadDir(pkgDir)
+	pkgRel := filepath.FromSlash(strings.TrimPrefix(t.Dir, "./"))
+	pkgDir := filepath.Join(dir, pkgRel)
+	// The checkout is read as untrusted: tests ran in it.
+	ents, err := untrusted.ReadDir(dir, pkgRel)
 	if err != nil {
 		return nil
 	}
@@ -77,10 +82,10 @@ func testSources(dir, id string) []Source {
 	var files []parsed
 	globals := map[string]ast.Node{}
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), "_test.go") {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(filepath.Join(pkgDir, e.Name()))
+		src, err := untrusted.ReadFile(dir, filepath.Join(pkgRel, e.Name()), maxSourceFile)
 		if err != nil {
 			continue
 		}
@@ -177,12 +182,13 @@ func dataFiles(root, pkgDir string, lits []string) []Source {
 			if !strings.HasPrefix(cand, pkgDir+string(filepath.Separator)) {
 				continue
 			}
-			st, err := os.Stat(cand)
-			if err != nil || !st.Mode().IsRegular() || seen[cand] {
+			if seen[cand] {
 				continue
 			}
-			data, err := os.ReadFile(cand)
-			if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			// Beneath the checkout, through no link, sized first: a test
+			// data file linked to a host file is never shown to the model.
+			data, err := untrusted.ReadText(root, untrusted.Rel(root, cand), maxDataRead)
+			if err != nil {
 				continue
 			}
 			seen[cand] = true
@@ -204,7 +210,7 @@ func changes(dir string, files []unidiff.File) []Change {
 		if f.NewPath == "" || f.OldPath == "" || f.Binary {
 			continue // created or deleted files are whole in the patch
 		}
-		after, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.NewPath)))
+		after, err := untrusted.ReadText(dir, f.NewPath, maxSourceFile)
 		if err != nil {
 			continue
 		}

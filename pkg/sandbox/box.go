@@ -280,19 +280,6 @@ func (b *Box) cacheFor(repo string) string {
 	return filepath.Join(b.cfg.CacheDir, base+"-"+hex.EncodeToString(sum[:6]))
 }
 
-// writableRoot is the directory a command may write: the git checkout that
-// holds dir (the workspace), or dir itself outside any checkout.
-func writableRoot(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return dir
-		}
-	}
-}
-
 // limitArgs is the prlimit prefix that sets the resource limits.
 func (b *Box) limitArgs(confined bool) []string {
 	if b.prlimit == "" {
@@ -368,10 +355,14 @@ func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
 		args = append(args, "--bind", cache, cache)
 	}
 	args = append(args, "--bind", ws, ws)
-	// The checkout's git directory stays read-only: a hook or a config
-	// written there would run later, outside the sandbox, in redfix's own
-	// git commands.
-	if fi, err := os.Stat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
+	if cmd.Outbox != "" {
+		args = append(args, "--bind", cmd.Outbox, cmd.Outbox)
+	}
+	// A checkout keeps its git directory apart, out of view; a
+	// repository whose .git is in its work tree (one redfix made, a
+	// person's) has it kept read-only, file or directory, so that nothing
+	// written there reaches a git command later.
+	if _, err := os.Lstat(filepath.Join(ws, ".git")); err == nil {
 		args = append(args, "--ro-bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git"))
 	}
 	dir := cmd.Dir
@@ -431,7 +422,12 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	cmd.Dir = dir
-	ws := writableRoot(dir)
+	// The tree the command may write: the workspace named on ctx when the
+	// command runs inside it, else only its own directory.
+	ws := TreeFrom(ctx)
+	if ws == "" || !(dir == ws || strings.HasPrefix(dir, ws+string(filepath.Separator))) {
+		ws = dir
+	}
 	cache := b.cacheFor(repo)
 	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o755); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
@@ -446,7 +442,20 @@ type ctxKey int
 const (
 	boxKey ctxKey = iota
 	repoKey
+	treeKey
 )
+
+// WithTree names the tree (a workspace's work tree, absolute) that ctx's
+// commands may write when they run inside it.
+func WithTree(ctx context.Context, dir string) context.Context {
+	return context.WithValue(ctx, treeKey, filepath.Clean(dir))
+}
+
+// TreeFrom is the tree named on ctx, "" when none is.
+func TreeFrom(ctx context.Context) string {
+	d, _ := ctx.Value(treeKey).(string)
+	return d
+}
 
 // With returns a context whose commands (through Run) are confined by b.
 func With(ctx context.Context, b *Box) context.Context { return context.WithValue(ctx, boxKey, b) }

@@ -52,6 +52,55 @@ func sh(t *testing.T, ctx context.Context, b *Box, dir, script string) Result {
 	return res
 }
 
+// A command writes the tree named on its context, and without one only its
+// own directory: no walk up the file system decides what it may write.
+func TestConfinedWritableTreeComesFromTheContext(t *testing.T) {
+	b := confined(t, Config{})
+	top := t.TempDir()
+	ws := filepath.Join(top, "repo")
+	sub := filepath.Join(ws, "pkg")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A git directory next to the tree, as a checkout's is kept.
+	if err := os.MkdirAll(filepath.Join(top, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`echo x > %[1]s/root-file; echo x > %[2]s/sub-file; echo x > %[3]s/git/config`, ws, sub, top)
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	res := sh(t, context.Background(), b, sub, script)
+	if exists(filepath.Join(ws, "root-file")) || !exists(filepath.Join(sub, "sub-file")) || exists(filepath.Join(top, "git", "config")) {
+		t.Fatalf("without a tree on the context, only the command's directory is writable:\n%s", res.Output)
+	}
+	os.Remove(filepath.Join(sub, "sub-file"))
+	res = sh(t, WithTree(context.Background(), ws), b, sub, script)
+	if !exists(filepath.Join(ws, "root-file")) || !exists(filepath.Join(sub, "sub-file")) || exists(filepath.Join(top, "git", "config")) {
+		t.Fatalf("with the tree on the context, the whole tree and nothing beside it is writable:\n%s", res.Output)
+	}
+}
+
+// A .git file at the tree's root (a work tree whose git directory lives
+// elsewhere) stays as it is: a command cannot point it at a git directory
+// of its own making.
+func TestConfinedCannotRewriteAGitFile(t *testing.T) {
+	b := confined(t, Config{})
+	ws := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitFile := filepath.Join(ws, ".git")
+	if err := os.WriteFile(gitFile, []byte("gitdir: /somewhere/redfix/owns\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := sh(t, WithTree(context.Background(), ws), b, ws, `mkdir planted; echo "gitdir: planted" > .git && echo REWROTE; rm -f .git && echo REMOVED; mv .git moved && echo MOVED`)
+	if strings.Contains(res.Output, "REWROTE") || strings.Contains(res.Output, "REMOVED") || strings.Contains(res.Output, "MOVED") {
+		t.Fatalf("the .git file was changed:\n%s", res.Output)
+	}
+	if data, _ := os.ReadFile(gitFile); string(data) != "gitdir: /somewhere/redfix/owns\n" {
+		t.Fatalf(".git = %q", data)
+	}
+}
+
 func TestConfinedRunsInItsOwnPIDNamespace(t *testing.T) {
 	b := confined(t, Config{})
 	ws := workspace(t)
@@ -128,7 +177,7 @@ echo hook > %[3]s/.git/hooks-escaped 2>/dev/null && echo WROTE-GIT
 cat %[4]s
 echo TMPDIR=$TMPDIR
 `, ws, outside, ws, secret)
-	res := sh(t, context.Background(), b, sub, script)
+	res := sh(t, WithTree(context.Background(), ws), b, sub, script)
 	if strings.Contains(res.Output, "WROTE-OUTSIDE") || strings.Contains(res.Output, "WROTE-GIT") {
 		t.Fatalf("wrote outside the workspace:\n%s", res.Output)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -24,6 +25,14 @@ type Cmd struct {
 	// MaxOutput caps the combined output kept: the head and the tail are
 	// kept, the middle is replaced by a marker. 0 means DefaultMaxOutput.
 	MaxOutput int
+	// Stdout, when set, takes the command's standard output as it comes,
+	// whole (a pipe redfix reads, never a file the command could replace);
+	// Output then keeps only its standard error.
+	Stdout io.Writer
+	// Outbox is a directory of redfix's, outside the checkout, that the
+	// command may write too: for files a tool must write (a coverage
+	// profile, a test binary). What is read back from it is untrusted.
+	Outbox string
 	// Unconfined runs the command outside the sandbox even when ctx
 	// carries a Box: for redfix's own git commands, which fetch over the
 	// network and write outside one workspace. Never for a repository's
@@ -106,6 +115,9 @@ func run(ctx context.Context, cmd Cmd, env []string, name string) (Result, error
 	c.Env = env
 	out := newCappedBuffer(max)
 	c.Stdout = out
+	if cmd.Stdout != nil {
+		c.Stdout = cmd.Stdout
+	}
 	c.Stderr = out
 	// Its own group, so that a timeout kills every process it started, and
 	// SIGKILL when the thread that started it dies (with redfix).

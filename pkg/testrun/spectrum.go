@@ -2,8 +2,10 @@ package testrun
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // maxPassingSpectra caps the passing tests whose coverage is measured.
@@ -60,16 +63,23 @@ func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (
 	if len(order) == 0 {
 		return Spectra{}, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), mod, ErrNotFound)
 	}
+	// The test binaries and their profiles go to a directory of redfix's
+	// outside the checkout, shown writable to the commands; profiles are
+	// read back from it as untrusted files.
+	outbox, err := os.MkdirTemp("", "redfix-cover-")
+	if err != nil {
+		return Spectra{}, fmt.Errorf("localize: %w", err)
+	}
+	defer os.RemoveAll(outbox)
 	var sp Spectra
 	// covered[line] counts the failing and passing tests that ran it.
 	type counts struct{ ef, ep int }
 	covered := map[lineKey]*counts{}
 	for _, d := range order {
-		bin, err := r.coverBinary(ctx, dir, d)
+		bin, err := r.coverBinary(ctx, dir, d, outbox)
 		if err != nil {
 			return sp, err
 		}
-		defer os.Remove(bin)
 		listed, err := r.List(ctx, dir, []string{d})
 		if err != nil {
 			return sp, err
@@ -100,7 +110,7 @@ func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (
 			}
 		}
 		for _, u := range units {
-			lines, ok, err := r.coverOne(ctx, dir, d, bin, u.pattern, mod)
+			lines, ok, err := r.coverOne(ctx, dir, d, bin, outbox, u.pattern, mod)
 			if err != nil {
 				return sp, err
 			}
@@ -160,41 +170,41 @@ type lineKey struct {
 }
 
 // coverBinary builds the test binary of the package at pkgDir with coverage
-// of every package of the module, into a hidden file of dir.
-func (r Runner) coverBinary(ctx context.Context, dir, pkgDir string) (string, error) {
-	f, err := os.CreateTemp(dir, ".redfix-cover-*.test")
+// of every package of the module, into outbox.
+func (r Runner) coverBinary(ctx context.Context, dir, pkgDir, outbox string) (string, error) {
+	f, err := os.CreateTemp(outbox, "pkg-*.test")
 	if err != nil {
 		return "", fmt.Errorf("localize: %w", err)
 	}
 	bin := f.Name()
 	f.Close()
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Timeout: r.Timeout, MaxOutput: 64 << 10,
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox,
 		Args: []string{"go", "test", "-c", "-cover", "-covermode=set", "-coverpkg=./...", "-o", bin, pkgDir}})
 	if err != nil {
-		os.Remove(bin)
 		return "", fmt.Errorf("localize: build the tests of %s with coverage: %w", pkgDir, err)
 	}
 	if !res.OK() {
-		os.Remove(bin)
 		return "", fmt.Errorf("localize: build the tests of %s with coverage: %s", pkgDir, strings.TrimSpace(res.Output))
 	}
 	return bin, nil
 }
 
-// coverOne runs one test of the binary with a coverage profile and returns
-// the module's lines it ran; ok is false when the test did not run.
-func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, pattern, mod string) (map[lineKey]bool, bool, error) {
-	// The profile is written in the directory the test runs in, the one
-	// place a confined command is sure to be able to write.
+// maxProfileBytes bounds a coverage profile read back.
+const maxProfileBytes = 64 << 20
+
+// coverOne runs one test of the binary with a coverage profile (written
+// into outbox) and returns the module's lines it ran; ok is false when the
+// test did not run.
+func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, outbox, pattern, mod string) (map[lineKey]bool, bool, error) {
 	run := filepath.Join(dir, filepath.FromSlash(pkgDir))
-	f, err := os.CreateTemp(run, ".redfix-cover-*.out")
+	f, err := os.CreateTemp(outbox, "profile-*.out")
 	if err != nil {
 		return nil, false, fmt.Errorf("localize: %w", err)
 	}
 	prof := f.Name()
 	f.Close()
 	defer os.Remove(prof)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: run, Timeout: r.Timeout, MaxOutput: 64 << 10,
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: run, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox,
 		Args: []string{bin, "-test.run", pattern, "-test.count", "1", "-test.coverprofile", prof}})
 	if err != nil {
 		return nil, false, fmt.Errorf("localize: run %s: %w", pattern, err)
@@ -202,7 +212,12 @@ func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, pattern, mod str
 	if res.TimedOut || strings.Contains(res.Output, "testing: warning: no tests to run") {
 		return nil, false, nil
 	}
-	lines, err := readProfile(prof, mod)
+	data, err := untrusted.ReadFile(outbox, filepath.Base(prof), maxProfileBytes)
+	if err != nil {
+		// The test replaced or inflated its profile: it measured nothing.
+		return nil, false, nil
+	}
+	lines, err := readProfile(bytes.NewReader(data), mod)
 	if err != nil {
 		return nil, false, err
 	}
@@ -211,14 +226,9 @@ func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, pattern, mod str
 
 // readProfile reads a coverage profile's covered lines, with paths relative
 // to the module root.
-func readProfile(name, mod string) (map[lineKey]bool, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("localize: read the coverage profile: %w", err)
-	}
-	defer f.Close()
+func readProfile(r io.Reader, mod string) (map[lineKey]bool, error) {
 	lines := map[lineKey]bool{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		// example.com/m/pkg/file.go:12.5,14.2 1 1
 		l := sc.Text()

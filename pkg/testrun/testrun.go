@@ -9,8 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Target is a resolved test, or a package (Test is "") when the id names a
@@ -49,7 +50,7 @@ var testFuncRE = regexp.MustCompile(`(?m)^func (Test\w*)\(\s*\w+ \*testing\.T\s*
 
 // Module reads the module path from dir/go.mod.
 func Module(dir string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	data, err := untrusted.ReadFile(dir, "go.mod", MaxSourceBytes)
 	if err != nil {
 		return "", fmt.Errorf("read go.mod: %w", err)
 	}
@@ -76,7 +77,7 @@ func Resolve(dir, id string) (Target, error) {
 		if id == mod {
 			rel = "."
 		}
-		if st, err := os.Stat(filepath.Join(dir, rel)); err != nil || !st.IsDir() {
+		if st, err := untrusted.Lstat(dir, rel); err != nil || !st.IsDir() {
 			return Target{}, fmt.Errorf("resolve %s: no package %s in module %s: %w", id, id, mod, ErrNotFound)
 		}
 		return Target{ID: id, ImportPath: id, Dir: rel}, nil
@@ -136,10 +137,19 @@ func split(id string) (pkg, test string) {
 
 var identRE = regexp.MustCompile(`^Test\w*$`)
 
+// MaxSourceBytes is the largest source file redfix reads from a checkout to
+// find tests in it; a larger one is passed over.
+const MaxSourceBytes = 4 << 20
+
 func findTestFunc(root, fn string) ([]string, error) {
+	tree, err := untrusted.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
 	var dirs []string
 	seen := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -150,12 +160,12 @@ func findTestFunc(root, fn string) ([]string, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, "_test.go") || !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		data, err := tree.ReadFile(untrusted.Rel(root, path), MaxSourceBytes)
 		if err != nil {
-			return err
+			return nil // a link, a file too large to be a test's source
 		}
 		for _, m := range testFuncRE.FindAllSubmatch(data, -1) {
 			if string(m[1]) == fn {
@@ -408,41 +418,38 @@ func ran(res report.Result, t Target) bool {
 	return false
 }
 
-// goTest runs go test -json with args. Its event stream goes to a file and
-// is parsed from there as a stream, whole: a run that prints megabytes is
-// read to its end and never from a cut. The file lives in dir (the one
-// place a sandboxed command may write) under a name the go command ignores,
-// and is removed after.
+// goTest runs go test -json with args. Its event stream comes back through
+// a pipe and is parsed as it comes, whole: a run that prints megabytes is
+// read to its end and never from a cut, and no file the tests could replace
+// is read back.
 func (r Runner) goTest(ctx context.Context, dir string, args []string) (Outcome, report.Result, error) {
-	f, err := os.CreateTemp(dir, ".redfix-go-test-*.json")
-	if err != nil {
-		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: make the event file: %w", dir, err)
-	}
-	events := f.Name()
-	f.Close()
-	defer os.Remove(events)
-
-	cmd := append([]string{"sh", "-c", `exec "$@" >"$REDFIX_GO_TEST_EVENTS"`, "sh", "go", "test", "-json"}, args...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{
-		Dir: dir, Args: cmd, Timeout: r.Timeout, MaxOutput: r.MaxOutput,
-		Env: []string{"REDFIX_GO_TEST_EVENTS=" + events},
-	})
-	if err != nil {
-		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: %w", dir, err)
-	}
-	o := Outcome{TimedOut: res.TimedOut, Duration: res.Duration}
-
-	ev, err := os.Open(events)
-	if err != nil {
-		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: read its events: %w", dir, err)
-	}
-	defer ev.Close()
 	max := r.MaxOutput
 	if max <= 0 {
 		max = sandbox.DefaultMaxOutput
 	}
 	text := &report.Text{Head: max / 4, Tail: max * 3 / 4}
-	rep, perr := report.ParseGoTestStream(ev, text)
+	pr, pw := io.Pipe()
+	type parsed struct {
+		rep report.Result
+		err error
+	}
+	done := make(chan parsed, 1)
+	go func() {
+		rep, err := report.ParseGoTestStream(pr, text)
+		// Whatever the parser left unread is drained, so that go test
+		// never blocks on a full pipe.
+		_, _ = io.Copy(io.Discard, pr)
+		done <- parsed{rep, err}
+	}()
+	cmd := append([]string{"go", "test", "-json"}, args...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: cmd, Timeout: r.Timeout, MaxOutput: r.MaxOutput, Stdout: pw})
+	pw.Close()
+	p := <-done
+	if err != nil {
+		return Outcome{}, report.Result{}, fmt.Errorf("go test in %s: %w", dir, err)
+	}
+	o := Outcome{TimedOut: res.TimedOut, Duration: res.Duration}
+	rep, perr := p.rep, p.err
 	o.Output = strings.TrimLeft(res.Output+text.String(), "\n")
 	if perr != nil {
 		if res.ExitCode != 0 || res.TimedOut {

@@ -93,12 +93,13 @@ func Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (tas
 // result Good is the blamed commit's parent, Bad is bad, Steps counts the
 // runs made and CachedRuns those reused from Cache.
 func (b Bisector) Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (task.Bisection, error) {
-	return b.bisect(ctx, repoDir, good, bad, tests, false)
+	return b.bisect(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, tests, false)
 }
 
 // bisect is Bisect; badKnown skips the verification at bad when the caller
 // has just seen the tests fail there.
-func (b Bisector) bisect(ctx context.Context, repoDir, good, bad string, tests []string, badKnown bool) (res task.Bisection, err error) {
+func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad string, tests []string, badKnown bool) (res task.Bisection, err error) {
+	repoDir := repo.Dir
 	if b.Runner == nil {
 		b.Runner = testrun.Runner{}
 	}
@@ -106,7 +107,6 @@ func (b Bisector) bisect(ctx context.Context, repoDir, good, bad string, tests [
 	if log == nil {
 		log = zap.NewNop()
 	}
-	repo := gitrepo.Repo{Dir: repoDir}
 	badSHA, err := repo.Resolve(ctx, bad)
 	if err != nil {
 		return res, fmt.Errorf("bisect: bad commit: %w", err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -13,8 +12,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/untrusted"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -24,7 +25,7 @@ type gitProber struct {
 	runner Runner
 	tests  []string // canonical IDs
 	path   []string // position → commit
-	slots  chan string
+	slots  chan gitrepo.Repo
 	cache  RunCache
 	log    *zap.Logger
 
@@ -90,18 +91,17 @@ func expand(c task.CommitRuns) []Result {
 // Probe runs the tests once at path[i] in a free worktree.
 func (g *gitProber) Probe(ctx context.Context, i int) ([]Result, error) {
 	sha := g.path[i]
-	var dir string
+	var repo gitrepo.Repo
 	select {
-	case dir = <-g.slots:
+	case repo = <-g.slots:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { g.slots <- dir }()
-	repo := gitrepo.Repo{Dir: dir}
+	defer func() { g.slots <- repo }()
 	if err := repo.Checkout(ctx, sha); err != nil {
 		return nil, fmt.Errorf("bisect: %w", err)
 	}
-	rs, err := g.runAt(ctx, dir)
+	rs, err := g.runAt(sandbox.WithTree(ctx, repo.Dir), repo.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("bisect: run tests at %s: %w", task.Short(sha), err)
 	}
@@ -148,7 +148,7 @@ func (g *gitProber) runAt(ctx context.Context, dir string) ([]Result, error) {
 			rs[k] = ResultSkip
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, t.Dir)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := untrusted.Lstat(dir, t.Dir); errors.Is(err, fs.ErrNotExist) {
 			rs[k] = ResultMissing
 			continue
 		}
@@ -207,19 +207,19 @@ func summarize(rs []Result) Result {
 }
 
 // worktrees are the checkouts probes run in: the repository itself, and
-// for parallel probes, detached worktrees beside it in a scratch directory
-// under the workspaces' parent (reclaimed by the workspaces' sweep if this
-// process dies).
+// for parallel probes, detached worktrees of it (their git directories kept
+// apart, as the repository's) in a scratch directory under the workspaces'
+// parent (reclaimed by the workspaces' sweep if this process dies).
 type worktrees struct {
 	repo    gitrepo.Repo
 	scratch *workspace.Scratch
-	extra   []string
-	slots   chan string
+	extra   []gitrepo.Repo
+	slots   chan gitrepo.Repo
 }
 
 func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int, parent string) (*worktrees, error) {
-	w := &worktrees{repo: repo, slots: make(chan string, n)}
-	w.slots <- repo.Dir
+	w := &worktrees{repo: repo, slots: make(chan gitrepo.Repo, n)}
+	w.slots <- repo
 	if n <= 1 {
 		return w, nil
 	}
@@ -229,21 +229,21 @@ func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int, parent string) 
 	}
 	w.scratch = scratch
 	for k := 1; k < n; k++ {
-		dir := filepath.Join(scratch.Dir, fmt.Sprintf("wt%d", k))
-		if _, err := repo.Git(ctx, "worktree", "add", "--detach", "-f", dir, "HEAD"); err != nil {
+		wt, err := repo.AddWorktree(ctx, filepath.Join(scratch.Dir, fmt.Sprintf("wt%d", k)), "HEAD")
+		if err != nil {
 			w.close(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("worktree %d: %w", k, err)
 		}
-		w.extra = append(w.extra, dir)
-		w.slots <- dir
+		w.extra = append(w.extra, wt)
+		w.slots <- wt
 	}
 	return w, nil
 }
 
 // close removes the extra worktrees and their scratch directory.
 func (w *worktrees) close(ctx context.Context) {
-	for _, dir := range w.extra {
-		_, _ = w.repo.Git(ctx, "worktree", "remove", "--force", dir)
+	for _, wt := range w.extra {
+		_ = gitrepo.RemoveWorktree(wt)
 	}
 	if w.scratch != nil {
 		_ = w.scratch.Close()

@@ -31,14 +31,13 @@ func BlameGroup(repo, blame string) string {
 // was blamed on commit B, it first searches from B's parent: if B is this
 // group's culprit too, a few runs around B confirm it instead of a whole
 // search. Otherwise it searches from good.
-func (p *process) bisect(ctx context.Context, b Bisector, dir, good, bad string, ids []string, log *zap.Logger) (task.Bisection, error) {
+func (p *process) bisect(ctx context.Context, b Bisector, repo gitrepo.Repo, good, bad string, ids []string, log *zap.Logger) (task.Bisection, error) {
 	spent, cached := 0, 0
-	repo := gitrepo.Repo{Dir: dir}
 	for _, prior := range p.blames {
 		if prior.Good == "" || prior.Good == bad || !repo.IsAncestor(ctx, prior.Good, bad) {
 			continue
 		}
-		bis, err := b.bisect(ctx, dir, prior.Good, bad, ids, true)
+		bis, err := b.bisect(ctx, repo, prior.Good, bad, ids, true)
 		spent += bis.Steps
 		cached += bis.CachedRuns
 		switch {
@@ -49,7 +48,7 @@ func (p *process) bisect(ctx context.Context, b Bisector, dir, good, bad string,
 			return bis, err
 		}
 	}
-	bis, err := b.bisect(ctx, dir, good, bad, ids, true)
+	bis, err := b.bisect(ctx, repo, good, bad, ids, true)
 	bis.Steps += spent
 	bis.CachedRuns += cached
 	if err == nil && bis.Blame != "" {

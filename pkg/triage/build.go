@@ -38,8 +38,8 @@ func (t *Triage) builder() Builder {
 // bisects them; the builds use work, which ends when another task takes the
 // group. A non-empty reason drops the group; bisErr says why there is
 // no blame (wrapping ErrCannotBisect) when the search could not name one.
-func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
-	commit := tk.Commit
+func (p *process) buildEvidence(ctx, work context.Context, repo gitrepo.Repo, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
+	commit, dir := tk.Commit, repo.Dir
 	var pkgs []string
 	for _, f := range tk.Failures {
 		if !slices.Contains(pkgs, f.Package) {
@@ -77,7 +77,7 @@ func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.
 	tk.Failures = localBuildFailures(tk.Failures, local)
 	log.Info("reproduced build failure", zap.Strings("packages", pkgs))
 
-	reason, err = p.fixedAtHead(work, dir, tk, log, func() (bool, string, error) {
+	reason, err = p.fixedAtHead(work, repo, tk, log, func() (bool, string, error) {
 		for _, pkg := range pkgs {
 			r, _, err := b.build(work, dir, pkg)
 			out.TestRuns++
@@ -90,7 +90,7 @@ func (p *process) buildEvidence(ctx, work context.Context, dir string, tk *task.
 	if err != nil || reason != "" {
 		return bis, nil, reason, err
 	}
-	bis, bisErr = b.Bisect(work, dir, p.in.Good, commit, pkgs[0])
+	bis, bisErr = b.bisect(work, repo, p.in.Good, commit, pkgs[0])
 	out.TestRuns += bis.Steps
 	if bisErr != nil && !errors.Is(bisErr, ErrCannotBisect) {
 		return bis, nil, "", bisErr
@@ -138,10 +138,16 @@ type BuildBisector struct {
 // ProbeLimit commits back (or at the root commit). Steps counts the builds
 // made, CachedRuns those reused.
 func (b BuildBisector) Bisect(ctx context.Context, repoDir, good, bad, pkg string) (res task.Bisection, err error) {
+	return b.bisect(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, pkg)
+}
+
+// bisect is Bisect on a repository: a checkout's, whose git directory is
+// kept apart.
+func (b BuildBisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad, pkg string) (res task.Bisection, err error) {
 	if b.Builder == nil {
 		b.Builder = testrun.Runner{}
 	}
-	repo := gitrepo.Repo{Dir: repoDir}
+	repoDir := repo.Dir
 	badSHA, err := repo.Resolve(ctx, bad)
 	if err != nil {
 		return res, fmt.Errorf("bisect build: bad commit: %w", err)

@@ -165,7 +165,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	if b.Log == nil {
 		b.Log = log
 	}
-	bis, err := b.bisect(ctx, ws.Dir, good, ws.Commit, ids, true)
+	bis, err := b.bisect(ctx, ws.Repo, good, ws.Commit, ids, true)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
 	if bis.Finding != "" {

@@ -120,7 +120,7 @@ func (p *process) defaultHead(ctx context.Context, log *zap.Logger) (branch, com
 // that head comes after the failing commit: passes says, with a detail for
 // people, whether the failure is gone there. The checkout at dir is left at
 // the failing commit.
-func (p *process) fixedAtHead(ctx context.Context, dir string, tk *task.Task, log *zap.Logger, passes func() (bool, string, error)) (reason string, err error) {
+func (p *process) fixedAtHead(ctx context.Context, repo gitrepo.Repo, tk *task.Task, log *zap.Logger, passes func() (bool, string, error)) (reason string, err error) {
 	commit := tk.Commit
 	note := func(verdict, detail string) { addRule(tk, RuleDefaultBranch, verdict, detail) }
 	branch, head, ok := p.defaultHead(ctx, log)
@@ -135,7 +135,6 @@ func (p *process) fixedAtHead(ctx context.Context, dir string, tk *task.Task, lo
 	if branch == "" {
 		branch = "the default branch"
 	}
-	repo := gitrepo.Repo{Dir: dir}
 	if _, err := repo.Resolve(ctx, head); err != nil {
 		// A head newer than the workspace's clone.
 		if _, ferr := repo.Git(ctx, "fetch", "-q", "origin", head); ferr != nil {
@@ -201,7 +200,7 @@ type HumanFixes interface {
 // requests' titles and bodies, and for changes to the files the failure
 // points at (its frames) and the files the blame commit changed (in the
 // checkout at dir).
-func (p *process) humanFix(ctx context.Context, dir string, tk *task.Task, log *zap.Logger) string {
+func (p *process) humanFix(ctx context.Context, repo gitrepo.Repo, tk *task.Task, log *zap.Logger) string {
 	note := func(verdict, detail string) { addRule(tk, RuleHumanFix, verdict, detail) }
 	h := p.t.cfg.HumanFixes
 	if h == nil {
@@ -222,7 +221,7 @@ func (p *process) humanFix(ctx context.Context, dir string, tk *task.Task, log *
 	}
 	if b := tk.Bisection.Blame; len(b) >= 7 {
 		terms = appendNew(terms, b[:7])
-		out, err := gitrepo.Repo{Dir: dir}.Git(ctx, "show", "--name-only", "--format=", b)
+		out, err := repo.Git(ctx, "show", "--name-only", "--format=", b)
 		if err != nil {
 			log.Warn("files of the blame commit", zap.Error(err))
 		}

@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
@@ -331,9 +332,9 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		reason string
 	)
 	if isBuildGroup(g) {
-		bis, bisErr, reason, err = p.buildEvidence(ctx, work, ws.Dir, &tk, &out, log)
+		bis, bisErr, reason, err = p.buildEvidence(ctx, work, ws.Repo, &tk, &out, log)
 	} else {
-		bis, bisErr, reason, err = p.testEvidence(ctx, work, lostTo, g, ws.Dir, &tk, &out, log)
+		bis, bisErr, reason, err = p.testEvidence(ctx, work, lostTo, g, ws.Repo, &tk, &out, log)
 	}
 	if lostTo() != "" {
 		return lost(err)
@@ -352,7 +353,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		log.Info("bisected", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 	}
 	tk.Bisection = bis
-	if reason := p.humanFix(ctx, ws.Dir, &tk, log); reason != "" {
+	if reason := p.humanFix(ctx, ws.Repo, &tk, log); reason != "" {
 		return decide(reason)
 	}
 	if bisErr == nil && bis.Blame != "" {
@@ -547,8 +548,8 @@ func newTaskID(now time.Time) string {
 // work, which ends when another task takes the group (lostTo). A non-empty
 // reason drops the group; bisErr says why there is no blame (wrapping
 // ErrCannotBisect) when the search could not name one.
-func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, g Group, dir string, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
-	t, commit := p.t, tk.Commit
+func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, g Group, repo gitrepo.Repo, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
+	t, commit, dir := p.t, tk.Commit, repo.Dir
 	for _, f := range g.Failures {
 		if err := t.store.RecordRun(ctx, f.ID(), true); err != nil {
 			return bis, nil, "", fmt.Errorf("record CI failure of %s: %w", f.ID(), err)
@@ -603,7 +604,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
 	}
 
-	reason, err = p.fixedAtHead(work, dir, tk, log, func() (bool, string, error) {
+	reason, err = p.fixedAtHead(work, repo, tk, log, func() (bool, string, error) {
 		at, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
 		out.TestRuns += at.Flakiness.Runs
 		var nr *NotRunError
@@ -621,7 +622,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 
 	b := t.bisector(log)
 	b.FlakeRate = hist.score.Rate
-	bis, err = p.bisect(work, b, dir, p.in.Good, commit, ids, log)
+	bis, err = p.bisect(work, b, repo, p.in.Good, commit, ids, log)
 	out.TestRuns += bis.Steps
 	switch {
 	case lostTo() != "":

@@ -105,6 +105,10 @@ type Input struct {
 	// Dir is the module's root in a workspace with the patch applied. The
 	// gates do not change it.
 	Dir string
+	// Workspace is the checkout Dir is in, when the caller has one: the
+	// base checkout the gates compare with is made from its git data.
+	// Without it, Dir must be a repository git can clone.
+	Workspace *workspace.Workspace
 	// Base is the commit the patch applies to (the task's commit).
 	Base string
 	// Patch is the candidate as a unified diff.
@@ -183,7 +187,13 @@ type candidate struct {
 // a finding with what was already there.
 func (c *candidate) baseDir(ctx context.Context) (string, error) {
 	if c.base == nil {
-		ws, err := workspace.Open(ctx, c.in.Dir, c.in.Base, "")
+		var ws *workspace.Workspace
+		var err error
+		if c.in.Workspace != nil {
+			ws, err = c.in.Workspace.Sibling(ctx, c.in.Base, "")
+		} else {
+			ws, err = workspace.Open(ctx, c.in.Dir, c.in.Base, "")
+		}
 		if err != nil {
 			return "", fmt.Errorf("check out base %s: %w", task.Short(c.in.Base), err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -111,6 +112,7 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 		return
 	}
 	c.ws = ws
+	ctx = sandbox.WithTree(ctx, ws.Dir)
 	p.progress("workspace", "candidate %d: checked out %s at %s", c.n, t.Repo, task.Short(ws.Commit))
 	if b := t.Bisection.Blame; b != "" {
 		if bc, err := ws.Repo.Show(ctx, b); err == nil {
@@ -169,9 +171,25 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 	}
 }
 
-// check runs the gates on the candidate, then the judge when they pass.
+// check runs the gates on the candidate, then the judge when they pass. They
+// judge the patch alone: applied to a clean checkout of the task's commit,
+// never the agent's workspace, where the tests ran and may have left files
+// the patch does not hold.
 func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
-	gates, err := p.Gates.Check(ctx, validators.Input{Dir: c.ws.Dir, Base: c.ws.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff})
+	clean, err := c.ws.Sibling(ctx, "", p.WorkDir)
+	if err != nil {
+		return fmt.Errorf("clean checkout for the gates of task %s: %w", t.ID, err)
+	}
+	defer clean.Close()
+	ctx = sandbox.WithTree(ctx, clean.Dir)
+	if out, err := clean.Apply(ctx, c.res.Patch); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.gates = []task.Gate{{Name: "apply", Verdict: task.GateFail, Detail: "the patch does not apply to a clean checkout of " + task.Short(c.ws.Commit) + ": " + firstLine(out)}}
+		return nil
+	}
+	gates, err := p.Gates.Check(ctx, validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff})
 	if err != nil {
 		return fmt.Errorf("gates on task %s: %w", t.ID, err)
 	}
@@ -182,7 +200,7 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
 		// The judge's calls are the candidate's spend too.
 		var tally llm.Tally
-		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), judge.WithContext(c.ws.Dir, in))
+		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), judge.WithContext(clean.Dir, in))
 		c.spend = c.spend.Add(tally.Spent())
 		if err != nil {
 			return fmt.Errorf("judge on task %s: %w", t.ID, err)

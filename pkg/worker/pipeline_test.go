@@ -68,7 +68,9 @@ func (a scriptedAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.
 		if strings.Count(string(data), e.old) != 1 {
 			return harness.Result{}, fmt.Errorf("scripted edit of %s: %q does not occur exactly once", e.file, e.old)
 		}
-		if err := os.WriteFile(p, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
+		// Edits go through the workspace, as the harness's do: its patch
+		// is made of them.
+		if err := ws.WriteFile(e.file, []byte(strings.Replace(string(data), e.old, e.new, 1)), 0o644); err != nil {
 			return harness.Result{}, err
 		}
 		fmt.Fprintf(traj, "{\"tool\":\"edit\",\"path\":%q}\n", e.file)

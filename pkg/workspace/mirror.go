@@ -175,48 +175,51 @@ func hasCommit(ctx context.Context, r gitrepo.Repo, commit string) bool {
 }
 
 // worktreeLocked adds a detached work tree of mirror at commit under
-// parent, with the mirror's lock held.
+// parent, with the mirror's lock held. Its git directory stays in the
+// mirror (worktrees/), apart from the work tree.
 func (m *Mirrors) worktreeLocked(ctx context.Context, mirror gitrepo.Repo, src, commit, parent string) (*Workspace, error) {
-	if parent != "" {
-		if err := os.MkdirAll(parent, 0o755); err != nil {
-			return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
-		}
-	}
-	top, err := os.MkdirTemp(parent, prefix)
+	top, lock, err := newTop(parent)
 	if err != nil {
 		return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
 	}
-	lock, err := hold(top)
-	if err != nil {
-		os.RemoveAll(top)
-		return nil, fmt.Errorf("workspace for %s: %w", redactURL(src), err)
-	}
-	dir := filepath.Join(top, "repo")
 	sha, err := mirror.Resolve(ctx, commit)
+	var wt gitrepo.Repo
 	if err == nil {
-		_, err = mirror.Git(ctx, "worktree", "add", "-q", "--detach", dir, sha)
+		wt, err = mirror.AddWorktree(ctx, filepath.Join(top, treeName), sha)
 	}
 	if err != nil {
 		lock.Close()
 		os.RemoveAll(top)
 		return nil, fmt.Errorf("workspace for %s at %s: %w", redactURL(src), commit, err)
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	ws := &Workspace{Dir: abs, Commit: sha, Repo: gitrepo.Repo{Dir: abs}}
+	ws := &Workspace{Dir: wt.Dir, Commit: sha, Repo: wt}
 	ws.close = func() error {
 		defer m.hold(mirror.Dir, -1)
 		defer lock.Close() // after the removal: Sweep must not race it
 		ctx := context.Background()
 		unlock, lerr := lockFile(ctx, mirror.Dir+".lock")
+		err := gitrepo.RemoveWorktree(wt)
 		if lerr == nil {
-			_, _ = mirror.Git(ctx, "worktree", "remove", "--force", abs)
 			_, _ = mirror.Git(ctx, "worktree", "prune")
 			unlock()
 		}
-		return os.RemoveAll(top)
+		if rerr := os.RemoveAll(top); err == nil {
+			err = rerr
+		}
+		return err
+	}
+	ws.sibling = func(ctx context.Context, commit, parent string) (*Workspace, error) {
+		unlock, err := lockFile(ctx, mirror.Dir+".lock")
+		if err != nil {
+			return nil, fmt.Errorf("mirror of %s: %w", redactURL(src), err)
+		}
+		defer unlock()
+		m.hold(mirror.Dir, 1)
+		sib, err := m.worktreeLocked(ctx, mirror, src, commit, parent)
+		if err != nil {
+			m.hold(mirror.Dir, -1)
+		}
+		return sib, err
 	}
 	return ws, nil
 }
@@ -285,7 +288,9 @@ func (m *Mirrors) evict(ctx context.Context) {
 }
 
 // hasWorktrees reports work trees of a mirror (this process's or
-// another's) that still exist.
+// another's) that still exist. A worktree's gitdir file names the .git its
+// work tree would hold; redfix keeps that .git away, so the work tree's
+// own directory is what is looked for.
 func hasWorktrees(dir string) bool {
 	entries, err := os.ReadDir(filepath.Join(dir, "worktrees"))
 	if err != nil {
@@ -296,7 +301,7 @@ func hasWorktrees(dir string) bool {
 		if err != nil {
 			continue
 		}
-		if _, err := os.Stat(strings.TrimSpace(string(data))); err == nil {
+		if _, err := os.Stat(filepath.Dir(strings.TrimSpace(string(data)))); err == nil {
 			return true
 		}
 	}

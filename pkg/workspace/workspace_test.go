@@ -41,7 +41,7 @@ func TestOpenDiffResetAndConfinement(t *testing.T) {
 	if err != nil || string(data) != "one\n" {
 		t.Fatalf("checkout at first commit: %q, %v", data, err)
 	}
-	if err := os.WriteFile(filepath.Join(ws.Dir, "a.txt"), []byte("three\n"), 0o644); err != nil {
+	if err := ws.WriteFile("a.txt", []byte("three\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	diff, err := ws.Diff(ctx)
