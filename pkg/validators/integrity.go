@@ -29,7 +29,7 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 		bad = append(bad, v.fileViolations(c.in.Dir, f)...)
 	}
 	bad = append(bad, deletedTests(c.files)...)
-	bad = append(bad, detectsTests(c.files)...)
+	bad = append(bad, detectsTests(c.in.Dir, c.files)...)
 	bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
