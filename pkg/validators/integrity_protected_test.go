@@ -3,6 +3,8 @@ package validators
 import (
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // The module files of a repository with dependencies.
@@ -285,5 +287,43 @@ func TestUnprotectedPaths(t *testing.T) {
 		if pp, ok := classifyProtected(p); ok {
 			t.Errorf("%s is protected as %s", p, pp.kind.what)
 		}
+	}
+}
+
+// undo rebuilds the file before a patch from the file after it, across
+// hunks that add, change and only delete lines, and refuses a diff that
+// does not match the file.
+func TestUndo(t *testing.T) {
+	t.Parallel()
+	var old []string
+	for i := 1; i <= 40; i++ {
+		old = append(old, "line "+strings.Repeat("x", i%7)+string(rune('a'+i%26)))
+	}
+	after := append([]string{}, old[:2]...) // line 3 deleted
+	after = append(after, old[3:19]...)
+	after = append(after, "changed", "and added") // line 20 changed
+	after = append(after, old[20:]...)
+	after = append(after, "appended")
+	before, now := strings.Join(old, "\n")+"\n", strings.Join(after, "\n")+"\n"
+	f := newFixture(t, map[string]string{"notes.txt": before})
+	in := f.input(t, map[string]string{"notes.txt": now})
+	var file *unidiff.File
+	for _, fl := range mustParse(t, in.Patch) {
+		if fl.Path() == "notes.txt" {
+			file = &fl
+		}
+	}
+	if file == nil || len(file.Hunks) < 2 {
+		t.Fatalf("want a diff of notes.txt with several hunks:\n%s", in.Patch)
+	}
+	got, err := undo(now, *file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != before {
+		t.Errorf("undo =\n%s\nwant\n%s", got, before)
+	}
+	if _, err := undo(strings.Replace(now, "changed", "other", 1), *file); err == nil {
+		t.Error("undo of a file the diff does not match: no error")
 	}
 }
