@@ -211,9 +211,13 @@ type Harness struct {
 
 // Validators configures the gates.
 type Validators struct {
-	OracleRuns     int      `yaml:"oracle_runs"`
-	AllowTestEdits bool     `yaml:"allow_test_edits"`
-	AllowedPaths   []string `yaml:"allowed_paths"`
+	OracleRuns     int  `yaml:"oracle_runs"`
+	AllowTestEdits bool `yaml:"allow_test_edits"`
+	// AllowedPaths are the globs a patch may touch (empty: every path).
+	// Build, CI, ownership, git metadata and hook files, vendor/ and the
+	// module files stay refused unless a pattern names them explicitly
+	// ("Makefile", ".github/**", "go.mod"): "**" does not.
+	AllowedPaths []string `yaml:"allowed_paths"`
 	// RegressionBudget bounds the time spent on the tests of the packages
 	// that depend on the changed ones (negative: none are run).
 	RegressionBudget time.Duration `yaml:"regression_budget"`

@@ -29,20 +29,40 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 		bad = append(bad, v.fileViolations(c.in.Dir, f)...)
 	}
 	bad = append(bad, deletedTests(c.files)...)
-	bad = append(bad, detectsTests(c.files)...)
+	bad = append(bad, detectsTests(c.in.Dir, c.files)...)
 	bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
 	}
 	tests := 0
+	var kept []string // protected files the patch may change
 	for _, f := range c.files {
 		if isTestFile(f.Path()) {
 			tests++
 		}
+		for _, p := range f.Paths() {
+			if pp, ok := classifyProtected(p); ok {
+				how := "named by the allowed paths"
+				switch {
+				case v.policyNames(p, pp):
+				case path.Base(p) == "go.sum":
+					how = "checksums added or dropped only"
+				default:
+					how = "dependency versions only"
+				}
+				kept = append(kept, fmt.Sprintf("%s (%s)", p, how))
+			}
+		}
 	}
-	detail := fmt.Sprintf("%d file(s) changed, no test, build or CI file touched", len(c.files))
+	detail := fmt.Sprintf("%d file(s) changed", len(c.files))
 	if tests > 0 {
-		detail = fmt.Sprintf("%d file(s) changed, %d of them test files (allowed by policy); no test deleted or skipped, no assertion removed", len(c.files), tests)
+		detail += fmt.Sprintf(", %d of them test files (allowed by policy); no test deleted or skipped, no assertion removed", tests)
+	}
+	if len(kept) > 0 {
+		detail += "; protected files it may change: " + strings.Join(kept, ", ")
+	}
+	if tests == 0 && len(kept) == 0 {
+		detail += ", no test, build or CI file touched"
 	}
 	return pass(detail), nil
 }
@@ -65,11 +85,8 @@ func (v *Validators) sizeViolations(files []unidiff.File) []string {
 }
 
 func (v *Validators) fileViolations(dir string, f unidiff.File) []string {
-	var bad []string
+	bad := v.protectedViolations(dir, f)
 	for _, p := range f.Paths() {
-		if why := protected(p); why != "" {
-			bad = append(bad, fmt.Sprintf("%s: edits %s", p, why))
-		}
 		if !v.allowed(p) {
 			bad = append(bad, fmt.Sprintf("%s: outside the allowed paths (%s)", p, strings.Join(v.cfg.AllowedPaths, ", ")))
 		}
@@ -206,33 +223,6 @@ func isTestHelper(dir, p string) bool {
 
 // importsTestingRE matches an import of "testing" in a Go file.
 var importsTestingRE = regexp.MustCompile(`(?m)^\s*(import\s+)?(\w+\s+)?"testing"\s*$`)
-
-// protected names what p is when a patch must not edit it, or "".
-func protected(p string) string {
-	base := path.Base(p)
-	switch {
-	case base == "go.mod" || base == "go.sum" || base == "go.work" || base == "go.work.sum":
-		return "module file " + base
-	case strings.HasPrefix(p, "vendor/") || strings.Contains(p, "/vendor/"):
-		return "vendored code"
-	case strings.HasPrefix(p, ".github/"):
-		return "GitHub configuration"
-	}
-	for _, ci := range ciFiles {
-		if p == ci || strings.HasPrefix(p, ci+"/") {
-			return "CI configuration"
-		}
-	}
-	return ""
-}
-
-// ciFiles are the CI systems' configuration files and directories.
-var ciFiles = []string{
-	".gitlab-ci.yml", ".travis.yml", ".circleci", ".buildkite", ".drone.yml", ".woodpecker",
-	".woodpecker.yml", "Jenkinsfile", "azure-pipelines.yml", "bitbucket-pipelines.yml",
-	"appveyor.yml", ".appveyor.yml", "cloudbuild.yaml", "cloudbuild.yml", ".golangci.yml",
-	".golangci.yaml", ".golangci.toml",
-}
 
 // allowed reports whether p matches one of the allowed globs (all paths when
 // there are none).

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -266,26 +265,6 @@ func packageLiterals(dir, pkg string, addedIn map[string]map[int]bool) map[strin
 		})
 	}
 	return out
-}
-
-// runsUnderTestRE matches code that asks whether it runs under go test.
-var runsUnderTestRE = regexp.MustCompile(`testing\.Testing\(\)|flag\.Lookup\("test\.|os\.Args\[0\].*\.test|"-test\.(v|run)`)
-
-// detectsTests names added lines of non-test code that check for go test.
-func detectsTests(files []unidiff.File) []string {
-	var bad []string
-	for _, f := range files {
-		p := f.Path()
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || isTestData(p) {
-			continue
-		}
-		for _, l := range f.Changes() {
-			if l.Added() && runsUnderTestRE.MatchString(l.Text) {
-				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test: %s", p, l.NewLine, norm(l.Text)))
-			}
-		}
-	}
-	return bad
 }
 
 func exprText(fset *token.FileSet, n ast.Node) string {

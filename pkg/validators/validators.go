@@ -46,7 +46,11 @@ type Config struct {
 	// then it may not delete or skip tests, or drop assertions.
 	AllowTestEdits bool
 	// AllowedPaths are globs ("pkg/**", "*.go", "internal/*/x.go") a patch
-	// may touch; empty allows every path.
+	// may touch; empty allows every path. They also unlock the protected
+	// files (build, CI, ownership, git metadata and hooks, vendor, the
+	// module files), but only where a pattern names the file explicitly:
+	// "Makefile", "**/*.mk", ".github/**" do, "**" or "*.yml" do not (see
+	// protected.go).
 	AllowedPaths []string
 	// RevertThreshold is the share of a patch's changed lines that may be
 	// the exact inverse of the blame commit's before the patch counts as a

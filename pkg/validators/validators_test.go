@@ -251,9 +251,9 @@ func TestIntegrity(t *testing.T) {
 		{"deletes a test", Config{AllowTestEdits: true}, map[string]string{"calc/calc_test.go": noTest},
 			[]string{"calc/calc_test.go:5: deletes test TestAdd"}},
 		{"edits go.mod", Config{}, map[string]string{"calc/calc.go": fixed, "go.mod": goMod + "\ntoolchain go1.22.0\n"},
-			[]string{"go.mod: edits module file go.mod"}},
+			[]string{"go.mod: adds the toolchain line go1.22.0 (the toolchain line chooses the Go toolchain that is downloaded and run; the repository's policy does not allow it)"}},
 		{"edits CI", Config{}, map[string]string{"calc/calc.go": fixed, ".github/workflows/ci.yml": "on: push\n"},
-			[]string{".github/workflows/ci.yml: edits GitHub configuration"}},
+			[]string{".github/workflows/ci.yml: adds a CI configuration file (CI configuration decides what CI runs and checks, with the repository's secrets; the repository's policy does not allow it)"}},
 		{"outside the allowed paths", Config{AllowedPaths: []string{"lib/**"}}, map[string]string{"calc/calc.go": fixed},
 			[]string{"calc/calc.go: outside the allowed paths (lib/**)"}},
 	} {

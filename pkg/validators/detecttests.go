@@ -1,0 +1,408 @@
+package validators
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/unidiff"
+)
+
+// Code that behaves differently under go test makes the tests pass without
+// mending what users run. The gate looks for it in the lines a patch adds to
+// non-test Go files (a _test.go file or test data may well look at its own
+// stack or binary): one-line forms by their text, and the forms spread over
+// several lines by reading the file after the patch.
+
+// runsUnderTestRE matches a line that asks whether it runs under go test.
+var runsUnderTestRE = regexp.MustCompile(`testing\.Testing\(\)|flag\.Lookup\("test\.|os\.Args\[0\].*\.test|"-test\.(v|run)`)
+
+// maxDetectBytes bounds each Go file read back to look for test detection.
+const maxDetectBytes = 4 << 20
+
+// srcLine is a line of a file of the package.
+type srcLine struct {
+	file string
+	line int
+}
+
+// detectsTests names added lines of non-test code that check for go test.
+func detectsTests(dir string, files []unidiff.File) []string {
+	var bad []string
+	added := map[srcLine]bool{}
+	flagged := map[srcLine]bool{}
+	pkgs := map[string]bool{}
+	for _, f := range files {
+		p := f.NewPath
+		if p == "" || !isNonTestGo(p) {
+			continue
+		}
+		for _, l := range f.Changes() {
+			if !l.Added() {
+				continue
+			}
+			at := srcLine{p, l.NewLine}
+			added[at] = true
+			pkgs[path.Dir(p)] = true
+			if runsUnderTestRE.MatchString(l.Text) {
+				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test: %s", p, l.NewLine, norm(l.Text)))
+				flagged[at] = true
+			}
+		}
+	}
+	for _, pkg := range sortedKeys(pkgs) {
+		for _, d := range testDetection(dir, pkg, added) {
+			if !flagged[d.at] {
+				flagged[d.at] = true
+				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test %s: %s", d.at.file, d.at.line, d.how, d.text))
+			}
+		}
+	}
+	return bad
+}
+
+// isNonTestGo reports Go files that go build compiles into the package (as
+// far as their names tell).
+func isNonTestGo(p string) bool {
+	return strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") && !isTestData(p)
+}
+
+// testSign is one ingredient of test detection.
+type testSign int
+
+const (
+	signTesting    testSign = iota // testing.Testing()
+	signFlagName                   // "test.v", "-test.run", … : go test's flags by name
+	signExe                        // os.Executable(), os.Args: the binary's name
+	signExeName                    // ".test", ".test.exe", "go-build": what a test binary is called
+	signStack                      // runtime.Caller(s), FuncForPC, CallersFrames, runtime.Stack, debug.Stack
+	signFrame                      // "testing.", "tRunner", "_test.go", ".Test": what a test frame shows
+	signFlags                      // the flag package, os.Args
+	signFlagPrefix                 // "test.", "-test.": go test's flags by prefix
+	numSigns
+)
+
+// detections are the ingredients, alone or in pairs, that make test
+// detection, and how the evidence says it. A pair counts when both are in
+// one top-level declaration (or in declarations it refers to by name): a
+// bare runtime.Caller that logs a line number, an os.Executable that finds
+// files next to the binary, or a ".test" domain compared with a host name
+// are not test detection on their own.
+var detections = []struct {
+	signs []testSign
+	how   string
+}{
+	{[]testSign{signTesting}, "by calling testing.Testing"},
+	{[]testSign{signFlagName}, "by a go test flag's name"},
+	{[]testSign{signExe, signExeName}, "by its executable's name (os.Executable or os.Args, and a test binary's name)"},
+	{[]testSign{signStack, signFrame}, "by looking for test frames in the call stack"},
+	{[]testSign{signFlags, signFlagPrefix}, "by looking for go test's flags"},
+}
+
+// testFlagRE matches go test's flags as the test binary knows them.
+var testFlagRE = regexp.MustCompile(`^-{0,2}test\.(v|run|skip|bench\w*|count|cover\w*|cpu\w*|failfast|fullpath|fuzz\w*|gocoverdir|list|memprofile\w*|mutexprofile\w*|blockprofile\w*|outputdir|paniconexit0|parallel|short|shuffle|testlogfile|timeout|trace|artifacts)(=.*)?$`)
+
+// literalSigns says what a string literal's value can be evidence of.
+func literalSigns(v string) []testSign {
+	var out []testSign
+	if testFlagRE.MatchString(v) {
+		out = append(out, signFlagName)
+	}
+	if v == "test." || v == "-test." || v == "--test." {
+		out = append(out, signFlagPrefix)
+	}
+	if strings.HasSuffix(v, ".test") || strings.HasSuffix(v, ".test.exe") || strings.Contains(v, `.test$`) ||
+		strings.Contains(v, `\.test`) || strings.Contains(v, "go-build") || strings.Contains(v, "/_test/") {
+		out = append(out, signExeName)
+	}
+	if strings.Contains(v, "testing.") || strings.Contains(v, "testing/") || strings.Contains(v, "tRunner") ||
+		strings.Contains(v, "_test.go") || strings.Contains(v, ".Test") || v == "Test" {
+		out = append(out, signFrame)
+	}
+	return out
+}
+
+// detection is one finding of testDetection.
+type detection struct {
+	at   srcLine
+	how  string
+	text string // the line, as written
+}
+
+// detectUnit is one top-level declaration and what it holds.
+type detectUnit struct {
+	names []string                    // what it declares
+	has   [numSigns]bool              // the ingredients in it or in what it refers to
+	added [numSigns]map[srcLine]bool  // the added lines they are on
+	uses  map[string]map[srcLine]bool // identifiers it refers to, where
+}
+
+// mark records ingredient s at line, and reports whether it is news.
+func (u *detectUnit) mark(s testSign, line srcLine, added bool) bool {
+	changed := !u.has[s]
+	u.has[s] = true
+	if added && !u.added[s][line] {
+		u.added[s][line] = true
+		changed = true
+	}
+	return changed
+}
+
+// testDetection reads the non-test Go files of the package in directory pkg
+// after the patch and returns the test detection in them that involves an
+// added line.
+func testDetection(dir, pkg string, added map[srcLine]bool) []detection {
+	names, err := listFiles(dir, pkg)
+	if err != nil {
+		return nil // the static gate reports a package it cannot read
+	}
+	fset := token.NewFileSet()
+	text := map[string][]string{}
+	var units []*detectUnit
+	for _, name := range names {
+		p := path.Join(pkg, name)
+		if !isNonTestGo(p) {
+			continue
+		}
+		src, err := readBeneath(dir, p, maxDetectBytes)
+		if err != nil {
+			continue
+		}
+		af, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
+		if err != nil {
+			continue // the static gate reports code that does not parse
+		}
+		text[p] = strings.Split(string(src), "\n")
+		units = append(units, declUnits(fset, af, added)...)
+	}
+	declared := map[string][]*detectUnit{}
+	for _, u := range units {
+		for _, n := range u.names {
+			declared[n] = append(declared[n], u)
+		}
+	}
+
+	// What a declaration refers to by name lends it its ingredients: a
+	// helper that returns os.Executable's answer, a constant ".test", in
+	// any file of the package.
+	for changed := true; changed; {
+		changed = false
+		for _, u := range units {
+			for name, at := range u.uses {
+				for _, d := range declared[name] {
+					if d == u {
+						continue
+					}
+					for s := range numSigns {
+						if !d.has[s] {
+							continue
+						}
+						for l := range at {
+							changed = u.mark(s, l, added[l]) || changed
+						}
+						for l := range d.added[s] {
+							changed = u.mark(s, l, true) || changed
+						}
+					}
+				}
+			}
+		}
+	}
+
+	var out []detection
+	seen := map[detection]bool{}
+	for _, u := range units {
+		for _, det := range detections {
+			var first srcLine
+			all := true
+			for _, s := range det.signs {
+				if !u.has[s] {
+					all = false
+					break
+				}
+				for l := range u.added[s] {
+					if first.file == "" || l.file < first.file || l.file == first.file && l.line < first.line {
+						first = l
+					}
+				}
+			}
+			if !all || first.file == "" {
+				continue
+			}
+			d := detection{at: first, how: det.how}
+			if lines := text[first.file]; first.line <= len(lines) {
+				d.text = norm(lines[first.line-1])
+			}
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].at.file != out[j].at.file {
+			return out[i].at.file < out[j].at.file
+		}
+		return out[i].at.line < out[j].at.line
+	})
+	return out
+}
+
+// declUnits are the top-level declarations of a file, with what they hold.
+func declUnits(fset *token.FileSet, af *ast.File, added map[srcLine]bool) []*detectUnit {
+	imports := readImports(af)
+	at := func(n ast.Node) srcLine {
+		p := fset.Position(n.Pos())
+		return srcLine{p.Filename, p.Line}
+	}
+	var units []*detectUnit
+	for _, d := range af.Decls {
+		u := &detectUnit{uses: map[string]map[srcLine]bool{}}
+		for s := range u.added {
+			u.added[s] = map[srcLine]bool{}
+		}
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			u.names = []string{d.Name.Name}
+		case *ast.GenDecl:
+			if d.Tok == token.IMPORT {
+				continue
+			}
+			for _, s := range d.Specs {
+				if vs, ok := s.(*ast.ValueSpec); ok {
+					for _, n := range vs.Names {
+						u.names = append(u.names, n.Name)
+					}
+				}
+			}
+		}
+		mark := func(s testSign, n ast.Node) { u.mark(s, at(n), added[at(n)]) }
+		ast.Inspect(d, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				switch {
+				case imports.is(n.Fun, "testing", "Testing"):
+					mark(signTesting, n)
+				case imports.is(n.Fun, "os", "Executable"):
+					mark(signExe, n)
+				case imports.is(n.Fun, "runtime", "Caller", "Callers", "CallersFrames", "FuncForPC", "Stack"),
+					imports.is(n.Fun, "runtime/debug", "Stack"):
+					mark(signStack, n)
+				}
+			case *ast.SelectorExpr:
+				if imports.is(n, "os", "Args") {
+					mark(signExe, n)
+					mark(signFlags, n)
+				}
+				if id, ok := n.X.(*ast.Ident); ok && imports[id.Name] == "flag" {
+					mark(signFlags, n)
+				}
+			case *ast.Ident:
+				if imports.is(n, "os", "Args") {
+					mark(signExe, n)
+					mark(signFlags, n)
+				}
+				if u.uses[n.Name] == nil {
+					u.uses[n.Name] = map[srcLine]bool{}
+				}
+				u.uses[n.Name][at(n)] = true
+			case *ast.BasicLit:
+				if n.Kind == token.STRING {
+					if v, err := strconv.Unquote(n.Value); err == nil {
+						for _, s := range literalSigns(v) {
+							mark(s, n)
+						}
+					}
+				}
+			}
+			return true
+		})
+		units = append(units, u)
+	}
+	return units
+}
+
+// listFiles names the regular files in the directory rel under dir.
+func listFiles(dir, rel string) ([]string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer root.Close()
+	d, err := root.Open(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", rel, err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", rel, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// importMap maps the names a file gives its imports to their paths; "."
+// imports are listed under ".".
+type importMap map[string]string
+
+func readImports(f *ast.File) importMap {
+	m := importMap{}
+	for _, im := range f.Imports {
+		p, err := strconv.Unquote(im.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := path.Base(p)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		if name == "." {
+			m["."+p] = p
+			continue
+		}
+		m[name] = p
+	}
+	return m
+}
+
+// is reports whether x names one of names in the package imported from
+// pkg: pkg.Name, or Name when pkg is dot-imported.
+func (m importMap) is(x ast.Expr, pkg string, names ...string) bool {
+	var name string
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		if !ok || m[id.Name] != pkg {
+			return false
+		}
+		name = x.Sel.Name
+	case *ast.Ident:
+		if _, ok := m["."+pkg]; !ok {
+			return false
+		}
+		name = x.Name
+	default:
+		return false
+	}
+	for _, n := range names {
+		if name == n {
+			return true
+		}
+	}
+	return false
+}

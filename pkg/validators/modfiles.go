@@ -1,0 +1,327 @@
+package validators
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/unidiff"
+)
+
+// moduleViolations judges an edit of a Go module file that the policy does
+// not name.
+//
+// go.work and go.work.sum are refused whatever the edit: a workspace points
+// the build at local module directories, as a replace directive does.
+// Adding, deleting or renaming a go.mod is refused: a new go.mod makes its
+// directory a module of its own, which the enclosing module's go test ./...
+// then skips.
+//
+// In an edited go.mod only requirement changes pass: a new version of a
+// module already required, a requirement dropped, comments and layout.
+// Pinning back a dependency whose new release broke the tests is an honest
+// repair, the new version is in the diff for the reviewer, and the go
+// command checks its content against go.sum and the checksum database. What
+// passes no further is: a module not required before (code from outside the
+// repository that no gate reads), a pseudo-version (a commit no release
+// vouches for), and every other directive: replace (another fork or a local
+// directory), go and toolchain (language semantics and the toolchain that is
+// downloaded and run), godebug (run-time behaviour), tool, ignore (hides
+// directories from ./...), exclude, retract, module.
+//
+// In go.sum, checksums may be added and dropped (what go mod tidy does after
+// a requirement changes) but not changed: another checksum for the same
+// version pins other content. Deleting go.sum is refused.
+func moduleViolations(dir, p string, f unidiff.File) []string {
+	base := path.Base(p)
+	refuse := func(what, why string) []string {
+		return []string{fmt.Sprintf("%s: %s (%s; %s)", p, what, why, notAllowed)}
+	}
+	switch {
+	case base == "go.work" || base == "go.work.sum":
+		return refuse(editVerb(f)+" a workspace file", "go.work points the build at local module directories, as a replace directive does")
+	case f.Binary:
+		return refuse(editVerb(f)+" a module file as binary data", "the module files decide which code is built")
+	case base == "go.sum" && f.NewPath == "":
+		return refuse("deletes go.sum", "go.sum pins the content of every dependency")
+	case base == "go.sum" && (f.OldPath == "" || f.OldPath == f.NewPath):
+		return goSumViolations(p, f)
+	case f.OldPath == "":
+		return refuse("adds a module file", "a new go.mod makes its directory a module of its own, which the enclosing module's go test ./... no longer runs")
+	case f.OldPath != f.NewPath:
+		return refuse(editVerb(f)+" a module file", "the module files decide which code is built and tested")
+	}
+	return goModViolations(dir, p, f)
+}
+
+// goModViolations reads the go.mod after the patch from dir, the one before
+// it by undoing f, and compares what they say.
+func goModViolations(dir, p string, f unidiff.File) []string {
+	data, err := readBeneath(dir, p, maxModFileBytes)
+	if err == nil {
+		var old string
+		if old, err = undo(string(data), f); err == nil {
+			return compareModFiles(p, parseModFile(old), parseModFile(string(data)))
+		}
+	}
+	return []string{fmt.Sprintf("%s: edits a module file that cannot be checked (%v; %s)", p, err, notAllowed)}
+}
+
+// maxModFileBytes bounds the go.mod the gate reads.
+const maxModFileBytes = 1 << 20
+
+// readBeneath reads the regular file p (slash-separated, relative) under
+// dir without leaving dir or following a link at p, and at most max bytes.
+func readBeneath(dir, p string, max int64) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer root.Close()
+	name := filepath.FromSlash(p)
+	info, err := root.Lstat(name)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", p, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	if info.Size() > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", p, max)
+	}
+	fh, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", p, err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", p, max)
+	}
+	return data, nil
+}
+
+// undo rebuilds a file's text before f from its text after it, checking
+// that the hunks' new side is what the file holds.
+func undo(after string, f unidiff.File) (string, error) {
+	lines := strings.Split(strings.ReplaceAll(after, "\r\n", "\n"), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	var before []string
+	next := 0 // the first line of after not yet copied
+	for i, h := range f.Hunks {
+		start := h.NewStart - 1
+		if h.NewCount == 0 {
+			start = h.NewStart // an empty new side sits after that line
+		}
+		side := h.NewSide()
+		if start < next || start+len(side) > len(lines) {
+			return "", fmt.Errorf("hunk %d of the diff is not where the file has room for it", i+1)
+		}
+		for j, l := range side {
+			if lines[start+j] != l {
+				return "", fmt.Errorf("hunk %d of the diff does not match the file at line %d", i+1, start+j+1)
+			}
+		}
+		before = append(before, lines[next:start]...)
+		before = append(before, h.OldSide()...)
+		next = start + len(side)
+	}
+	before = append(before, lines[next:]...)
+	return strings.Join(before, "\n") + "\n", nil
+}
+
+// modFile is what a go.mod says, reduced to what the gate compares.
+type modFile struct {
+	single  map[string]string          // module, go, toolchain: their argument
+	require map[string]map[string]bool // module path: its versions
+	other   map[string]int             // every other directive as "verb args", counted
+}
+
+// parseModFile reads a go.mod leniently: a line the go command would not
+// accept is kept as an "other" directive, so changing it is seen.
+func parseModFile(text string) modFile {
+	m := modFile{single: map[string]string{}, require: map[string]map[string]bool{}, other: map[string]int{}}
+	block := ""
+	for _, line := range strings.Split(text, "\n") {
+		toks := modTokens(line)
+		switch {
+		case len(toks) == 0:
+		case block != "" && len(toks) == 1 && toks[0] == ")":
+			block = ""
+		case block != "":
+			m.add(block, toks)
+		case len(toks) == 2 && toks[1] == "(":
+			block = toks[0]
+		default:
+			m.add(toks[0], toks[1:])
+		}
+	}
+	return m
+}
+
+func (m modFile) add(verb string, args []string) {
+	switch {
+	case verb == "module" || verb == "go" || verb == "toolchain":
+		m.single[verb] = strings.Join(args, " ")
+	case verb == "require" && len(args) == 2:
+		if m.require[args[0]] == nil {
+			m.require[args[0]] = map[string]bool{}
+		}
+		m.require[args[0]][args[1]] = true
+	default:
+		m.other[strings.Join(append([]string{verb}, args...), " ")]++
+	}
+}
+
+// modTokens splits a go.mod line into its tokens: words, quoted strings
+// (unquoted) and parentheses, without the comment.
+func modTokens(line string) []string {
+	var toks []string
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case strings.HasPrefix(line[i:], "//"):
+			return toks
+		case c == '(' || c == ')':
+			toks = append(toks, string(c))
+			i++
+		case c == '"' || c == '`':
+			j := i + 1
+			for j < len(line) && line[j] != c {
+				if c == '"' && line[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(line))
+			tok := line[i:j]
+			if s, err := strconv.Unquote(tok); err == nil {
+				tok = s
+			}
+			toks = append(toks, tok)
+			i = j
+		default:
+			j := i
+			for j < len(line) && !strings.ContainsRune(" \t\r()\"`", rune(line[j])) && !strings.HasPrefix(line[j:], "//") {
+				j++
+			}
+			toks = append(toks, line[i:j])
+			i = j
+		}
+	}
+	return toks
+}
+
+// directiveWhy says why a patch may not change a go.mod directive.
+var directiveWhy = map[string]string{
+	"module":    "the module line names the module",
+	"go":        "the go line sets the language version and the oldest toolchain that may build the module",
+	"toolchain": "the toolchain line chooses the Go toolchain that is downloaded and run",
+	"replace":   "a replace directive builds a dependency from another fork or a local directory",
+	"exclude":   "an exclude directive changes which versions of a dependency are chosen",
+	"retract":   "a retract directive speaks for the module's published versions",
+	"godebug":   "a godebug directive changes how the standard library behaves, under test too",
+	"tool":      "a tool directive adds a program that go tool runs",
+	"ignore":    "an ignore directive hides directories from ./..., and so from go test ./...",
+	"require":   "the gate reads a requirement as a module path and a version",
+}
+
+// compareModFiles lists what changed from old to new that a repair may not
+// change.
+func compareModFiles(p string, before, after modFile) []string {
+	var bad []string
+	refuse := func(what, verb string) {
+		why := directiveWhy[verb]
+		if why == "" {
+			why = "go.mod directives other than require change how the module builds"
+		}
+		bad = append(bad, fmt.Sprintf("%s: %s (%s; %s)", p, what, why, notAllowed))
+	}
+	for _, verb := range []string{"module", "go", "toolchain"} {
+		o, n := before.single[verb], after.single[verb]
+		switch {
+		case o == n:
+		case o == "":
+			refuse(fmt.Sprintf("adds the %s line %s", verb, n), verb)
+		case n == "":
+			refuse(fmt.Sprintf("removes the %s line %s", verb, o), verb)
+		default:
+			refuse(fmt.Sprintf("changes the %s line from %s to %s", verb, o, n), verb)
+		}
+	}
+	for _, mod := range sortedKeys(after.require) {
+		was := strings.Join(sortedKeys(before.require[mod]), ", ")
+		for _, v := range sortedKeys(after.require[mod]) {
+			switch {
+			case before.require[mod][v]:
+			case was == "":
+				bad = append(bad, fmt.Sprintf("%s: requires a new module %s %s (a new dependency is code from outside the repository that no gate reads; %s)", p, mod, v, notAllowed))
+			case pseudoVersionRE.MatchString(v):
+				bad = append(bad, fmt.Sprintf("%s: moves %s from %s to the untagged commit %s (a pseudo-version pins a commit that no release vouches for; %s)", p, mod, was, v, notAllowed))
+			}
+		}
+	}
+	for _, d := range sortedKeys(after.other) {
+		if after.other[d] > before.other[d] {
+			refuse(fmt.Sprintf("adds the directive %q", d), strings.Fields(d)[0])
+		}
+	}
+	for _, d := range sortedKeys(before.other) {
+		if before.other[d] > after.other[d] {
+			refuse(fmt.Sprintf("removes the directive %q", d), strings.Fields(d)[0])
+		}
+	}
+	return bad
+}
+
+// pseudoVersionRE matches the go command's pseudo-versions:
+// vX.0.0-yyyymmddhhmmss-commit, vX.Y.Z-pre.0.yyyymmddhhmmss-commit and
+// vX.Y.Z-0.yyyymmddhhmmss-commit.
+var pseudoVersionRE = regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:[0-9A-Za-z.-]*\.)?\d{14}-[0-9a-f]{12}(?:\+incompatible)?$`)
+
+// goSumViolations refuses checksums changed for a version go.sum already
+// pinned.
+func goSumViolations(p string, f unidiff.File) []string {
+	removed := map[string]string{}
+	added := map[string]string{}
+	for _, l := range f.Changes() {
+		fs := strings.Fields(l.Text)
+		if len(fs) != 3 {
+			continue // not a checksum line: the go command refuses it
+		}
+		if l.Added() {
+			added[fs[0]+" "+fs[1]] = fs[2]
+		} else {
+			removed[fs[0]+" "+fs[1]] = fs[2]
+		}
+	}
+	var bad []string
+	for _, k := range sortedKeys(added) {
+		if old, ok := removed[k]; ok && old != added[k] {
+			bad = append(bad, fmt.Sprintf("%s: changes the checksum of %s (a checksum pins a version's content, another one pins other content; %s)", p, k, notAllowed))
+		}
+	}
+	return bad
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
