@@ -27,6 +27,10 @@ const (
 	maxJUnitDepth = 32
 	// maxJUnitCases bounds the test cases of one report.
 	maxJUnitCases = 200_000
+	// maxJUnitAttrs bounds the attributes of one element: the decoder
+	// keeps them all at once, at a few dozen times their size. Real
+	// reports' elements have a dozen.
+	maxJUnitAttrs = 256
 	// A text (a failure's body, a system-out or system-err) keeps its
 	// first junitTextHead and its last junitTextTail bytes, as Text does
 	// for go test's output. Each is four times the characters a failure's
@@ -70,7 +74,8 @@ const (
 //
 // The report is read as a stream of tokens and only what the result needs
 // is kept, within the limits above (MaxJUnitBytes, 32 levels of elements,
-// 200,000 test cases; texts capped to their head and tail).
+// 256 attributes per element, 200,000 test cases; texts capped to their
+// head and tail).
 //
 // Which elements count: a <testsuite> anywhere outside a suite is a suite;
 // within a suite, its <testsuite>, <testcase>, <system-out> and
@@ -81,23 +86,25 @@ const (
 // character data (text and CDATA) within its element, line ends
 // normalized as XML specifies.
 func ParseJUnit(r io.Reader) (Result, error) {
-	return parseJUnit(r, junitLimits{bytes: MaxJUnitBytes, depth: maxJUnitDepth, cases: maxJUnitCases, suiteOutput: maxSuiteOutput})
+	return parseJUnit(r, junitLimits{bytes: MaxJUnitBytes, depth: maxJUnitDepth, cases: maxJUnitCases, attrs: maxJUnitAttrs, suiteOutput: maxSuiteOutput})
 }
 
 // junitLimits are the limits of one parse (tests lower them).
 type junitLimits struct {
-	bytes        int64
-	depth, cases int
-	suiteOutput  int
+	bytes               int64
+	depth, cases, attrs int
+	suiteOutput         int
 }
 
 func parseJUnit(r io.Reader, lim junitLimits) (Result, error) {
-	src := &junitSource{r: io.LimitReader(r, lim.bytes+1)}
+	src := &junitSource{r: io.LimitReader(r, lim.bytes+1), tags: tagScanner{maxAttrs: lim.attrs}}
 	p := &junitParser{dec: xml.NewDecoder(src), lim: lim}
 	res, err := p.parse()
 	switch {
 	case src.n > lim.bytes:
 		return Result{}, fmt.Errorf("parse junit: the report is larger than %d bytes", lim.bytes)
+	case src.tags.err != nil:
+		return Result{}, fmt.Errorf("parse junit: %w", src.tags.err)
 	case src.err != nil:
 		return Result{}, fmt.Errorf("parse junit: read: %w", src.err)
 	case err != nil:
@@ -106,12 +113,14 @@ func parseJUnit(r io.Reader, lim junitLimits) (Result, error) {
 	return res, nil
 }
 
-// junitSource counts the bytes read and keeps the reader's own error,
-// so that a failed read is not called malformed XML.
+// junitSource counts the bytes read, and keeps the reader's own error so
+// that a failed read is not called malformed XML. It stops at a start tag
+// with too many attributes before the decoder has read them all.
 type junitSource struct {
-	r   io.Reader
-	n   int64
-	err error
+	r    io.Reader
+	n    int64
+	err  error
+	tags tagScanner
 }
 
 func (s *junitSource) Read(p []byte) (int, error) {
@@ -120,7 +129,151 @@ func (s *junitSource) Read(p []byte) (int, error) {
 	if err != nil && !errors.Is(err, io.EOF) {
 		s.err = err
 	}
+	if s.tags.scan(p[:n]) != nil {
+		return 0, s.tags.err
+	}
 	return n, err
+}
+
+// tagScanner follows XML's markup in the bytes read, as far as it takes to
+// count the attributes of each start tag (one quoted value each); what it
+// does not follow exactly (a document type's internal subset) it may
+// count less, never more.
+type tagScanner struct {
+	maxAttrs int
+	state    tagState
+	quote    byte
+	attrs    int
+	// run counts the bytes of a terminator seen ("--" of "-->", "]]" of
+	// "]]>"); bang holds the bytes after "<!" until they tell a comment,
+	// a CDATA section and a directive apart; depth is a directive's
+	// nesting of angle brackets.
+	run   int
+	bang  []byte
+	depth int
+	err   error
+}
+
+type tagState uint8
+
+const (
+	inText tagState = iota
+	afterLT
+	inStartTag
+	inAttrValue
+	inEndTag
+	afterBang
+	inComment
+	inCDATA
+	inPI
+	inDirective
+	inDirectiveQuote
+)
+
+func (s *tagScanner) scan(b []byte) error {
+	for _, c := range b {
+		if s.err != nil {
+			break
+		}
+		s.step(c)
+	}
+	return s.err
+}
+
+func (s *tagScanner) step(c byte) {
+	switch s.state {
+	case inText:
+		if c == '<' {
+			s.state = afterLT
+		}
+	case afterLT:
+		switch c {
+		case '!':
+			s.state, s.bang = afterBang, s.bang[:0]
+		case '?':
+			s.state, s.run = inPI, 0
+		case '/':
+			s.state = inEndTag
+		default:
+			s.state, s.attrs = inStartTag, 0
+		}
+	case inStartTag:
+		switch c {
+		case '"', '\'':
+			if s.attrs++; s.attrs > s.maxAttrs {
+				s.err = fmt.Errorf("an element with more than %d attributes: the limit of a test report", s.maxAttrs)
+			}
+			s.state, s.quote = inAttrValue, c
+		case '>':
+			s.state = inText
+		}
+	case inAttrValue:
+		if c == s.quote {
+			s.state = inStartTag
+		}
+	case inEndTag:
+		if c == '>' {
+			s.state = inText
+		}
+	case afterBang:
+		s.bang = append(s.bang, c)
+		switch b := string(s.bang); {
+		case b == "--":
+			s.state, s.run = inComment, 0
+		case b == "[CDATA[":
+			s.state, s.run = inCDATA, 0
+		case !strings.HasPrefix("--", b) && !strings.HasPrefix("[CDATA[", b):
+			// A directive (<!DOCTYPE …>): the bytes so far are its own.
+			s.state, s.depth = inDirective, 0
+			for _, d := range s.bang {
+				s.step(d)
+			}
+		}
+	case inComment:
+		switch {
+		case c == '-':
+			s.run++
+		case c == '>' && s.run >= 2:
+			s.state = inText
+		default:
+			s.run = 0
+		}
+	case inCDATA:
+		switch {
+		case c == ']':
+			s.run++
+		case c == '>' && s.run >= 2:
+			s.state = inText
+		default:
+			s.run = 0
+		}
+	case inPI:
+		switch {
+		case c == '>' && s.run > 0:
+			s.state = inText
+		case c == '?':
+			s.run = 1
+		default:
+			s.run = 0
+		}
+	case inDirective:
+		switch c {
+		case '"', '\'':
+			s.state, s.quote = inDirectiveQuote, c
+		case '<':
+			s.depth++
+		case '>':
+			if s.depth == 0 {
+				s.state = inText
+			} else {
+				s.depth--
+			}
+		}
+	case inDirectiveQuote:
+		if c == s.quote {
+			s.state = inDirective
+		}
+	}
 }
 
 // junitParser reads one report's tokens.
@@ -367,8 +520,15 @@ func (p *junitParser) keepID(n int) error {
 
 // closeSuite makes the suite's failures, now that its output is known.
 func (p *junitParser) closeSuite(s *junitSuite) {
+	var out suiteOutput
+	if len(s.pending) > 0 {
+		var h1, h2 int
+		out.out, h1 = s.out.kept()
+		out.err, h2 = s.err.kept()
+		out.hidden = h1 + h2
+	}
 	for _, tc := range s.pending {
-		f := p.failure(tc, s)
+		f := p.failure(tc, out)
 		if tc.name == "[build failed]" || compileFailure(tc.name, f.Output) {
 			f.Test = ""
 			s.builds = append(s.builds, f)
@@ -392,7 +552,14 @@ func (s *junitSuite) addTo(res *Result) {
 	}
 }
 
-func (p *junitParser) failure(tc *junitCase, s *junitSuite) task.Failure {
+// suiteOutput is a suite's system-out and system-err as kept, and the
+// characters left out of them.
+type suiteOutput struct {
+	out, err string
+	hidden   int
+}
+
+func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	f := task.Failure{Package: tc.pkg, Test: tc.name}
 	if tc.status == statusError {
 		f.Kind = "error"
@@ -413,14 +580,12 @@ func (p *junitParser) failure(tc *junitCase, s *junitSuite) task.Failure {
 		f.Message = tc.typ
 	}
 	parts := []string{body, text(tc.out), text(tc.err)}
-	suiteHidden := hidden
-	suiteOut, suiteErr := text(&s.out), text(&s.err)
-	if n := len(suiteOut) + len(suiteErr); n > 0 {
+	if n := len(suite.out) + len(suite.err); n > 0 {
 		if p.suiteOut+n <= p.lim.suiteOutput {
 			p.suiteOut += n
-			parts = append(parts, suiteOut, suiteErr)
+			hidden += suite.hidden
+			parts = append(parts, suite.out, suite.err)
 		} else {
-			hidden = suiteHidden
 			parts = append(parts, fmt.Sprintf("[… the suite's system-out and system-err (%d bytes) are left out: the report's failures already repeat %d bytes of their suites' output …]", n, p.suiteOut))
 		}
 	}

@@ -86,7 +86,7 @@ func TestParseJUnitDepthLimit(t *testing.T) {
 
 // testLimits are limits small enough to reach in a test.
 func testLimits() junitLimits {
-	return junitLimits{bytes: 1 << 20, depth: maxJUnitDepth, cases: 10, suiteOutput: 1000}
+	return junitLimits{bytes: 1 << 20, depth: maxJUnitDepth, cases: 10, attrs: 3, suiteOutput: 1000}
 }
 
 func TestParseJUnitCaseLimit(t *testing.T) {
@@ -101,6 +101,31 @@ func TestParseJUnitCaseLimit(t *testing.T) {
 	_, err = parseJUnit(strings.NewReader(cases(11)), testLimits())
 	if err == nil || !strings.Contains(err.Error(), "more than 10 test cases") {
 		t.Errorf("11 test cases: error %v, want one naming the limit", err)
+	}
+}
+
+// The attributes of an element are counted as the report is read: the
+// quoted values of its start tag, not the quotes of texts, comments, CDATA
+// sections, processing instructions or a document type.
+func TestParseJUnitAttributeLimit(t *testing.T) {
+	t.Parallel()
+	quotes := strings.Repeat(`"'`, 20)
+	ok := `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE testsuites [ <!ENTITY x "` + strings.Repeat("'", 30) + `"> ]>
+<?pi ` + quotes + `?>
+<!-- ` + quotes + ` -->
+<testsuites a="1" b='2' c="3">` + quotes + `
+  <testsuite name="p" tests="1" time="` + strings.Repeat("'", 30) + `">
+    <testcase name="T" classname="c"><failure message="m"><![CDATA[` + quotes + `]]>` + strings.ReplaceAll(quotes, `"`, "&quot;") + `</failure></testcase>
+  </testsuite>
+</testsuites>`
+	res, err := parseJUnit(strings.NewReader(ok), testLimits())
+	if err != nil || len(res.Failures) != 1 {
+		t.Fatalf("elements of 3 attributes at most: %d failures, error %v", len(res.Failures), err)
+	}
+	_, err = parseJUnit(strings.NewReader(`<testsuite name="p" a="1" b="2" c="3"><testcase name="T"/></testsuite>`), testLimits())
+	if err == nil || !strings.Contains(err.Error(), "more than 3 attributes") {
+		t.Errorf("an element of 4 attributes: error %v, want one naming the limit", err)
 	}
 }
 
