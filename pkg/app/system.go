@@ -249,6 +249,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Checkouts: triageMirrors(cfg, s.GitHub),
 		// With no GitHub configured, the rule says "not checked".
 		HumanFixes: gh.HumanFixes{Clients: s.GitHub},
+		// A report's failure groups past the cap are one dropped outcome.
+		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
 	}, s.log.Named("triage"))
 	gh := s.githubProcessor(cfg)
 	allow := allowlist(cfg)

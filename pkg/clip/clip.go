@@ -14,15 +14,24 @@ import (
 // whole at most about limit characters. It cuts at line ends when one is
 // near, so that no line is half shown, and never inside a character.
 // A limit of 0 or less means no limit.
-func Middle(s string, limit int) string {
-	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+func Middle(s string, limit int) string { return MiddleOf(s, 0, limit) }
+
+// MiddleOf is Middle for a text that was already cut: s is its head and
+// its tail joined, and hidden more characters were between them (a text
+// too long to keep whole). The result is Middle's for the whole text, the
+// marker counting the hidden characters too, as long as the cut is in the
+// part Middle leaves out: s's head and tail each hold limit characters or
+// more. A text within limit is s.
+func MiddleOf(s string, hidden, limit int) string {
+	total := utf8.RuneCountInString(s) + max(hidden, 0)
+	if limit <= 0 || total <= limit {
 		return s
 	}
 	runes := []rune(s)
 	marker := func(n int) string { return fmt.Sprintf("\n[… %d characters omitted …]\n", n) }
-	keep := max(limit-len(marker(len(runes))), 2)
-	headN := keep * 3 / 5
-	tailN := keep - headN
+	keep := max(limit-len(marker(total)), 2)
+	headN := min(keep*3/5, len(runes))
+	tailN := min(keep-keep*3/5, len(runes)-headN)
 	head, tail := string(runes[:headN]), string(runes[len(runes)-tailN:])
 	if i := strings.LastIndexByte(head, '\n'); i >= len(head)*4/5 {
 		head = head[:i+1]
@@ -30,6 +39,6 @@ func Middle(s string, limit int) string {
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i <= len(tail)/5 {
 		tail = tail[i+1:]
 	}
-	omitted := len(runes) - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	omitted := total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
 	return strings.TrimSuffix(head, "\n") + marker(omitted) + tail
 }

@@ -3,6 +3,7 @@ package clip
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMiddle(t *testing.T) {
@@ -22,5 +23,33 @@ func TestMiddle(t *testing.T) {
 	}
 	if Middle("short", 500) != "short" {
 		t.Fatal("a short text changed")
+	}
+}
+
+// A text cut before Middle sees it gives what the whole text gives when
+// the cut is in the part Middle leaves out.
+func TestMiddleOfCutText(t *testing.T) {
+	line := func(i int) string { return "line " + strings.Repeat("é", i%7) + strings.Repeat("x", i%11) + "\n" }
+	var head, middle, tail strings.Builder
+	for i := 0; i < 3000; i++ {
+		switch {
+		case i < 1000:
+			head.WriteString(line(i))
+		case i < 2000:
+			middle.WriteString(line(i))
+		default:
+			tail.WriteString(line(i))
+		}
+	}
+	whole := head.String() + middle.String() + tail.String()
+	for _, limit := range []int{100, 500, 5000} {
+		want := Middle(whole, limit)
+		got := MiddleOf(head.String()+tail.String(), utf8.RuneCountInString(middle.String()), limit)
+		if got != want {
+			t.Errorf("limit %d: MiddleOf gave\n%q\nMiddle of the whole\n%q", limit, got, want)
+		}
+	}
+	if got := MiddleOf("short", 3, 500); got != "short" {
+		t.Errorf("a text within the limit changed: %q", got)
 	}
 }

@@ -164,6 +164,10 @@ type Triage struct {
 	// no limit); DailyJobsByRepo sets it for some repositories, by URL.
 	DailyJobs       int            `yaml:"daily_jobs"`
 	DailyJobsByRepo map[string]int `yaml:"daily_jobs_by_repo"`
+	// MaxGroupsPerReport is how many failure groups of one report triage
+	// decides one by one (reproduces, bisects, makes a task of); the
+	// groups past it are one dropped outcome that says how many.
+	MaxGroupsPerReport int `yaml:"max_groups_per_report"`
 	// BisectConfidence is the posterior a culprit needs before bisection
 	// names it (0 for the default, 0.995).
 	BisectConfidence float64 `yaml:"bisect_confidence"`
@@ -261,7 +265,7 @@ func Default() Config {
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
 		Redis:   Redis{Prefix: "redfix"},
 		LLM:     LLM{Provider: "openai", Timeout: 2 * time.Minute, MaxRetries: 4, ToolFormat: "native"},
-		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
+		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, MaxGroupsPerReport: 20, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
 			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
 		Harness: Harness{MaxSteps: 40, Samples: 1, SampleTemperature: 0.7, FeedbackRounds: 1},
 		Validators: Validators{
@@ -337,6 +341,7 @@ var envVars = []struct {
 	{"REDFIX_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
 	{"REDFIX_TRIAGE_RERUNS", intVar(func(c *Config) *int { return &c.Triage.Reruns })},
 	{"REDFIX_TRIAGE_DAILY_JOBS", intVar(func(c *Config) *int { return &c.Triage.DailyJobs })},
+	{"REDFIX_TRIAGE_MAX_GROUPS_PER_REPORT", intVar(func(c *Config) *int { return &c.Triage.MaxGroupsPerReport })},
 	{"REDFIX_MAX_STEPS", intVar(func(c *Config) *int { return &c.Harness.MaxSteps })},
 	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
 	{"REDFIX_WORKER_METRICS_ADDR", func(c *Config, v string) error { c.Worker.MetricsAddr = v; return nil }},
@@ -514,6 +519,9 @@ func (c Config) Validate() error {
 		if n < 0 {
 			errs = append(errs, fmt.Errorf("triage.daily_jobs_by_repo[%s] must not be negative, got %d", repo, n))
 		}
+	}
+	if c.Triage.MaxGroupsPerReport < 1 {
+		errs = append(errs, fmt.Errorf("triage.max_groups_per_report must be at least 1, got %d", c.Triage.MaxGroupsPerReport))
 	}
 	if c.Triage.BisectParallel < 0 || c.Triage.BisectParallel > 64 {
 		errs = append(errs, fmt.Errorf("triage.bisect_parallel must be 0..64, got %d", c.Triage.BisectParallel))

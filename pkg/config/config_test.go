@@ -18,7 +18,7 @@ func TestDefaultsNeedNothing(t *testing.T) {
 	if cfg.LLM.Enabled() || cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
 		t.Fatalf("defaults should be the embedded, offline setup: %+v", cfg)
 	}
-	if cfg.Validators.OracleRuns != 3 || cfg.Triage.Reruns != 5 {
+	if cfg.Validators.OracleRuns != 3 || cfg.Triage.Reruns != 5 || cfg.Triage.MaxGroupsPerReport != 20 {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
@@ -29,7 +29,7 @@ func TestFileThenEnvironment(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(path, env(map[string]string{"REDFIX_MODEL": "from-env", "REDFIX_REDIS_ADDR": "redis:6379"}))
+	cfg, err := Load(path, env(map[string]string{"REDFIX_MODEL": "from-env", "REDFIX_REDIS_ADDR": "redis:6379", "REDFIX_TRIAGE_MAX_GROUPS_PER_REPORT": "50"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +45,9 @@ func TestFileThenEnvironment(t *testing.T) {
 	if cfg.Triage.DailyJobs != 20 || cfg.Triage.DailyJobsByRepo["https://github.com/acme/big"] != 100 {
 		t.Fatalf("daily job budgets: %d %v", cfg.Triage.DailyJobs, cfg.Triage.DailyJobsByRepo)
 	}
+	if cfg.Triage.MaxGroupsPerReport != 50 {
+		t.Fatalf("groups per report from the environment: %d", cfg.Triage.MaxGroupsPerReport)
+	}
 }
 
 func TestRejectsBadInput(t *testing.T) {
@@ -59,6 +62,7 @@ func TestRejectsBadInput(t *testing.T) {
 		"zero reruns":                {yaml: "triage:\n  reruns: 0\n", want: "triage.reruns"},
 		"negative budget":            {env: map[string]string{"REDFIX_TRIAGE_DAILY_JOBS": "-1"}, want: "triage.daily_jobs"},
 		"negative repo budget":       {yaml: "triage:\n  daily_jobs_by_repo:\n    x: -2\n", want: "triage.daily_jobs_by_repo[x]"},
+		"no groups per report":       {yaml: "triage:\n  max_groups_per_report: 0\n", want: "triage.max_groups_per_report"},
 		"model no url":               {env: map[string]string{"REDFIX_MODEL": "m"}, want: "llm.model"},
 		"app id no key":              {env: map[string]string{"REDFIX_GITHUB_APP_ID": "12"}, want: "github.app_id"},
 		"bad app id":                 {env: map[string]string{"REDFIX_GITHUB_APP_ID": "twelve"}, want: "REDFIX_GITHUB_APP_ID"},

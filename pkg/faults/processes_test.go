@@ -28,7 +28,7 @@ var (
 	buildErr  error
 )
 
-func binary(t *testing.T, name string) string {
+func binary(t testing.TB, name string) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir = filepath.Join(sampleDir, "bin")
@@ -44,17 +44,17 @@ func binary(t *testing.T, name string) string {
 }
 
 // writeConfig writes cfg's settings that the commands read from a file.
-func writeConfig(t *testing.T, cfg config.Config) string {
+func writeConfig(t testing.TB, cfg config.Config) string {
 	t.Helper()
 	y := fmt.Sprintf(`data_dir: %q
 log: {level: warn, format: console}
-http: {addr: %q, allow_repos: [%q]}
+http: {addr: %q, allow_repos: [%q], ingest_token: %q}
 nats: {url: %q, ack_wait: %s, max_deliver: 5}
 redis: {addr: %q, prefix: %q}
 triage: {reruns: %d, claim_ttl: %s, report_ack_wait: %s, report_retry_delay: %s}
 worker: {slots: 1, heartbeat: %s}
 publish: {mode: local, dir: %q}
-`, cfg.DataDir, cfg.HTTP.Addr, cfg.HTTP.AllowRepos[0], cfg.NATS.URL, cfg.NATS.AckWait, cfg.Redis.Addr, cfg.Redis.Prefix,
+`, cfg.DataDir, cfg.HTTP.Addr, cfg.HTTP.AllowRepos[0], cfg.HTTP.IngestToken, cfg.NATS.URL, cfg.NATS.AckWait, cfg.Redis.Addr, cfg.Redis.Prefix,
 		cfg.Triage.Reruns, cfg.Triage.ClaimTTL, cfg.Triage.ReportAckWait, cfg.Triage.ReportRetryDelay, cfg.Worker.Heartbeat, cfg.Publish.Dir)
 	p := filepath.Join(t.TempDir(), "redfix.yaml")
 	if err := os.WriteFile(p, []byte(y), 0o644); err != nil {
@@ -70,7 +70,7 @@ type proc struct {
 	done chan struct{}
 }
 
-func startProc(t *testing.T, bin, dataDir, cfgPath string, args ...string) *proc {
+func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(bin, append(args, "--config", cfgPath)...)
 	cmd.Env = append(os.Environ(), "REDFIX_DATA_DIR="+dataDir)
@@ -98,7 +98,7 @@ func startProc(t *testing.T, bin, dataDir, cfgPath string, args ...string) *proc
 
 // kill9 kills the process alone (not its group), as the OOM killer or a
 // node failure would, and waits for it to be gone.
-func (p *proc) kill9(t *testing.T) {
+func (p *proc) kill9(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ import (
 )
 
 // freePort is a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,14 +88,14 @@ func (r *redisServer) stop() {
 // natsServer is an embedded NATS with JetStream on a store directory and a
 // port that survive its restarts.
 type natsServer struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	port int
 	mu   sync.Mutex
 	srv  *embedded.NATS
 }
 
-func startNATS(t *testing.T) *natsServer {
+func startNATS(t testing.TB) *natsServer {
 	t.Helper()
 	n := &natsServer{t: t, dir: t.TempDir(), port: freePort(t)}
 	n.start()

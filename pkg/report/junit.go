@@ -2,14 +2,52 @@ package report
 
 import (
 	"bytes"
+	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
-	junit "github.com/joshdk/go-junit"
-
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
+)
+
+// Limits on one JUnit report. A report past one is rejected with an error
+// that names it, except texts, which are capped: the parser's memory stays
+// a small multiple of the report's size whatever the report holds.
+const (
+	// MaxJUnitBytes is the largest report ParseJUnit reads. The ingest API
+	// takes at most 32 MiB (server.MaxReportBytes) and a GitHub artifact's
+	// file at most 64 MiB (runreport.MaxFileBytes).
+	MaxJUnitBytes = 64 << 20
+	// maxJUnitDepth bounds the nesting of elements: testsuites, suites
+	// within suites, a testcase, its failure. Real reports nest a few.
+	maxJUnitDepth = 32
+	// maxJUnitCases bounds the test cases of one report.
+	maxJUnitCases = 200_000
+	// maxJUnitAttrs bounds the attributes of one element: the decoder
+	// keeps them all at once, at a few dozen times their size. Real
+	// reports' elements have a dozen.
+	maxJUnitAttrs = 256
+	// A text (a failure's body, a system-out or system-err) keeps its
+	// first junitTextHead and its last junitTextTail bytes, as Text does
+	// for go test's output. Each is four times the characters a failure's
+	// output keeps (maxOutput), so that the output is the same as from the
+	// whole text (see clip.MiddleOf).
+	junitTextHead = 64 << 10
+	junitTextTail = 64 << 10
+	// maxSuiteOutput bounds the bytes of suites' system-out and system-err
+	// repeated into their failures' output, over the report: one suite's
+	// output is added to each of its failures. Past it, a failure's output
+	// says that its suite's was left out.
+	maxSuiteOutput = 8 << 20
+	// The test IDs kept (passed tests', failures') take at most
+	// junitIDsPerByte times the bytes read, plus junitIDsSlack: an ID
+	// repeats its suite's name when the test case has no classname.
+	junitIDsPerByte = 4
+	junitIDsSlack   = 1 << 20
 )
 
 // ParseJUnit parses JUnit XML: a <testsuites> document, a bare <testsuite>,
@@ -33,77 +71,526 @@ import (
 // "TestMain" whose output is compiler errors: a build error). A suite's own
 // system-out and system-err are added to its failures' output. Frames are
 // read from Go, Java, Kotlin, Python, JavaScript and TypeScript traces.
+//
+// The report is read as a stream of tokens and only what the result needs
+// is kept, within the limits above (MaxJUnitBytes, 32 levels of elements,
+// 256 attributes per element, 200,000 test cases; texts capped to their
+// head and tail).
+//
+// Which elements count: a <testsuite> anywhere outside a suite is a suite;
+// within a suite, its <testsuite>, <testcase>, <system-out> and
+// <system-err> children (other children, <properties> for one, are not
+// read); within a testcase, its <failure>, <error>, <skipped>,
+// <system-out> and <system-err> children, the last of each kind winning
+// (the last of failure, error and skipped is the outcome). A text is the
+// character data (text and CDATA) within its element, line ends
+// normalized as XML specifies.
 func ParseJUnit(r io.Reader) (Result, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return Result{}, fmt.Errorf("parse junit: read: %w", err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return Result{}, fmt.Errorf("parse junit: %w", ErrEmpty)
-	}
-	suites, err := junit.Ingest(data)
-	if err != nil {
-		return Result{}, fmt.Errorf("parse junit: malformed XML: %w", err)
-	}
-	if len(suites) == 0 {
-		return Result{}, fmt.Errorf("parse junit: no <testsuite> element (is this JUnit XML?)")
-	}
-	res := Result{Format: "junit"}
-	for _, s := range suites {
-		addSuite(&res, s)
+	return parseJUnit(r, junitLimits{bytes: MaxJUnitBytes, depth: maxJUnitDepth, cases: maxJUnitCases, attrs: maxJUnitAttrs, suiteOutput: maxSuiteOutput})
+}
+
+// junitLimits are the limits of one parse (tests lower them).
+type junitLimits struct {
+	bytes               int64
+	depth, cases, attrs int
+	suiteOutput         int
+}
+
+func parseJUnit(r io.Reader, lim junitLimits) (Result, error) {
+	src := &junitSource{r: io.LimitReader(r, lim.bytes+1), tags: tagScanner{maxAttrs: lim.attrs}}
+	p := &junitParser{dec: xml.NewDecoder(src), lim: lim}
+	res, err := p.parse()
+	switch {
+	case src.n > lim.bytes:
+		return Result{}, fmt.Errorf("parse junit: the report is larger than %d bytes", lim.bytes)
+	case src.tags.err != nil:
+		return Result{}, fmt.Errorf("parse junit: %w", src.tags.err)
+	case src.err != nil:
+		return Result{}, fmt.Errorf("parse junit: read: %w", src.err)
+	case err != nil:
+		return Result{}, fmt.Errorf("parse junit: %w", err)
 	}
 	return res, nil
 }
 
-func addSuite(res *Result, s junit.Suite) {
-	for _, tc := range s.Tests {
-		pkg := tc.Classname
-		if pkg == "" || (pkg == tc.Name && s.Name != "") {
-			pkg = s.Name
-		}
-		switch tc.Status {
-		case junit.StatusPassed:
-			res.Total++
-			res.Passed = append(res.Passed, task.Failure{Package: pkg, Test: tc.Name}.ID())
-		case junit.StatusSkipped:
-			res.Total++
-		case junit.StatusFailed, junit.StatusError:
-			f := junitFailure(pkg, tc, s)
-			if tc.Name == "[build failed]" || compileFailure(tc, f.Output) {
-				f.Test = ""
-				res.BuildErrors = append(res.BuildErrors, f)
-				continue
-			}
-			res.Total++
-			res.Failures = append(res.Failures, f)
-		}
+// junitSource counts the bytes read, and keeps the reader's own error so
+// that a failed read is not called malformed XML. It stops at a start tag
+// with too many attributes before the decoder has read them all.
+type junitSource struct {
+	r    io.Reader
+	n    int64
+	err  error
+	tags tagScanner
+}
+
+func (s *junitSource) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.err = err
 	}
-	for _, nested := range s.Suites {
-		addSuite(res, nested)
+	if s.tags.scan(p[:n]) != nil {
+		return 0, s.tags.err
+	}
+	return n, err
+}
+
+// tagScanner follows XML's markup in the bytes read, as far as it takes to
+// count the attributes of each start tag (one quoted value each); what it
+// does not follow exactly (a document type's internal subset) it may
+// count less, never more.
+type tagScanner struct {
+	maxAttrs int
+	state    tagState
+	quote    byte
+	attrs    int
+	// run counts the bytes of a terminator seen ("--" of "-->", "]]" of
+	// "]]>"); bang holds the bytes after "<!" until they tell a comment,
+	// a CDATA section and a directive apart; depth is a directive's
+	// nesting of angle brackets.
+	run   int
+	bang  []byte
+	depth int
+	err   error
+}
+
+type tagState uint8
+
+const (
+	inText tagState = iota
+	afterLT
+	inStartTag
+	inAttrValue
+	inEndTag
+	afterBang
+	inComment
+	inCDATA
+	inPI
+	inDirective
+	inDirectiveQuote
+)
+
+func (s *tagScanner) scan(b []byte) error {
+	for _, c := range b {
+		if s.err != nil {
+			break
+		}
+		s.step(c)
+	}
+	return s.err
+}
+
+func (s *tagScanner) step(c byte) {
+	switch s.state {
+	case inText:
+		if c == '<' {
+			s.state = afterLT
+		}
+	case afterLT:
+		switch c {
+		case '!':
+			s.state, s.bang = afterBang, s.bang[:0]
+		case '?':
+			s.state, s.run = inPI, 0
+		case '/':
+			s.state = inEndTag
+		default:
+			s.state, s.attrs = inStartTag, 0
+		}
+	case inStartTag:
+		switch c {
+		case '"', '\'':
+			if s.attrs++; s.attrs > s.maxAttrs {
+				s.err = fmt.Errorf("an element with more than %d attributes: the limit of a test report", s.maxAttrs)
+			}
+			s.state, s.quote = inAttrValue, c
+		case '>':
+			s.state = inText
+		}
+	case inAttrValue:
+		if c == s.quote {
+			s.state = inStartTag
+		}
+	case inEndTag:
+		if c == '>' {
+			s.state = inText
+		}
+	case afterBang:
+		s.bang = append(s.bang, c)
+		switch b := string(s.bang); {
+		case b == "--":
+			s.state, s.run = inComment, 0
+		case b == "[CDATA[":
+			s.state, s.run = inCDATA, 0
+		case !strings.HasPrefix("--", b) && !strings.HasPrefix("[CDATA[", b):
+			// A directive (<!DOCTYPE …>): the bytes so far are its own.
+			s.state, s.depth = inDirective, 0
+			for _, d := range s.bang {
+				s.step(d)
+			}
+		}
+	case inComment:
+		switch {
+		case c == '-':
+			s.run++
+		case c == '>' && s.run >= 2:
+			s.state = inText
+		default:
+			s.run = 0
+		}
+	case inCDATA:
+		switch {
+		case c == ']':
+			s.run++
+		case c == '>' && s.run >= 2:
+			s.state = inText
+		default:
+			s.run = 0
+		}
+	case inPI:
+		switch {
+		case c == '>' && s.run > 0:
+			s.state = inText
+		case c == '?':
+			s.run = 1
+		default:
+			s.run = 0
+		}
+	case inDirective:
+		switch c {
+		case '"', '\'':
+			s.state, s.quote = inDirectiveQuote, c
+		case '<':
+			s.depth++
+		case '>':
+			if s.depth == 0 {
+				s.state = inText
+			} else {
+				s.depth--
+			}
+		}
+	case inDirectiveQuote:
+		if c == s.quote {
+			s.state = inDirective
+		}
 	}
 }
 
-func junitFailure(pkg string, tc junit.Test, s junit.Suite) task.Failure {
-	f := task.Failure{Package: pkg, Test: tc.Name}
-	if tc.Status == junit.StatusError {
+// junitParser reads one report's tokens.
+type junitParser struct {
+	dec *xml.Decoder
+	lim junitLimits
+	// stack has an entry per open element; suites the open suites,
+	// innermost last; tc the open test case.
+	stack  []junitElem
+	suites []*junitSuite
+	tc     *junitCase
+	// top are the suites that are in no other suite, in order.
+	top []*junitSuite
+	// content: a token other than blank text was seen.
+	content bool
+	// cases counts the test cases; ids the bytes of the test IDs kept;
+	// suiteOut the bytes of suite output repeated into failures.
+	cases, ids, suiteOut int
+}
+
+// junitRole is what an open element is to the parser.
+type junitRole uint8
+
+const (
+	roleOutside junitRole = iota // outside any suite: a testsuite in it is a suite
+	roleIgnored                  // in a suite or test case, not read
+	roleSuite
+	roleCase
+	roleText // its character data, and its descendants', go to text
+)
+
+type junitElem struct {
+	role junitRole
+	text *junitText
+}
+
+// junitSuite is a suite: what its own test cases say, and its nested suites.
+type junitSuite struct {
+	name     string
+	out, err junitText
+	// What the suite's own test cases say; the failures wait for the
+	// suite's end, which has the system-out and system-err added to them.
+	total    int
+	passed   []string
+	pending  []*junitCase
+	failures []task.Failure
+	builds   []task.Failure
+	children []*junitSuite
+}
+
+// junitCase is a test case.
+type junitCase struct {
+	pkg, name, classname string
+	status               junitStatus
+	// The message and type attributes and the body of the last <failure>
+	// or <error>.
+	message, typ   string
+	body, out, err *junitText
+}
+
+type junitStatus uint8
+
+const (
+	statusPassed junitStatus = iota
+	statusSkipped
+	statusFailed
+	statusError
+)
+
+func (p *junitParser) parse() (Result, error) {
+	for {
+		tok, err := p.dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("malformed XML: %w", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			p.content = true
+			if err := p.start(t); err != nil {
+				return Result{}, err
+			}
+		case xml.EndElement:
+			if err := p.end(); err != nil {
+				return Result{}, err
+			}
+		case xml.CharData:
+			if len(p.stack) > 0 {
+				if e := p.stack[len(p.stack)-1]; e.role == roleText {
+					e.text.write(t)
+				}
+			}
+			if !p.content && len(bytes.TrimSpace(t)) > 0 {
+				p.content = true
+			}
+		default: // comments, processing instructions, directives
+			p.content = true
+		}
+	}
+	if !p.content {
+		return Result{}, ErrEmpty
+	}
+	if len(p.top) == 0 {
+		return Result{}, errors.New("no <testsuite> element (is this JUnit XML?)")
+	}
+	res := Result{Format: "junit"}
+	for _, s := range p.top {
+		s.addTo(&res)
+	}
+	return res, nil
+}
+
+// line is the line the decoder is at, for errors.
+func (p *junitParser) line() int {
+	l, _ := p.dec.InputPos()
+	return l
+}
+
+func (p *junitParser) start(el xml.StartElement) error {
+	if len(p.stack) == p.lim.depth {
+		return fmt.Errorf("elements nested more than %d deep (<%s> on line %d): the limit of a test report", p.lim.depth, el.Name.Local, p.line())
+	}
+	parent := junitElem{role: roleOutside}
+	if len(p.stack) > 0 {
+		parent = p.stack[len(p.stack)-1]
+	}
+	e := junitElem{role: roleIgnored}
+	switch parent.role {
+	case roleOutside:
+		e.role = roleOutside
+		if el.Name.Local == "testsuite" {
+			p.openSuite(el)
+			e.role = roleSuite
+		}
+	case roleSuite:
+		s := p.suites[len(p.suites)-1]
+		switch el.Name.Local {
+		case "testsuite":
+			p.openSuite(el)
+			e.role = roleSuite
+		case "testcase":
+			if p.cases++; p.cases > p.lim.cases {
+				return fmt.Errorf("more than %d test cases (line %d): the limit of one report; split it (one per job or shard)", p.lim.cases, p.line())
+			}
+			p.tc = &junitCase{name: attr(el, "name"), classname: attr(el, "classname")}
+			e.role = roleCase
+		case "system-out":
+			s.out = junitText{}
+			e = junitElem{role: roleText, text: &s.out}
+		case "system-err":
+			s.err = junitText{}
+			e = junitElem{role: roleText, text: &s.err}
+		}
+	case roleCase:
+		tc := p.tc
+		switch el.Name.Local {
+		case "failure", "error":
+			tc.status = statusFailed
+			if el.Name.Local == "error" {
+				tc.status = statusError
+			}
+			tc.message, tc.typ = capText(attr(el, "message")), capText(attr(el, "type"))
+			tc.body = &junitText{}
+			e = junitElem{role: roleText, text: tc.body}
+		case "skipped":
+			tc.status = statusSkipped
+		case "system-out":
+			tc.out = &junitText{}
+			e = junitElem{role: roleText, text: tc.out}
+		case "system-err":
+			tc.err = &junitText{}
+			e = junitElem{role: roleText, text: tc.err}
+		}
+	case roleText:
+		e = parent
+	}
+	p.stack = append(p.stack, e)
+	return nil
+}
+
+func (p *junitParser) end() error {
+	e := p.stack[len(p.stack)-1]
+	p.stack = p.stack[:len(p.stack)-1]
+	switch e.role {
+	case roleSuite:
+		s := p.suites[len(p.suites)-1]
+		p.suites = p.suites[:len(p.suites)-1]
+		p.closeSuite(s)
+	case roleCase:
+		tc := p.tc
+		p.tc = nil
+		return p.closeCase(tc)
+	}
+	return nil
+}
+
+func (p *junitParser) openSuite(el xml.StartElement) {
+	s := &junitSuite{name: attr(el, "name")}
+	if n := len(p.suites); n > 0 {
+		p.suites[n-1].children = append(p.suites[n-1].children, s)
+	} else {
+		p.top = append(p.top, s)
+	}
+	p.suites = append(p.suites, s)
+}
+
+func (p *junitParser) closeCase(tc *junitCase) error {
+	s := p.suites[len(p.suites)-1]
+	tc.pkg = tc.classname
+	if tc.pkg == "" || (tc.pkg == tc.name && s.name != "") {
+		tc.pkg = s.name
+	}
+	switch tc.status {
+	case statusPassed:
+		id := task.Failure{Package: tc.pkg, Test: tc.name}.ID()
+		if err := p.keepID(len(id)); err != nil {
+			return err
+		}
+		s.total++
+		s.passed = append(s.passed, id)
+	case statusSkipped:
+		s.total++
+	default:
+		if err := p.keepID(len(tc.pkg) + 1 + len(tc.name)); err != nil {
+			return err
+		}
+		s.pending = append(s.pending, tc)
+	}
+	return nil
+}
+
+// keepID counts the n bytes of a test ID kept, within the budget of IDs.
+func (p *junitParser) keepID(n int) error {
+	p.ids += n
+	read := p.dec.InputOffset()
+	if limit := junitIDsPerByte*read + junitIDsSlack; int64(p.ids) > limit {
+		return fmt.Errorf("the test IDs take more than %d bytes, %d times the %d bytes read (line %d): a long suite name repeated for each of its test cases?",
+			limit, junitIDsPerByte, read, p.line())
+	}
+	return nil
+}
+
+// closeSuite makes the suite's failures, now that its output is known.
+func (p *junitParser) closeSuite(s *junitSuite) {
+	var out suiteOutput
+	if len(s.pending) > 0 {
+		var h1, h2 int
+		out.out, h1 = s.out.kept()
+		out.err, h2 = s.err.kept()
+		out.hidden = h1 + h2
+	}
+	for _, tc := range s.pending {
+		f := p.failure(tc, out)
+		if tc.name == "[build failed]" || compileFailure(tc.name, f.Output) {
+			f.Test = ""
+			s.builds = append(s.builds, f)
+			continue
+		}
+		s.total++
+		s.failures = append(s.failures, f)
+	}
+	s.pending = nil
+	s.out, s.err = junitText{}, junitText{}
+}
+
+// addTo adds the suite's tests to res, then its nested suites'.
+func (s *junitSuite) addTo(res *Result) {
+	res.Total += s.total
+	res.Passed = append(res.Passed, s.passed...)
+	res.Failures = append(res.Failures, s.failures...)
+	res.BuildErrors = append(res.BuildErrors, s.builds...)
+	for _, c := range s.children {
+		c.addTo(res)
+	}
+}
+
+// suiteOutput is a suite's system-out and system-err as kept, and the
+// characters left out of them.
+type suiteOutput struct {
+	out, err string
+	hidden   int
+}
+
+func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
+	f := task.Failure{Package: tc.pkg, Test: tc.name}
+	if tc.status == statusError {
 		f.Kind = "error"
 	}
-	var body string
-	// junit.Error.Error() prefers the body over the message attribute: read
-	// the fields themselves.
-	if e, ok := tc.Error.(junit.Error); ok {
-		body = e.Body
-		if informative(e.Message) {
-			f.Message = strings.TrimSpace(e.Message)
+	// Characters left out of capped texts: the output is shortened as if
+	// they were there (clip.MiddleOf).
+	hidden := 0
+	text := func(x *junitText) string {
+		t, h := x.kept()
+		hidden += h
+		return t
+	}
+	body := text(tc.body)
+	if informative(tc.message) {
+		f.Message = strings.TrimSpace(tc.message)
+	}
+	if f.Message == "" && strings.TrimSpace(body) == "" && tc.typ != "" {
+		f.Message = tc.typ
+	}
+	parts := []string{body, text(tc.out), text(tc.err)}
+	if n := len(suite.out) + len(suite.err); n > 0 {
+		if p.suiteOut+n <= p.lim.suiteOutput {
+			p.suiteOut += n
+			hidden += suite.hidden
+			parts = append(parts, suite.out, suite.err)
+		} else {
+			parts = append(parts, fmt.Sprintf("[… the suite's system-out and system-err (%d bytes) are left out: the report's failures already repeat %d bytes of their suites' output …]", n, p.suiteOut))
 		}
-		if f.Message == "" && strings.TrimSpace(body) == "" && e.Type != "" {
-			f.Message = e.Type
-		}
-	} else if informative(tc.Message) {
-		f.Message = strings.TrimSpace(tc.Message)
 	}
 	var out strings.Builder
-	for _, part := range []string{body, tc.SystemOut, tc.SystemErr, s.SystemOut, s.SystemErr} {
+	for _, part := range parts {
 		if strings.TrimSpace(part) == "" {
 			continue
 		}
@@ -111,7 +598,11 @@ func junitFailure(pkg string, tc junit.Test, s junit.Suite) task.Failure {
 		out.WriteString("\n")
 	}
 	f.Output = out.String()
-	if tc.Name == "[build failed]" || compileFailure(tc, f.Output) {
+	build := tc.name == "[build failed]" || compileFailure(tc.name, f.Output)
+	if hidden > 0 {
+		f.Output = clip.MiddleOf(f.Output, hidden, maxOutput)
+	}
+	if build {
 		DescribeBuild(&f)
 	} else {
 		describe(&f)
@@ -122,13 +613,89 @@ func junitFailure(pkg string, tc junit.Test, s junit.Suite) task.Failure {
 	return f
 }
 
+// attr is the value of el's attribute name (the last one, whatever its
+// namespace), or "".
+func attr(el xml.StartElement, name string) string {
+	v := ""
+	for _, a := range el.Attr {
+		if a.Name.Local == name {
+			v = a.Value
+		}
+	}
+	return v
+}
+
+// junitText is one text of a report, capped: its head and its tail are
+// kept as Text keeps a test's output. A text of blank characters only is
+// "", however long.
+type junitText struct {
+	t        Text
+	runes    int // written
+	nonBlank bool
+}
+
+// textChunk is the largest piece a text is given to Text in, so that the
+// tail it keeps is cut finely; pieces end at a line's end when one is near.
+const textChunk = 4 << 10
+
+func (x *junitText) write(b []byte) {
+	if x.t.Head == 0 {
+		x.t.Head, x.t.Tail = junitTextHead, junitTextTail
+	}
+	if !x.nonBlank && len(bytes.TrimSpace(b)) > 0 {
+		x.nonBlank = true
+	}
+	x.runes += utf8.RuneCount(b)
+	for len(b) > 0 {
+		n := min(len(b), textChunk)
+		if n < len(b) {
+			if i := bytes.LastIndexByte(b[:n], '\n'); i >= 0 {
+				n = i + 1
+			} else {
+				for n > 1 && !utf8.RuneStart(b[n]) {
+					n--
+				}
+			}
+		}
+		x.t.add(string(b[:n]))
+		b = b[n:]
+	}
+}
+
+// kept is the text's head and tail joined, and how many characters were
+// left out between them; a nil text is "".
+func (x *junitText) kept() (s string, hidden int) {
+	if x == nil || !x.nonBlank {
+		return "", 0
+	}
+	if x.t.omitted == 0 {
+		return x.t.String(), 0
+	}
+	var b strings.Builder
+	b.WriteString(x.t.head.String())
+	for _, piece := range x.t.tail {
+		b.WriteString(piece)
+	}
+	return b.String(), x.runes - utf8.RuneCountInString(b.String())
+}
+
+// capText caps an attribute's value as a text is capped.
+func capText(s string) string {
+	if len(s) <= junitTextHead+junitTextTail-textChunk || strings.TrimSpace(s) == "" {
+		return s
+	}
+	var x junitText
+	x.write([]byte(s))
+	return x.t.String()
+}
+
 // compileErrorRE is a line of the Go compiler's output: "pay/pay.go:12:2: msg".
 var compileErrorRE = regexp.MustCompile(`(?m)^\S+\.go:\d+:\d+: \S`)
 
 // compileFailure recognizes gotestsum's report of a package that did not
 // compile: a failing TestMain whose output is compiler errors, not a run.
-func compileFailure(tc junit.Test, output string) bool {
-	return tc.Name == "TestMain" && compileErrorRE.MatchString(output) && !strings.Contains(output, "=== RUN")
+func compileFailure(name, output string) bool {
+	return name == "TestMain" && compileErrorRE.MatchString(output) && !strings.Contains(output, "=== RUN")
 }
 
 // traceFrameRE is a source location in another language's trace: Java's

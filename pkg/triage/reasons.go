@@ -14,11 +14,12 @@ const (
 	ReasonBudget        = "budget"         // the repository's daily job budget is used up
 	ReasonFixed         = "already_fixed"  // it passes at the default branch's head
 	ReasonHumanFix      = "human_fix"      // a person's pull request is in flight
+	ReasonBeyondCap     = "beyond_cap"     // the report's groups past the cap per report (one outcome for them all)
 	ReasonOther         = "other"
 )
 
 // ReasonClasses lists every class ReasonClass returns.
-var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonOther}
+var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonBeyondCap, ReasonOther}
 
 // ReasonClass maps a drop reason that triage wrote to its class.
 func ReasonClass(reason string) string {
@@ -41,6 +42,8 @@ func ReasonClass(reason string) string {
 		return ReasonFixed
 	case strings.HasPrefix(reason, "a pull request by a person"):
 		return ReasonHumanFix
+	case strings.HasPrefix(reason, "the report has") && strings.Contains(reason, "beyond the cap"):
+		return ReasonBeyondCap
 	}
 	return ReasonOther
 }

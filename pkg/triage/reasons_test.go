@@ -17,6 +17,7 @@ func TestReasonClass(t *testing.T) {
 		"daily job budget of https://github.com/acme/w used up: 5 jobs queued on 2026-11-23 (UTC)":              ReasonBudget,
 		"already fixed on main: x.TestA passed 5/5 runs at its head abc1234":                                    ReasonFixed,
 		"a pull request by a person is in flight: https://github.com/acme/w/pull/3 (by alice, it changes a.go)": ReasonHumanFix,
+		"the report has 9980 more failing groups (9980 failures) beyond the cap of 20 per report: not triaged (triage.max_groups_per_report)": ReasonBeyondCap,
 		"something new": ReasonOther,
 	} {
 		if got := ReasonClass(reason); got != want {

@@ -85,6 +85,10 @@ type Config struct {
 	// already names the failing tests or the blame commit, or changes the
 	// files the failure points at; the task is then dropped.
 	HumanFixes HumanFixes
+	// MaxGroupsPerReport bounds the failure groups of one report that
+	// triage decides one by one (reproduces, bisects, makes a task of);
+	// DefaultMaxGroupsPerReport when 0. See Process.
+	MaxGroupsPerReport int
 }
 
 // Checkouts opens a workspace of repo at commit under parent.
@@ -94,6 +98,9 @@ type Checkouts interface {
 
 // DefaultReruns is Config.Reruns' default.
 const DefaultReruns = 5
+
+// DefaultMaxGroupsPerReport is Config.MaxGroupsPerReport's default.
+const DefaultMaxGroupsPerReport = 20
 
 // Triage is the service.
 type Triage struct {
@@ -117,6 +124,9 @@ func New(store Store, q Queue, runner Runner, cfg Config, log *zap.Logger) *Tria
 	}
 	if cfg.Reruns < 1 {
 		cfg.Reruns = DefaultReruns
+	}
+	if cfg.MaxGroupsPerReport < 1 {
+		cfg.MaxGroupsPerReport = DefaultMaxGroupsPerReport
 	}
 	heads := cfg.Heads
 	if heads == nil {
@@ -161,6 +171,16 @@ type Outcome struct {
 // the store, the queue, a cancelled context): the groups it had not decided
 // are released, and the outcomes so far are returned with the error, so that
 // the report can be triaged again.
+//
+// At most Config.MaxGroupsPerReport groups are triaged, one outcome each.
+// The groups are taken in order, packages that did not build first, then
+// the tests' groups as the report lists them; when there are more than the
+// cap and the store can tell, the groups that another task already has go
+// last, so that the cap goes to failures nobody works on yet (a group that
+// a task has would only be dropped as its duplicate). The groups past the
+// cap are neither claimed nor run: they are one dropped outcome whose
+// reason says how many there are (ReasonBeyondCap) and whose task lists
+// the first of them; a later report of the same failures gets to them.
 func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 	if in.Repo == "" || in.Commit == "" {
 		return nil, fmt.Errorf("triage: input needs a repository and a commit")
@@ -182,7 +202,15 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 
 	p := &process{t: t, in: in}
 	defer p.close()
-	for _, g := range groups {
+	groups = p.newFirst(ctx, groups)
+	for i, g := range groups {
+		if i == t.cfg.MaxGroupsPerReport {
+			o, err := p.beyondCap(ctx, groups[i:], log)
+			if err != nil {
+				return outs, fmt.Errorf("triage %s at %s: %w", in.Repo, task.Short(in.Commit), err)
+			}
+			return append(outs, o), nil
+		}
 		o, err := p.group(ctx, g, log)
 		if err != nil {
 			return outs, fmt.Errorf("triage %s at %s: %w", in.Repo, task.Short(in.Commit), err)
@@ -523,10 +551,7 @@ func (t *Triage) keepClaim(ctx context.Context, fingerprint, id string, log *zap
 // claimOwner names the group's owner when the store can tell,
 // unknownOwner otherwise.
 func (t *Triage) claimOwner(ctx context.Context, fingerprint string) string {
-	type claims interface {
-		GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error)
-	}
-	if c, ok := t.store.(claims); ok {
+	if c, ok := t.store.(groupClaims); ok {
 		if owner, _, ok, err := c.GroupClaim(ctx, fingerprint); err == nil && ok {
 			return owner
 		}
