@@ -5,15 +5,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/unidiff"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Code that behaves differently under go test makes the tests pass without
@@ -330,19 +329,10 @@ func declUnits(fset *token.FileSet, af *ast.File, added map[srcLine]bool) []*det
 	return units
 }
 
-// listFiles names the regular files in the directory rel under dir.
+// listFiles names the regular files in the directory rel under dir,
+// reached through no link.
 func listFiles(dir, rel string) ([]string, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	defer root.Close()
-	d, err := root.Open(filepath.FromSlash(rel))
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", rel, err)
-	}
-	defer d.Close()
-	ents, err := d.ReadDir(-1)
+	ents, err := untrusted.ReadDir(dir, rel)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", rel, err)
 	}
@@ -352,7 +342,6 @@ func listFiles(dir, rel string) ([]string, error) {
 			names = append(names, e.Name())
 		}
 	}
-	sort.Strings(names)
 	return names, nil
 }
 

@@ -3,9 +3,7 @@ package validators
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -214,7 +212,7 @@ func isTestHelper(dir, p string) bool {
 			return true
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+	data, err := readBeneath(dir, p, maxSourceBytes)
 	if err != nil {
 		return false
 	}

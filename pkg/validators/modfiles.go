@@ -2,16 +2,14 @@ package validators
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/unidiff"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // moduleViolations judges an edit of a Go module file that the policy does
@@ -77,37 +75,10 @@ func goModViolations(dir, p string, f unidiff.File) []string {
 const maxModFileBytes = 1 << 20
 
 // readBeneath reads the regular file p (slash-separated, relative) under
-// dir without leaving dir or following a link at p, and at most max bytes.
+// dir beneath it, through no link, and at most max bytes: what the
+// checkout holds is untrusted once tests ran in it.
 func readBeneath(dir, p string, max int64) ([]byte, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	defer root.Close()
-	name := filepath.FromSlash(p)
-	info, err := root.Lstat(name)
-	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", p, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	if info.Size() > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, max)
-	}
-	fh, err := root.Open(name)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, max)
-	}
-	return data, nil
+	return untrusted.ReadFile(dir, p, max)
 }
 
 // undo rebuilds a file's text before f from its text after it, checking

@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -89,21 +88,44 @@ func failingTestLiterals(dir string, ids []string) map[string]testLiteral {
 }
 
 func parseTestFiles(fset *token.FileSet, pkgDir string) []*ast.File {
-	ents, err := os.ReadDir(pkgDir)
-	if err != nil {
-		return nil
-	}
 	var files []*ast.File
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(pkgDir, e.Name()), nil, parser.SkipObjectResolution)
+	for _, src := range goSources(pkgDir, ".", func(name string) bool { return strings.HasSuffix(name, "_test.go") }) {
+		f, err := parser.ParseFile(fset, filepath.Join(pkgDir, src.name), src.data, parser.SkipObjectResolution)
 		if err == nil {
 			files = append(files, f)
 		}
 	}
 	return files
+}
+
+// maxSourceBytes bounds a Go file the gates read from the checkout; a
+// larger one is passed over.
+const maxSourceBytes = 4 << 20
+
+type goSource struct {
+	name string
+	data []byte
+}
+
+// goSources reads the Go files of the directory rel under dir that keep
+// returns true for, beneath dir, through no link, each at most
+// maxSourceBytes.
+func goSources(dir, rel string, keep func(name string) bool) []goSource {
+	names, err := listFiles(dir, rel)
+	if err != nil {
+		return nil
+	}
+	var out []goSource
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".go") || !keep(n) {
+			continue
+		}
+		data, err := readBeneath(dir, path.Join(filepath.ToSlash(rel), n), maxSourceBytes)
+		if err == nil {
+			out = append(out, goSource{n, data})
+		}
+	}
+	return out
 }
 
 // literalValue is the canonical value of a literal (a basic literal, or a
@@ -182,7 +204,11 @@ func specialCases(dir string, files []unidiff.File, lits map[string]testLiteral)
 			continue
 		}
 		fset := token.NewFileSet()
-		af, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(p)), nil, parser.SkipObjectResolution)
+		src, err := readBeneath(dir, p, maxSourceBytes)
+		if err != nil {
+			continue
+		}
+		af, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(p)), src, parser.SkipObjectResolution)
 		if err != nil {
 			continue // the static gate reports code that does not parse
 		}
@@ -240,20 +266,13 @@ var comparingCall = map[string]bool{
 func packageLiterals(dir, pkg string, addedIn map[string]map[int]bool) map[string]bool {
 	out := map[string]bool{}
 	pkgDir := filepath.Join(dir, filepath.FromSlash(pkg))
-	ents, err := os.ReadDir(pkgDir)
-	if err != nil {
-		return out
-	}
 	fset := token.NewFileSet()
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(pkgDir, e.Name()), nil, parser.SkipObjectResolution)
+	for _, src := range goSources(dir, pkg, func(name string) bool { return !strings.HasSuffix(name, "_test.go") }) {
+		f, err := parser.ParseFile(fset, filepath.Join(pkgDir, src.name), src.data, parser.SkipObjectResolution)
 		if err != nil {
 			continue
 		}
-		added := addedIn[path.Join(pkg, e.Name())]
+		added := addedIn[path.Join(pkg, src.name)]
 		ast.Inspect(f, func(n ast.Node) bool {
 			if v, ok := literalValue(n); ok {
 				if !added[fset.Position(n.Pos()).Line] {
