@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/webhook"
+	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/report"
@@ -313,9 +314,18 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			}
 		}
 		if err != nil {
+			if answered(err) && a.N >= untriageableAttempts && ctx.Err() == nil {
+				// The repository or the commit is not there, and said so
+				// this many times: parked now, not retried for a day while
+				// it takes its turns from reports that can be triaged.
+				a.Last = true
+				err = fmt.Errorf("%w after %d attempts: %w", ingest.ErrUntriageable, a.N, err)
+			}
 			if a.Last && ctx.Err() == nil {
 				release(context.WithoutCancel(ctx))
-				err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
+				if !errors.Is(err, ingest.ErrUntriageable) {
+					err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
+				}
 				s.triageFailed(ctx, sub, err)
 				s.settle(id, settlement{err: err})
 			}
@@ -326,6 +336,16 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		s.settle(id, settlement{tasks: ids})
 		return nil
 	})
+}
+
+// untriageableAttempts is how many times a report whose repository or
+// commit is answered as missing is tried before it is parked.
+const untriageableAttempts = 3
+
+// answered reports an error that is the other side's answer rather than a
+// failure to ask: no such repository (or no access to it), no such commit.
+func answered(err error) bool {
+	return errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
 }
 
 // triageFailed counts a report triage settled without triaging it: invalid

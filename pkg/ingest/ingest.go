@@ -64,6 +64,12 @@ const (
 // ErrInvalid marks a submission that will never be accepted as it is.
 var ErrInvalid = errors.New("invalid submission")
 
+// ErrUntriageable marks a valid submission that triage cannot work on and
+// that trying again will not change (its repository answers that it does
+// not exist, its commit is not there): it is parked with the reason, and
+// `bot replay` brings it back once that changed.
+var ErrUntriageable = errors.New("cannot be triaged")
+
 // Check validates s and parses its report. The error says what is wrong.
 // A GitHub delivery has no report yet: it is checked for its event and
 // payload and gives an empty result.
@@ -299,9 +305,9 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 		} else if err := in.dropBlob(sctx, s); err != nil {
 			log.Warn("triaged submission's report object left behind", zap.Error(err))
 		}
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, ErrInvalid) || errors.Is(err, ErrUntriageable):
 		if perr := d.Park(sctx, err.Error()); perr != nil {
-			log.Error("invalid submission; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
+			log.Error("submission cannot be triaged; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
 		}
 	case ctx.Err() != nil:
 		// Shutting down: let another triage instance take it now.

@@ -105,7 +105,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) (
 func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *zap.Logger) {
 	ws, err := p.checkout(ctx, t)
 	if err != nil {
-		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || missingRepo(err)) {
+		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || errors.Is(err, gitrepo.ErrNoRepository) || missingRepo(err)) {
 			err = Permanent(err)
 		}
 		c.err = err
