@@ -81,12 +81,8 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer sys.Close()
 	sys.Sandbox = sbox
 
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	ln, err := listen(cfg, cfg.HTTP.Addr, log)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
-	}
-	if err := checkListen(cfg, ln.Addr(), log); err != nil {
-		_ = ln.Close()
 		return err
 	}
 	warnSecurity(cfg, log)

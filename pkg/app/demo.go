@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -73,6 +72,17 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	// Listen first: an address beyond loopback with no ingest token is
+	// refused as `bot serve` refuses it, before anything is built.
+	addr := "127.0.0.1:0"
+	if *serve != "" {
+		addr = *serve
+	}
+	ln, err := listen(cfg, addr, log)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
@@ -137,14 +147,6 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 
-	addr := "127.0.0.1:0"
-	if *serve != "" {
-		addr = *serve
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	var wg sync.WaitGroup
 	runCtx, stopRun := context.WithCancel(base)
@@ -173,7 +175,15 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Ingest: CI posts its report to the bot, as any CI would.
 	baseURL := "http://" + ln.Addr().String()
 	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
-	resp, err := http.Post(baseURL+"/api/v1/reports?"+q.Encode(), "application/json", bytes.NewReader(sample.Report))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/api/v1/reports?"+q.Encode(), bytes.NewReader(sample.Report))
+	if err != nil {
+		return fmt.Errorf("post report: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if cfg.HTTP.IngestToken != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.HTTP.IngestToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("post report: %w", err)
 	}
