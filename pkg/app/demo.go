@@ -26,6 +26,7 @@ import (
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 // stagePrinter prints the demo's stages for a person, one line each.
@@ -111,7 +112,8 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(base, *timeout)
 	defer cancel()
 
-	p := &stagePrinter{w: stdout, t0: time.Now()}
+	// The stages name tests, commits and what the gates found.
+	p := &stagePrinter{w: termsafe.NewWriter(stdout), t0: time.Now()}
 	policy := "offline policy (no model configured; the judge will not run)"
 	if cfg.LLM.Enabled() {
 		policy = "LLM policy and judge: " + cfg.LLM.Model
