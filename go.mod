@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sourcegraph/conc v0.3.0
+	github.com/yuin/goldmark v1.7.13
 	go.uber.org/zap v1.28.0
 	golang.org/x/term v0.47.0
 	golang.org/x/tools v0.51.0

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/redfix/redfix/pkg/app"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 func main() {
@@ -19,7 +20,8 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bot:", err)
+		// Errors quote the repository's text (test names, git's output).
+		fmt.Fprintln(os.Stderr, "bot:", termsafe.String(err.Error()))
 		os.Exit(app.ExitCode(err))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/redfix/redfix/pkg/app"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 func main() {
@@ -21,7 +22,8 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
+		// Errors quote the repository's text (test names, git's output).
+		fmt.Fprintln(os.Stderr, "worker:", termsafe.String(err.Error()))
 		os.Exit(app.ExitCode(err))
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
@@ -15,6 +17,8 @@ import (
 
 // attempt is what `worker repair` tried, written under --out whatever the
 // outcome: report.md for people, trajectory.jsonl for the agent's steps.
+// Outside text goes into report.md as code or escaped prose (package
+// markdown), as in a pull request's body.
 type attempt struct {
 	dir     string
 	started time.Time
@@ -37,45 +41,45 @@ func (a *attempt) write() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# redfix repair attempt\n\n")
 	if t := a.task; t != nil {
-		fmt.Fprintf(&b, "Repository `%s` at `%s`.\n\n## Failing tests\n\n", t.Repo, task.Short(t.Commit))
+		fmt.Fprintf(&b, "Repository %s at %s.\n\n## Failing tests\n\n", markdown.Code(t.Repo), markdown.Code(task.Short(t.Commit)))
 		for _, f := range t.Failures {
-			fmt.Fprintf(&b, "- `%s`: %s\n", f.ID(), oneLine(f.Message, 300))
+			fmt.Fprintf(&b, "- %s: %s\n", markdown.Code(f.ID()), markdown.Text(oneLine(f.Message, 300)))
 		}
 		if len(t.FlakinessByTest) > 0 {
 			b.WriteString("\nRe-runs at the failing commit:\n\n")
 			for _, e := range t.FlakinessByTest {
-				fmt.Fprintf(&b, "- `%s`: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict)
+				fmt.Fprintf(&b, "- %s: failed %d of %d runs (%s)\n", markdown.Code(e.Test), e.Failures, e.Runs, markdown.Text(e.Verdict))
 			}
 		}
 	}
 	if len(a.notes) > 0 {
 		b.WriteString("\n## Triage\n\n")
 		for _, n := range a.notes {
-			fmt.Fprintf(&b, "- %s\n", n)
+			fmt.Fprintf(&b, "- %s\n", markdown.Text(n))
 		}
 	}
 	b.WriteString("\n## Outcome\n\n")
 	if o := a.outcome; o != nil {
-		fmt.Fprintf(&b, "Stopped: %s\n\n", stopLine(*o))
+		fmt.Fprintf(&b, "Stopped: %s\n\n", markdown.Text(stopLine(*o)))
 		if a.err != nil {
-			fmt.Fprintf(&b, "Error:\n\n```text\n%s\n```\n\n", clip.Middle(a.err.Error(), 16<<10))
+			b.WriteString("Error:\n\n" + markdown.CodeBlock("text", clip.Middle(a.err.Error(), 16<<10)))
 		}
 		r := o.Agent
-		fmt.Fprintf(&b, "The agent took %d steps and stopped by %q.\n\n", r.Steps, orNone(r.Stop))
+		fmt.Fprintf(&b, "The agent took %d steps and stopped by %s.\n\n", r.Steps, markdown.Text(strconv.Quote(orNone(r.Stop))))
 		if s := strings.TrimSpace(r.Summary); s != "" {
-			fmt.Fprintf(&b, "Its summary:\n\n```text\n%s\n```\n\n", clip.Middle(s, 8<<10))
+			b.WriteString("Its summary:\n\n" + markdown.CodeBlock("text", clip.Middle(s, 8<<10)))
 		}
 		if len(o.Gates) > 0 {
 			b.WriteString("Gates:\n\n")
 			for _, g := range o.Gates {
-				fmt.Fprintf(&b, "- %s: %s: %s\n", g.Name, g.Verdict, oneLine(g.Detail, 400))
+				fmt.Fprintf(&b, "- %s: %s: %s\n", markdown.Text(g.Name), markdown.Text(g.Verdict), markdown.Text(oneLine(g.Detail, 400)))
 			}
 			b.WriteString("\n")
 		} else {
 			b.WriteString("No gate ran.\n\n")
 		}
 		if p := strings.TrimSpace(r.Patch); p != "" {
-			fmt.Fprintf(&b, "The agent's last patch:\n\n```diff\n%s\n```\n", clip.Middle(p, 32<<10))
+			b.WriteString("The agent's last patch:\n\n" + markdown.CodeBlock("diff", clip.Middle(p, 32<<10)))
 		}
 		if len(o.Trajectory) > 0 {
 			if err := os.WriteFile(filepath.Join(a.dir, "trajectory.jsonl"), a.red.JSONLines(o.Trajectory), 0o644); err != nil {

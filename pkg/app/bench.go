@@ -17,6 +17,7 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
 )
@@ -53,7 +54,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if demoTask {
-		return writeDemoTask(ctx, o.Out, stdout)
+		return writeDemoTask(ctx, o.Out, termsafe.NewWriter(stdout))
 	}
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
@@ -69,7 +70,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.Log = log
 	started := time.Now()
 	sum, err := bench.Mine(ctx, o)
-	fmt.Fprintf(stdout, "\n%s\n", mineSummary(sum, o, time.Since(started)))
+	fmt.Fprintf(termsafe.NewWriter(stdout), "\n%s\n", mineSummary(sum, o, time.Since(started)))
 	return err
 }
 
@@ -238,16 +239,18 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res, runErr := r.Run(ctx, tasks)
 	sum := bench.Summarize(pipe.Policy, k, res)
+	// Task IDs, subjects and errors are the repositories' text.
 	if asJSON {
-		if err := bench.WriteJSON(stdout, res, sum); err != nil {
+		if err := bench.WriteJSON(termsafe.NewJSONWriter(stdout), res, sum); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintln(stdout)
-		if err := bench.WriteTable(stdout, res, sum); err != nil {
+		text := termsafe.NewWriter(stdout)
+		fmt.Fprintln(text)
+		if err := bench.WriteTable(text, res, sum); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "results: %s\n", results)
+		fmt.Fprintf(text, "results: %s\n", results)
 	}
 	if htmlPath != "" {
 		if err := bench.WriteHTML(htmlPath, filepath.Dir(results), res, tasks, sum); err != nil {

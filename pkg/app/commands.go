@@ -23,6 +23,7 @@ import (
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -81,12 +82,8 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer sys.Close()
 	sys.Sandbox = sbox
 
-	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	ln, err := listen(cfg, cfg.HTTP.Addr, log)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.HTTP.Addr, err)
-	}
-	if err := checkListen(cfg, ln.Addr(), log); err != nil {
-		_ = ln.Close()
 		return err
 	}
 	warnSecurity(cfg, log)
@@ -251,12 +248,14 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	// The verdict holds the repository's text (test output, commit
+	// subjects and authors): nothing in it may drive the terminal.
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termsafe.NewJSONWriter(stdout))
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	_, err = io.WriteString(stdout, v.String())
+	_, err = io.WriteString(termsafe.NewWriter(stdout), v.String())
 	return err
 }
 
@@ -286,6 +285,10 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(tests) == 0 {
 		return Usage("repair: --test is required")
 	}
+	// What repair prints holds the repository's text (test names and
+	// output, commit subjects) and the agent's: nothing in it may drive
+	// the terminal.
+	stdout = termsafe.NewWriter(stdout)
 	abs, err := filepath.Abs(repoPath)
 	if err != nil {
 		return err
@@ -381,7 +384,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	o, err := pipe.Repair(ctx, t)
 	rec.outcome, rec.err = &o, err
 	if werr := rec.write(); werr != nil {
-		fmt.Fprintf(stderr, "repair: could not write the report of the attempt: %v\n", werr)
+		fmt.Fprintf(stderr, "repair: could not write the report of the attempt: %s\n", termsafe.String(werr.Error()))
 	} else {
 		fmt.Fprintf(stdout, "report of the attempt: %s\n", rec.dir)
 	}

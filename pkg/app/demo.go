@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 // stagePrinter prints the demo's stages for a person, one line each.
@@ -73,6 +73,17 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	// Listen first: an address beyond loopback with no ingest token is
+	// refused as `bot serve` refuses it, before anything is built.
+	addr := "127.0.0.1:0"
+	if *serve != "" {
+		addr = *serve
+	}
+	ln, err := listen(cfg, addr, log)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 
 	outDir, err := filepath.Abs(*out)
 	if err != nil {
@@ -101,7 +112,8 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(base, *timeout)
 	defer cancel()
 
-	p := &stagePrinter{w: stdout, t0: time.Now()}
+	// The stages name tests, commits and what the gates found.
+	p := &stagePrinter{w: termsafe.NewWriter(stdout), t0: time.Now()}
 	policy := "offline policy (no model configured; the judge will not run)"
 	if cfg.LLM.Enabled() {
 		policy = "LLM policy and judge: " + cfg.LLM.Model
@@ -137,14 +149,6 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 
-	addr := "127.0.0.1:0"
-	if *serve != "" {
-		addr = *serve
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	var wg sync.WaitGroup
 	runCtx, stopRun := context.WithCancel(base)
@@ -173,7 +177,15 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Ingest: CI posts its report to the bot, as any CI would.
 	baseURL := "http://" + ln.Addr().String()
 	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
-	resp, err := http.Post(baseURL+"/api/v1/reports?"+q.Encode(), "application/json", bytes.NewReader(sample.Report))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/api/v1/reports?"+q.Encode(), bytes.NewReader(sample.Report))
+	if err != nil {
+		return fmt.Errorf("post report: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if cfg.HTTP.IngestToken != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.HTTP.IngestToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("post report: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 // JudgeEval is `worker judge-eval`: the configured judge on a labelled set
@@ -53,7 +54,7 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 	j := judge.NewCommittee(client, cfg.Judge.Votes, log)
 	progress := func(r judge.Result) {
 		if !asJSON {
-			fmt.Fprintf(stderr, "%-28s label %-6s judge %s\n", r.ID, r.Label, r.Verdict)
+			fmt.Fprintf(stderr, "%-28s label %-6s judge %s\n", termsafe.String(r.ID), termsafe.String(r.Label), r.Verdict)
 		}
 	}
 	rep, err := j.Evaluate(ctx, cases, progress)
@@ -61,10 +62,10 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 		return Machinery(err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termsafe.NewJSONWriter(stdout))
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	_, err = io.WriteString(stdout, rep.String())
+	_, err = io.WriteString(termsafe.NewWriter(stdout), rep.String())
 	return err
 }

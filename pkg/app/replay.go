@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/redfix/redfix/pkg/stream"
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 // parkedStreams names the streams whose messages can be parked.
@@ -42,7 +43,8 @@ func Replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(stdout)
+		// Parked reports and jobs carry the repositories' text.
+		enc := json.NewEncoder(termsafe.NewJSONWriter(stdout))
 		for _, p := range ps {
 			if id == "" || p.MsgID == id {
 				if err := enc.Encode(p); err != nil {

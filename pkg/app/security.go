@@ -39,6 +39,21 @@ func checkListen(cfg config.Config, addr net.Addr, log *zap.Logger) error {
 	return fmt.Errorf("%w (%s): set http.ingest_token (REDFIX_INGEST_TOKEN), listen on 127.0.0.1, or set http.public_without_token (REDFIX_PUBLIC_WITHOUT_TOKEN=true)", ErrOpenListener, addr)
 }
 
+// listen listens on addr for the bot's HTTP server and refuses, with
+// checkListen's error, an address beyond loopback when no ingest token is
+// set: `bot serve` and `bot demo --serve` listen through it.
+func listen(cfg config.Config, addr string, log *zap.Logger) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if err := checkListen(cfg, ln.Addr(), log); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
 func loopback(addr net.Addr) bool {
 	ap, err := netip.ParseAddrPort(addr.String())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -119,7 +120,8 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !strings.HasSuffix(content, "\n") {
 		content += "\n"
 	}
-	fmt.Fprint(stdout, content)
+	// The observation is the repository's text (files, test output).
+	fmt.Fprint(termsafe.NewWriter(stdout), content)
 	if obs.IsError {
 		return ErrToolProblem
 	}

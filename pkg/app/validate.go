@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/validators"
@@ -98,13 +99,14 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := json.NewEncoder(termsafe.NewJSONWriter(stdout))
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
 			return Machinery(err)
 		}
 	} else {
-		printValidation(stdout, v)
+		// Test messages and the gates' evidence are the repository's text.
+		printValidation(termsafe.NewWriter(stdout), v)
 	}
 	if !v.Accepted {
 		return ErrRejected

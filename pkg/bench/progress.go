@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/redfix/redfix/pkg/termsafe"
 )
 
 // NewProgress reports to w: a bar redrawn in place when w is a terminal,
@@ -43,6 +45,7 @@ func (l *lines) Step(string) {}
 func (l *lines) Done(line string, counts bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	line = termsafe.String(line) // task IDs and subjects are the repository's text
 	if counts {
 		l.n++
 		fmt.Fprintf(l.w, "[%d/%d] %s\n", l.n, l.total, line)
@@ -73,7 +76,7 @@ func (b *bar) Total(n int) {
 func (b *bar) Step(what string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.step = what
+	b.step = termsafe.String(what)
 	b.drawLocked()
 }
 
@@ -83,7 +86,7 @@ func (b *bar) Done(line string, counts bool) {
 	if counts {
 		b.n++
 	}
-	fmt.Fprintf(b.w, "\r\x1b[K%s\n", line)
+	fmt.Fprintf(b.w, "\r\x1b[K%s\n", termsafe.String(line))
 	b.step = ""
 	b.drawLocked()
 }

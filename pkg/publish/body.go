@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -18,11 +19,29 @@ const (
 	maxDiffLines    = 400
 	maxDiffBytes    = 40 << 10 // GitHub refuses bodies over 65536 characters
 	maxDetail       = 600      // characters of a gate's detail in the table
+	maxMessage      = 300      // characters of a failure's message
 )
 
 // FingerprintMarker starts the hidden line of the body that names the
 // failure group, so that a pull request can be matched with its group.
-const FingerprintMarker = "<!-- redfix:fingerprint="
+// Marker writes the line; the body holds it once, at its end: outside text
+// that spells it is broken by unmark.
+const FingerprintMarker = "<!-- " + markerName + "="
+
+const markerName = "redfix:fingerprint"
+
+// Marker is the hidden last line of a body for the group fingerprint: the
+// fingerprint keeps only letters, digits, "_" and ".", so that it cannot end
+// the comment.
+func Marker(fingerprint string) string {
+	fp := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.", r) {
+			return r
+		}
+		return -1
+	}, fingerprint)
+	return FingerprintMarker + fp + " -->"
+}
 
 // Links make the body's references clickable where the pull request lives
 // (GitHub); the zero Links write plain text, as the local publisher does.
@@ -50,41 +69,46 @@ func Body(pr PullRequest) string { return BodyWith(pr, Links{}) }
 // MaxBodyChars: the trajectory's summary is shortened first, then the diff,
 // and the body says what was shortened and where the whole is.
 func BodyWith(pr PullRequest, l Links) string {
-	body := bodyWith(pr, l, maxDiffBytes, MaxBodyChars)
-	if l.Trajectory == "" || utf8.RuneCountInString(body) <= MaxBodyChars {
-		return body
+	main, foot := bodyWith(pr, l, maxDiffBytes, MaxBodyChars)
+	if l.Trajectory == "" || utf8.RuneCountInString(main+foot) <= MaxBodyChars {
+		return main + foot
 	}
 	// The diff takes what the rest leaves.
 	for _, diffBytes := range []int{maxDiffBytes / 2, maxDiffBytes / 8, 0} {
-		body = bodyWith(pr, l, diffBytes, MaxBodyChars)
-		if utf8.RuneCountInString(body) <= MaxBodyChars {
-			return body
+		main, foot = bodyWith(pr, l, diffBytes, MaxBodyChars)
+		if utf8.RuneCountInString(main+foot) <= MaxBodyChars {
+			return main + foot
 		}
 	}
 	// Still over: the failures' output is what is left; cut at a line and
-	// say so.
-	note := "\n\n_This body was cut at GitHub's limit of 65,536 characters; the whole of it is `pull_request.md` in " + l.Attachments + "._\n"
-	r := []rune(body)
-	keep := string(r[:MaxBodyChars-utf8.RuneCountInString(note)-8])
+	// say so. The footer, with the marker, stays.
+	note := "\n\n_This body was cut at GitHub's limit of 65,536 characters; the whole of it is `pull_request.md` in " + l.Attachments + "._\n\n"
+	r := []rune(main)
+	keep := string(r[:MaxBodyChars-utf8.RuneCountInString(note+foot)-8])
 	if i := strings.LastIndexByte(keep, '\n'); i > 0 {
 		keep = keep[:i]
 	}
-	return closeFences(keep) + note
+	return closeFences(keep) + note + foot
 }
 
-// closeFences closes a code block left open by a cut.
+// closeFences closes a code block left open by a cut. A fence opens a
+// block on a line of its own: three or more backticks and an info string
+// without backticks; the block closes at a line of backticks alone, at
+// least as many.
 func closeFences(s string) string {
 	open := ""
 	for _, line := range strings.Split(s, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") {
-			fence := t[:len(t)-len(strings.TrimLeft(t, "`"))]
-			switch {
-			case open == "":
-				open = fence
-			case fence == open && strings.TrimLeft(t, "`") == "":
-				open = ""
-			}
+		if !strings.HasPrefix(t, "```") {
+			continue
+		}
+		rest := strings.TrimLeft(t, "`")
+		fence := t[:len(t)-len(rest)]
+		switch {
+		case open == "" && !strings.Contains(rest, "`"):
+			open = fence
+		case open != "" && rest == "" && len(fence) >= len(open):
+			open = ""
 		}
 	}
 	if open != "" {
@@ -93,12 +117,14 @@ func closeFences(s string) string {
 	return s
 }
 
-func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
+// bodyWith is the body's main part and its footer (which ends with the
+// marker).
+func bodyWith(pr PullRequest, l Links, diffBytes, limit int) (string, string) {
 	var b strings.Builder
 	t := pr.Task
-	at := "`" + task.Short(t.Commit) + "`"
+	at := code(task.Short(t.Commit))
 	if t.Branch != "" {
-		at += " on `" + t.Branch + "`"
+		at += " on " + code(t.Branch)
 	}
 	fmt.Fprintf(&b, "redfix found %s failing at %s and proposes the change below. Every gate it ran is listed with its verdict; the agent's whole trajectory is attached.\n\n",
 		plural(len(t.Failures), "test", "tests"), at)
@@ -114,10 +140,8 @@ func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
 
 	b.WriteString("## What the agent says\n\n")
 	if s := strings.TrimSpace(pr.Summary); s != "" {
-		for _, l := range strings.Split(s, "\n") {
-			b.WriteString(strings.TrimRight("> "+l, " ") + "\n")
-		}
-		b.WriteString("\n")
+		// Plain text: what the model wrote cannot format, link or mention.
+		b.WriteString(markdown.Quote(unmark(s)) + "\n")
 	} else {
 		b.WriteString("_The agent left no summary._\n\n")
 	}
@@ -144,12 +168,12 @@ func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
 	foot.WriteString("---\n\n")
 	fmt.Fprintf(&foot, "<sub>Written by redfix, a bot that turns red CI into pull requests; a person should review it like any other change. "+
 		"Merge it if it is right. **Close it to reject it**: redfix records a closed pull request as rejected and will not open another one for this failure. "+
-		"Comment to say what is wrong. Task `%s`, failure group `%s`.</sub>\n\n", t.ID, t.Fingerprint)
-	foot.WriteString(FingerprintMarker + t.Fingerprint + " -->\n")
+		"Comment to say what is wrong. Task %s, failure group %s.</sub>\n\n", code(t.ID), code(t.Fingerprint))
+	foot.WriteString(Marker(t.Fingerprint) + "\n")
 
 	if l.Trajectory == "" {
-		fmt.Fprintf(&b, "The agent's trajectory is attached as `trajectory.jsonl`: %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. It shows how the agent reached this change; `patch.diff` and `gates.json` hold the whole patch and the gates' verdicts.\n\n",
-			plural(steps, "step", "steps"), policy)
+		fmt.Fprintf(&b, "The agent's trajectory is attached as `trajectory.jsonl`: %s by the %s policy, one JSON object per line, each action with its arguments and the observation it got back. It shows how the agent reached this change; `patch.diff` and `gates.json` hold the whole patch and the gates' verdicts.\n\n",
+			plural(steps, "step", "steps"), code(policy))
 		if pr.Candidates > 1 {
 			fmt.Fprintf(&b, "This is candidate %d of %d independent attempts; the gates checked every one, and this one ranked first (the judge's verdict, then agreement between candidates, then the smaller change).\n\n", pr.Chosen, pr.Candidates)
 		}
@@ -160,13 +184,13 @@ func bodyWith(pr PullRequest, l Links, diffBytes, limit int) string {
 			fmt.Fprintf(&b, "Model use: %s, %d input tokens (%d from the cache), %d output tokens, $%.4f.\n\n",
 				plural(sp.Calls, "call", "calls"), sp.PromptTokens, sp.CachedTokens, sp.CompletionTokens, sp.CostUSD)
 		}
-		return b.String() + foot.String()
+		return b.String(), foot.String()
 	}
-	fmt.Fprintf(&b, "The agent's whole trajectory is [`trajectory.jsonl`](%s): %s by the `%s` policy, one JSON object per line, each action with its arguments and the observation it got back. `patch.diff`, `gates.json` and this description in full are beside it in %s.\n\n",
-		l.Trajectory, plural(steps, "step", "steps"), policy, l.Attachments)
+	fmt.Fprintf(&b, "The agent's whole trajectory is [`trajectory.jsonl`](%s): %s by the %s policy, one JSON object per line, each action with its arguments and the observation it got back. `patch.diff`, `gates.json` and this description in full are beside it in %s.\n\n",
+		markdown.Dest(l.Trajectory), plural(steps, "step", "steps"), code(policy), l.Attachments)
 	room := limit - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(foot.String())
 	b.WriteString(TrajectorySummary(pr.Trajectory, room))
-	return b.String() + foot.String()
+	return b.String(), foot.String()
 }
 
 func writeFailures(b *strings.Builder, fs []task.Failure, l Links) {
@@ -180,12 +204,12 @@ func writeFailures(b *strings.Builder, fs []task.Failure, l Links) {
 			break
 		}
 		if url := testLink(l, f); url != "" {
-			fmt.Fprintf(b, "### [`%s`](%s)\n\n", f.ID(), url)
+			fmt.Fprintf(b, "### [%s](%s)\n\n", code(f.ID()), markdown.Dest(url))
 		} else {
-			fmt.Fprintf(b, "### `%s`\n\n", f.ID())
+			fmt.Fprintf(b, "### %s\n\n", code(f.ID()))
 		}
 		if f.Message != "" {
-			b.WriteString(codeSpan(f.Message) + "\n\n")
+			b.WriteString(codeSpan(f.Message, maxMessage) + "\n\n")
 		}
 		if ex := excerpt(f.Output); ex != "" {
 			b.WriteString(codeBlock("text", ex))
@@ -204,9 +228,9 @@ func testLink(l Links, f task.Failure) string {
 // links are on.
 func commitRef(l Links, sha string) string {
 	if l.Commit == nil || sha == "" {
-		return "`" + task.Short(sha) + "`"
+		return code(task.Short(sha))
 	}
-	return "[`" + task.Short(sha) + "`](" + l.Commit(sha) + ")"
+	return "[" + code(task.Short(sha)) + "](" + markdown.Dest(l.Commit(sha)) + ")"
 }
 
 func writeBisection(b *strings.Builder, bis task.Bisection, subject string, l Links) {
@@ -227,8 +251,8 @@ func writeBisection(b *strings.Builder, bis task.Bisection, subject string, l Li
 	b.WriteString("\n\n")
 	switch {
 	case bis.Good != "" && bis.Bad != "":
-		fmt.Fprintf(b, "Found by bisecting `%s..%s` (%s tested): the tests pass at %s and fail from %s on.\n\n",
-			task.Short(bis.Good), task.Short(bis.Bad), plural(bis.Steps, "commit", "commits"), commitRef(l, bis.Good), commitRef(l, bis.Blame))
+		fmt.Fprintf(b, "Found by bisecting %s (%s tested): the tests pass at %s and fail from %s on.\n\n",
+			code(task.Short(bis.Good)+".."+task.Short(bis.Bad)), plural(bis.Steps, "commit", "commits"), commitRef(l, bis.Good), commitRef(l, bis.Blame))
 	case bis.Steps > 0:
 		fmt.Fprintf(b, "Found by bisecting (%s tested).\n\n", plural(bis.Steps, "commit", "commits"))
 	default:
@@ -242,14 +266,14 @@ func writeFlakiness(b *strings.Builder, t task.Task) {
 		b.WriteString("_Not measured: the failure was not re-run._\n\n")
 		return
 	}
-	fmt.Fprintf(b, "The failure reproduced in %d/%d runs at `%s`", fl.Failures, fl.Runs, task.Short(t.Commit))
+	fmt.Fprintf(b, "The failure reproduced in %d/%d runs at %s", fl.Failures, fl.Runs, code(task.Short(t.Commit)))
 	if fl.Verdict != "" {
-		fmt.Fprintf(b, " (verdict: %s)", fl.Verdict)
+		fmt.Fprintf(b, " (verdict: %s)", inline(fl.Verdict))
 	}
 	b.WriteString(".\n\n")
 	if len(t.FlakinessByTest) > 1 {
 		for _, e := range t.FlakinessByTest {
-			fmt.Fprintf(b, "- `%s`: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict)
+			fmt.Fprintf(b, "- %s: failed %d of %d runs (%s)\n", code(e.Test), e.Failures, e.Runs, inline(e.Verdict))
 		}
 		b.WriteString("\n")
 	}
@@ -316,30 +340,42 @@ func elapsed(ms int64) string {
 	return fmt.Sprintf("%.1f s", float64(ms)/1000)
 }
 
-// cell makes text safe inside a Markdown table cell.
+// Outside text goes into the body through these, never as it is: as code
+// (verbatim, fenced with more backticks than it holds) or as escaped prose
+// (package markdown), and with the fingerprint marker's name broken
+// (unmark).
+
+// code is outside text as inline code, whole.
+func code(s string) string { return markdown.Code(unmark(s)) }
+
+// codeSpan is one line of outside text as inline code, at most n
+// characters.
+func codeSpan(s string, n int) string {
+	s = strings.TrimSpace(strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s))
+	return code(cut(s, n))
+}
+
+// inline is one line of outside text as prose: it cannot open a block,
+// format, link, mention people or run HTML.
+func inline(s string) string { return markdown.Text(unmark(s)) }
+
+// cell is outside text as a table cell, at most maxDetail characters.
 func cell(s string) string {
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) > maxDetail {
 		s = cut(s, maxDetail)
 	}
-	s = strings.ReplaceAll(s, "\r", "")
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "<", "&lt;")
-	return strings.ReplaceAll(s, "\n", "<br>")
+	return markdown.Cell(unmark(s))
 }
 
-// inline makes one line of outside text safe as Markdown prose: it cannot
-// open a block, mention people or run HTML.
-func inline(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
-	r := strings.NewReplacer("<", "&lt;", "@", "@\u200b", "`", "'", "*", `\*`, "_", `\_`, "[", `\[`)
-	return r.Replace(s)
-}
+// codeBlock is outside text as a fenced code block.
+func codeBlock(lang, s string) string { return markdown.CodeBlock(lang, unmark(s)) }
 
-// codeSpan shows one line of outside text verbatim, as code.
-func codeSpan(s string) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
-	return "`" + cut(strings.ReplaceAll(s, "`", "'"), 300) + "`"
+// unmark breaks the fingerprint marker's name in outside text with an
+// invisible word joiner, so that the marker redfix writes last is the only
+// one in the body, code included.
+func unmark(s string) string {
+	return strings.ReplaceAll(s, markerName, "redfix:"+markdown.Joiner+"fingerprint")
 }
 
 // excerpt is the part of a test's output that tells what went wrong: the
@@ -362,21 +398,6 @@ func excerpt(out string) string {
 		keep = append(keep, fmt.Sprintf("… (%d more lines)", more))
 	}
 	return strings.Join(keep, "\n")
-}
-
-// codeBlock fences s with more backticks than it holds in a row.
-func codeBlock(lang, s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n\n"
 }
 
 func plural(n int, one, many string) string {

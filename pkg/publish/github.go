@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -127,7 +129,7 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 		return "", fmt.Errorf("publish task %s: %w", t.ID, err)
 	}
 	links.Trajectory = r.htmlURL + "/blob/" + trajSHA + "/" + FileTrajectory
-	links.Attachments = "[the trajectory's commit](" + r.htmlURL + "/tree/" + trajSHA + ") (branch `" + trajRef + "`)"
+	links.Attachments = "[the trajectory's commit](" + markdown.Dest(r.htmlURL+"/tree/"+trajSHA) + ") (branch " + code(trajRef) + ")"
 	body := redact(BodyWith(pr, links), secrets)
 
 	env := gh.GitAuthEnv(token)
@@ -173,14 +175,14 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 		}
 		return "", fmt.Errorf("publish task %s: open the pull request: %w", t.ID, err)
 	}
-	url := created.GetHTMLURL()
-	log = log.With(zap.String("pull_request", url))
+	prURL := created.GetHTMLURL()
+	log = log.With(zap.String("pull_request", prURL))
 	if err := addLabel(ctx, client, owner, name, created.GetNumber(), Label); err != nil {
 		log.Warn("label the pull request", zap.Error(err))
 	}
 	g.requestReviews(ctx, r, created, pr, mirror, tests, log)
 	log.Info("pull request opened", zap.Bool("draft", draft), zap.String("commit", fix))
-	return url, nil
+	return prURL, nil
 }
 
 // addLabel labels an issue or pull request, in the form GitHub documents
@@ -350,9 +352,18 @@ func (r *ghRepo) links(t task.Task, tests map[string]testFile) Links {
 			if !ok {
 				return ""
 			}
-			return fmt.Sprintf("%s/blob/%s/%s#L%d", r.htmlURL, t.Commit, tf.path, tf.line)
+			return fmt.Sprintf("%s/blob/%s/%s#L%d", r.htmlURL, url.PathEscape(t.Commit), pathEscape(tf.path), tf.line)
 		},
 	}
+}
+
+// pathEscape escapes each segment of a slash-separated path for a URL.
+func pathEscape(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
 }
 
 // requestReviews asks the blame commit's author (when GitHub knows them)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -153,7 +154,7 @@ func published(ctx context.Context, repo gitrepo.Repo, branch, dir, fingerprint 
 	if err != nil {
 		return false, fmt.Errorf("read existing pull request: %w", err)
 	}
-	if !strings.Contains(string(data), FingerprintMarker+fingerprint+" -->") {
+	if !strings.Contains(string(data), Marker(fingerprint)) {
 		return false, fmt.Errorf("%s holds the pull request of another failure group (same branch name %s)", dir, branch)
 	}
 	if _, err := repo.Resolve(ctx, "refs/heads/"+branch); err != nil {
@@ -206,12 +207,14 @@ func commitPatch(ctx context.Context, repo gitrepo.Repo, base, patch, message st
 }
 
 // commitMessage is the title, the agent's summary and trailers naming the
-// task.
+// task. GitHub reads commit messages too: the summary's mentions and issue
+// references are broken (a "Fixes #12" from the model would close the
+// issue when the commit lands).
 func commitMessage(title string, pr PullRequest) string {
 	var b strings.Builder
 	b.WriteString(title + "\n")
 	if s := strings.TrimSpace(pr.Summary); s != "" {
-		b.WriteString("\n" + s + "\n")
+		b.WriteString("\n" + markdown.NoRefs(s) + "\n")
 	}
 	fmt.Fprintf(&b, "\nRedfix-Task: %s\nRedfix-Fingerprint: %s\n", pr.Task.ID, pr.Task.Fingerprint)
 	if blame := pr.Task.Bisection.Blame; blame != "" {
@@ -241,7 +244,7 @@ func writeFiles(dir, title, body string, pr PullRequest) error {
 		{FilePatch, []byte(pr.Patch)},
 		{FileTrajectory, pr.Trajectory},
 		{FileGates, append(gj, '\n')},
-		{FilePullRequest, []byte("# " + title + "\n\n" + body)},
+		{FilePullRequest, []byte("# " + inline(title) + "\n\n" + body)},
 	}
 	for _, f := range files {
 		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {

@@ -115,13 +115,13 @@ func TrajectorySummary(jsonl []byte, room int) string {
 // stepLine is one step as a Markdown list item.
 func stepLine(st step) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d. `%s`", st.N, st.Action.Name)
+	fmt.Fprintf(&b, "%d. %s", st.N, code(st.Action.Name))
 	if target := argsSummary(st.Action.Args); target != "" {
-		b.WriteString(" " + codeSpanCut(target, maxTarget))
+		b.WriteString(" " + codeSpan(target, maxTarget))
 	}
 	b.WriteString(" → " + outcome(st))
 	if th := strings.TrimSpace(st.Action.Thought); th != "" {
-		b.WriteString(" — _" + cut(inline(th), maxThought) + "_")
+		b.WriteString(" — _" + inline(cut(strings.Join(strings.Fields(th), " "), maxThought)) + "_")
 	}
 	return b.String()
 }
@@ -178,7 +178,7 @@ func outcome(st step) string {
 	case o.Edit != nil:
 		return "edited"
 	case o.IsError:
-		return "error: " + codeSpanCut(firstLine(o.Content), 100)
+		return "error: " + codeSpan(firstLine(o.Content), 100)
 	case st.Action.Name == "exit":
 		return "done"
 	}
@@ -195,10 +195,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// codeSpanCut is outside text as inline code, at most n characters.
-func codeSpanCut(s string, n int) string {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
-	return "`" + cut(strings.ReplaceAll(s, "`", "'"), n) + "`"
 }

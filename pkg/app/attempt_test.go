@@ -1,0 +1,51 @@
+package app
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/markdown"
+	"github.com/redfix/redfix/pkg/markdown/markdowntest"
+	"github.com/redfix/redfix/pkg/redact"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/worker"
+)
+
+// report.md shows the repository's and the agent's text as text: nothing
+// in it links, embeds, mentions or closes a fence early.
+func TestAttemptReportOfHostileText(t *testing.T) {
+	const evil = "`x` @org/team ![img](http://x/y.png) <img src=x> a|b **b** #12 https://e.vil\n```\n# heading"
+	tk := task.Task{ID: "repair-x", Repo: "/r/@org/team`", Commit: "c0ffee",
+		Failures:        []task.Failure{{Package: "p", Test: "TestX/`@org/team`", Message: evil}},
+		FlakinessByTest: []task.TestFlakiness{{Test: "TestX/`@org/team`", Runs: 2, Failures: 2, Verdict: evil}},
+	}
+	a := &attempt{dir: t.TempDir(), started: time.Now(), red: redact.New(), task: &tk,
+		err: errors.New(evil),
+		outcome: &worker.Outcome{Status: task.StatusFailed, Reason: evil, Gates: []task.Gate{{Name: "static", Verdict: task.GateFail, Detail: evil}},
+			Agent: harness.Result{Steps: 2, Stop: "exit", Summary: evil, Patch: "+" + evil}},
+	}
+	a.note("blame: %s %q", "c0ffee", evil)
+	if err := a.write(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(a.dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := markdowntest.Read(string(b))
+	if len(d.Links)+len(d.Images)+len(d.HTML) > 0 || len(markdowntest.Refs(d.Prose)) > 0 {
+		t.Errorf("links %q, images %q, HTML %q, references %q in\n%s", d.Links, d.Images, d.HTML, markdowntest.Refs(d.Prose), b)
+	}
+	if d.Kinds["Heading"] != 4 || d.Kinds["FencedCodeBlock"] != 3 {
+		t.Errorf("blocks %v in\n%s", d.Kinds, b)
+	}
+	shown := strings.ReplaceAll(d.Shown, markdown.Joiner, "")
+	if flat := strings.Join(strings.Fields(evil), " "); strings.Count(shown, flat) < 7 {
+		t.Errorf("the hostile text reads back as itself %d times, want 7 or more:\n%s", strings.Count(shown, flat), b)
+	}
+}
