@@ -13,9 +13,13 @@ import (
 
 	"github.com/redfix/redfix/pkg/app"
 	"github.com/redfix/redfix/pkg/termsafe"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 func main() {
+	if untrusted.Trusting {
+		fmt.Fprintln(os.Stderr, "bot: WARNING: built with redfix_trusting: checkouts are trusted, for the hostile tests only")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Identity is the author of the commits redfix makes.
@@ -98,7 +99,7 @@ func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string
 	if len(args) == 0 {
 		return "", errors.New("git: no command")
 	}
-	if err := r.Verify(); err != nil {
+	if err := r.Verify(); err != nil && !untrusted.Trusting {
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
 	full := append(append([]string{"git"}, hardened...), args...)
@@ -107,6 +108,12 @@ func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string
 	base := []string{"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"}
 	if r.GitDir != "" {
 		base = append(base, "GIT_DIR="+r.GitDir, "GIT_WORK_TREE="+r.Dir)
+	}
+	if untrusted.Trusting {
+		// The boundary off (hostile tests only): git as redfix ran it
+		// before, finding its metadata in the checkout.
+		full = append([]string{"git", "-c", "user.name=" + AuthorName, "-c", "user.email=" + AuthorEmail, "-c", "commit.gpgsign=false"}, args...)
+		base = nil
 	}
 	// git is redfix's own tool: it runs unconfined (clones need the
 	// network), on git directories the sandbox cannot write.

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // Modes of confinement.
@@ -362,7 +364,7 @@ func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
 	// repository whose .git is in its work tree (one redfix made, a
 	// person's) has it kept read-only, file or directory, so that nothing
 	// written there reaches a git command later.
-	if _, err := os.Lstat(filepath.Join(ws, ".git")); err == nil {
+	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && (fi.IsDir() || !untrusted.Trusting) {
 		args = append(args, "--ro-bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git"))
 	}
 	dir := cmd.Dir
