@@ -85,7 +85,7 @@ func TestMirrorIsReusedAndFetchedOnlyForNewCommits(t *testing.T) {
 		t.Fatalf("the second job went to the server: %+v then %+v", before, after)
 	}
 	// The two work trees are independent.
-	if err := os.WriteFile(filepath.Join(ws2.Dir, "a.txt"), []byte("edited\n"), 0o644); err != nil {
+	if err := ws2.WriteFile("a.txt", []byte("edited\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(filepath.Join(ws1.Dir, "a.txt")); string(data) != "one\n" {

@@ -52,6 +52,11 @@ func hostileSource(t *testing.T) (gitrepo.Repo, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The gitlink's directory exists, or committing every change would
+	// take the gitlink away.
+	if err := os.Mkdir(filepath.Join(src.Dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := src.Git(ctx, "update-index", "--add", "--cacheinfo", "160000,"+first+",sub"); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +68,9 @@ func hostileSource(t *testing.T) (gitrepo.Repo, string) {
 	head, err := src.CommitAll(ctx, "a gitlink, and links to git directories")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tree, _ := src.Git(ctx, "ls-tree", "HEAD", "sub"); !strings.HasPrefix(tree, "160000 commit") {
+		t.Fatalf("no gitlink committed: %q", tree)
 	}
 	return src, head
 }

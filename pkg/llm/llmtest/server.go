@@ -83,6 +83,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	replies  []Reply
+	answer   func(n int, req Request) Reply // set by NewServerFunc
 	requests []Request
 }
 
@@ -92,6 +93,17 @@ type Server struct {
 func NewServer(t testing.TB, replies ...Reply) *Server {
 	t.Helper()
 	s := &Server{t: t, replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewServerFunc starts a server whose answer to the n-th request (0-based)
+// is answer's: for scripts that depend on what is asked (an agent's turn
+// or a judge's question) rather than on the order alone.
+func NewServerFunc(t testing.TB, answer func(n int, req Request) Reply) *Server {
+	t.Helper()
+	s := &Server{t: t, answer: answer}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	t.Cleanup(s.Close)
 	return s
@@ -145,7 +157,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		reply = s.replies[n]
 	}
+	answer := s.answer
 	s.mu.Unlock()
+	if answer != nil {
+		reply, ok = answer(n, req), true
+	}
 
 	if !ok {
 		s.t.Errorf("llmtest: request %d is beyond the script's %d replies", n+1, len(s.replies))

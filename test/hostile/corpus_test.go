@@ -1,0 +1,164 @@
+package hostile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+)
+
+// values fill the corpus' placeholders: where the marker is, the host file
+// no output may quote.
+type values struct {
+	Marker   string // a file outside every sandbox: a line in it is an escape
+	HostFile string // a host file that is no secret of redfix's: its text must not come out
+	HostText string // what it holds
+}
+
+// hostileRepo is one repository of the corpus, made into a git repository
+// with commits 0, 1 (the culprit) and 2.
+type hostileRepo struct {
+	Name    string
+	Dir     string
+	Commits []string
+	About   string
+}
+
+// buildRepo makes the repository of testdata/repos/NAME.txtar on top of
+// testdata/base.txtar, under dir.
+func buildRepo(t *testing.T, name, dir string, v values) hostileRepo {
+	t.Helper()
+	ctx := context.Background()
+	base, err := txtar.ParseFile(filepath.Join("testdata", "base.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arc, err := txtar.ParseFile(filepath.Join("testdata", "repos", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant, err := os.ReadFile(filepath.Join("testdata", "plant.go.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := strings.NewReplacer("{{PLANT}}", string(plant)).Replace
+	fillValues := strings.NewReplacer("{{MARKER}}", v.Marker, "{{HOST_FILE}}", v.HostFile)
+	byCommit := map[int][]txtar.File{}
+	for _, f := range append(base.Files, arc.Files...) {
+		n, rest, ok := strings.Cut(f.Name, "/")
+		k, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			t.Fatalf("%s: file %q is not named COMMIT/PATH", name, f.Name)
+		}
+		f.Name = rest
+		f.Data = []byte(fillValues.Replace(fill(string(f.Data))))
+		byCommit[k] = append(byCommit[k], f)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []int
+	for k := range byCommit {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	out := hostileRepo{Name: name, Dir: dir, About: strings.TrimSpace(string(arc.Comment))}
+	subjects := []string{"calc: Add", "calc: add Sub, tidy Add", "calc: notes"}
+	for _, k := range keys {
+		var gitlinks []string
+		for _, f := range byCommit[k] {
+			path, kind := f.Name, ""
+			if i := strings.LastIndexByte(path, '@'); i > 0 {
+				path, kind = path[:i], path[i+1:]
+			}
+			p := filepath.Join(dir, filepath.FromSlash(path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			switch kind {
+			case "":
+				err = os.WriteFile(p, f.Data, 0o644)
+			case "exec":
+				err = os.WriteFile(p, f.Data, 0o755)
+			case "link":
+				os.Remove(p)
+				err = os.Symlink(strings.TrimSpace(string(f.Data)), p)
+			case "gitlink":
+				// A directory where the gitlink is, or committing every
+				// change would take the gitlink away.
+				err = os.MkdirAll(p, 0o755)
+				gitlinks = append(gitlinks, path)
+			default:
+				err = fmt.Errorf("unknown kind %q", kind)
+			}
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, f.Name, err)
+			}
+		}
+		for _, g := range gitlinks {
+			if _, err := repo.Git(ctx, "update-index", "--add", "--cacheinfo", "160000,"+out.Commits[0]+","+g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sha, err := repo.CommitAll(ctx, subjects[k])
+		if err != nil {
+			t.Fatalf("%s: commit %d: %v", name, k, err)
+		}
+		out.Commits = append(out.Commits, sha)
+	}
+	return out
+}
+
+// Head is the repository's newest commit: the one CI saw fail.
+func (r hostileRepo) Head() string { return r.Commits[len(r.Commits)-1] }
+
+// Culprit is the commit that broke Add.
+func (r hostileRepo) Culprit() string { return r.Commits[1] }
+
+// goTestReport is a go test -json report of the failing tests at a commit:
+// each "Test" or "Test/sub" with its message.
+func goTestReport(pkg string, failing map[string]string) []byte {
+	var b strings.Builder
+	line := func(action, test, output string) {
+		fmt.Fprintf(&b, `{"Action":%q,"Package":%q`, action, pkg)
+		if test != "" {
+			fmt.Fprintf(&b, `,"Test":%q`, test)
+		}
+		if output != "" {
+			fmt.Fprintf(&b, `,"Output":%q`, output)
+		}
+		b.WriteString("}\n")
+	}
+	var names []string
+	for n := range failing {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		parent, _, sub := strings.Cut(n, "/")
+		line("run", parent, "")
+		if sub {
+			line("run", n, "")
+		}
+		line("output", n, "    calc_test.go:7: "+failing[n]+"\n")
+		line("fail", n, "")
+		if sub {
+			line("fail", parent, "")
+		}
+	}
+	line("output", "", "FAIL\n")
+	line("fail", "", "")
+	return []byte(b.String())
+}

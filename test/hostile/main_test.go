@@ -1,0 +1,137 @@
+// Package hostile runs the hostile-repository corpus (testdata/repos)
+// through redfix as it runs in production: `bot serve` and `worker run` as
+// processes of their own, against a real Redis, NATS and a git server on
+// loopback (so that checkouts are work trees of mirrors), and `worker
+// repair` with a scripted model over HTTP. Each scenario checks that
+// nothing the repository planted runs outside the sandbox, that no host
+// file and no secret comes out anywhere, that the patch holds only the
+// agent's edits, and that a real fix is still published.
+//
+// TestBoundariesOff runs the same scenarios against a build with the
+// boundaries switched off (the redfix_trusting tag) and shows that each
+// check then fails: the checks are not vacuous.
+package hostile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/testkit"
+)
+
+var (
+	// workDir holds what the whole test binary shares: the built commands
+	// and one Go build cache for the sandboxed runs.
+	workDir  string
+	release  testkit.Binaries
+	trusting testkit.Binaries
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "redfix-hostile-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	workDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// confined skips (or under CI, fails) where this host cannot confine: the
+// corpus is about what happens outside the sandbox.
+func confined(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the hostile corpus runs real processes for minutes; -short skips it")
+	}
+	if _, err := sandbox.New(context.Background(), sandbox.Config{Mode: sandbox.ModeRequired, CacheDir: t.TempDir()}); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must confine: %v", err)
+		}
+		t.Skipf("this host cannot confine: %v", err)
+	}
+}
+
+// binaries are the commands of a release build, or of one with the
+// boundaries off.
+func binaries(t *testing.T, boundariesOff bool) (bot, worker string) {
+	t.Helper()
+	if boundariesOff {
+		return trusting.Build(t, filepath.Join(workDir, "bin-trusting"), "redfix_trusting")
+	}
+	return release.Build(t, filepath.Join(workDir, "bin"))
+}
+
+// world is what a scenario plants and looks for: the marker file outside
+// every sandbox, a host file that is no secret of redfix's, and the
+// secrets the bot and worker hold.
+type world struct {
+	values
+	Secrets map[string]string // environment variable → value
+	// SecretFile holds a secret too, given to the commands as a _FILE.
+	SecretFile, SecretFileText string
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	nonce := strings.ReplaceAll(t.Name(), "/", "-") + fmt.Sprint(os.Getpid())
+	outside := t.TempDir()
+	w := world{values: values{
+		Marker:   filepath.Join(outside, "escaped"),
+		HostFile: filepath.Join(outside, "host-private.txt"),
+		HostText: "HOST-PRIVATE-" + nonce,
+	}}
+	if err := os.WriteFile(w.HostFile, []byte(w.HostText+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Secrets = map[string]string{
+		"REDFIX_INGEST_TOKEN": "ingest-" + nonce,
+		"OPENAI_API_KEY":      "sk-hostile-" + nonce + "-0123456789",
+	}
+	w.SecretFile = filepath.Join(t.TempDir(), "webhook-secret")
+	w.SecretFileText = "whsec-" + nonce
+	if err := os.WriteFile(w.SecretFile, []byte(w.SecretFileText+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// escaped is what the marker holds: empty when nothing ran outside.
+func (w world) escaped() string {
+	data, _ := os.ReadFile(w.Marker)
+	return string(data)
+}
+
+// leaks are the secrets and host text found in outputs, by name.
+func (w world) leaks(outputs map[string]string) []string {
+	needles := map[string]string{"host file": w.HostText, "secret file": w.SecretFileText}
+	for k, v := range w.Secrets {
+		needles[k] = v
+	}
+	var found []string
+	for where, text := range outputs {
+		for what, needle := range needles {
+			if needle != "" && strings.Contains(text, needle) {
+				found = append(found, what+" in "+where)
+			}
+		}
+	}
+	return found
+}
+
+// env is the commands' environment: the host's, with the secrets.
+func (w world) env(extra ...string) []string {
+	env := os.Environ()
+	for k, v := range w.Secrets {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, "REDFIX_WEBHOOK_SECRET_FILE="+w.SecretFile)
+	return append(env, extra...)
+}

@@ -1,0 +1,27 @@
+package hostile
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// TestBoundariesOff runs the scenarios whose checks guard a trust boundary
+// against a build with the boundaries switched off (redfix_trusting): each
+// check must then fail. A check that still passed would prove nothing.
+func TestBoundariesOff(t *testing.T) {
+	confined(t)
+	_, worker := binaries(t, true)
+	for _, name := range []string{"symlink-git", "testdata-link", "sparse"} {
+		c := repairCases[name]
+		t.Run("repair/"+name, func(t *testing.T) {
+			w := newWorld(t)
+			repo := buildRepo(t, c.repo, filepath.Join(t.TempDir(), "repo"), w.values)
+			r := runRepair(t, w, worker, repo, c.test, c.script)
+			what := c.check(w, r)
+			if what == "" {
+				t.Fatalf("with the boundaries off the check still passes: it proves nothing\nstdout:\n%s", r.stdout)
+			}
+			t.Logf("with the boundaries off, as expected: %s", what)
+		})
+	}
+}
