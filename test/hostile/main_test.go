@@ -103,10 +103,28 @@ func newWorld(t *testing.T) world {
 	return w
 }
 
-// escaped is what the marker holds: empty when nothing ran outside.
-func (w world) escaped() string {
-	data, _ := os.ReadFile(w.Marker)
-	return string(data)
+// forRepo is the world as repository name sees it: a marker of its own,
+// so that an escape is told to the scenario that caused it.
+func (w world) forRepo(name string) values {
+	v := w.values
+	v.Marker = w.Marker + "-" + name
+	return v
+}
+
+// escaped is what the markers hold (name's alone when given): empty when
+// nothing ran outside.
+func (w world) escaped(name ...string) string {
+	pattern := w.Marker + "*"
+	if len(name) > 0 {
+		pattern = w.Marker + "-" + name[0]
+	}
+	var out strings.Builder
+	files, _ := filepath.Glob(pattern)
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		out.Write(data)
+	}
+	return out.String()
 }
 
 // leaks are the secrets and host text found in outputs, by name.

@@ -10,6 +10,26 @@ import (
 // check must then fail. A check that still passed would prove nothing.
 func TestBoundariesOff(t *testing.T) {
 	confined(t)
+	// Through the service: the bot's and the worker's git on mirrors'
+	// work trees, and what their patches are made of.
+	names := []string{"gitfile", "gitlink", "test-written"}
+	s, _ := runService(t, true, names...)
+	outputs := s.outputs()
+	for _, name := range names {
+		s.prOutputs(name, outputs)
+	}
+	for _, name := range names {
+		t.Run("service/"+name, func(t *testing.T) {
+			// One marker for the stack: the first scenario to escape
+			// shows it for all, so each is also checked on its own trace.
+			what := serviceCases[name].check(s, name, outputs)
+			if what == "" {
+				t.Fatalf("with the boundaries off the check still passes: it proves nothing")
+			}
+			t.Logf("with the boundaries off, as expected: %s", what)
+		})
+	}
+
 	_, worker := binaries(t, true)
 	for _, name := range []string{"symlink-git", "testdata-link", "sparse"} {
 		c := repairCases[name]

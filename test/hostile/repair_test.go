@@ -136,7 +136,7 @@ var repairCases = map[string]repairCase{
 			call("exit", map[string]string{"summary": "Add returns the sum again."}),
 		},
 		check: func(w world, r repairRun) string {
-			if e := w.escaped(); e != "" {
+			if e := w.escaped("symlink-git"); e != "" {
 				return "a command planted through the link ran outside the sandbox: " + e
 			}
 			for where, text := range r.outputs {
@@ -228,7 +228,7 @@ func TestRepairOfHostileRepositories(t *testing.T) {
 		c := repairCases[name]
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
-			repo := buildRepo(t, c.repo, filepath.Join(t.TempDir(), "repo"), w.values)
+			repo := buildRepo(t, c.repo, filepath.Join(t.TempDir(), "repo"), w.forRepo(c.repo))
 			r := runRepair(t, w, worker, repo, c.test, c.script)
 			defer func() {
 				if t.Failed() {

@@ -1,0 +1,283 @@
+package hostile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/testkit"
+)
+
+// githubToken is the token the bot and worker use on the test GitHub.
+const githubToken = "ghs_hostilecorpus0123456789abcdefABCDEF"
+
+// stack is redfix as production runs it, on loopback: a real Redis, NATS
+// with JetStream, the test GitHub serving git over HTTP, and `bot serve`
+// and `worker run` as processes of their own.
+type stack struct {
+	t       *testing.T
+	w       world
+	gh      *ghtest.Server
+	botURL  string
+	bot     *proc
+	worker  *proc
+	dataDir string
+}
+
+// proc is a command run as a process of its own, its output kept.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+func (p *proc) alive() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(60 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("%s output (tail):\n%s", name, tail(p.output(), 8000))
+		}
+	})
+	return p
+}
+
+// startStack serves repos on the test GitHub as acme/NAME and starts the
+// bot and a worker, built with the boundaries on or off.
+func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo) *stack {
+	t.Helper()
+	bot, worker := binaries(t, boundariesOff)
+	gh := ghtest.New(t)
+	gh.AddToken(githubToken, "redfix")
+	for _, r := range repos {
+		gh.CreateRepo("acme", r.Name, r.Dir)
+	}
+	redis := testkit.StartRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: testkit.FreePort(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+
+	s := &stack{t: t, w: w, gh: gh, dataDir: t.TempDir()}
+	port := testkit.FreePort(t)
+	s.botURL = fmt.Sprintf("http://127.0.0.1:%d", port)
+	cacheDir := filepath.Join(workDir, "sandbox-cache")
+	cfg := fmt.Sprintf(`log: {level: debug, format: json}
+http: {addr: "127.0.0.1:%d", allow_repos: [%q]}
+nats: {url: %q, ack_wait: 1m, max_deliver: 5}
+redis: {addr: %q, prefix: hostile}
+triage: {reruns: 2, report_retry_delay: 1s, max_groups_per_report: 5, concurrency: 2}
+harness: {feedback_rounds: 0}
+worker: {slots: 1, heartbeat: 5s}
+publish: {mode: github}
+github: {api_url: %q}
+sandbox: {mode: required, go_cache: shared, cache_dir: %q}
+`, port, gh.URL+"/acme/*", ns.URL(), redis.Addr(), gh.APIURL(), cacheDir)
+	cfgPath := filepath.Join(t.TempDir(), "redfix.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := w.env("REDFIX_GITHUB_TOKEN=" + githubToken)
+	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
+	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+	testkit.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
+		resp, err := http.Get(s.botURL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s
+}
+
+// post sends a report for repo at commit; it returns the status code and
+// the answer.
+func (s *stack) post(repo, commit string, report []byte) (int, string) {
+	s.t.Helper()
+	u := fmt.Sprintf("%s/api/v1/reports?repo=%s&commit=%s", s.botURL, repo, commit)
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(report))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_INGEST_TOKEN"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("POST report: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// repoURL is where the test GitHub serves acme/name.
+func (s *stack) repoURL(name string) string { return s.gh.CloneURL("acme", name) }
+
+// get reads an API path of the bot (with the ingest token, which the
+// read API also takes when no read token is set).
+func (s *stack) get(path string) string {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.botURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_INGEST_TOKEN"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// apiTask is what the task API says of a task.
+type apiTask struct {
+	ID          string `json:"id"`
+	Repo        string `json:"repo"`
+	Status      string `json:"status"`
+	Reason      string `json:"reason"`
+	PullRequest string `json:"pull_request"`
+	Failures    []struct {
+		Test string `json:"test"`
+	} `json:"failures"`
+}
+
+// tasks lists the tasks of repo (its canonical URL's suffix).
+func (s *stack) tasks(name string) []apiTask {
+	s.t.Helper()
+	var all []apiTask
+	if err := json.Unmarshal([]byte(s.get("/api/v1/tasks")), &all); err != nil {
+		s.t.Fatalf("tasks API: %v", err)
+	}
+	var out []apiTask
+	for _, t := range all {
+		if strings.HasSuffix(strings.TrimSuffix(t.Repo, ".git"), "/acme/"+name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// settled waits until every task of repo has a final status and returns
+// them.
+func (s *stack) settled(name string, timeout time.Duration) []apiTask {
+	s.t.Helper()
+	testkit.Poll(s.t, timeout, "the tasks of "+name+" settle", func() bool { return s.done(name) })
+	return s.tasks(name)
+}
+
+// done reports whether repo has tasks, all with a final status.
+func (s *stack) done(name string) bool {
+	got := s.tasks(name)
+	if len(got) == 0 {
+		return false
+	}
+	for _, t := range got {
+		switch t.Status {
+		case "published", "no_patch", "failed", "dropped", "over_budget":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// pulls are the pull requests opened on acme/name, with the files each
+// changes.
+func (s *stack) pulls(name string) []*ghtest.Pull {
+	s.gh.Lock()
+	defer s.gh.Unlock()
+	r, ok := s.gh.Repo("acme", name)
+	if !ok {
+		return nil
+	}
+	return append([]*ghtest.Pull(nil), r.Pulls...)
+}
+
+// pullFiles lists the files a pull request's head changes against its
+// base.
+func (s *stack) pullFiles(name string, p *ghtest.Pull) []string {
+	s.t.Helper()
+	out, err := s.gh.Git("acme", name, "diff", "--name-only", p.Base+"..."+p.HeadSHA)
+	if err != nil {
+		s.t.Fatalf("files of pull request #%d: %v", p.Number, err)
+	}
+	return strings.Fields(out)
+}
+
+// outputs is everything the outside world reads of the stack: the bot's
+// and the worker's logs, the API's answers and the dashboard, and every
+// pull request's title, body and diff.
+func (s *stack) outputs() map[string]string {
+	out := map[string]string{
+		"bot log":    s.bot.output(),
+		"worker log": s.worker.output(),
+		"tasks API":  s.get("/api/v1/tasks"),
+		"stats API":  s.get("/api/v1/stats"),
+		"dashboard":  s.get("/"),
+	}
+	return out
+}
+
+// prOutputs adds each pull request of name (title, body, diff) to out.
+func (s *stack) prOutputs(name string, out map[string]string) {
+	for _, p := range s.pulls(name) {
+		where := fmt.Sprintf("pull request #%d of %s", p.Number, name)
+		out[where] = p.Title + "\n" + p.Body
+		if diff, err := s.gh.Git("acme", name, "diff", p.Base+"..."+p.HeadSHA); err == nil {
+			out[where+" diff"] = diff
+		}
+	}
+}
