@@ -28,7 +28,8 @@ type Stream struct {
 
 // Open creates or updates the stream, its durable consumer and the
 // dead-letter stream that cfg describes, so that every instance that opens
-// it agrees on them.
+// it agrees on them. It refuses a server older than MinServerVersion; js's
+// connection must be up.
 func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Stream, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -37,7 +38,15 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if log == nil {
 		log = zap.NewNop()
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	v, err := CheckServer(js.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	if v.Less(termReasonVersion) {
+		log.Info("nats-server before "+termReasonVersion.String()+": terminations are sent without their reason, which only redfix's log keeps",
+			zap.String("stream", cfg.Stream), zap.String("nats_server", v.String()))
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: cfg.Description,
 		Subjects:    []string{cfg.Subject},

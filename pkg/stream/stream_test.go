@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
@@ -71,71 +72,74 @@ func parkedCount(t *testing.T, s *Stream) uint64 {
 }
 
 func TestRetryBacksOffThenParksAndReplayRestores(t *testing.T) {
-	cfg := testConfig()
-	cfg.MaxDeliver = 4
-	s := open(t, cfg)
-	publish(t, s, "m-1", "payload one")
-	publish(t, s, "m-2", "payload two")
+	// On each server: 2.9 must see the parked message leave its stream too.
+	onServers(t, func(t *testing.T, js jetstream.JetStream) {
+		cfg := testConfig()
+		cfg.MaxDeliver = 4
+		s := openOn(t, js, cfg)
+		publish(t, s, "m-1", "payload one")
+		publish(t, s, "m-2", "payload two")
 
-	// m-1 fails on every attempt: redelivered with a growing delay, then
-	// parked on its last attempt.
-	var delays []time.Duration
-	for attempt := 1; ; attempt++ {
-		d := next(t, s)
-		if d.MsgID == "m-2" {
-			if err := d.Ack(context.Background()); err != nil {
+		// m-1 fails on every attempt: redelivered with a growing delay, then
+		// parked on its last attempt.
+		var delays []time.Duration
+		for attempt := 1; ; attempt++ {
+			d := next(t, s)
+			if d.MsgID == "m-2" {
+				if err := d.Ack(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				attempt--
+				continue
+			}
+			if d.Attempt != attempt {
+				t.Fatalf("attempt %d, want %d", d.Attempt, attempt)
+			}
+			if got, want := d.LastAttempt(), attempt == 4; got != want {
+				t.Fatalf("attempt %d: LastAttempt = %v", attempt, got)
+			}
+			delays = append(delays, d.RetryDelay())
+			parked, err := d.Retry(context.Background(), fmt.Errorf("redis is down"))
+			if err != nil {
 				t.Fatal(err)
 			}
-			attempt--
-			continue
+			if parked != (attempt == 4) {
+				t.Fatalf("attempt %d: parked = %v", attempt, parked)
+			}
+			if parked {
+				break
+			}
 		}
-		if d.Attempt != attempt {
-			t.Fatalf("attempt %d, want %d", d.Attempt, attempt)
+		if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
+			t.Fatalf("retry delays %v, want %s", delays, want)
 		}
-		if got, want := d.LastAttempt(), attempt == 4; got != want {
-			t.Fatalf("attempt %d: LastAttempt = %v", attempt, got)
-		}
-		delays = append(delays, d.RetryDelay())
-		parked, err := d.Retry(context.Background(), fmt.Errorf("redis is down"))
+		waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
+			n, err := s.Lag(context.Background())
+			return err == nil && n == 0
+		})
+		ps, err := s.Parked(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if parked != (attempt == 4) {
-			t.Fatalf("attempt %d: parked = %v", attempt, parked)
+		if len(ps) != 1 || ps[0].MsgID != "m-1" || ps[0].Attempts != 4 || ps[0].Reason == "" || ps[0].Enqueued.IsZero() {
+			t.Fatalf("parked = %+v", ps)
 		}
-		if parked {
-			break
-		}
-	}
-	if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
-		t.Fatalf("retry delays %v, want %s", delays, want)
-	}
-	waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
-		n, err := s.Lag(context.Background())
-		return err == nil && n == 0
-	})
-	ps, err := s.Parked(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps) != 1 || ps[0].MsgID != "m-1" || ps[0].Attempts != 4 || ps[0].Reason == "" || ps[0].Enqueued.IsZero() {
-		t.Fatalf("parked = %+v", ps)
-	}
 
-	n, err := s.Replay(context.Background(), "")
-	if err != nil || n != 1 {
-		t.Fatalf("replay: %d, %v", n, err)
-	}
-	d := next(t, s)
-	if string(d.Data()) != "payload one" || d.Attempt != 1 {
-		t.Fatalf("replayed delivery %q attempt %d", d.Data(), d.Attempt)
-	}
-	if err := d.Ack(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := parkedCount(t, s); got != 0 {
-		t.Fatalf("%d parked after replay, want 0", got)
-	}
+		n, err := s.Replay(context.Background(), "")
+		if err != nil || n != 1 {
+			t.Fatalf("replay: %d, %v", n, err)
+		}
+		d := next(t, s)
+		if string(d.Data()) != "payload one" || d.Attempt != 1 {
+			t.Fatalf("replayed delivery %q attempt %d", d.Data(), d.Attempt)
+		}
+		if err := d.Ack(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := parkedCount(t, s); got != 0 {
+			t.Fatalf("%d parked after replay, want 0", got)
+		}
+	})
 }
 
 func TestMaxAgeBoundsRetries(t *testing.T) {
