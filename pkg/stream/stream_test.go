@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -299,5 +300,116 @@ func TestExhaustedMessageIsParked(t *testing.T) {
 	ps, _ := s.Parked(context.Background())
 	if len(ps) != 1 || ps[0].MsgID != "doomed" || ps[0].Attempts != 2 {
 		t.Fatalf("parked %+v", ps)
+	}
+}
+
+// WhileReady: an idle slot asks between two pull requests; once ready says
+// no it pulls nothing, however long, and it takes the waiting message on
+// its first attempt once ready says yes again.
+func TestConsumePullsOnlyWhileReady(t *testing.T) {
+	s := open(t, testConfig())
+	var ready atomic.Bool
+	ready.Store(true)
+	var asked, refused atomic.Int64
+	var mu sync.Mutex
+	var attempts []int
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		// One slot: once it is refused it is not in a pull request.
+		done <- s.Consume(ctx, 1, func(ctx context.Context, d *Delivery) {
+			mu.Lock()
+			attempts = append(attempts, d.Attempt)
+			mu.Unlock()
+			_ = d.Ack(ctx)
+		}, WhileReady(func(context.Context) error {
+			asked.Add(1)
+			if ready.Load() {
+				return nil
+			}
+			refused.Add(1)
+			return fmt.Errorf("redis at 127.0.0.1:1: connection refused")
+		}))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	// Idle slots ask again after each empty pull request (FetchWait).
+	waitFor(t, 10*time.Second, "the idle slot did not ask again", func() bool { return asked.Load() >= 3 })
+	ready.Store(false)
+	waitFor(t, 10*time.Second, "the slot did not notice it was not ready", func() bool { return refused.Load() > 0 })
+	publish(t, s, "held", "x")
+	after := refused.Load()
+	// The slot asks again, and is refused, several times after the
+	// message is stored: had it pulled, it would have had the message.
+	waitFor(t, 30*time.Second, "the paused slot did not ask again", func() bool { return refused.Load() >= after+3 })
+	mu.Lock()
+	pulled := len(attempts)
+	mu.Unlock()
+	if pulled != 0 {
+		t.Fatalf("%d deliveries while not ready", pulled)
+	}
+	if n, err := s.Lag(context.Background()); err != nil || n != 1 {
+		t.Fatalf("lag %d (%v), want the message waiting", n, err)
+	}
+	ready.Store(true)
+	waitFor(t, 30*time.Second, "the message was not taken once ready", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(attempts) == 1
+	})
+	if attempts[0] != 1 {
+		t.Fatalf("attempt %d, want 1: pausing must not use up deliveries", attempts[0])
+	}
+}
+
+// A message fetched while ready turned false is handed back, not handled,
+// and handled once ready again.
+func TestConsumeHandsBackWhatCameWhileNotReady(t *testing.T) {
+	s := open(t, testConfig())
+	publish(t, s, "early", "x")
+	var ready atomic.Bool
+	var asked atomic.Int64
+	handled := make(chan int, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Consume(ctx, 1, func(ctx context.Context, d *Delivery) {
+			handled <- d.Attempt
+			_ = d.Ack(ctx)
+		}, WhileReady(func(context.Context) error {
+			// Ready before the fetch, no longer once the message is in.
+			if asked.Add(1) == 1 || ready.Load() {
+				return nil
+			}
+			return fmt.Errorf("redis down")
+		}))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, 10*time.Second, "the slot did not pause", func() bool { return asked.Load() >= 4 })
+	select {
+	case a := <-handled:
+		t.Fatalf("attempt %d handled while not ready", a)
+	default:
+	}
+	if n, err := s.Lag(context.Background()); err != nil || n != 1 {
+		t.Fatalf("lag %d (%v), want the message handed back", n, err)
+	}
+	ready.Store(true)
+	select {
+	case a := <-handled:
+		if a != 2 {
+			t.Fatalf("attempt %d, want 2 (the hand-back was a delivery)", a)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handed-back message was not handled once ready")
 	}
 }
