@@ -64,7 +64,10 @@ type System struct {
 	changed chan struct{}
 }
 
-// Start connects (or starts embedded servers) and opens the streams.
+// Start connects (or starts embedded servers), checks that each store
+// answers (NATS with JetStream, Redis with the configured credentials),
+// waiting at most cfg.StartupWait, and opens the streams. Its errors name
+// the store's address and the cause.
 func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, err error) {
 	s := &System{log: log, Registry: prometheus.NewRegistry(), settled: map[string]settlement{}, changed: make(chan struct{})}
 	defer func() {
@@ -86,13 +89,12 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
 		}
 	} else {
-		s.NATSURL = cfg.NATS.URL
-		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		s.NATSURL = redactURL(cfg.NATS.URL)
+		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1),
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
 			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
-		s.nc, err = nats.Connect(cfg.NATS.URL, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("connect to NATS %s: %w", cfg.NATS.URL, err)
+		if s.nc, err = connectNATS(ctx, cfg.NATS.URL, cfg.StartupWait, opts); err != nil {
+			return nil, err
 		}
 	}
 	nc := s.nc
@@ -100,6 +102,9 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	js, err := jetstream.New(s.nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := checkJetStream(ctx, s.nc, js, s.NATSURL, cfg.StartupWait); err != nil {
+		return nil, err
 	}
 
 	if cfg.Redis.Addr == "" {
@@ -115,6 +120,9 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.rdb = redisClient(cfg, s.RedisAddr)
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
+	if err := checkRedis(ctx, s.rdb, s.RedisAddr, cfg.Redis.Password, cfg.StartupWait); err != nil {
+		return nil, err
+	}
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
 	s.Store.Redact(redactor(cfg))
 	if err := s.startGitHub(cfg); err != nil {
@@ -379,6 +387,8 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
+		// A worker that is not ready (Redis down) pulls no job until it is.
+		Ready: s.Ready,
 	}
 	return c.Run(ctx)
 }

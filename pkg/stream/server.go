@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func ParseServerVersion(s string) (ServerVersion, error) {
 func CheckServer(nc *nats.Conn) (ServerVersion, error) {
 	found := nc.ConnectedServerVersion()
 	if found == "" {
-		return ServerVersion{}, fmt.Errorf("NATS server %s: not connected, its version is unknown", nc.ConnectedUrlRedacted())
+		return ServerVersion{}, errors.New("NATS: not connected, so the server's version is unknown")
 	}
 	v, err := ParseServerVersion(found)
 	if err != nil {
