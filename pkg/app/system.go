@@ -78,35 +78,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerBuildInfo(s.Registry)
 
-	if cfg.NATS.URL == "" {
-		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
-		if err != nil {
-			return nil, fmt.Errorf("start embedded NATS: %w", err)
-		}
-		s.closers = append(s.closers, n.Shutdown)
-		s.NATSURL = n.URL()
-		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
-			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
-		}
-	} else {
-		s.NATSURL = redactURL(cfg.NATS.URL)
-		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1),
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
-			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
-		if s.nc, err = connectNATS(ctx, cfg.NATS.URL, cfg.StartupWait, opts); err != nil {
-			return nil, err
-		}
-	}
-	nc := s.nc
-	s.closers = append(s.closers, func() { _ = nc.Drain() })
-	js, err := jetstream.New(s.nc)
+	js, err := s.startNATS(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	if err := checkJetStream(ctx, s.nc, js, s.NATSURL, cfg.StartupWait); err != nil {
 		return nil, err
 	}
-
 	if cfg.Redis.Addr == "" {
 		r, err := embedded.StartRedis()
 		if err != nil {
@@ -130,13 +105,11 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 
-	s.Jobs, err = queue.Open(ctx, js, queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}, log.Named("queue"))
+	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {
 		return nil, err
 	}
-	s.Intake, err = ingest.Open(ctx, js, ingest.Config{
-		AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge,
-	}, log.Named("ingest"))
+	s.Intake, err = ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +119,55 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.triage = newTriageMetrics(s.Registry)
 	return s, nil
+}
+
+// startNATS connects to the configured NATS, or starts an embedded one when
+// none is configured, and checks it (see Start).
+func (s *System) startNATS(ctx context.Context, cfg config.Config) (_ jetstream.JetStream, err error) {
+	log := s.log
+	if cfg.NATS.URL == "" {
+		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
+		if err != nil {
+			return nil, fmt.Errorf("start embedded NATS: %w", err)
+		}
+		s.closers = append(s.closers, n.Shutdown)
+		s.NATSURL = n.URL()
+		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
+			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
+		}
+	} else {
+		s.NATSURL = redactURL(cfg.NATS.URL)
+		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1),
+			nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+				if !nc.IsClosed() { // not when closed on purpose
+					log.Warn("NATS disconnected", zap.Error(err))
+				}
+			}),
+			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+		if s.nc, err = connectNATS(ctx, cfg.NATS.URL, cfg.StartupWait, opts); err != nil {
+			return nil, err
+		}
+	}
+	nc := s.nc
+	s.closers = append(s.closers, func() { _ = nc.Drain() })
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := checkJetStream(ctx, s.nc, js, s.NATSURL, cfg.StartupWait); err != nil {
+		return nil, err
+	}
+	return js, nil
+}
+
+// queueConfig and intakeConfig are the job queue's and the report intake's
+// settings from the configuration.
+func queueConfig(cfg config.Config) queue.Config {
+	return queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}
+}
+
+func intakeConfig(cfg config.Config) ingest.Config {
+	return ingest.Config{AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge}
 }
 
 // NATSAuth is how a client logs in to NATS with the configured credentials
