@@ -3,6 +3,7 @@ package stream
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -174,5 +175,31 @@ func TestParseServerVersion(t *testing.T) {
 	}
 	if !(ServerVersion{2, 9, 10}).Less(ServerVersion{2, 10, 0}) || (ServerVersion{2, 10, 0}).Less(ServerVersion{2, 9, 10}) {
 		t.Error("Less orders 2.9.10 and 2.10.0 wrong")
+	}
+}
+
+// Bind uses what the server holds and creates nothing: on a server without
+// the stream it says so, and the server still has no stream.
+func TestBindCreatesNothing(t *testing.T) {
+	js := embeddedtest.JetStream(t)
+	ctx := context.Background()
+	if _, err := Bind(ctx, js, testConfig(), nil); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "stream T") {
+		t.Fatalf("bind on an empty server: %v, want ErrNotFound naming stream T", err)
+	}
+	names := js.StreamNames(ctx)
+	for n := range names.Name() {
+		t.Errorf("bind created stream %s", n)
+	}
+	s := openOn(t, js, testConfig())
+	publish(t, s, "m", "x")
+	if err := next(t, s).Park(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Bind(ctx, js, testConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := b.Parked(ctx); err != nil || len(ps) != 1 || ps[0].MsgID != "m" {
+		t.Fatalf("parked through Bind: %+v, %v", ps, err)
 	}
 }
