@@ -40,8 +40,8 @@ func WhileReady(ready func(context.Context) error) ConsumeOption {
 	return func(o *consumeOptions) { o.ready = ready }
 }
 
-// Consume runs slots loops, each taking one delivery at a time with Next
-// and handing it to handle, until ctx is done; it then waits for the
+// Consume runs slots loops, each taking one delivery at a time (one pull
+// request after another, as Next) and handing it to handle, until ctx is done; it then waits for the
 // handlers in flight to return. A panic in a handler is logged and its
 // delivery Nak'd with RetryDelay: it never stops the other slots. Errors
 // from the server (NATS down or restarting) are logged and retried with a
