@@ -41,7 +41,9 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 	if cache == "" {
 		cache = filepath.Join(cfg.DataDir, "cache")
 	}
-	hide := append([]string{cfg.DataDir, cfg.Publish.Dir, cfg.File, cfg.GitHub.PrivateKeyFile, cfg.Checkouts.MirrorDir}, cfg.SecretFiles...)
+	// Relative paths (`--config redfix.yaml`) are made absolute by
+	// sandbox.New, from this working directory.
+	hide := append([]string{cfg.DataDir, cfg.Publish.Dir, cfg.File, cfg.GitHub.PrivateKeyFile, cfg.NATS.CredentialsFile, cfg.Checkouts.MirrorDir}, cfg.SecretFiles...)
 	box, err := sandbox.New(ctx, sandbox.Config{
 		Mode:         sc.Mode,
 		Network:      sc.Network,

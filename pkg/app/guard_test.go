@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +125,53 @@ func TestLogsAreRedacted(t *testing.T) {
 	_ = log.Sync()
 	if strings.Contains(buf.String(), ownSecret) || !strings.Contains(buf.String(), redact.Mark) {
 		t.Fatalf("log: %s", buf.String())
+	}
+}
+
+// `bot serve --config redfix.yaml`, a path relative to the working
+// directory, keeps the sandbox: in mode required it starts confined, and
+// the configuration file and the data directory stay hidden.
+func TestRelativeConfigKeepsTheSandbox(t *testing.T) {
+	if _, err := sandbox.New(context.Background(), sandbox.Config{Mode: sandbox.ModeRequired, CacheDir: t.TempDir()}); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI must confine: %v", err)
+		}
+		t.Skipf("this host cannot confine: %v", err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	yaml := "data_dir: data\nhttp:\n  ingest_token: " + ownSecret + "\nsandbox:\n  mode: required\n"
+	if err := os.WriteFile("redfix.yaml", []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("data", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("data", "state"), []byte("data-"+ownSecret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cfg, log, err := commonEnv("serve", []string{"--config", "redfix.yaml"}, func(string) string { return "" }, &stderr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, st, err := confine(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatalf("--config redfix.yaml: %v", err)
+	}
+	if !st.Confined {
+		t.Fatalf("--config redfix.yaml: unconfined: %s", st)
+	}
+	ws := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := sandbox.Run(sandbox.WithTree(ctx, ws), sandbox.Cmd{Dir: ws, Args: []string{"sh", "-c",
+		"cat " + filepath.Join(dir, "redfix.yaml") + " " + filepath.Join(dir, "data", "state") + "; echo ran"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Output, "ran") || strings.Contains(res.Output, ownSecret) {
+		t.Fatalf("the command read the configuration or the data directory, or did not run:\n%s", res.Output)
 	}
 }

@@ -65,7 +65,10 @@ type System struct {
 	changed chan struct{}
 }
 
-// Start connects (or starts embedded servers) and opens the streams.
+// Start connects (or starts embedded servers), checks that each store
+// answers (NATS with JetStream, Redis with the configured credentials),
+// waiting at most cfg.StartupWait, and opens the streams. Its errors name
+// the store's address and the cause.
 func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, err error) {
 	s := &System{log: log, Registry: prometheus.NewRegistry(), settled: map[string]settlement{}, changed: make(chan struct{})}
 	defer func() {
@@ -76,33 +79,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerBuildInfo(s.Registry)
 
-	if cfg.NATS.URL == "" {
-		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
-		if err != nil {
-			return nil, fmt.Errorf("start embedded NATS: %w", err)
-		}
-		s.closers = append(s.closers, n.Shutdown)
-		s.NATSURL = n.URL()
-		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
-			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
-		}
-	} else {
-		s.NATSURL = cfg.NATS.URL
-		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
-			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
-		s.nc, err = nats.Connect(cfg.NATS.URL, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("connect to NATS %s: %w", cfg.NATS.URL, err)
-		}
-	}
-	nc := s.nc
-	s.closers = append(s.closers, func() { _ = nc.Drain() })
-	js, err := jetstream.New(s.nc)
+	js, err := s.startNATS(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
+		return nil, err
 	}
-
 	if cfg.Redis.Addr == "" {
 		r, err := embedded.StartRedis()
 		if err != nil {
@@ -116,6 +96,9 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.rdb = redisClient(cfg, s.RedisAddr)
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
+	if err := checkRedis(ctx, s.rdb, s.RedisAddr, cfg.Redis.Password, cfg.StartupWait); err != nil {
+		return nil, err
+	}
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
 	s.Store.Redact(redactor(cfg))
 	if err := s.startGitHub(cfg); err != nil {
@@ -123,13 +106,11 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 
-	s.Jobs, err = queue.Open(ctx, js, queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}, log.Named("queue"))
+	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {
 		return nil, err
 	}
-	s.Intake, err = ingest.Open(ctx, js, ingest.Config{
-		AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge,
-	}, log.Named("ingest"))
+	s.Intake, err = ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +120,55 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.triage = newTriageMetrics(s.Registry)
 	return s, nil
+}
+
+// startNATS connects to the configured NATS, or starts an embedded one when
+// none is configured, and checks it (see Start).
+func (s *System) startNATS(ctx context.Context, cfg config.Config) (_ jetstream.JetStream, err error) {
+	log := s.log
+	if cfg.NATS.URL == "" {
+		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
+		if err != nil {
+			return nil, fmt.Errorf("start embedded NATS: %w", err)
+		}
+		s.closers = append(s.closers, n.Shutdown)
+		s.NATSURL = n.URL()
+		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
+			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
+		}
+	} else {
+		s.NATSURL = redactURL(cfg.NATS.URL)
+		opts := append(NATSAuth(cfg.NATS), nats.Name("redfix"), nats.MaxReconnects(-1),
+			nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+				if !nc.IsClosed() { // not when closed on purpose
+					log.Warn("NATS disconnected", zap.Error(err))
+				}
+			}),
+			nats.ReconnectHandler(func(*nats.Conn) { log.Info("NATS reconnected") }))
+		if s.nc, err = connectNATS(ctx, cfg.NATS.URL, cfg.StartupWait, opts); err != nil {
+			return nil, err
+		}
+	}
+	nc := s.nc
+	s.closers = append(s.closers, func() { _ = nc.Drain() })
+	js, err := jetstream.New(s.nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := checkJetStream(ctx, s.nc, js, s.NATSURL, cfg.StartupWait); err != nil {
+		return nil, err
+	}
+	return js, nil
+}
+
+// queueConfig and intakeConfig are the job queue's and the report intake's
+// settings from the configuration.
+func queueConfig(cfg config.Config) queue.Config {
+	return queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}
+}
+
+func intakeConfig(cfg config.Config) ingest.Config {
+	return ingest.Config{AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge}
 }
 
 // NATSAuth is how a client logs in to NATS with the configured credentials
@@ -399,6 +429,8 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
+		// A worker that is not ready (Redis down) pulls no job until it is.
+		Ready: s.Ready,
 	}
 	return c.Run(ctx)
 }

@@ -40,6 +40,12 @@ type Config struct {
 	Checkouts  Checkouts  `yaml:"checkouts"`
 	Sandbox    Sandbox    `yaml:"sandbox"`
 
+	// StartupWait is how long `bot serve` and `worker run` wait at start
+	// for NATS and Redis to answer before they exit naming the store and
+	// the cause; what waiting cannot cure (a refused password, JetStream
+	// off, a NATS server too old) ends the wait at once. 0: one try each.
+	StartupWait time.Duration `yaml:"startup_wait"`
+
 	// File is the configuration file the configuration was read from, and
 	// SecretFiles the files secrets were read from (the _FILE variables):
 	// commands run for repositories must not read them.
@@ -286,6 +292,8 @@ func Default() Config {
 		},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
 		Sandbox:   Sandbox{Mode: "auto", GoCache: "per_repo", MemoryMB: 4096, CPUTime: 10 * time.Minute, FileSizeMB: 1024, TmpMB: 1024},
+
+		StartupWait: 15 * time.Second,
 	}
 }
 
@@ -320,6 +328,14 @@ var envVars = []struct {
 	set  func(c *Config, v string) error
 }{
 	{"REDFIX_DATA_DIR", func(c *Config, v string) error { c.DataDir = v; return nil }},
+	{"REDFIX_STARTUP_WAIT", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("want a duration such as 15s, got %q", v)
+		}
+		c.StartupWait = d
+		return nil
+	}},
 	{"REDFIX_LOG_LEVEL", func(c *Config, v string) error { c.Log.Level = v; return nil }},
 	{"REDFIX_LOG_FORMAT", func(c *Config, v string) error { c.Log.Format = v; return nil }},
 	{"REDFIX_HTTP_ADDR", func(c *Config, v string) error { c.HTTP.Addr = v; return nil }},
@@ -546,6 +562,9 @@ func (c Config) Validate() error {
 	}
 	if (c.NATS.User == "") != (c.NATS.Password == "") {
 		errs = append(errs, errors.New("nats.user and nats.password go together"))
+	}
+	if c.StartupWait < 0 {
+		errs = append(errs, fmt.Errorf("startup_wait must not be negative, got %s", c.StartupWait))
 	}
 	if c.NATS.MaxDeliver < 1 {
 		errs = append(errs, fmt.Errorf("nats.max_deliver must be at least 1, got %d", c.NATS.MaxDeliver))

@@ -48,6 +48,13 @@ func TestFileThenEnvironment(t *testing.T) {
 	if cfg.Triage.MaxGroupsPerReport != 50 {
 		t.Fatalf("groups per report from the environment: %d", cfg.Triage.MaxGroupsPerReport)
 	}
+	if cfg.StartupWait != 15*time.Second {
+		t.Fatalf("startup wait default %s, want 15s", cfg.StartupWait)
+	}
+	cfg, err = Load(path, env(map[string]string{"REDFIX_STARTUP_WAIT": "1m"}))
+	if err != nil || cfg.StartupWait != time.Minute {
+		t.Fatalf("startup wait from the environment: %s, %v", cfg.StartupWait, err)
+	}
 }
 
 func TestRejectsBadInput(t *testing.T) {
@@ -69,6 +76,8 @@ func TestRejectsBadInput(t *testing.T) {
 		"key no app id":              {env: map[string]string{"REDFIX_GITHUB_PRIVATE_KEY_FILE": "/k.pem"}, want: "github.private_key_file"},
 		"github mode no credentials": {yaml: "publish:\n  mode: github\n", want: "publish.mode github"},
 		"unknown mode":               {yaml: "publish:\n  mode: gitlab\n", want: "publish.mode"},
+		"negative startup wait":      {yaml: "startup_wait: -1s\n", want: "startup_wait"},
+		"bad startup wait env":       {env: map[string]string{"REDFIX_STARTUP_WAIT": "soon"}, want: "REDFIX_STARTUP_WAIT"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := ""

@@ -180,7 +180,7 @@ func TestRedisDownDuringTriage(t *testing.T) {
 	s := sample(t)
 	b := startBot(t, botConfig(t, n.URL(), r.Addr()))
 
-	r.stop()
+	r.Stop()
 	code, _ := post(t, b.api.URL, s.Dir, s.Head, s.Report)
 	if code != http.StatusAccepted {
 		t.Fatalf("report while Redis is down: %d, want 202 (it is stored on NATS)", code)
@@ -192,7 +192,7 @@ func TestRedisDownDuringTriage(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	r.start()
+	r.Start()
 	poll(t, 3*time.Minute, "the report was not triaged after Redis came back", func() bool { return len(b.queued()) == 1 })
 	if n, err := b.sys.Intake.Stream().ParkedCount(context.Background()); err != nil || n != 0 {
 		t.Fatalf("parked %d (%v), want 0", n, err)

@@ -177,6 +177,13 @@ func (c *Config) defaults() {
 	}
 }
 
+// StreamConfig is the stream under the intake (for stream.Bind), defaults
+// applied.
+func (c Config) StreamConfig() stream.Config {
+	c.defaults()
+	return c.stream()
+}
+
 func (c Config) stream() stream.Config {
 	return stream.Config{
 		Stream:          c.Stream,

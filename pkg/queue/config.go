@@ -100,6 +100,10 @@ func (c Config) Validate() error {
 }
 
 // stream is the configuration of the stream that holds the jobs.
+// StreamConfig is the stream under the queue (for stream.Bind), defaults
+// applied.
+func (c Config) StreamConfig() stream.Config { return c.WithDefaults().stream() }
+
 func (c Config) stream() stream.Config {
 	return stream.Config{
 		Stream:          c.Stream,

@@ -17,8 +17,8 @@ type Handler func(ctx context.Context, d *Delivery)
 // return. A panic in a handler is logged and its job Nak'd with
 // RetryDelay: it never stops the other slots. Errors from the server are
 // logged and retried with a growing delay. Messages that are not jobs are
-// parked (see Next).
-func (q *Queue) Consume(ctx context.Context, slots int, handle Handler) error {
+// parked (see Next). opts are the stream's (stream.WhileReady).
+func (q *Queue) Consume(ctx context.Context, slots int, handle Handler, opts ...stream.ConsumeOption) error {
 	var h stream.Handler
 	if handle != nil {
 		h = func(ctx context.Context, sd *stream.Delivery) {
@@ -27,5 +27,5 @@ func (q *Queue) Consume(ctx context.Context, slots int, handle Handler) error {
 			}
 		}
 	}
-	return q.s.Consume(ctx, slots, h)
+	return q.s.Consume(ctx, slots, h, opts...)
 }

@@ -107,7 +107,12 @@ type Box struct {
 var ErrCannotConfine = errors.New("this host cannot confine commands")
 
 // New probes the host and returns a Box. It fails only in ModeRequired on a
-// host that cannot confine, or on a configuration that cannot work.
+// host that cannot confine, or on a configuration that cannot work: a
+// hidden path that bubblewrap cannot hide is named, in every mode, rather
+// than taken for a host that cannot confine. Relative paths in cfg are
+// taken from the working directory now. A hidden path that does not exist
+// is not an error: there is nothing to hide yet, and each command hides
+// what exists when it starts.
 func New(ctx context.Context, cfg Config) (*Box, error) {
 	switch cfg.Mode {
 	case "":
@@ -139,6 +144,9 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = filepath.Join(os.TempDir(), "redfix", "cache")
 	}
+	if err := absolute(&cfg); err != nil {
+		return nil, err
+	}
 	b := &Box{cfg: cfg, home: os.Getenv("HOME")}
 
 	b.prlimit = lookPath(cfg.Prlimit, "prlimit")
@@ -155,18 +163,10 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 		why = "bubblewrap (bwrap) is not installed"
 	default:
 		b.goroot, b.modcache = goEnv(ctx)
-		// With a user namespace the commands run as an ordinary user even
-		// when redfix runs as root; without one (allowed to root only)
-		// they run as root with no capabilities.
-		b.userns = true
-		err := b.probe(ctx)
-		if err != nil {
-			b.userns = false
-			if err2 := b.probe(ctx); err2 == nil {
-				err = nil
-			} else {
-				err = fmt.Errorf("%v; without a user namespace: %v", err, err2)
-			}
+		err := b.probe(ctx, cfg.Hide)
+		if err != nil && len(cfg.Hide) > 0 && b.probe(ctx, nil) == nil {
+			// The host confines: what fails is hiding a configured path.
+			return nil, b.hideError(ctx, err)
 		}
 		if err != nil {
 			why = "bubblewrap cannot set up a sandbox here: " + err.Error()
@@ -225,8 +225,85 @@ func goEnv(ctx context.Context) (goroot, modcache string) {
 	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
 }
 
-// probe runs a trivial command in the sandbox the box would build.
-func (b *Box) probe(ctx context.Context) error {
+// absolute makes every path the box binds or hides absolute, against the
+// working directory now: bubblewrap takes a relative destination inside
+// the sandbox's own root, where it cannot be created, and the probe would
+// blame the host for a relative path in the configuration.
+func absolute(cfg *Config) error {
+	abs := func(what string, p *string) error {
+		if *p == "" || filepath.IsAbs(*p) {
+			return nil
+		}
+		a, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("sandbox: %s %q: %w", what, *p, err)
+		}
+		*p = a
+		return nil
+	}
+	if err := abs("cache directory", &cfg.CacheDir); err != nil {
+		return err
+	}
+	for _, bin := range []*string{&cfg.Bwrap, &cfg.Prlimit} {
+		if strings.ContainsRune(*bin, filepath.Separator) {
+			if err := abs("binary", bin); err != nil {
+				return err
+			}
+		}
+	}
+	hide := make([]string, 0, len(cfg.Hide))
+	for _, p := range cfg.Hide {
+		if p == "" {
+			continue
+		}
+		if err := abs("hidden path", &p); err != nil {
+			return err
+		}
+		hide = append(hide, p)
+	}
+	cfg.Hide = hide
+	return nil
+}
+
+// hideError names the hidden paths that bubblewrap cannot hide, each
+// probed alone; all is what the probe with every one of them said.
+func (b *Box) hideError(ctx context.Context, all error) error {
+	var bad []string
+	for _, p := range b.cfg.Hide {
+		if err := b.probe(ctx, []string{p}); err != nil {
+			bad = append(bad, fmt.Sprintf("%s (%v)", p, err))
+		}
+	}
+	if len(bad) == 0 {
+		return fmt.Errorf("sandbox: bubblewrap works here, but not while hiding the configured paths %s together: %w", strings.Join(b.cfg.Hide, ", "), all)
+	}
+	return fmt.Errorf("sandbox: bubblewrap works here, but cannot hide %s from the commands: check these paths in the configuration (data directory, configuration file, secret files, publish and mirror directories)",
+		strings.Join(bad, "; "))
+}
+
+// probe runs a trivial command in the sandbox the box would build, hiding
+// hide. It tries with a user namespace, then without, and settles
+// b.userns on the first that works: with a user namespace the commands run
+// as an ordinary user even when redfix runs as root; without one (allowed
+// to root only) they run as root with no capabilities.
+func (b *Box) probe(ctx context.Context, hide []string) error {
+	b.userns = true
+	err := b.probeOnce(ctx, hide)
+	if err == nil {
+		return nil
+	}
+	b.userns = false
+	err2 := b.probeOnce(ctx, hide)
+	if err2 == nil {
+		return nil
+	}
+	if err.Error() == err2.Error() {
+		return err
+	}
+	return fmt.Errorf("%v; without a user namespace: %v", err, err2)
+}
+
+func (b *Box) probeOnce(ctx context.Context, hide []string) error {
 	dir, err := os.MkdirTemp("", "redfix-sandbox-probe-")
 	if err != nil {
 		return err
@@ -234,7 +311,7 @@ func (b *Box) probe(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	args := b.wrap(Cmd{Dir: dir, Args: []string{"true"}}, "", dir, "")
+	args := b.wrapHiding(Cmd{Dir: dir, Args: []string{"true"}}, "", dir, "", hide)
 	c := exec.CommandContext(ctx, args[0], args[1:]...)
 	c.Env = Env()
 	out, err := c.CombinedOutput()
@@ -306,6 +383,11 @@ func (b *Box) limitArgs(confined bool) []string {
 // minus the hidden paths; ws (the workspace) and cache are writable; /tmp
 // and $HOME are private and empty.
 func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
+	return b.wrapHiding(cmd, repo, ws, cache, b.cfg.Hide)
+}
+
+// wrapHiding is wrap with hidden paths of its own (the probe's).
+func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []string {
 	args := b.limitArgs(true)
 	args = append(args, b.bwrap,
 		"--die-with-parent", "--new-session",
@@ -343,7 +425,7 @@ func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
 		}
 	}
 	hide(b.home)
-	for _, p := range b.cfg.Hide {
+	for _, p := range hidden {
 		hide(p)
 	}
 	hide("/run/secrets")

@@ -396,3 +396,69 @@ func TestGoTestRunsConfinedWithPerRepositoryCache(t *testing.T) {
 		t.Fatalf("the repository's build cache under %s is empty", cache)
 	}
 }
+
+// canConfine skips the test on a host that cannot confine at all (and
+// fails it under CI), so that what follows tests the configuration.
+func canConfine(t *testing.T) {
+	t.Helper()
+	confined(t, Config{})
+}
+
+// Relative hidden paths and cache directory (`bot serve --config
+// redfix.yaml`) are taken from the working directory: they confine, and
+// stay hidden.
+func TestRelativePathsConfine(t *testing.T) {
+	canConfine(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("redfix.yaml", []byte("secret: rel-s3cr3t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join("data", "keys"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("data", "keys", "app.pem"), []byte("rel-pem-s3cr3t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(context.Background(), Config{Mode: ModeRequired, CacheDir: "cache", Hide: []string{"redfix.yaml", "data", "not-yet"}})
+	if err != nil {
+		t.Fatalf("relative paths: %v", err)
+	}
+	if !b.Status().Confined {
+		t.Fatalf("status %+v", b.Status())
+	}
+	if got := b.Config(); got.CacheDir != filepath.Join(dir, "cache") || got.Hide[0] != filepath.Join(dir, "redfix.yaml") {
+		t.Fatalf("paths not made absolute: cache %q, hide %q", got.CacheDir, got.Hide)
+	}
+	ws := workspace(t)
+	res := sh(t, WithTree(context.Background(), ws), b, ws, fmt.Sprintf("cat %[1]s/redfix.yaml %[1]s/data/keys/app.pem; echo done", dir))
+	if !strings.Contains(res.Output, "done") || strings.Contains(res.Output, "s3cr3t") {
+		t.Fatalf("a hidden file was read, or the command did not run:\n%s", res.Output)
+	}
+}
+
+// A hidden path that bubblewrap cannot hide is a configuration error that
+// names it, in every mode: not "this host cannot confine", and not an
+// unconfined start.
+func TestUnhideablePathIsNamed(t *testing.T) {
+	canConfine(t)
+	if os.Getpid() < 100 {
+		t.Skip("the test's process ID could exist in the sandbox's own PID namespace")
+	}
+	// This process's entry in /proc exists here, and not in the sandbox's
+	// /proc (its own PID namespace): bubblewrap cannot bind over it.
+	bad := fmt.Sprintf("/proc/%d/environ", os.Getpid())
+	fine := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(fine, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{ModeRequired, ModeAuto} {
+		_, err := New(context.Background(), Config{Mode: mode, CacheDir: t.TempDir(), Hide: []string{fine, bad}})
+		if err == nil {
+			t.Fatalf("mode %s: a path bubblewrap cannot hide was accepted", mode)
+		}
+		if errors.Is(err, ErrCannotConfine) || !strings.Contains(err.Error(), bad) || strings.Contains(err.Error(), fine) {
+			t.Fatalf("mode %s: want an error naming %s (and not %s), got: %v", mode, bad, fine, err)
+		}
+	}
+}

@@ -41,7 +41,8 @@ func replayID(msgID string, parkedSeq uint64) string {
 }
 
 // Park moves the message to the dead-letter stream, with reason, and then
-// removes it from its own stream. It stays parked until replayed. A crash
+// removes it from its own stream (an ack: the reason is kept on the parked
+// copy, never sent to the server). It stays parked until replayed. A crash
 // between the two steps parks it twice at most once (the copy's message ID
 // is the original's stream sequence).
 func (d *Delivery) Park(ctx context.Context, reason string) error {
@@ -71,8 +72,12 @@ func (d *Delivery) Park(ctx context.Context, reason string) error {
 	if _, err := d.s.js.PublishMsg(ctx, m, jetstream.WithMsgID(parkID), jetstream.WithExpectStream(d.s.cfg.DeadStream)); err != nil {
 		return fmt.Errorf("park %s: %w", d.what(), err)
 	}
-	if err := d.Term(ctx, "parked: "+reason); err != nil {
-		return err
+	// An ack, not a termination, takes it off its stream: every server
+	// version confirms an ack, while one before 2.10 ignores a termination
+	// with a reason and would deliver the message again after AckWait, to
+	// be triaged and parked again, for good.
+	if err := d.Ack(ctx); err != nil {
+		return fmt.Errorf("park %s: copied to %s, but not removed from its stream: %w", d.what(), d.s.cfg.DeadStream, err)
 	}
 	d.s.log.Error("message parked on the dead-letter stream; replay it with `bot replay`",
 		zap.String("msg_id", id), zap.Uint64("seq", d.StreamSeq), zap.Int("attempt", d.Attempt), zap.String("reason", reason))

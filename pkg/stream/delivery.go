@@ -98,15 +98,24 @@ func (d *Delivery) Nak(ctx context.Context, delay time.Duration) error {
 }
 
 // Term removes the message from the stream for good, without parking it;
-// reason appears in the server's advisory. Prefer Park: a terminated
+// reason is logged, and appears in the server's advisory where the server
+// reads it (2.10 and later: an older one would ignore a termination that
+// carries a reason, so it is sent a plain one). Prefer Park: a terminated
 // message is gone.
 func (d *Delivery) Term(ctx context.Context, reason string) error {
 	if d.settled.Load() {
 		return fmt.Errorf("terminate %s: %w", d.what(), ErrSettled)
 	}
-	if err := d.msg.TermWithReason(truncate(reason, maxReason)); err != nil {
+	var err error
+	if termReasons(d.s.js.Conn()) {
+		err = d.msg.TermWithReason(truncate(reason, maxReason))
+	} else {
+		err = d.msg.Term()
+	}
+	if err != nil {
 		return fmt.Errorf("terminate %s: %w", d.what(), err)
 	}
+	d.log.Info("message terminated", zap.String("reason", truncate(reason, maxReason)))
 	d.settled.Store(true)
 	return d.flush(ctx, "terminate")
 }

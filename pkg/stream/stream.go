@@ -28,7 +28,8 @@ type Stream struct {
 
 // Open creates or updates the stream, its durable consumer and the
 // dead-letter stream that cfg describes, so that every instance that opens
-// it agrees on them.
+// it agrees on them. It refuses a server older than MinServerVersion; js's
+// connection must be up.
 func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Stream, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -37,7 +38,15 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if log == nil {
 		log = zap.NewNop()
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	v, err := CheckServer(js.Conn())
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	if v.Less(termReasonVersion) {
+		log.Info("nats-server before "+termReasonVersion.String()+": terminations are sent without their reason, which only redfix's log keeps",
+			zap.String("stream", cfg.Stream), zap.String("nats_server", v.String()))
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: cfg.Description,
 		Subjects:    []string{cfg.Subject},
@@ -74,6 +83,46 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create or update consumer %s on stream %s: %w", cfg.Consumer, cfg.Stream, err)
+	}
+	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
+	return &Stream{js: js, cons: cons, cfg: cfg, log: log}, nil
+}
+
+// ErrNotFound is returned by Bind when the server holds no such stream or
+// consumer.
+var ErrNotFound = errors.New("not found")
+
+// Bind uses the stream, its consumer and the dead-letter stream that cfg
+// names as the server holds them, creating and changing nothing: for
+// commands that read what the services left (`bot replay`), for which an
+// empty stream made on the wrong server would be a false all-clear. Each
+// one missing is an error wrapping ErrNotFound.
+func Bind(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Stream, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if _, err := CheckServer(js.Conn()); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	missing := func(what string, err error) error {
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("%s: %w on this NATS server", what, ErrNotFound)
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if _, err := js.Stream(ctx, cfg.Stream); err != nil {
+		return nil, missing("stream "+cfg.Stream, err)
+	}
+	if _, err := js.Stream(ctx, cfg.DeadStream); err != nil {
+		return nil, missing("dead-letter stream "+cfg.DeadStream, err)
+	}
+	cons, err := js.Consumer(ctx, cfg.Stream, cfg.Consumer)
+	if err != nil {
+		return nil, missing(fmt.Sprintf("consumer %s of stream %s", cfg.Consumer, cfg.Stream), err)
 	}
 	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
 	return &Stream{js: js, cons: cons, cfg: cfg, log: log}, nil

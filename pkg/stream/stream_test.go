@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
@@ -71,71 +73,74 @@ func parkedCount(t *testing.T, s *Stream) uint64 {
 }
 
 func TestRetryBacksOffThenParksAndReplayRestores(t *testing.T) {
-	cfg := testConfig()
-	cfg.MaxDeliver = 4
-	s := open(t, cfg)
-	publish(t, s, "m-1", "payload one")
-	publish(t, s, "m-2", "payload two")
+	// On each server: 2.9 must see the parked message leave its stream too.
+	onServers(t, func(t *testing.T, js jetstream.JetStream) {
+		cfg := testConfig()
+		cfg.MaxDeliver = 4
+		s := openOn(t, js, cfg)
+		publish(t, s, "m-1", "payload one")
+		publish(t, s, "m-2", "payload two")
 
-	// m-1 fails on every attempt: redelivered with a growing delay, then
-	// parked on its last attempt.
-	var delays []time.Duration
-	for attempt := 1; ; attempt++ {
-		d := next(t, s)
-		if d.MsgID == "m-2" {
-			if err := d.Ack(context.Background()); err != nil {
+		// m-1 fails on every attempt: redelivered with a growing delay, then
+		// parked on its last attempt.
+		var delays []time.Duration
+		for attempt := 1; ; attempt++ {
+			d := next(t, s)
+			if d.MsgID == "m-2" {
+				if err := d.Ack(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				attempt--
+				continue
+			}
+			if d.Attempt != attempt {
+				t.Fatalf("attempt %d, want %d", d.Attempt, attempt)
+			}
+			if got, want := d.LastAttempt(), attempt == 4; got != want {
+				t.Fatalf("attempt %d: LastAttempt = %v", attempt, got)
+			}
+			delays = append(delays, d.RetryDelay())
+			parked, err := d.Retry(context.Background(), fmt.Errorf("redis is down"))
+			if err != nil {
 				t.Fatal(err)
 			}
-			attempt--
-			continue
+			if parked != (attempt == 4) {
+				t.Fatalf("attempt %d: parked = %v", attempt, parked)
+			}
+			if parked {
+				break
+			}
 		}
-		if d.Attempt != attempt {
-			t.Fatalf("attempt %d, want %d", d.Attempt, attempt)
+		if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
+			t.Fatalf("retry delays %v, want %s", delays, want)
 		}
-		if got, want := d.LastAttempt(), attempt == 4; got != want {
-			t.Fatalf("attempt %d: LastAttempt = %v", attempt, got)
-		}
-		delays = append(delays, d.RetryDelay())
-		parked, err := d.Retry(context.Background(), fmt.Errorf("redis is down"))
+		waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
+			n, err := s.Lag(context.Background())
+			return err == nil && n == 0
+		})
+		ps, err := s.Parked(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if parked != (attempt == 4) {
-			t.Fatalf("attempt %d: parked = %v", attempt, parked)
+		if len(ps) != 1 || ps[0].MsgID != "m-1" || ps[0].Attempts != 4 || ps[0].Reason == "" || ps[0].Enqueued.IsZero() {
+			t.Fatalf("parked = %+v", ps)
 		}
-		if parked {
-			break
-		}
-	}
-	if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
-		t.Fatalf("retry delays %v, want %s", delays, want)
-	}
-	waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
-		n, err := s.Lag(context.Background())
-		return err == nil && n == 0
-	})
-	ps, err := s.Parked(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ps) != 1 || ps[0].MsgID != "m-1" || ps[0].Attempts != 4 || ps[0].Reason == "" || ps[0].Enqueued.IsZero() {
-		t.Fatalf("parked = %+v", ps)
-	}
 
-	n, err := s.Replay(context.Background(), "")
-	if err != nil || n != 1 {
-		t.Fatalf("replay: %d, %v", n, err)
-	}
-	d := next(t, s)
-	if string(d.Data()) != "payload one" || d.Attempt != 1 {
-		t.Fatalf("replayed delivery %q attempt %d", d.Data(), d.Attempt)
-	}
-	if err := d.Ack(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if got := parkedCount(t, s); got != 0 {
-		t.Fatalf("%d parked after replay, want 0", got)
-	}
+		n, err := s.Replay(context.Background(), "")
+		if err != nil || n != 1 {
+			t.Fatalf("replay: %d, %v", n, err)
+		}
+		d := next(t, s)
+		if string(d.Data()) != "payload one" || d.Attempt != 1 {
+			t.Fatalf("replayed delivery %q attempt %d", d.Data(), d.Attempt)
+		}
+		if err := d.Ack(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := parkedCount(t, s); got != 0 {
+			t.Fatalf("%d parked after replay, want 0", got)
+		}
+	})
 }
 
 func TestMaxAgeBoundsRetries(t *testing.T) {
@@ -295,5 +300,116 @@ func TestExhaustedMessageIsParked(t *testing.T) {
 	ps, _ := s.Parked(context.Background())
 	if len(ps) != 1 || ps[0].MsgID != "doomed" || ps[0].Attempts != 2 {
 		t.Fatalf("parked %+v", ps)
+	}
+}
+
+// WhileReady: an idle slot asks between two pull requests; once ready says
+// no it pulls nothing, however long, and it takes the waiting message on
+// its first attempt once ready says yes again.
+func TestConsumePullsOnlyWhileReady(t *testing.T) {
+	s := open(t, testConfig())
+	var ready atomic.Bool
+	ready.Store(true)
+	var asked, refused atomic.Int64
+	var mu sync.Mutex
+	var attempts []int
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		// One slot: once it is refused it is not in a pull request.
+		done <- s.Consume(ctx, 1, func(ctx context.Context, d *Delivery) {
+			mu.Lock()
+			attempts = append(attempts, d.Attempt)
+			mu.Unlock()
+			_ = d.Ack(ctx)
+		}, WhileReady(func(context.Context) error {
+			asked.Add(1)
+			if ready.Load() {
+				return nil
+			}
+			refused.Add(1)
+			return fmt.Errorf("redis at 127.0.0.1:1: connection refused")
+		}))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	// Idle slots ask again after each empty pull request (FetchWait).
+	waitFor(t, 10*time.Second, "the idle slot did not ask again", func() bool { return asked.Load() >= 3 })
+	ready.Store(false)
+	waitFor(t, 10*time.Second, "the slot did not notice it was not ready", func() bool { return refused.Load() > 0 })
+	publish(t, s, "held", "x")
+	after := refused.Load()
+	// The slot asks again, and is refused, several times after the
+	// message is stored: had it pulled, it would have had the message.
+	waitFor(t, 30*time.Second, "the paused slot did not ask again", func() bool { return refused.Load() >= after+3 })
+	mu.Lock()
+	pulled := len(attempts)
+	mu.Unlock()
+	if pulled != 0 {
+		t.Fatalf("%d deliveries while not ready", pulled)
+	}
+	if n, err := s.Lag(context.Background()); err != nil || n != 1 {
+		t.Fatalf("lag %d (%v), want the message waiting", n, err)
+	}
+	ready.Store(true)
+	waitFor(t, 30*time.Second, "the message was not taken once ready", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(attempts) == 1
+	})
+	if attempts[0] != 1 {
+		t.Fatalf("attempt %d, want 1: pausing must not use up deliveries", attempts[0])
+	}
+}
+
+// A message fetched while ready turned false is handed back, not handled,
+// and handled once ready again.
+func TestConsumeHandsBackWhatCameWhileNotReady(t *testing.T) {
+	s := open(t, testConfig())
+	publish(t, s, "early", "x")
+	var ready atomic.Bool
+	var asked atomic.Int64
+	handled := make(chan int, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Consume(ctx, 1, func(ctx context.Context, d *Delivery) {
+			handled <- d.Attempt
+			_ = d.Ack(ctx)
+		}, WhileReady(func(context.Context) error {
+			// Ready before the fetch, no longer once the message is in.
+			if asked.Add(1) == 1 || ready.Load() {
+				return nil
+			}
+			return fmt.Errorf("redis down")
+		}))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitFor(t, 10*time.Second, "the slot did not pause", func() bool { return asked.Load() >= 4 })
+	select {
+	case a := <-handled:
+		t.Fatalf("attempt %d handled while not ready", a)
+	default:
+	}
+	if n, err := s.Lag(context.Background()); err != nil || n != 1 {
+		t.Fatalf("lag %d (%v), want the message handed back", n, err)
+	}
+	ready.Store(true)
+	select {
+	case a := <-handled:
+		if a != 2 {
+			t.Fatalf("attempt %d, want 2 (the hand-back was a delivery)", a)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handed-back message was not handled once ready")
 	}
 }

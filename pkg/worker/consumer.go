@@ -11,13 +11,14 @@ import (
 
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
 )
 
 // Jobs is the queue the consumer pulls from.
 type Jobs interface {
-	Consume(ctx context.Context, slots int, handle queue.Handler) error
+	Consume(ctx context.Context, slots int, handle queue.Handler, opts ...stream.ConsumeOption) error
 }
 
 // Tasks records where each task stands.
@@ -47,7 +48,11 @@ type Consumer struct {
 	// Record, when set, hears of every repair settled for good (published,
 	// no patch, failed), for the history the dashboard draws.
 	Record RepairRecorder
-	Log    *zap.Logger
+	// Ready, when set, says whether what a job needs answers (the store):
+	// while it does not, no job is pulled, and a job already held goes on
+	// as usual.
+	Ready func(context.Context) error
+	Log   *zap.Logger
 }
 
 // RepairRecorder keeps what became of each repair.
@@ -147,7 +152,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if slots < 1 {
 		slots = 1
 	}
-	return c.Jobs.Consume(ctx, slots, c.handle)
+	var opts []stream.ConsumeOption
+	if c.Ready != nil {
+		opts = append(opts, stream.WhileReady(c.Ready))
+	}
+	return c.Jobs.Consume(ctx, slots, c.handle, opts...)
 }
 
 // retryDelay grows with the attempt: 30 s, 1 min, 2 min, …

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +15,12 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -55,13 +59,13 @@ type recordingJobs struct {
 	attempts []int
 }
 
-func (r *recordingJobs) Consume(ctx context.Context, slots int, handle queue.Handler) error {
+func (r *recordingJobs) Consume(ctx context.Context, slots int, handle queue.Handler, opts ...stream.ConsumeOption) error {
 	return r.q.Consume(ctx, slots, func(ctx context.Context, d *queue.Delivery) {
 		r.mu.Lock()
 		r.attempts = append(r.attempts, d.Attempt)
 		r.mu.Unlock()
 		handle(ctx, d)
-	})
+	}, opts...)
 }
 
 func (r *recordingJobs) seen() []int {
@@ -383,4 +387,52 @@ func histogramOf(t *testing.T, reg *prometheus.Registry, name string) *dto.Histo
 	}
 	t.Fatalf("no histogram %s", name)
 	return nil
+}
+
+// A worker whose store (a real redis-server) goes away pulls no job until
+// it is back: no job fails meanwhile, and the job queued while it was down
+// is repaired on its first attempt once it is.
+func TestConsumerPausesWhileTheStoreIsDown(t *testing.T) {
+	s := sample(t)
+	srv := testsvc.StartRedis(t, "worker-pass")
+	rdb := srv.Client()
+	t.Cleanup(func() { rdb.Close() })
+	st := store.New(rdb, "")
+	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	r.store, r.pipeline.Ledger = st, st
+	jobs := &recordingJobs{q: q}
+	c := consumer(t, jobs, r)
+	var asked, refused atomic.Int64
+	c.Ready = func(ctx context.Context) error {
+		asked.Add(1)
+		err := st.Ready(ctx)
+		if err != nil {
+			refused.Add(1)
+		}
+		return err
+	}
+	startConsumer(t, c)
+	waitFor(t, 30*time.Second, "the worker never asked whether its store answers", func() bool { return asked.Load() > 0 })
+
+	srv.Stop()
+	waitFor(t, 30*time.Second, "the worker did not notice its store is down", func() bool { return refused.Load() > 0 })
+	tk := demoTask(s, "fp-store-down")
+	enqueue(t, q, tk)
+	after := refused.Load()
+	// The worker asks again, and is refused, after the job is queued: had
+	// it pulled, it would have had the job.
+	waitFor(t, time.Minute, "the paused worker did not ask again", func() bool { return refused.Load() >= after+3 })
+	if a := jobs.seen(); len(a) != 0 {
+		t.Fatalf("the worker pulled jobs %v while its store was down", a)
+	}
+	if n := lag(t, q); n != 1 {
+		t.Fatalf("lag %d, want the job waiting", n)
+	}
+
+	srv.Start()
+	waitStatus(t, r, tk.ID, task.StatusPublished)
+	if a := jobs.seen(); len(a) != 1 || a[0] != 1 {
+		t.Fatalf("attempts %v, want [1]: the outage must not use up deliveries", a)
+	}
 }

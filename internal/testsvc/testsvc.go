@@ -1,0 +1,179 @@
+// Package testsvc starts the real servers that tests run against, Debian's
+// redis-server and nats-server, as child processes on loopback ports of
+// their own, and stops them when the test ends. A test may stop and start a
+// server again (same port, same store) to see what a restart does.
+//
+// The binaries are found on PATH. Where one is missing the test is skipped
+// with a message, except under CI (CI set, as .ci/run runs), where it fails:
+// .ci/run installs them, and a skipped test there would hide a missing
+// install step.
+package testsvc
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Need returns the path of binary, found on PATH. When it is missing the
+// test is skipped, or fails under CI; pkg is the Debian package that
+// brings it.
+func Need(t testing.TB, binary, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(binary)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is not on PATH and CI is set: .ci/run installs it (Debian package %s)", binary, pkg)
+	}
+	t.Skipf("%s is not on PATH: `apt-get install %s` to run this test", binary, pkg)
+	return ""
+}
+
+// FreePort is a loopback TCP port nobody listens on right now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// Poll checks cond until it holds, failing the test once timeout passes.
+func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: still not true: %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// process is a server run as a child process that can be stopped and
+// started again with the same arguments.
+type process struct {
+	t     testing.TB
+	name  string
+	path  string
+	args  []string
+	ready func(context.Context) error
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+// start runs the server and waits until ready answers, failing the test if
+// the server exits first or is not ready in time.
+func (p *process) start() {
+	p.t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		return
+	}
+	out := &syncBuffer{}
+	cmd := exec.Command(p.path, p.args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// Its own process group, killed if the test binary dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatalf("start %s: %v", p.name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	p.cmd, p.out, p.done = cmd, out, done
+	deadline := time.Now().Add(30 * time.Second)
+	var last error
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		last = p.ready(ctx)
+		cancel()
+		if last == nil {
+			return
+		}
+		select {
+		case <-done:
+			p.cmd = nil
+			p.t.Fatalf("%s exited before it was ready: %v\n%s", p.name, cmd.ProcessState, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.killLocked()
+			p.t.Fatalf("%s not ready after 30s: %v\n%s", p.name, last, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop kills the server and waits for it to exit. Calling it again does
+// nothing.
+func (p *process) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.killLocked()
+}
+
+func (p *process) killLocked() {
+	if p.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+	p.cmd = nil
+}
+
+// output is what the server printed so far.
+func (p *process) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.out == nil {
+		return ""
+	}
+	return p.out.String()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// dial reports whether something accepts TCP connections on addr.
+func dial(ctx context.Context, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}

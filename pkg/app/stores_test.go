@@ -1,0 +1,150 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/redfix/redfix/internal/testsvc"
+	"github.com/redfix/redfix/pkg/embedded"
+)
+
+// tcpNATS is an in-process NATS server with JetStream on a loopback port.
+func tcpNATS(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Shutdown)
+	return n.URL()
+}
+
+// startCommands are the long-running commands, which must check their
+// stores before they serve or consume.
+var startCommands = map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+	"bot serve": Serve, "worker run": WorkerRun,
+}
+
+// refused runs each long-running command with env and checks that it
+// exits with an error holding every one of want and none of never, before
+// it says it serves or consumes.
+func refused(t *testing.T, env map[string]string, want, never []string) {
+	t.Helper()
+	env["REDFIX_DATA_DIR"] = t.TempDir()
+	env["REDFIX_HTTP_ADDR"] = "127.0.0.1:0"
+	env["REDFIX_STARTUP_WAIT"] = "1s"
+	env["REDFIX_LOG_FORMAT"] = "json"
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	for name, run := range startCommands {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		var stdout bytes.Buffer
+		var stderr lockedBuffer // written by NATS's callbacks too
+		err := run(ctx, nil, &stdout, &stderr)
+		cancel()
+		if err == nil {
+			t.Fatalf("%s started:\n%s", name, stderr.String())
+		}
+		t.Logf("%s: %v", name, err)
+		if ExitCode(err) == 0 {
+			t.Errorf("%s: exit code 0 for %v", name, err)
+		}
+		for _, w := range want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", name, err, w)
+			}
+		}
+		for _, n := range never {
+			if strings.Contains(err.Error()+stdout.String()+stderr.String(), n) {
+				t.Errorf("%s: %q is in its error or output: %v\n%s", name, n, err, stderr.String())
+			}
+		}
+		for _, started := range []string{"bot serving", "worker consuming"} {
+			if strings.Contains(stderr.String(), started) {
+				t.Errorf("%s logged %q before it failed", name, started)
+			}
+		}
+	}
+}
+
+func TestStartRefusesAWrongRedisPassword(t *testing.T) {
+	r := testsvc.StartRedis(t, "right-redis-pass")
+	natsURL := tcpNATS(t)
+	refused(t, map[string]string{"REDFIX_NATS_URL": natsURL, "REDFIX_REDIS_ADDR": r.Addr(), "REDFIX_REDIS_PASSWORD": "wrong-redis-pass"},
+		[]string{"redis at " + r.Addr(), "WRONGPASS"}, []string{"wrong-redis-pass", "right-redis-pass"})
+	refused(t, map[string]string{"REDFIX_NATS_URL": natsURL, "REDFIX_REDIS_ADDR": r.Addr(), "REDFIX_REDIS_PASSWORD": ""},
+		[]string{"redis at " + r.Addr(), "NOAUTH"}, nil)
+}
+
+func TestStartRefusesAnUnreachableRedis(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(testsvc.FreePort(t))
+	refused(t, map[string]string{"REDFIX_NATS_URL": tcpNATS(t), "REDFIX_REDIS_ADDR": addr, "REDFIX_REDIS_PASSWORD": "some-redis-pass"},
+		[]string{"redis at " + addr, "connection refused"}, []string{"some-redis-pass"})
+}
+
+func TestStartRefusesAnUnreachableNATS(t *testing.T) {
+	r := testsvc.StartRedis(t, "")
+	url := "nats://127.0.0.1:" + strconv.Itoa(testsvc.FreePort(t))
+	refused(t, map[string]string{"REDFIX_NATS_URL": url, "REDFIX_REDIS_ADDR": r.Addr()},
+		[]string{"NATS at " + url, "connection refused"}, nil)
+}
+
+func TestStartRefusesAWrongNATSPassword(t *testing.T) {
+	r := testsvc.StartRedis(t, "")
+	srv := startAuthNATS(t)
+	refused(t, map[string]string{"REDFIX_NATS_URL": srv.ClientURL(), "REDFIX_NATS_USER": "redfix", "REDFIX_NATS_PASSWORD": "guessed-nats-pass", "REDFIX_REDIS_ADDR": r.Addr()},
+		[]string{"NATS at " + srv.ClientURL(), "Authorization Violation"}, []string{"guessed-nats-pass"})
+	// Credentials in the URL are not printed either.
+	withCreds := strings.Replace(srv.ClientURL(), "nats://", "nats://redfix:url-nats-pass@", 1)
+	refused(t, map[string]string{"REDFIX_NATS_URL": withCreds, "REDFIX_NATS_USER": "", "REDFIX_NATS_PASSWORD": "", "REDFIX_REDIS_ADDR": r.Addr()},
+		[]string{"NATS at " + srv.ClientURL(), "Authorization Violation"}, []string{"url-nats-pass"})
+}
+
+func TestStartRefusesNATSWithoutJetStream(t *testing.T) {
+	r := testsvc.StartRedis(t, "")
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(time.Minute) {
+		t.Fatal("NATS did not start")
+	}
+	refused(t, map[string]string{"REDFIX_NATS_URL": srv.ClientURL(), "REDFIX_REDIS_ADDR": r.Addr()},
+		[]string{"NATS at " + srv.ClientURL(), "JetStream"}, nil)
+}
+
+// With every store answering, the worker starts, and says so.
+func TestStartWithRealStores(t *testing.T) {
+	r := testsvc.StartRedis(t, "right-redis-pass")
+	n := testsvc.StartNATS(t) // Debian's nats-server, the oldest supported
+	for k, v := range map[string]string{
+		"REDFIX_NATS_URL": n.URL(), "REDFIX_REDIS_ADDR": r.Addr(), "REDFIX_REDIS_PASSWORD": "right-redis-pass",
+		"REDFIX_DATA_DIR": t.TempDir(), "REDFIX_STARTUP_WAIT": "5s",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- WorkerRun(ctx, nil, io.Discard, &stderr) }()
+	testsvc.Poll(t, 2*time.Minute, "worker run did not start against nats-server "+n.Version(), func() bool {
+		return strings.Contains(stderr.String(), "worker consuming")
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("worker run: %v\n%s", err, stderr.String())
+	}
+}
