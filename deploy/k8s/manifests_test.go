@@ -27,8 +27,8 @@ var kustomizations = []string{"base", "overlays/dev", "overlays/prod"}
 
 // object is one rendered object, decoded into its API type.
 type object struct {
-	Kind, Name string
-	Obj        any
+	Kind, Name, Namespace string
+	Obj                   any
 }
 
 // rendered is what a kustomization renders to, decoded.
@@ -62,7 +62,8 @@ func decodeStrict(doc []byte) (object, error) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
-			Name string `json:"name"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 	}
 	if err := yaml.Unmarshal(doc, &head); err != nil {
@@ -99,7 +100,7 @@ func decodeStrict(doc []byte) (object, error) {
 			return object{}, err
 		}
 	}
-	return object{Kind: head.Kind, Name: head.Metadata.Name, Obj: target}, nil
+	return object{Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Obj: target}, nil
 }
 
 // load renders dir of fsys and decodes every object strictly.
