@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -89,6 +90,8 @@ func decodeStrict(doc []byte) (object, error) {
 		target = &policyv1.PodDisruptionBudget{}
 	case "keda.sh/v1alpha1 ScaledObject":
 		target = &scaledObject{}
+	case "monitoring.coreos.com/v1 PodMonitor":
+		target = &monitoringv1.PodMonitor{}
 	default:
 		return object{}, fmt.Errorf("%s %s: no Go type for apiVersion %q kind %q in this test", head.Kind, head.Metadata.Name, head.APIVersion, head.Kind)
 	}

@@ -62,16 +62,18 @@ func componentOnly(t *testing.T, fsys filesys.FileSystem, component string) rend
 	return r
 }
 
-// Every namespaced object of the base, of each overlay and of the autoscale
+// Every namespaced object of the base, of each overlay and of each
 // component is in redfix's namespace, and the base has that Namespace.
 func TestEveryObjectInRedfixNamespace(t *testing.T) {
 	all := shipped(t)
-	all["components/autoscale"] = componentOnly(t, memCopy(t), "components/autoscale")
+	for _, c := range []string{"components/autoscale", "components/monitoring"} {
+		all[c] = componentOnly(t, memCopy(t), c)
+	}
 	for dir, r := range all {
 		for _, p := range namespaceProblems(r) {
 			t.Errorf("%s: %s", dir, p)
 		}
-		if dir == "components/autoscale" {
+		if strings.HasPrefix(dir, "components/") {
 			continue
 		}
 		found := false
