@@ -243,6 +243,10 @@ type Worker struct {
 	Slots     int           `yaml:"slots"`
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	JobTime   time.Duration `yaml:"job_timeout"`
+	// ShutdownTimeout bounds how long a stopping worker waits for its
+	// jobs to be handed back to the queue; the pod's
+	// terminationGracePeriodSeconds must exceed it.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// MetricsAddr, when set, serves /metrics, /healthz and /readyz.
 	MetricsAddr string `yaml:"metrics_addr"`
 }
@@ -275,7 +279,7 @@ func Default() Config {
 			MaxPatchFiles:    12,
 		},
 		Judge:   Judge{Votes: 1},
-		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
+		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
 		Publish: Publish{},
 		GitHub: GitHub{
 			APIURL: "https://api.github.com/",
@@ -537,6 +541,9 @@ func (c Config) Validate() error {
 	}
 	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
 		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
+	}
+	if c.Worker.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("worker.shutdown_timeout must not be negative, got %s", c.Worker.ShutdownTimeout))
 	}
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
