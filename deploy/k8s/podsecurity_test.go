@@ -90,7 +90,7 @@ func TestPodSecurityLabelsMatchThePods(t *testing.T) {
 		// baseline, through their seccomp and AppArmor profiles.
 		latest := psaapi.LatestVersion()
 		baseline := refusals(ev, psaapi.LevelVersion{Level: psaapi.LevelBaseline, Version: latest}, r)
-		for _, w := range []string{"Deployment redfix-bot", "Deployment redfix-worker"} {
+		for _, w := range []string{"Deployment redfix-bot", "StatefulSet redfix-worker"} {
 			why, refused := baseline[w]
 			if !refused || !strings.Contains(why, "seccompProfile") || !strings.Contains(why, "AppArmor") {
 				t.Errorf("%s: baseline on %s: refused %v (%s); want refused for its Unconfined seccomp and AppArmor profiles", dir, w, refused, why)
@@ -114,7 +114,7 @@ func TestPodSecurityLabelsMatchThePods(t *testing.T) {
 func TestPodSecurityCheckCatchesMismatches(t *testing.T) {
 	ev := psEvaluator(t)
 	cases := []struct{ name, old, new, want string }{
-		{"enforce baseline", "enforce: privileged\n", "enforce: baseline\n", "refuses Deployment redfix-worker"},
+		{"enforce baseline", "enforce: privileged\n", "enforce: baseline\n", "refuses StatefulSet redfix-worker"},
 		{"no enforce label", "    pod-security.kubernetes.io/enforce: privileged\n", "", "no label pod-security.kubernetes.io/enforce"},
 		{"misspelled level", "enforce: privileged\n", "enforce: priviledged\n", "Pod Security labels"},
 	}
