@@ -79,7 +79,7 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
+	sys.SetSandbox(sbox)
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
@@ -155,8 +155,8 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	sys.SetSandbox(sbox)
+	pipe, err := sys.NewPipeline(cfg)
 	if err != nil {
 		return err
 	}

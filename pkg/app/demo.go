@@ -128,10 +128,10 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
+	sys.SetSandbox(sbox)
 	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
 
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := sys.NewPipeline(cfg)
 	if err != nil {
 		return err
 	}

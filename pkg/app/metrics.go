@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/triage"
 )
@@ -56,6 +57,9 @@ type triageMetrics struct {
 	reports *prometheus.CounterVec
 	// outcomes of the failure groups: queued, or dropped with a reason class.
 	outcomes *prometheus.CounterVec
+	// duration of the triage of one report (reproduce, flakiness re-runs,
+	// bisection of each of its failure groups), by result: triaged, failed.
+	duration *prometheus.HistogramVec
 }
 
 func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
@@ -69,6 +73,13 @@ func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
 			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, same_blame, cannot_run, opted_out, budget, already_fixed, human_fix, beyond_cap, other).",
 		}, []string{"outcome", "reason"}),
 	}
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "redfix_triage_duration_seconds",
+		Help: "Time triage took on one report (reproduction, flakiness re-runs and bisection of its failure groups), by result: triaged, failed (the attempt failed; it is retried or given up).",
+		// From a report whose groups were all decided before (a second)
+		// to a bisection of a large range (over half an hour).
+		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+	}, []string{"result"})
 	for _, r := range []string{"triaged", "invalid", "gave_up"} {
 		m.reports.WithLabelValues(r)
 	}
@@ -76,8 +87,51 @@ func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
 	for _, c := range triage.ReasonClasses {
 		m.outcomes.WithLabelValues("dropped", c)
 	}
-	reg.MustRegister(m.reports, m.outcomes)
+	for _, r := range []string{"triaged", "failed"} {
+		m.duration.WithLabelValues(r)
+	}
+	reg.MustRegister(m.reports, m.outcomes, m.duration)
 	return m
+}
+
+// newModelErrors registers redfix_model_errors_total: failed model calls,
+// every attempt (retried or not), by the class pkg/llm gives the error.
+func newModelErrors(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redfix_model_errors_total",
+		Help: "Failed model calls (each attempt, retried or not) by class: rate_limit, server, context_length, auth, request, transport, other.",
+	}, []string{"class"})
+	for _, class := range llm.ErrorClasses {
+		c.WithLabelValues(class)
+	}
+	reg.MustRegister(c)
+	return c
+}
+
+// sandboxGauge is redfix_sandbox_confined{mode}: 1 when the commands run
+// for repositories are confined, 0 when they run as redfix's own user;
+// mode is the configured sandbox.mode.
+type sandboxGauge struct {
+	g    *prometheus.GaugeVec
+	mode string
+}
+
+func newSandboxGauge(reg prometheus.Registerer, mode string) *sandboxGauge {
+	g := &sandboxGauge{g: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "redfix_sandbox_confined",
+		Help: "1 when the commands run for repositories (tests, builds) are confined by the sandbox, 0 when they run unconfined; mode is the configured sandbox.mode (auto, required, off).",
+	}, []string{"mode"}), mode: mode}
+	g.g.WithLabelValues(mode).Set(0)
+	reg.MustRegister(g.g)
+	return g
+}
+
+func (g *sandboxGauge) set(confined bool) {
+	v := 0.0
+	if confined {
+		v = 1
+	}
+	g.g.WithLabelValues(g.mode).Set(v)
 }
 
 // streamReader reads a stream's backlog and parked messages.

@@ -48,7 +48,7 @@ type System struct {
 	GitHub       *gh.Clients
 	GitHubClient webhook.ClientFor
 	// Sandbox is what the host gives the commands run for repositories;
-	// /readyz says it.
+	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status
 
 	log     *zap.Logger
@@ -56,8 +56,13 @@ type System struct {
 	rdb     *redis.Client
 	closers []func()
 
-	triage      *triageMetrics
-	clusterOnce sync.Once
+	triage  *triageMetrics
+	sandbox *sandboxGauge
+	// modelErrors counts the model's failed calls; registered by the
+	// first NewPipeline (the processes that call the model).
+	modelErrors     *prometheus.CounterVec
+	modelErrorsOnce sync.Once
+	clusterOnce     sync.Once
 
 	mu      sync.Mutex
 	settled map[string]settlement // by submission id, once triaged or given up
@@ -137,6 +142,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		Help: "Queued jobs terminated because they did not decode.",
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.triage = newTriageMetrics(s.Registry)
+	s.sandbox = newSandboxGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
 }
 
@@ -172,6 +178,23 @@ func (s *System) Ready(ctx context.Context) error {
 		return err
 	}
 	return s.Jobs.Ready(ctx)
+}
+
+// SetSandbox records what the host gives the commands run for
+// repositories: /readyz says it, redfix_sandbox_confined counts it.
+func (s *System) SetSandbox(st sandbox.Status) {
+	s.Sandbox = st
+	s.sandbox.set(st.Confined)
+}
+
+// NewPipeline assembles the repair pipeline the configuration describes
+// for this system's worker: its store as the ledger, its GitHub clients,
+// and its registry counting the model's failed calls
+// (redfix_model_errors_total).
+func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
+	s.modelErrorsOnce.Do(func() { s.modelErrors = newModelErrors(s.Registry) })
+	count := func(class string) { s.modelErrors.WithLabelValues(class).Inc() }
+	return newPipeline(cfg, s.Store, s.GitHub, count, s.log)
 }
 
 // RegisterClusterMetrics adds the figures of the shared streams (queue lag,
@@ -300,8 +323,16 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			return err
 		}
 		ctx = sandbox.WithRepo(ctx, sub.Repo)
+		began := time.Now()
 		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
 			Submission: sub.ID, Received: sub.Received})
+		if ctx.Err() == nil {
+			result := "triaged"
+			if err != nil {
+				result = "failed"
+			}
+			s.triage.duration.WithLabelValues(result).Observe(time.Since(began).Seconds())
+		}
 		var ids []string
 		for _, o := range outs {
 			s.triageDecided(ctx, sub, o)
