@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/pkg/config/logtest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/job"
@@ -391,6 +392,45 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 	holdsFor(t, 4*q.Config().AckWait, "the job waits on the queue for its retry", func() bool {
 		return len(jobs.seen()) == 1 && lag(t, q) == 1
 	})
+}
+
+// A consumer handling a retried job writes JSON log lines that name each
+// key once (a log shipper refuses a line with a key twice).
+func TestConsumerLogsEachKeyOnce(t *testing.T) {
+	s := sample(t)
+	log, buf := logtest.JSON(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, embeddedtest.JetStream(t), queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 2, FetchWait: 200 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := demoTask(s, "fp-logged")
+	enqueue(t, q, tk)
+	r := newRig(t, scriptedAgent{err: errors.New("model API: 503 Service Unavailable")})
+	r.pipeline.Log = log
+	c := consumer(t, q, r)
+	c.Log = log
+	stop := startConsumer(t, c)
+	waitFor(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+		st := status(t, r, tk.ID)
+		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
+	})
+	stop()
+	_ = log.Sync()
+
+	var retried bool
+	for _, l := range logtest.Lines(t, buf.Bytes()) {
+		if l["msg"] == "job failed; will retry" {
+			retried = true
+			if l["attempt"] != float64(1) || l["task_id"] != tk.ID {
+				t.Errorf("the retry's line: attempt %v, task %v; want 1, %s", l["attempt"], l["task_id"], tk.ID)
+			}
+		}
+	}
+	if !retried {
+		t.Fatalf("no retry logged:\n%s", buf.Bytes())
+	}
 }
 
 func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
