@@ -19,28 +19,11 @@ import (
 var buildVersion, buildRevision string
 
 // registerBuildInfo exports redfix_build_info{version,revision,goversion} 1,
-// from the build information the Go toolchain stamps into the binary (the
-// VCS revision is stamped unless -buildvcs=false), or the values set at
-// link time.
+// from the values set at link time or, without them, the build information
+// the Go toolchain stamps into the binary (buildLabels).
 func registerBuildInfo(reg prometheus.Registerer) {
-	version, revision, goversion := "unknown", "unknown", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goversion = bi.GoVersion
-		if v := bi.Main.Version; v != "" {
-			version = v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && s.Value != "" {
-				revision = s.Value
-			}
-		}
-	}
-	if buildVersion != "" {
-		version = buildVersion
-	}
-	if buildRevision != "" {
-		revision = buildRevision
-	}
+	bi, _ := debug.ReadBuildInfo()
+	version, revision, goversion := buildLabels(bi, buildVersion, buildRevision)
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "redfix_build_info",
 		Help:        "Always 1; the labels name the build: module version, VCS revision and Go version.",
@@ -48,6 +31,48 @@ func registerBuildInfo(reg prometheus.Registerer) {
 	})
 	g.Set(1)
 	reg.MustRegister(g)
+}
+
+// buildLabels chooses redfix_build_info's labels. Values set at link time
+// win. Otherwise they come from bi, the build information of the binary:
+// the main module's version, and the VCS revision the toolchain stamps
+// when it builds in a checkout (vcs.revision; unless -buildvcs=false),
+// with "-dirty" when the work tree had uncommitted changes (vcs.modified).
+// What neither says is "unknown".
+func buildLabels(bi *debug.BuildInfo, linkVersion, linkRevision string) (version, revision, goversion string) {
+	version, revision, goversion = "unknown", "unknown", "unknown"
+	if bi != nil {
+		goversion = bi.GoVersion
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		var rev string
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			revision = rev
+			if modified {
+				revision += "-dirty"
+			}
+		}
+	}
+	if linkVersion != "" {
+		version = linkVersion
+	}
+	if linkRevision != "" {
+		revision = linkRevision
+	}
+	if goversion == "" {
+		goversion = "unknown"
+	}
+	return version, revision, goversion
 }
 
 // triageMetrics count what triage made of the reports.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -280,5 +281,38 @@ func TestSandboxConfinedGauge(t *testing.T) {
 	sys.SetSandbox(sandbox.Status{How: "none", Reason: "no bwrap"})
 	if err := testutil.GatherAndCompare(sys.Registry, strings.NewReader(want(0)), "redfix_sandbox_confined"); err != nil {
 		t.Errorf("unconfined: %v", err)
+	}
+}
+
+// Without link-time values the labels come from what the toolchain
+// stamped: the revision of the checkout, marked dirty when it had changes;
+// link-time values win; nothing known is "unknown".
+func TestBuildLabels(t *testing.T) {
+	stamped := func(settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/redfix/redfix", Version: "(devel)"}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	const sha = "4f1c2a9e8d7b6c5a4f3e2d1c0b9a8f7e6d5c4b3a"
+	cases := []struct {
+		name                     string
+		bi                       *debug.BuildInfo
+		linkVersion, linkRev     string
+		version, revision, goVer string
+	}{
+		{"clean checkout", stamped("vcs", "git", "vcs.revision", sha, "vcs.modified", "false"), "", "", "(devel)", sha, "go1.26.8"},
+		{"checkout with changes", stamped("vcs.revision", sha, "vcs.modified", "true"), "", "", "(devel)", sha + "-dirty", "go1.26.8"},
+		{"-buildvcs=false", stamped("-trimpath", "true"), "", "", "(devel)", "unknown", "go1.26.8"},
+		{"link time wins", stamped("vcs.revision", sha, "vcs.modified", "true"), "v1.2.3", "0123abcd", "v1.2.3", "0123abcd", "go1.26.8"},
+		{"link-time revision only", stamped(), "", "0123abcd", "(devel)", "0123abcd", "go1.26.8"},
+		{"no build information", nil, "", "", "unknown", "unknown", "unknown"},
+	}
+	for _, c := range cases {
+		v, r, g := buildLabels(c.bi, c.linkVersion, c.linkRev)
+		if v != c.version || r != c.revision || g != c.goVer {
+			t.Errorf("%s: (%q, %q, %q), want (%q, %q, %q)", c.name, v, r, g, c.version, c.revision, c.goVer)
+		}
 	}
 }
