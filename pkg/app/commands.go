@@ -80,6 +80,12 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sys.Close()
 	sys.SetSandbox(sbox)
+	// Tasks stored before the task API's repository filter had its index.
+	if n, err := sys.Store.IndexTasksByRepo(ctx); err != nil {
+		log.Warn("index tasks by repository: the task API's repo filter misses tasks stored before this version", zap.Error(err))
+	} else if n > 0 {
+		log.Info("indexed the stored tasks by repository", zap.Int("tasks", n))
+	}
 
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {

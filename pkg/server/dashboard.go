@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -158,7 +159,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if !d.storeDown { // a store that is down is named in the banner already
-		if recent, err := s.tasks.ListTasks(ctx, 50); err != nil {
+		if recent, err := s.tasks.FindTasks(ctx, store.TaskFilter{Limit: 50}); err != nil {
 			s.log.Warn("read for the dashboard", zap.String("what", "recent tasks"), zap.Error(err))
 			d.Unavailable = append(d.Unavailable, "recent tasks")
 		} else {
