@@ -54,6 +54,7 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"Tasks", testTasks},
 		{"FindTasks", testFindTasks},
 		{"IndexTasksByRepo", testIndexTasksByRepo},
+		{"TakeOverGroup", testTakeOverGroup},
 		{"SetStatusMissing", testSetStatusMissing},
 		{"ConcurrentStatus", testConcurrentStatus},
 		{"Groups", testGroups},
@@ -314,6 +315,27 @@ func testIndexTasksByRepo(t *testing.T, s *Store) {
 	}
 	if n, err := s.IndexTasksByRepo(ctx); err != nil || n != 0 {
 		t.Fatalf("a second IndexTasksByRepo = %d, %v; want 0 (done once)", n, err)
+	}
+}
+
+// A group passes to a new task only from the task that holds it.
+func testTakeOverGroup(t *testing.T, s *Store) {
+	ctx := context.Background()
+	if _, created, err := s.ClaimGroup(ctx, "fp-over", "old"); err != nil || !created {
+		t.Fatalf("claim: %v %v", created, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "someone-else", "new"); err != nil || ok {
+		t.Fatalf("take over from a task that does not hold it: %v %v", ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "old", "new"); err != nil || !ok {
+		t.Fatalf("take over from the holder: %v %v", ok, err)
+	}
+	owner, ttl, ok, err := s.GroupClaim(ctx, "fp-over")
+	if err != nil || !ok || owner != "new" || ttl <= 0 || ttl > s.ClaimTTLs().Triage {
+		t.Fatalf("after the take-over: owner %q ttl %s ok %v err %v; want new with the triage claim's life", owner, ttl, ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-none", "old", "new"); err != nil || ok {
+		t.Fatalf("take over an unclaimed group: %v %v", ok, err)
 	}
 }
 
