@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -243,6 +244,9 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if abs, err := filepath.Abs(*repo); err == nil {
 		ctx = sandbox.WithRepo(ctx, abs)
 	}
+	// Reproduction and bisection take a while: on a terminal, a line per
+	// test run on stderr.
+	b.Runner = triage.ReportRuns(nil, bench.StageLines(stderr))
 	if cfg.Redis.Addr != "" {
 		// The service's Redis: runs by commit are reused across searches
 		// (and with the service), and this search's are kept.

@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -27,6 +28,7 @@ import (
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // stagePrinter prints the demo's stages for a person, one line each.
@@ -129,6 +131,9 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer sys.Close()
 	sys.SetSandbox(sbox)
+	// Triage's reproduction and bisection are the demo's longest quiet
+	// stretch: on a terminal, a line per test run on stderr.
+	sys.TriageRunner = triage.ReportRuns(nil, bench.StageLines(stderr))
 	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
 
 	pipe, err := sys.NewPipeline(cfg)

@@ -50,6 +50,9 @@ type System struct {
 	// Sandbox is what the host gives the commands run for repositories;
 	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status
+	// TriageRunner, when set before RunTriage, runs triage's tests
+	// (testrun's default runner otherwise).
+	TriageRunner triage.Runner
 
 	log     *zap.Logger
 	nc      *nats.Conn
@@ -257,7 +260,7 @@ type TriageEvent = triage.Outcome
 // RunTriage triages stored submissions until ctx ends. onEvent, when set,
 // hears of every group's outcome.
 func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
-	t := triage.New(s.Store, s.Jobs, nil, triage.Config{
+	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
 		MaxBisectSteps:  cfg.Triage.MaxBisectSteps,
