@@ -126,3 +126,44 @@ func TestCacheCheckCatchesLostCaches(t *testing.T) {
 		})
 	}
 }
+
+// dataDirMountProblems lists the bot's and workers' pods that mount a
+// volume at the data directory itself: a mount point belongs to root (or
+// the pod's fsGroup, open to the group), and redfix refuses a data
+// directory that is not its user's own and private (config.PrepareDataDir).
+// The data directory must be one redfix makes inside a volume.
+func dataDirMountProblems(cfg config.Config, r rendered) []string {
+	var p []string
+	for _, w := range workloads(r) {
+		if w.Name != "redfix-bot" && w.Name != "redfix-worker" {
+			continue
+		}
+		for _, c := range w.Pod.Spec.Containers {
+			for _, m := range c.VolumeMounts {
+				if filepath.Clean(m.MountPath) == filepath.Clean(cfg.DataDir) {
+					p = append(p, fmt.Sprintf("%s: volume %s is mounted at the data directory %s itself", w.Name, m.Name, cfg.DataDir))
+				}
+			}
+		}
+	}
+	return p
+}
+
+func TestDataDirIsMadeByRedfixNotMounted(t *testing.T) {
+	for dir, r := range shipped(t) {
+		for _, p := range dataDirMountProblems(shippedRedfixConfig(t, r), r) {
+			t.Errorf("%s: %s", dir, p)
+		}
+	}
+	mem := memCopy(t)
+	breakFile(t, mem, "/k8s/base/bot.yaml", "            - {name: home, mountPath: /home/redfix}\n",
+		"            - {name: home, mountPath: /home/redfix}\n            - {name: tmp, mountPath: /home/redfix/data}\n")
+	r, err := load(mem, "/k8s/base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(dataDirMountProblems(shippedRedfixConfig(t, r), r), "\n")
+	if !strings.Contains(got, "redfix-bot: volume tmp is mounted at the data directory /home/redfix/data itself") {
+		t.Fatalf("problems %q, want the bot's mount at the data directory", got)
+	}
+}

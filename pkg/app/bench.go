@@ -208,7 +208,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// temperature.
 	cfg.Harness.Samples = k
 	cfg.Publish.Mode = "local"
-	cleanup, err := scratchData(&cfg, "redfix-bench-")
+	cleanup, err := runDir(&cfg, "bench-", log)
 	if err != nil {
 		return err
 	}

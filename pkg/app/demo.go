@@ -80,19 +80,15 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.MkdirTemp("", "redfix-demo-data-")
+	// A throwaway data directory of this run's; the build caches outlive it.
+	cleanup, err := runDir(&cfg, "demo-", log)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(data)
-	if cfg.Sandbox.CacheDir == "" {
-		// Build caches outlive the throwaway data directory.
-		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
-	}
+	defer cleanup()
 	// The demo runs its own sample repository only: one build cache for
 	// every run of it, wherever its sample is written.
 	cfg.Sandbox.GoCache = "shared"
-	cfg.DataDir = data
 	cfg.Publish.Dir = outDir
 	base, sbox, err := confine(ctx, cfg, log)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +21,9 @@ import (
 // Config is the whole configuration of the bot and the workers.
 type Config struct {
 	// DataDir holds the embedded NATS store, workspaces and local pull
-	// requests unless their own settings say otherwise.
+	// requests unless their own settings say otherwise. It is private to
+	// its user (PrepareDataDir); by default the user's cache directory's
+	// redfix.
 	DataDir string `yaml:"data_dir"`
 	Log     Log    `yaml:"log"`
 	HTTP    HTTP   `yaml:"http"`
@@ -263,7 +264,7 @@ type Publish struct {
 // Default is the configuration with no file and no environment.
 func Default() Config {
 	return Config{
-		DataDir: filepath.Join(os.TempDir(), "redfix"),
+		DataDir: defaultDataDir(),
 		Log:     Log{Level: "info", Format: "console"},
 		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
