@@ -33,8 +33,12 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/bot ./cmd/bot \
- && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/worker ./cmd/worker
+# The revision redfix_build_info names: the toolchain stamps it when the
+# context holds the checkout's .git directory; a context without one (a git
+# worktree, an exported tree) passes it: --build-arg REVISION=$(git rev-parse HEAD).
+ARG REVISION=""
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/bot ./cmd/bot \
+ && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/worker ./cmd/worker
 
 FROM ${GO_IMAGE} AS runtime
 ARG EXTRA_APT_PACKAGES=""

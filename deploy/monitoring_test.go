@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -302,6 +304,61 @@ func TestAlertRules(t *testing.T) {
 				t.Fatalf("got %v, want an error about %q", err, c.want)
 			}
 		})
+	}
+}
+
+// promtool runs Prometheus's rule unit tests (deploy/prometheus/alerts_test.yaml)
+// in dir with Prometheus's own engine.
+func promtool(t *testing.T, dir string) (string, error) {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is not installed (.ci/run installs Debian's prometheus)")
+		}
+		t.Skip("promtool is not installed (apt-get install --no-install-recommends prometheus)")
+	}
+	cmd := exec.Command(bin, "test", "rules", "alerts_test.yaml")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// The alerts fire, and stay silent, as alerts_test.yaml says, in
+// Prometheus's own rule engine: RedfixNoJobFinished fires when no worker is
+// scraped at all while jobs wait, not only when workers finish nothing.
+func TestAlertRulesUnitTests(t *testing.T) {
+	out, err := promtool(t, "prometheus")
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	t.Log(out)
+
+	// The tests catch the rule as it was, silent when its workers' series
+	// are gone.
+	src, err := os.ReadFile("prometheus/alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("prometheus/alerts_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := `(sum(increase(redfix_jobs_total{result=~"published|no_patch|failed"}[1h])) or vector(0)) < 1`
+	if !strings.Contains(string(src), fixed) {
+		t.Fatalf("alerts.yaml no longer holds %q: update the case", fixed)
+	}
+	old := `sum(increase(redfix_jobs_total{result=~"published|no_patch|failed"}[1h])) < 1`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "alerts.yaml"), []byte(strings.Replace(string(src), fixed, old, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alerts_test.yaml"), tests, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = promtool(t, dir)
+	if err == nil || !strings.Contains(out, "no worker scraped") {
+		t.Fatalf("the rule without \"or vector(0)\" passed the unit tests (%v):\n%s", err, out)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -27,8 +28,8 @@ var kustomizations = []string{"base", "overlays/dev", "overlays/prod"}
 
 // object is one rendered object, decoded into its API type.
 type object struct {
-	Kind, Name string
-	Obj        any
+	Kind, Name, Namespace string
+	Obj                   any
 }
 
 // rendered is what a kustomization renders to, decoded.
@@ -62,7 +63,8 @@ func decodeStrict(doc []byte) (object, error) {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 		Metadata   struct {
-			Name string `json:"name"`
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
 		} `json:"metadata"`
 	}
 	if err := yaml.Unmarshal(doc, &head); err != nil {
@@ -88,6 +90,8 @@ func decodeStrict(doc []byte) (object, error) {
 		target = &policyv1.PodDisruptionBudget{}
 	case "keda.sh/v1alpha1 ScaledObject":
 		target = &scaledObject{}
+	case "monitoring.coreos.com/v1 PodMonitor":
+		target = &monitoringv1.PodMonitor{}
 	default:
 		return object{}, fmt.Errorf("%s %s: no Go type for apiVersion %q kind %q in this test", head.Kind, head.Metadata.Name, head.APIVersion, head.Kind)
 	}
@@ -99,7 +103,7 @@ func decodeStrict(doc []byte) (object, error) {
 			return object{}, err
 		}
 	}
-	return object{Kind: head.Kind, Name: head.Metadata.Name, Obj: target}, nil
+	return object{Kind: head.Kind, Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Obj: target}, nil
 }
 
 // load renders dir of fsys and decodes every object strictly.

@@ -217,6 +217,10 @@ func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("triage: %v\n%s", err, stderr.String())
 	}
+	// The test runs' progress lines are for a terminal only.
+	if strings.Contains(stderr.String(), "test run") {
+		t.Errorf("progress lines on a stderr that is no terminal:\n%s", stderr.String())
+	}
 	var v triage.Verdict
 	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, stdout.String())
@@ -333,6 +337,10 @@ func TestBenchBisectPrintsTheTable(t *testing.T) {
 	// 3 lengths × 4 flake rates × test present or added after good.
 	if rows != 24 || !strings.Contains(stdout.String(), "| 1024 | 20% | yes | 3 |") {
 		t.Errorf("table has %d rows:\n%s", rows, stdout.String())
+	}
+	// Its progress is for a terminal: nothing on a stderr that is not one.
+	if stderr.Len() != 0 {
+		t.Errorf("bench-bisect wrote to a stderr that is no terminal: %q", stderr.String())
 	}
 	if err := BenchBisect(context.Background(), []string{"--trials", "0"}, &stdout, &stderr); ExitCode(err) != 2 {
 		t.Errorf("--trials 0: %v", err)

@@ -209,7 +209,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// temperature.
 	cfg.Harness.Samples = k
 	cfg.Publish.Mode = "local"
-	cleanup, err := scratchData(&cfg, "redfix-bench-")
+	cleanup, err := runDir(&cfg, "bench-", log)
 	if err != nil {
 		return err
 	}
@@ -232,10 +232,16 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if asJSON {
 		progressTo = stderr
 	}
+	progress := bench.NewProgress(progressTo, "tasks")
+	if bench.IsTerminal(progressTo) {
+		// The repair's stages (agent rounds, gates) on the bar as they
+		// happen; on lines for a log they would only repeat the results.
+		pipe.Progress = func(stage, detail string) { progress.Step(stage + ": " + detail) }
+	}
 	r := &bench.Runner{
 		Repairer: pipe, Policy: pipe.Policy, Tests: testrun.Runner{Timeout: 10 * time.Minute},
 		K: k, Jobs: jobs, Results: results, WorkDir: filepath.Join(cfg.DataDir, "bench"),
-		Progress: bench.NewProgress(progressTo, "tasks"), Log: log,
+		Progress: progress, Log: log,
 	}
 	res, runErr := r.Run(ctx, tasks)
 	sum := bench.Summarize(pipe.Policy, k, res)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/triage"
 )
 
@@ -27,7 +28,17 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return Usage("bench-bisect: --trials must be at least 1 and --confidence in [0.5, 1)")
 	}
 	start := time.Now()
-	rows, err := triage.SimulateBisection(ctx, triage.NoisySearch{Confidence: *confidence}, triage.SimCases(), *trials, *seed)
+	// On a terminal, a bar over the cases; nothing otherwise.
+	cases := triage.SimCases()
+	progress := bench.TerminalProgress(stderr, "cases")
+	progress.Total(len(cases))
+	onRow := func(r triage.SimRow) {
+		progress.Done(fmt.Sprintf("%d commits, flake rate %.0f%%, test added %v: noisy %d/%d right", r.Commits, 100*r.FlakeRate, r.Added, r.NoisyRight, r.Trials), true)
+	}
+	rows, err := triage.SimulateBisection(ctx, triage.NoisySearch{Confidence: *confidence}, cases, *trials, *seed, onRow)
+	if bench.IsTerminal(stderr) {
+		fmt.Fprintln(stderr) // end the bar's line
+	}
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func TestDashboardInBrowserAfterDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`id="land-rate">0.0%`, `0 landed of 1 published, last 30 days`,
+		`id="land-rate">—`, `0 landed of 0 decided, last 30 days (1 published)`, // the demo's pull request is not decided
 		`id="publish-rate">100.0%`,
 		`data-chart="daily"`, `data-chart="weekly"`, `class="publish-rate"`, `class="bar"`,
 		`id="recent-prs"`, pr.TaskID, `<td class="published">published</td>`,

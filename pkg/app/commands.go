@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -80,7 +81,13 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
+	sys.SetSandbox(sbox)
+	// Tasks stored before the task API's repository filter had its index.
+	if n, err := sys.Store.IndexTasksByRepo(ctx); err != nil {
+		log.Warn("index tasks by repository: the task API's repo filter misses tasks stored before this version", zap.Error(err))
+	} else if n > 0 {
+		log.Info("indexed the stored tasks by repository", zap.Int("tasks", n))
+	}
 
 	ln, err := listen(cfg, cfg.HTTP.Addr, log)
 	if err != nil {
@@ -152,8 +159,8 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	sys.SetSandbox(sbox)
+	pipe, err := sys.NewPipeline(cfg)
 	if err != nil {
 		return err
 	}
@@ -218,12 +225,17 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	// Its workspace and parallel worktrees go where the service's do.
-	b.WorkDir = filepath.Join(cfg.DataDir, "workspaces")
 	log, err := logger(cfg, stderr)
 	if err != nil {
 		return err
 	}
+	// Its workspace and parallel worktrees go in a directory of this run's.
+	cleanup, err := runDir(&cfg, "triage-", log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	b.WorkDir = filepath.Join(cfg.DataDir, "workspaces")
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -234,6 +246,9 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if abs, err := filepath.Abs(*repo); err == nil {
 		ctx = sandbox.WithRepo(ctx, abs)
 	}
+	// Reproduction and bisection take a while: on a terminal, a line per
+	// test run on stderr.
+	b.Runner = triage.ReportRuns(nil, bench.StageLines(stderr))
 	if cfg.Redis.Addr != "" {
 		// The service's Redis: runs by commit are reused across searches
 		// (and with the service), and this search's are kept.
@@ -297,7 +312,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
 	}
 	cfg.Publish.Dir = out
-	cleanup, err := scratchData(&cfg, "redfix-repair-")
+	cleanup, err := runDir(&cfg, "repair-", log)
 	if err != nil {
 		return err
 	}
@@ -401,22 +416,46 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// scratchData gives a one-shot command a throwaway data directory when the
-// configuration names none of its own; build caches stay in the default
-// one, so that they outlive it. The caller runs cleanup when done.
-func scratchData(cfg *config.Config, prefix string) (cleanup func(), err error) {
+// prepareDataDir makes the data directory private to this user (0700),
+// closing one that others could read, and refusing one that is not this
+// user's own (config.PrepareDataDir).
+func prepareDataDir(dir string, log *zap.Logger) error {
+	fixed, err := config.PrepareDataDir(dir)
+	if err != nil {
+		return err
+	}
+	if fixed {
+		log.Warn("the data directory was open to other users: closed it to its owner (mode 0700)", zap.String("data_dir", dir))
+	}
+	return nil
+}
+
+// runDir gives a one-shot command (triage, repair, bench, the demo) a
+// directory of its own for this run, DATA_DIR/runs/PREFIX…, private like
+// the data directory, and points cfg.DataDir at it: two commands run at
+// once never share workspaces, results or pull requests. The build caches
+// and the mirrors stay shared, in the data directory. cleanup removes the
+// run's directory.
+func runDir(cfg *config.Config, prefix string, log *zap.Logger) (cleanup func(), err error) {
+	if err := prepareDataDir(cfg.DataDir, log); err != nil {
+		return nil, err
+	}
 	if cfg.Sandbox.CacheDir == "" {
 		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
 	}
-	if cfg.DataDir != config.Default().DataDir {
-		return func() {}, nil
+	if cfg.Checkouts.MirrorDir == "" {
+		cfg.Checkouts.MirrorDir = filepath.Join(cfg.DataDir, "mirrors")
 	}
-	data, err := os.MkdirTemp("", prefix)
+	runs := filepath.Join(cfg.DataDir, "runs")
+	if err := os.MkdirAll(runs, 0o700); err != nil {
+		return nil, fmt.Errorf("make the runs' directory: %w", err)
+	}
+	dir, err := os.MkdirTemp(runs, prefix) // 0700
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("make this run's directory: %w", err)
 	}
-	cfg.DataDir = data
-	return func() { _ = os.RemoveAll(data) }, nil
+	cfg.DataDir = dir
+	return func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // investigate reproduces the tests at head in a clone, reruns times each,

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -27,6 +28,7 @@ import (
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // stagePrinter prints the demo's stages for a person, one line each.
@@ -89,19 +91,15 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.MkdirTemp("", "redfix-demo-data-")
+	// A throwaway data directory of this run's; the build caches outlive it.
+	cleanup, err := runDir(&cfg, "demo-", log)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(data)
-	if cfg.Sandbox.CacheDir == "" {
-		// Build caches outlive the throwaway data directory.
-		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
-	}
+	defer cleanup()
 	// The demo runs its own sample repository only: one build cache for
 	// every run of it, wherever its sample is written.
 	cfg.Sandbox.GoCache = "shared"
-	cfg.DataDir = data
 	cfg.Publish.Dir = outDir
 	base, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
@@ -140,10 +138,13 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer sys.Close()
-	sys.Sandbox = sbox
+	sys.SetSandbox(sbox)
+	// Triage's reproduction and bisection are the demo's longest quiet
+	// stretch: on a terminal, a line per test run on stderr.
+	sys.TriageRunner = triage.ReportRuns(nil, bench.StageLines(stderr))
 	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
 
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := sys.NewPipeline(cfg)
 	if err != nil {
 		return err
 	}

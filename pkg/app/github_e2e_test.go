@@ -236,8 +236,8 @@ func TestGitHubEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(get(t, bot.URL+"/api/v1/stats")), &stats); err != nil {
 		t.Fatal(err)
 	}
-	if stats.Land == nil || stats.Land.Overall.Published != 1 || stats.Land.Overall.Landed != 1 || stats.Land.Overall.LandRate != 1 ||
-		len(stats.Land.Repos) != 1 || stats.Land.Repos[0].Repo != "acme/shop" || stats.Land.Repos[0].LandRate != 1 {
+	if stats.Land == nil || stats.Land.Overall.Published != 1 || stats.Land.Overall.Landed != 1 || stats.Land.Overall.LandRate == nil || *stats.Land.Overall.LandRate != 1 ||
+		len(stats.Land.Repos) != 1 || stats.Land.Repos[0].Repo != "acme/shop" || stats.Land.Repos[0].LandRate == nil || *stats.Land.Repos[0].LandRate != 1 {
 		t.Errorf("stats: %+v", stats.Land)
 	}
 	metrics := get(t, bot.URL+"/metrics")
@@ -247,7 +247,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 		}
 	}
 	page := get(t, bot.URL+"/")
-	if !strings.Contains(page, "100.0% of the published pull requests landed (1 of 1") || !strings.Contains(page, `id="land-rate">100.0%`) {
+	if !strings.Contains(page, "100.0% of the decided pull requests landed (1 of 1") || !strings.Contains(page, `id="land-rate">100.0%`) {
 		t.Errorf("the dashboard does not show the land rate")
 	}
 	// The history: the run's report, its repair, the pull request with its

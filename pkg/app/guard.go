@@ -36,6 +36,11 @@ func logger(cfg config.Config, w io.Writer) (*zap.Logger, error) {
 // behalf is confined. Where the host cannot confine it says so loudly; in
 // mode "required" it refuses to go on.
 func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.Context, sandbox.Status, error) {
+	// Every command that runs a repository's commands comes here first:
+	// the data directory it keeps their checkouts and caches in is private.
+	if err := prepareDataDir(cfg.DataDir, log); err != nil {
+		return ctx, sandbox.Status{}, err
+	}
 	sc := cfg.Sandbox
 	cache := sc.CacheDir
 	if cache == "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/triage"
 )
@@ -18,28 +19,11 @@ import (
 var buildVersion, buildRevision string
 
 // registerBuildInfo exports redfix_build_info{version,revision,goversion} 1,
-// from the build information the Go toolchain stamps into the binary (the
-// VCS revision is stamped unless -buildvcs=false), or the values set at
-// link time.
+// from the values set at link time or, without them, the build information
+// the Go toolchain stamps into the binary (buildLabels).
 func registerBuildInfo(reg prometheus.Registerer) {
-	version, revision, goversion := "unknown", "unknown", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goversion = bi.GoVersion
-		if v := bi.Main.Version; v != "" {
-			version = v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && s.Value != "" {
-				revision = s.Value
-			}
-		}
-	}
-	if buildVersion != "" {
-		version = buildVersion
-	}
-	if buildRevision != "" {
-		revision = buildRevision
-	}
+	bi, _ := debug.ReadBuildInfo()
+	version, revision, goversion := buildLabels(bi, buildVersion, buildRevision)
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "redfix_build_info",
 		Help:        "Always 1; the labels name the build: module version, VCS revision and Go version.",
@@ -49,6 +33,48 @@ func registerBuildInfo(reg prometheus.Registerer) {
 	reg.MustRegister(g)
 }
 
+// buildLabels chooses redfix_build_info's labels. Values set at link time
+// win. Otherwise they come from bi, the build information of the binary:
+// the main module's version, and the VCS revision the toolchain stamps
+// when it builds in a checkout (vcs.revision; unless -buildvcs=false),
+// with "-dirty" when the work tree had uncommitted changes (vcs.modified).
+// What neither says is "unknown".
+func buildLabels(bi *debug.BuildInfo, linkVersion, linkRevision string) (version, revision, goversion string) {
+	version, revision, goversion = "unknown", "unknown", "unknown"
+	if bi != nil {
+		goversion = bi.GoVersion
+		if v := bi.Main.Version; v != "" {
+			version = v
+		}
+		var rev string
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			revision = rev
+			if modified {
+				revision += "-dirty"
+			}
+		}
+	}
+	if linkVersion != "" {
+		version = linkVersion
+	}
+	if linkRevision != "" {
+		revision = linkRevision
+	}
+	if goversion == "" {
+		goversion = "unknown"
+	}
+	return version, revision, goversion
+}
+
 // triageMetrics count what triage made of the reports.
 type triageMetrics struct {
 	// reports settled by triage, by result: triaged, invalid (a report that
@@ -56,6 +82,9 @@ type triageMetrics struct {
 	reports *prometheus.CounterVec
 	// outcomes of the failure groups: queued, or dropped with a reason class.
 	outcomes *prometheus.CounterVec
+	// duration of the triage of one report (reproduce, flakiness re-runs,
+	// bisection of each of its failure groups), by result: triaged, failed.
+	duration *prometheus.HistogramVec
 }
 
 func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
@@ -66,9 +95,16 @@ func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
 		}, []string{"result"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redfix_triage_outcomes_total",
-			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, same_blame, cannot_run, opted_out, budget, already_fixed, human_fix, beyond_cap, other).",
+			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, budget, already_fixed, human_fix, beyond_cap, other).",
 		}, []string{"outcome", "reason"}),
 	}
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "redfix_triage_duration_seconds",
+		Help: "Time triage took on one report (reproduction, flakiness re-runs and bisection of its failure groups), by result: triaged, failed (the attempt failed; it is retried or given up).",
+		// From a report whose groups were all decided before (a second)
+		// to a bisection of a large range (over half an hour).
+		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+	}, []string{"result"})
 	for _, r := range []string{"triaged", "invalid", "gave_up"} {
 		m.reports.WithLabelValues(r)
 	}
@@ -76,8 +112,51 @@ func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
 	for _, c := range triage.ReasonClasses {
 		m.outcomes.WithLabelValues("dropped", c)
 	}
-	reg.MustRegister(m.reports, m.outcomes)
+	for _, r := range []string{"triaged", "failed"} {
+		m.duration.WithLabelValues(r)
+	}
+	reg.MustRegister(m.reports, m.outcomes, m.duration)
 	return m
+}
+
+// newModelErrors registers redfix_model_errors_total: failed model calls,
+// every attempt (retried or not), by the class pkg/llm gives the error.
+func newModelErrors(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "redfix_model_errors_total",
+		Help: "Failed model calls (each attempt, retried or not) by class: rate_limit, server, context_length, auth, request, transport, other.",
+	}, []string{"class"})
+	for _, class := range llm.ErrorClasses {
+		c.WithLabelValues(class)
+	}
+	reg.MustRegister(c)
+	return c
+}
+
+// sandboxGauge is redfix_sandbox_confined{mode}: 1 when the commands run
+// for repositories are confined, 0 when they run as redfix's own user;
+// mode is the configured sandbox.mode.
+type sandboxGauge struct {
+	g    *prometheus.GaugeVec
+	mode string
+}
+
+func newSandboxGauge(reg prometheus.Registerer, mode string) *sandboxGauge {
+	g := &sandboxGauge{g: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "redfix_sandbox_confined",
+		Help: "1 when the commands run for repositories (tests, builds) are confined by the sandbox, 0 when they run unconfined; mode is the configured sandbox.mode (auto, required, off).",
+	}, []string{"mode"}), mode: mode}
+	g.g.WithLabelValues(mode).Set(0)
+	reg.MustRegister(g.g)
+	return g
+}
+
+func (g *sandboxGauge) set(confined bool) {
+	v := 0.0
+	if confined {
+		v = 1
+	}
+	g.g.WithLabelValues(g.mode).Set(v)
 }
 
 // streamReader reads a stream's backlog and parked messages.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +24,12 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/llm/llmtest"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // docMetric is one row of docs/metrics.md's table.
@@ -136,7 +142,7 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer worker.Close()
-	pipe, err := NewPipelineWith(wcfg, worker.Store, nil, log)
+	pipe, err := worker.NewPipeline(wcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +213,106 @@ redfix_build_info{goversion=%q,revision="0123abcd",version="v1.2.3"} 1
 `, runtime.Version())
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "redfix_build_info"); err != nil {
 		t.Error(err)
+	}
+}
+
+// startSystem starts an embedded system with cfg's data directory in the
+// test's temporary directory.
+func startSystem(t *testing.T, env map[string]string) (*System, config.Config) {
+	t.Helper()
+	clearEnv(t)
+	env["REDFIX_DATA_DIR"] = t.TempDir()
+	cfg, err := config.Load("", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sys, err := Start(ctx, cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sys.Close)
+	return sys, cfg
+}
+
+// The model's failed calls are counted by class where they are made: each
+// attempt of the pipeline's client, a retried 429 and the 401 that ends
+// the call.
+func TestModelErrorsCountedByClass(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{Status: 429, Body: `{"error":{"message":"slow down","type":"rate_limit_error"}}`},
+		llmtest.Reply{Status: 401, Body: `{"error":{"message":"invalid api key"}}`},
+	)
+	sys, cfg := startSystem(t, map[string]string{"REDFIX_MODEL": "m", "REDFIX_LLM_BASE_URL": srv.URL, "REDFIX_LLM_MAX_RETRIES": "1"})
+	pipe, err := sys.NewPipeline(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// The judge's call: any of the pipeline's model calls goes through the
+	// same client.
+	_, _ = pipe.Judge.Judge(ctx, judge.Input{Task: task.Task{ID: "t1", Repo: "/srv/repo"}, Patch: "--- a/x.go\n+++ b/x.go\n"})
+	if n := len(srv.Requests()); n != 2 {
+		t.Fatalf("%d model requests, want the 429 and the 401", n)
+	}
+	for class, want := range map[string]float64{llm.ErrorRateLimit: 1, llm.ErrorAuth: 1, llm.ErrorServer: 0} {
+		if got := testutil.ToFloat64(sys.modelErrors.WithLabelValues(class)); got != want {
+			t.Errorf("redfix_model_errors_total{class=%q} = %v, want %v", class, got, want)
+		}
+	}
+}
+
+// redfix_sandbox_confined says whether the commands run for repositories
+// are confined, with the configured mode.
+func TestSandboxConfinedGauge(t *testing.T) {
+	sys, _ := startSystem(t, map[string]string{"REDFIX_SANDBOX": "auto"})
+	want := func(v int) string {
+		return fmt.Sprintf("# HELP redfix_sandbox_confined 1 when the commands run for repositories (tests, builds) are confined by the sandbox, 0 when they run unconfined; mode is the configured sandbox.mode (auto, required, off).\n# TYPE redfix_sandbox_confined gauge\nredfix_sandbox_confined{mode=\"auto\"} %d\n", v)
+	}
+	if err := testutil.GatherAndCompare(sys.Registry, strings.NewReader(want(0)), "redfix_sandbox_confined"); err != nil {
+		t.Errorf("before the sandbox is known: %v", err)
+	}
+	sys.SetSandbox(sandbox.Status{Confined: true, How: "bubblewrap, user namespace"})
+	if err := testutil.GatherAndCompare(sys.Registry, strings.NewReader(want(1)), "redfix_sandbox_confined"); err != nil {
+		t.Errorf("confined: %v", err)
+	}
+	sys.SetSandbox(sandbox.Status{How: "none", Reason: "no bwrap"})
+	if err := testutil.GatherAndCompare(sys.Registry, strings.NewReader(want(0)), "redfix_sandbox_confined"); err != nil {
+		t.Errorf("unconfined: %v", err)
+	}
+}
+
+// Without link-time values the labels come from what the toolchain
+// stamped: the revision of the checkout, marked dirty when it had changes;
+// link-time values win; nothing known is "unknown".
+func TestBuildLabels(t *testing.T) {
+	stamped := func(settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/redfix/redfix", Version: "(devel)"}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	const sha = "4f1c2a9e8d7b6c5a4f3e2d1c0b9a8f7e6d5c4b3a"
+	cases := []struct {
+		name                     string
+		bi                       *debug.BuildInfo
+		linkVersion, linkRev     string
+		version, revision, goVer string
+	}{
+		{"clean checkout", stamped("vcs", "git", "vcs.revision", sha, "vcs.modified", "false"), "", "", "(devel)", sha, "go1.26.8"},
+		{"checkout with changes", stamped("vcs.revision", sha, "vcs.modified", "true"), "", "", "(devel)", sha + "-dirty", "go1.26.8"},
+		{"-buildvcs=false", stamped("-trimpath", "true"), "", "", "(devel)", "unknown", "go1.26.8"},
+		{"link time wins", stamped("vcs.revision", sha, "vcs.modified", "true"), "v1.2.3", "0123abcd", "v1.2.3", "0123abcd", "go1.26.8"},
+		{"link-time revision only", stamped(), "", "0123abcd", "(devel)", "0123abcd", "go1.26.8"},
+		{"no build information", nil, "", "", "unknown", "unknown", "unknown"},
+	}
+	for _, c := range cases {
+		v, r, g := buildLabels(c.bi, c.linkVersion, c.linkRev)
+		if v != c.version || r != c.revision || g != c.goVer {
+			t.Errorf("%s: (%q, %q, %q), want (%q, %q, %q)", c.name, v, r, g, c.version, c.revision, c.goVer)
+		}
 	}
 }

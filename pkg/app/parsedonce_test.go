@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
@@ -57,5 +59,39 @@ func TestTriageDoesNotParseAgain(t *testing.T) {
 	}
 	if _, err := sys.WaitSettled(ctx, "not-parsed"); err == nil || !strings.Contains(err.Error(), "invalid submission") {
 		t.Errorf("unparsed submission: %v, want the parser's rejection", err)
+	}
+}
+
+// The triage of each report is timed: redfix_triage_duration_seconds has
+// one triaged sample per report triaged.
+func TestTriageDurationObserved(t *testing.T) {
+	sys, cfg := startSystem(t, map[string]string{"REDFIX_ALLOW_REPOS": "/srv/repo"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	work, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sys.RunTriage(work, cfg, nil) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("triage loop: %v", err)
+		}
+	}()
+	for _, id := range []string{"r1", "r2"} {
+		s := ingest.Submission{ID: id, Repo: "/srv/repo", Commit: "abc123", Report: []byte("{}"),
+			Parsed: ingest.ForTriage(report.Result{Format: "go-test-json", Total: 3})}
+		if _, err := sys.Intake.Submit(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sys.WaitSettled(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &dto.Metric{}
+	if err := sys.triage.duration.WithLabelValues("triaged").(prometheus.Metric).Write(h); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.GetHistogram().GetSampleCount(); n != 2 {
+		t.Errorf("%d triaged samples, want one per report (2)", n)
 	}
 }

@@ -53,6 +53,12 @@ func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*wor
 // when GitHub is not configured), so that one client per installation is
 // shared with the rest of the process.
 func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, log *zap.Logger) (*worker.Pipeline, error) {
+	return newPipeline(cfg, ledger, clients, nil, log)
+}
+
+// newPipeline is NewPipelineWith with onModelError, when set, hearing the
+// class of every failed model call (llm.ErrorClass).
+func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
 	runner := testrun.Runner{Timeout: 10 * time.Minute}
 	// Each episode gets its share of the task's budget: the candidates run
 	// side by side.
@@ -69,7 +75,7 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 	if cfg.LLM.Enabled() {
 		raw, err := llm.NewClient(llm.Config{
 			Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model,
-			Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries,
+			Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries, OnError: onModelError,
 		}, log)
 		if err != nil {
 			return nil, fmt.Errorf("model client: %w", err)

@@ -49,16 +49,24 @@ type System struct {
 	GitHub       *gh.Clients
 	GitHubClient webhook.ClientFor
 	// Sandbox is what the host gives the commands run for repositories;
-	// /readyz says it.
+	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status
+	// TriageRunner, when set before RunTriage, runs triage's tests
+	// (testrun's default runner otherwise).
+	TriageRunner triage.Runner
 
 	log     *zap.Logger
 	nc      *nats.Conn
 	rdb     *redis.Client
 	closers []func()
 
-	triage      *triageMetrics
-	clusterOnce sync.Once
+	triage  *triageMetrics
+	sandbox *sandboxGauge
+	// modelErrors counts the model's failed calls; registered by the
+	// first NewPipeline (the processes that call the model).
+	modelErrors     *prometheus.CounterVec
+	modelErrorsOnce sync.Once
+	clusterOnce     sync.Once
 
 	mu      sync.Mutex
 	settled map[string]settlement // by submission id, once triaged or given up
@@ -119,6 +127,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		Help: "Queued jobs terminated because they did not decode.",
 	}, func() float64 { return float64(s.Jobs.Malformed()) }))
 	s.triage = newTriageMetrics(s.Registry)
+	s.sandbox = newSandboxGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
 }
 
@@ -205,6 +214,23 @@ func (s *System) Ready(ctx context.Context) error {
 	return s.Jobs.Ready(ctx)
 }
 
+// SetSandbox records what the host gives the commands run for
+// repositories: /readyz says it, redfix_sandbox_confined counts it.
+func (s *System) SetSandbox(st sandbox.Status) {
+	s.Sandbox = st
+	s.sandbox.set(st.Confined)
+}
+
+// NewPipeline assembles the repair pipeline the configuration describes
+// for this system's worker: its store as the ledger, its GitHub clients,
+// and its registry counting the model's failed calls
+// (redfix_model_errors_total).
+func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
+	s.modelErrorsOnce.Do(func() { s.modelErrors = newModelErrors(s.Registry) })
+	count := func(class string) { s.modelErrors.WithLabelValues(class).Inc() }
+	return newPipeline(cfg, s.Store, s.GitHub, count, s.log)
+}
+
 // RegisterClusterMetrics adds the figures of the shared streams (queue lag,
 // oldest job's age, triage backlog, parked messages) to the registry. The
 // bot exports them, workers do not: their number follows the load, and a
@@ -265,7 +291,7 @@ type TriageEvent = triage.Outcome
 // RunTriage triages stored submissions until ctx ends. onEvent, when set,
 // hears of every group's outcome.
 func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
-	t := triage.New(s.Store, s.Jobs, nil, triage.Config{
+	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
 		MaxBisectSteps:  cfg.Triage.MaxBisectSteps,
@@ -331,8 +357,16 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			return err
 		}
 		ctx = sandbox.WithRepo(ctx, sub.Repo)
+		began := time.Now()
 		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
 			Submission: sub.ID, Received: sub.Received})
+		if ctx.Err() == nil {
+			result := "triaged"
+			if err != nil {
+				result = "failed"
+			}
+			s.triage.duration.WithLabelValues(result).Observe(time.Since(began).Seconds())
+		}
 		var ids []string
 		for _, o := range outs {
 			s.triageDecided(ctx, sub, o)
@@ -427,7 +461,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 	}
 	c := &worker.Consumer{
 		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
-		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime,
+		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.
 		Ready: s.Ready,

@@ -13,6 +13,40 @@ import (
 	"github.com/redfix/redfix/pkg/termsafe"
 )
 
+// IsTerminal reports whether w is a terminal (an *os.File on a tty): where
+// progress meant for a person watching goes, never into a pipe, a file or
+// CI's log.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// TerminalProgress is NewProgress's bar when w is a terminal, and reports
+// nothing otherwise: for commands whose output is the result alone when it
+// goes to a pipe or a file.
+func TerminalProgress(w io.Writer, noun string) Progress {
+	if !IsTerminal(w) {
+		return nopProgress{}
+	}
+	return NewProgress(w, noun)
+}
+
+// StageLines returns a function that prints one line per stage of a long
+// command to w ("[  12.3s] stage     detail") when w is a terminal, and
+// prints nothing otherwise.
+func StageLines(w io.Writer) func(stage, detail string) {
+	if !IsTerminal(w) {
+		return func(string, string) {}
+	}
+	var mu sync.Mutex
+	start := time.Now()
+	return func(stage, detail string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "[%5.1fs] %-9s %s\n", time.Since(start).Seconds(), stage, detail)
+	}
+}
+
 // NewProgress reports to w: a bar redrawn in place when w is a terminal,
 // plain lines otherwise (a log file, CI).
 func NewProgress(w io.Writer, noun string) Progress {

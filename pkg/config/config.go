@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +21,9 @@ import (
 // Config is the whole configuration of the bot and the workers.
 type Config struct {
 	// DataDir holds the embedded NATS store, workspaces and local pull
-	// requests unless their own settings say otherwise.
+	// requests unless their own settings say otherwise. It is private to
+	// its user (PrepareDataDir); by default the user's cache directory's
+	// redfix.
 	DataDir string `yaml:"data_dir"`
 	Log     Log    `yaml:"log"`
 	HTTP    HTTP   `yaml:"http"`
@@ -249,6 +250,10 @@ type Worker struct {
 	Slots     int           `yaml:"slots"`
 	Heartbeat time.Duration `yaml:"heartbeat"`
 	JobTime   time.Duration `yaml:"job_timeout"`
+	// ShutdownTimeout bounds how long a stopping worker waits for its
+	// jobs to be handed back to the queue; the pod's
+	// terminationGracePeriodSeconds must exceed it.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// MetricsAddr, when set, serves /metrics, /healthz and /readyz.
 	MetricsAddr string `yaml:"metrics_addr"`
 }
@@ -265,7 +270,7 @@ type Publish struct {
 // Default is the configuration with no file and no environment.
 func Default() Config {
 	return Config{
-		DataDir: filepath.Join(os.TempDir(), "redfix"),
+		DataDir: defaultDataDir(),
 		Log:     Log{Level: "info", Format: "console"},
 		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
@@ -281,7 +286,7 @@ func Default() Config {
 			MaxPatchFiles:    12,
 		},
 		Judge:   Judge{Votes: 1},
-		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute},
+		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
 		Publish: Publish{},
 		GitHub: GitHub{
 			APIURL: "https://api.github.com/",
@@ -553,6 +558,9 @@ func (c Config) Validate() error {
 	}
 	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
 		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
+	}
+	if c.Worker.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("worker.shutdown_timeout must not be negative, got %s", c.Worker.ShutdownTimeout))
 	}
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))

@@ -35,7 +35,9 @@ func (l Log) Build(w io.Writer, wrap func(zapcore.Core) zapcore.Core) (*zap.Logg
 	}
 	var core zapcore.Core
 	if l.Format == "json" {
-		enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+		ec := zap.NewProductionEncoderConfig()
+		ec.EncodeTime = rfc3339UTC
+		enc := zapcore.NewJSONEncoder(ec)
 		low := leaf(enc, zap.LevelEnablerFunc(func(lv zapcore.Level) bool { return lv >= level && lv < zapcore.WarnLevel }))
 		high := leaf(enc.Clone(), zap.LevelEnablerFunc(func(lv zapcore.Level) bool { return lv >= level && lv >= zapcore.WarnLevel }))
 		core = zapcore.NewTee(zapcore.NewSamplerWithOptions(low, time.Second, 100, 100), high)
@@ -47,4 +49,12 @@ func (l Log) Build(w io.Writer, wrap func(zapcore.Core) zapcore.Core) (*zap.Logg
 		opts = append(opts, zap.Development())
 	}
 	return zap.New(core, opts...), nil
+}
+
+// rfc3339UTC writes a JSON line's ts as an RFC 3339 time in UTC to the
+// millisecond ("2026-11-25T14:03:07.412Z"), which log shippers and
+// Elasticsearch read as a date (zap's production default is seconds since
+// the epoch, a float).
+func rfc3339UTC(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+	enc.AppendString(t.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
 }

@@ -324,10 +324,11 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 		switch {
 		case rerr != nil:
 			log.Error("triage failed; settling the submission failed too, it comes back after the ack wait", zap.Error(err), zap.NamedError("settle_error", rerr))
+		// The delivery's logger carries the attempt already.
 		case parked:
-			log.Error("triage failed on its last attempt; submission parked", zap.Int("attempt", a.N), zap.Error(err))
+			log.Error("triage failed on its last attempt; submission parked", zap.Error(err))
 		default:
-			log.Warn("triage failed; will retry", zap.Int("attempt", a.N), zap.Duration("retry_in", d.RetryDelay()), zap.Error(err))
+			log.Warn("triage failed; will retry", zap.Duration("retry_in", d.RetryDelay()), zap.Error(err))
 		}
 	}
 }

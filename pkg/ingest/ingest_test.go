@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/pkg/config/logtest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
 
@@ -455,5 +456,47 @@ func TestRunNaksOnShutdown(t *testing.T) {
 	})
 	if got := rec.deliveries("interrupted")[0]; got.N != 2 {
 		t.Fatalf("redelivery attempt %d, want 2", got.N)
+	}
+}
+
+// A retried submission's JSON log names each key once per line (a log
+// shipper refuses a line with a key twice), its attempt among them.
+func TestRunLogsEachKeyOnce(t *testing.T) {
+	t.Parallel()
+	js := embeddedtest.JetStream(t)
+	log, buf := logtest.JSON(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, err := Open(ctx, js, testConfig(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{answer: func(_ context.Context, _ Submission, a Attempt) error {
+		if a.N == 1 {
+			return errors.New("redis is unavailable")
+		}
+		return nil
+	}}
+	s := submission("/repos/calc")
+	s.ID = "retried"
+	submit(t, in, s)
+	stop := run(t, in, rec.handle)
+	waitFor(t, 15*time.Second, "the submission was not triaged on its second attempt", func() bool {
+		return len(rec.deliveries("retried")) == 2 && outstanding(t, in) == 0
+	})
+	stop()
+	_ = log.Sync()
+
+	retried := false
+	for _, l := range logtest.Lines(t, buf.Bytes()) {
+		if l["msg"] == "triage failed; will retry" {
+			retried = true
+			if l["attempt"] != float64(1) {
+				t.Errorf("the retry's line says attempt %v, want 1: %v", l["attempt"], l)
+			}
+		}
+	}
+	if !retried {
+		t.Fatalf("no retry logged:\n%s", buf.Bytes())
 	}
 }

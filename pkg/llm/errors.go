@@ -116,6 +116,45 @@ func IsRetryable(err error) bool {
 	return false
 }
 
+// The classes of a failed model call, for counting them: a bounded set.
+const (
+	ErrorRateLimit     = "rate_limit"     // 429: the server asks to slow down
+	ErrorServer        = "server"         // 5xx, 408, 409: the server failed or timed out
+	ErrorContextLength = "context_length" // the prompt does not fit the model's window
+	ErrorAuth          = "auth"           // 401, 403: the key is missing, wrong or not allowed
+	ErrorRequest       = "request"        // another 4xx: a bad request, an unknown model
+	ErrorTransport     = "transport"      // no answer: connection refused or reset, attempt timed out
+	ErrorOther         = "other"          // anything else (an answer that did not decode, ...)
+)
+
+// ErrorClasses lists every class ErrorClass returns.
+var ErrorClasses = []string{ErrorRateLimit, ErrorServer, ErrorContextLength, ErrorAuth, ErrorRequest, ErrorTransport, ErrorOther}
+
+// ErrorClass is the class of a failed call's error, as the clients
+// classified it where the call was made.
+func ErrorClass(err error) string {
+	var apiErr *APIError
+	var transient *transientError
+	switch {
+	case asAPIError(err, &apiErr):
+		switch {
+		case apiErr.ContextLength():
+			return ErrorContextLength
+		case apiErr.StatusCode == http.StatusTooManyRequests:
+			return ErrorRateLimit
+		case apiErr.Retryable():
+			return ErrorServer
+		case apiErr.StatusCode == http.StatusUnauthorized, apiErr.StatusCode == http.StatusForbidden:
+			return ErrorAuth
+		case apiErr.StatusCode >= 400 && apiErr.StatusCode < 500:
+			return ErrorRequest
+		}
+	case errors.As(err, &transient):
+		return ErrorTransport
+	}
+	return ErrorOther
+}
+
 // classifyTransport marks transport errors as transient, unless the caller's
 // own context ended them.
 func classifyTransport(ctx context.Context, err error) error {

@@ -39,6 +39,9 @@ type Config struct {
 	// MaxRetries is how many times 408/409/429/5xx answers and connection
 	// failures are retried, with backoff; 0 makes one attempt.
 	MaxRetries int
+	// OnError, when set, hears the class of every failed attempt
+	// (ErrorClass); only NewClient reads it.
+	OnError func(class string)
 }
 
 // OpenAI is a Client for the Chat Completions protocol.

@@ -29,5 +29,5 @@ func NewClient(cfg Config, log *zap.Logger) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewRetrying(c, RetryConfig{MaxRetries: retries, Log: log}), nil
+	return NewRetrying(c, RetryConfig{MaxRetries: retries, Log: log, OnError: cfg.OnError}), nil
 }

@@ -21,6 +21,10 @@ type RetryConfig struct {
 	// Sleep waits d or until ctx ends; nil uses a timer. Tests inject one.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Log   *zap.Logger
+	// OnError, when set, hears the class (ErrorClass) of every attempt
+	// that failed, retried or not; not of those the caller's context
+	// ended.
+	OnError func(class string)
 }
 
 // Retrying is a Client that retries another's retryable failures with
@@ -61,6 +65,9 @@ func (r *Retrying) Model() string { return r.next.Model() }
 func (r *Retrying) Chat(ctx context.Context, req Request) (Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := r.next.Chat(ctx, req)
+		if err != nil && ctx.Err() == nil && r.cfg.OnError != nil {
+			r.cfg.OnError(ErrorClass(err))
+		}
 		if err == nil || !IsRetryable(err) || ctx.Err() != nil {
 			return resp, err
 		}

@@ -142,7 +142,9 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 		cfg.TmpSize = DefaultTmpSize
 	}
 	if cfg.CacheDir == "" {
-		cfg.CacheDir = filepath.Join(os.TempDir(), "redfix", "cache")
+		// The user's own: a directory every user shared would let one
+		// user's builds poison another's.
+		cfg.CacheDir = filepath.Join(os.TempDir(), "redfix-"+strconv.Itoa(os.Getuid()), "cache")
 	}
 	if err := absolute(&cfg); err != nil {
 		return nil, err
@@ -513,7 +515,7 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 		ws = dir
 	}
 	cache := b.cacheFor(repo)
-	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o700); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
 	}
 	env := b.env(repo, cmd.Env)

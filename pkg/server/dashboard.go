@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -22,6 +23,8 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 		}
 		return fmt.Sprintf("%.0f%%", 100**r)
 	},
+	"landRate": landRate,
+	"decided":  func(s store.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
 	"dur": func(sec float64) string {
 		return time.Duration(sec * float64(time.Second)).Round(time.Second).String()
 	},
@@ -73,7 +76,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 <tr><td>last 30 days</td><td class="n">{{.Last30.Published}}</td><td class="n">{{.Last30.Reviewed}}</td><td class="n">{{.Last30.Landed}}</td><td class="n">{{.Last30.Closed}}</td></tr>
 {{with $.Land}}{{if .Overall.Published}}<tr><td>all time, on GitHub</td><td class="n">{{.Overall.Published}}</td><td class="n">{{.Overall.Reviewed}}</td><td class="n">{{.Overall.Landed}}</td><td class="n">{{.Overall.ClosedUnmerged}}</td></tr>{{end}}{{end}}
 </table>{{end}}
-{{with .Land}}{{if .Overall.Published}}<p>On GitHub: {{pct .Overall.LandRate}} of the published pull requests landed ({{.Overall.Landed}} of {{.Overall.Published}}; {{.Overall.LandedWithEdits}} after a human's edits). {{.Overall.Open}} open, {{.Overall.ClosedUnmerged}} closed unmerged; changes requested on {{.Overall.ChangesRequested}}.{{if .Overall.Reviewed}} Mean time to first review {{dur .Overall.MeanSecondsToFirstReview}}.{{end}}{{if .Overall.Landed}} Mean time to land {{dur .Overall.MeanSecondsToLand}}.{{end}}</p>{{end}}{{end}}
+{{with .Land}}{{if .Overall.Published}}<p>On GitHub: {{if .Overall.LandRate}}{{landRate .Overall.LandRate}} of the decided pull requests landed ({{.Overall.Landed}} of {{decided .Overall}}; {{.Overall.LandedWithEdits}} after a human's edits){{else}}no pull request decided yet, so no land rate{{end}}. {{.Overall.Published}} published: {{.Overall.Open}} open, {{.Overall.ClosedUnmerged}} closed unmerged; changes requested on {{.Overall.ChangesRequested}}.{{if .Overall.Reviewed}} Mean time to first review {{dur .Overall.MeanSecondsToFirstReview}}.{{end}}{{if .Overall.Landed}} Mean time to land {{dur .Overall.MeanSecondsToLand}}.{{end}}</p>{{end}}{{end}}
 <h3>Recent pull requests</h3>
 {{if .PullRequests}}<table id="recent-prs"><tr><th>opened</th><th>repository</th><th>failing test</th><th>state</th><th>pull request</th></tr>
 {{range .PullRequests}}<tr><td>{{when .At}}</td><td>{{.Repo}}</td><td><a href="/api/v1/tasks/{{.TaskID}}">{{.Title}}</a></td><td class="{{.State}}">{{.State}}</td><td>{{if .Link}}<a href="{{.Link}}">{{.URL}}</a>{{else}}{{.URL}}{{end}}</td></tr>
@@ -84,7 +87,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 {{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Last30.Published}}</td><td class="n">{{.Last30.Landed}}</td><td class="n">{{.Last30.Closed}}</td><td class="n">{{rate .Last30.PublishRate}}</td><td class="n">{{rate .Last30.LandRate}}</td><td>{{chart (printf "weekly %s" .Repo) .Weekly 360 110}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No repository has history yet.</p>{{end}}
 {{with .Land}}{{if .Repos}}<table><tr><th>on GitHub, all time</th><th>published</th><th>landed</th><th>with edits</th><th>closed unmerged</th><th>open</th><th>reviewed</th><th>changes requested</th><th>land rate</th></tr>
-{{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.LandedWithEdits}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{.Reviewed}}</td><td class="n">{{.ChangesRequested}}</td><td class="n">{{pct .LandRate}}</td></tr>
+{{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.LandedWithEdits}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{.Reviewed}}</td><td class="n">{{.ChangesRequested}}</td><td class="n">{{landRate .LandRate}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 
 {{with .Window}}<h2>Triage, last {{.Days}} days</h2>
@@ -158,7 +161,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if !d.storeDown { // a store that is down is named in the banner already
-		if recent, err := s.tasks.ListTasks(ctx, 50); err != nil {
+		if recent, err := s.tasks.FindTasks(ctx, store.TaskFilter{Limit: 50}); err != nil {
 			s.log.Warn("read for the dashboard", zap.String("what", "recent tasks"), zap.Error(err))
 			d.Unavailable = append(d.Unavailable, "recent tasks")
 		} else {
@@ -178,17 +181,27 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	return dashboardTmpl.Execute(w, d)
 }
 
-// landHeadline is the land rate the page leads with: all time on GitHub
-// when outcomes are followed there, else landed ÷ published over the last
-// 30 days of history.
+// landRate formats a land rate: "—" while no pull request is decided.
+func landRate(r *float64) string {
+	if r == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100**r)
+}
+
+// landHeadline is the land rate the page leads with. Everywhere on the page,
+// in /api/v1/stats and in /metrics a land rate is landed ÷ the pull
+// requests decided (landed or closed unmerged), and none ("—", null) while
+// none is decided: open pull requests say nothing yet. All time on GitHub
+// when outcomes are followed there, else over the last 30 days of history.
 func landHeadline(st Stats) (value, basis string) {
 	if st.Land != nil && st.Land.Overall.Published > 0 {
 		o := st.Land.Overall
-		return fmt.Sprintf("%.1f%%", 100*o.LandRate), fmt.Sprintf("%d landed of %d published on GitHub, all time", o.Landed, o.Published)
+		return landRate(o.LandRate), fmt.Sprintf("%d landed of %d decided on GitHub, all time (%d published, %d open)", o.Landed, o.Landed+o.ClosedUnmerged, o.Published, o.Open)
 	}
-	if st.Overall != nil && st.Overall.Last30.Published > 0 {
+	if st.Overall != nil && st.Overall.Last30.Published+st.Overall.Last30.Landed+st.Overall.Last30.Closed > 0 {
 		o := st.Overall.Last30
-		return fmt.Sprintf("%.1f%%", 100*float64(o.Landed)/float64(o.Published)), fmt.Sprintf("%d landed of %d published, last 30 days", o.Landed, o.Published)
+		return landRate(o.LandRate), fmt.Sprintf("%d landed of %d decided, last 30 days (%d published)", o.Landed, o.Landed+o.Closed, o.Published)
 	}
 	if st.Land == nil && st.Overall == nil {
 		return "—", "not read"

@@ -82,7 +82,7 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		t.Fatalf("dashboard: %d %s", code, page)
 	}
 	for _, want := range []string{
-		`id="land-rate">33.3%`, `1 landed of 3 published, last 30 days`, // no outcome on GitHub: the history's
+		`id="land-rate">50.0%`, `1 landed of 2 decided, last 30 days (3 published)`, // no outcome on GitHub: the history's
 		`<svg class="chart" data-chart="daily"`, `<svg class="chart" data-chart="weekly"`, `data-chart="weekly acme/shop"`, `data-chart="weekly /srv/demo"`,
 		`class="publish-rate"`, `class="land-rate"`,
 		`id="time-to-pr">2m0s`, `p90 10m0s; over 3 in 30 days`,

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,8 +32,8 @@ var (
 		"reviewed":          prometheus.NewDesc("redfix_fixes_reviewed_total", "Published pull requests that got a review, by repository.", []string{"repository"}, nil),
 		"changes_requested": prometheus.NewDesc("redfix_fixes_changes_requested_total", "Published pull requests on which a reviewer requested changes, by repository.", []string{"repository"}, nil),
 	}
-	landRateDesc    = prometheus.NewDesc("redfix_land_rate_ratio", "Landed ÷ published pull requests, by repository.", []string{"repository"}, nil)
-	landOverallDesc = prometheus.NewDesc("redfix_land_rate_overall_ratio", "Landed ÷ published pull requests, all repositories.", nil, nil)
+	landRateDesc    = prometheus.NewDesc("redfix_land_rate_ratio", "Landed ÷ decided (landed or closed unmerged) pull requests, by repository; NaN while none is decided.", []string{"repository"}, nil)
+	landOverallDesc = prometheus.NewDesc("redfix_land_rate_overall_ratio", "Landed ÷ decided (landed or closed unmerged) pull requests, all repositories; NaN while none is decided.", nil, nil)
 	landUpDesc      = prometheus.NewDesc("redfix_land_rate_up", "1 when the outcomes could be read from the store at this scrape.", nil, nil)
 )
 
@@ -62,7 +63,16 @@ func (c *landCollector) Collect(ch chan<- prometheus.Metric) {
 		} {
 			ch <- prometheus.MustNewConstMetric(landDescs[name], prometheus.CounterValue, float64(v), r.Repo)
 		}
-		ch <- prometheus.MustNewConstMetric(landRateDesc, prometheus.GaugeValue, r.LandRate, r.Repo)
+		ch <- prometheus.MustNewConstMetric(landRateDesc, prometheus.GaugeValue, gaugeRate(r.LandRate), r.Repo)
 	}
-	ch <- prometheus.MustNewConstMetric(landOverallDesc, prometheus.GaugeValue, land.Overall.LandRate)
+	ch <- prometheus.MustNewConstMetric(landOverallDesc, prometheus.GaugeValue, gaugeRate(land.Overall.LandRate))
+}
+
+// gaugeRate is a land rate as a gauge's value: NaN while there is none,
+// which Prometheus keeps as "no value" (comparisons with it are false).
+func gaugeRate(r *float64) float64 {
+	if r == nil {
+		return math.NaN()
+	}
+	return *r
 }

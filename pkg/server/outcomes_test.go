@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -60,14 +61,15 @@ func TestLandRate(t *testing.T) {
 	if stats.Land == nil || stats.Land.Overall.Published != 3 || stats.Land.Overall.Landed != 1 || len(stats.Land.Repos) != 2 {
 		t.Fatalf("stats: %+v", stats.Land)
 	}
-	if r := stats.Land.Repos[0]; r.Repo != "acme/api" || r.LandRate != 0.5 || r.MeanSecondsToFirstReview != 3600 {
+	// acme/api: one landed, one still open: 1 of 1 decided.
+	if r := stats.Land.Repos[0]; r.Repo != "acme/api" || r.LandRate == nil || *r.LandRate != 1 || r.MeanSecondsToFirstReview != 3600 {
 		t.Errorf("acme/api: %+v", r)
 	}
 
 	expected := `
-# HELP redfix_land_rate_ratio Landed ÷ published pull requests, by repository.
+# HELP redfix_land_rate_ratio Landed ÷ decided (landed or closed unmerged) pull requests, by repository; NaN while none is decided.
 # TYPE redfix_land_rate_ratio gauge
-redfix_land_rate_ratio{repository="acme/api"} 0.5
+redfix_land_rate_ratio{repository="acme/api"} 1
 redfix_land_rate_ratio{repository="acme/web"} 0
 # HELP redfix_fixes_published_total Pull requests published on GitHub, by repository.
 # TYPE redfix_fixes_published_total counter
@@ -77,15 +79,67 @@ redfix_fixes_published_total{repository="acme/web"} 1
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(expected), "redfix_land_rate_ratio", "redfix_fixes_published_total"); err != nil {
 		t.Error(err)
 	}
-	if v := testutil.ToFloat64(landGauge(t, reg)); v < 0.333 || v > 0.334 {
-		t.Errorf("overall land rate %v, want 1/3", v)
+	if v := testutil.ToFloat64(landGauge(t, reg)); v != 0.5 {
+		t.Errorf("overall land rate %v, want 1 landed of 2 decided", v)
 	}
 
 	page := get("/")
-	for _, want := range []string{"Land rate", "33.3% of the published pull requests landed (1 of 3", "acme/api", "50.0%", "Mean time to land 1h30m0s"} {
+	for _, want := range []string{`id="land-rate">50.0%`, "1 landed of 2 decided on GitHub, all time (3 published, 1 open)",
+		"50.0% of the decided pull requests landed (1 of 2", "acme/api", `<td class="n">100.0%</td>`, "Mean time to land 1h30m0s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
 		}
+	}
+}
+
+// With pull requests published and none decided there is no land rate
+// yet: "—" on the page, null in /api/v1/stats, NaN in /metrics; never 0%.
+func TestLandRateBeforeAnyDecision(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(embeddedtest.Redis(t), "land-undecided")
+	for _, f := range []store.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/web", Number: 5}} {
+		f.PublishedAt = time.Now().Add(-time.Hour)
+		if _, err := st.RecordPublished(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st}, zaptest.NewLogger(t)).Handler())
+	defer srv.Close()
+
+	_, body := get(t, srv.URL+"/api/v1/stats")
+	var raw struct {
+		Land struct {
+			Overall map[string]any   `json:"overall"`
+			Repos   []map[string]any `json:"repos"`
+		} `json:"land"`
+	}
+	if err := json.Unmarshal([]byte(body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := raw.Land.Overall["land_rate"]; !ok || v != nil || raw.Land.Overall["published"] != float64(2) {
+		t.Errorf("overall: %v, want 2 published and land_rate null", raw.Land.Overall)
+	}
+	for _, r := range raw.Land.Repos {
+		if v, ok := r["land_rate"]; !ok || v != nil {
+			t.Errorf("repository %v: want land_rate null", r)
+		}
+	}
+
+	_, page := get(t, srv.URL+"/")
+	for _, want := range []string{`id="land-rate">—`, "0 landed of 0 decided on GitHub, all time (2 published, 2 open)",
+		"no pull request decided yet, so no land rate"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("dashboard lacks %q", want)
+		}
+	}
+	for _, wrong := range []string{`id="land-rate">0.0%`, `<td class="n">0.0%</td>`, "landed (0 of"} {
+		if strings.Contains(page, wrong) {
+			t.Errorf("the dashboard shows a land rate of 0 with nothing decided: %q", wrong)
+		}
+	}
+	if v := testutil.ToFloat64(landGauge(t, reg)); !math.IsNaN(v) {
+		t.Errorf("overall land rate gauge %v, want NaN (no value)", v)
 	}
 }
 

@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +35,7 @@ type Intake interface {
 // Tasks reads the state store; a missing task is store.ErrNotFound.
 type Tasks interface {
 	GetTask(ctx context.Context, id string) (task.Task, error)
-	ListTasks(ctx context.Context, limit int) ([]task.Task, error)
+	FindTasks(ctx context.Context, f store.TaskFilter) ([]task.Task, error)
 	CountByStatus(ctx context.Context) (map[task.Status]int64, error)
 }
 
@@ -317,8 +320,20 @@ func (s *Server) countReport(ctx context.Context, result, repo string) {
 	}
 }
 
+// listTasks lists tasks, the newest created first:
+//
+//	GET /api/v1/tasks[?status=S][&repo=URL][&limit=N]
+//
+// status keeps the tasks that stand in S now, repo those of a repository
+// (named as reports name it), limit bounds the answer (1 to MaxTaskLimit,
+// 100 by default). A parameter it does not know, or a bad value, is a 400
+// that says which: a filter is never ignored.
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
-	ts, err := s.tasks.ListTasks(r.Context(), 100)
+	f, err := taskFilter(r.URL.Query())
+	if err != nil {
+		return &Error{Code: http.StatusBadRequest, Message: err.Error()}
+	}
+	ts, err := s.tasks.FindTasks(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -327,6 +342,43 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, ts)
 	return nil
+}
+
+// MaxTaskLimit bounds the tasks one listing returns.
+const MaxTaskLimit = 1000
+
+// taskFilter reads the task listing's query: status, repo and limit, each
+// at most once; anything else is refused.
+func taskFilter(q url.Values) (store.TaskFilter, error) {
+	f := store.TaskFilter{Limit: 100}
+	for name, vs := range q {
+		if len(vs) != 1 {
+			return f, fmt.Errorf("give %s once, not %d times", name, len(vs))
+		}
+		v := vs[0]
+		switch name {
+		case "status":
+			if !slices.Contains(task.Statuses, task.Status(v)) {
+				return f, fmt.Errorf("status %q is not one of %v", v, task.Statuses)
+			}
+			f.Status = task.Status(v)
+		case "repo":
+			repo, err := repourl.Canonical(v)
+			if err != nil {
+				return f, fmt.Errorf("repo %q: %v", v, err)
+			}
+			f.Repo = repo
+		case "limit":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxTaskLimit {
+				return f, fmt.Errorf("limit %q: want a whole number from 1 to %d", v, MaxTaskLimit)
+			}
+			f.Limit = n
+		default:
+			return f, fmt.Errorf("unknown parameter %q (the filters are status, repo and limit)", name)
+		}
+	}
+	return f, nil
 }
 
 // summarize drops the bulky parts of a task for listings.

@@ -57,10 +57,12 @@ func (m memTasks) GetTask(_ context.Context, id string) (task.Task, error) {
 	return t, nil
 }
 
-func (m memTasks) ListTasks(context.Context, int) ([]task.Task, error) {
+func (m memTasks) FindTasks(_ context.Context, f store.TaskFilter) ([]task.Task, error) {
 	var out []task.Task
 	for _, t := range m {
-		out = append(out, t)
+		if (f.Status == "" || t.Status == f.Status) && (f.Repo == "" || t.Repo == f.Repo) {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }

@@ -107,6 +107,26 @@ func (s *Store) RefreshGroup(ctx context.Context, fingerprint, taskID string) (b
 	return n == 1, nil
 }
 
+// takeOverGroupScript passes the group's claim from ARGV[1] to ARGV[2] for
+// ARGV[3] ms, only if ARGV[1] holds it: 1 when it did.
+var takeOverGroupScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`)
+
+// TakeOverGroup makes taskID the group's owner, with the triage claim's
+// life, if from still owns it: for a task that ended with no verdict on
+// the failure. It reports false when another task owns the group now (a
+// report triaged at the same time took it first).
+func (s *Store) TakeOverGroup(ctx context.Context, fingerprint, from, taskID string) (bool, error) {
+	n, err := takeOverGroupScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, from, taskID, s.ttls.Triage.Milliseconds()).Int64()
+	if err != nil {
+		return false, fmt.Errorf("take group %s over from task %s for task %s: %w", fingerprint, from, taskID, err)
+	}
+	return n == 1, nil
+}
+
 // GroupClaim is the group's current owner and how long its claim has
 // left; ok is false when the group is unclaimed.
 func (s *Store) GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error) {

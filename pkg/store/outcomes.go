@@ -52,8 +52,10 @@ type LandStats struct {
 	Open             int64  `json:"open"`
 	Reviewed         int64  `json:"reviewed"`
 	ChangesRequested int64  `json:"changes_requested"`
-	// LandRate is Landed ÷ Published (0 with nothing published).
-	LandRate float64 `json:"land_rate"`
+	// LandRate is Landed ÷ the pull requests decided (landed or closed
+	// unmerged): nil (null in JSON) while none is decided, since open ones
+	// say nothing yet.
+	LandRate *float64 `json:"land_rate"`
 	// Mean times from publication, in seconds (0 when none happened yet).
 	MeanSecondsToFirstReview float64 `json:"mean_seconds_to_first_review"`
 	MeanSecondsToLand        float64 `json:"mean_seconds_to_land"`
@@ -74,8 +76,9 @@ func (s *LandStats) add(o LandStats) {
 
 func (s *LandStats) finish() {
 	s.Open = s.Published - s.Landed - s.ClosedUnmerged
-	if s.Published > 0 {
-		s.LandRate = float64(s.Landed) / float64(s.Published)
+	if decided := s.Landed + s.ClosedUnmerged; decided > 0 {
+		r := float64(s.Landed) / float64(decided)
+		s.LandRate = &r
 	}
 	if s.Reviewed > 0 {
 		s.MeanSecondsToFirstReview = float64(s.reviewSeconds) / float64(s.Reviewed)

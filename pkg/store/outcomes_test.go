@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,7 +97,7 @@ func TestFixOutcomes(t *testing.T) {
 			}
 			o := land.Overall
 			if o.Published != 4 || o.Landed != 2 || o.LandedWithEdits != 1 || o.ClosedUnmerged != 1 || o.Open != 1 ||
-				o.Reviewed != 2 || o.ChangesRequested != 1 || o.LandRate != 0.5 {
+				o.Reviewed != 2 || o.ChangesRequested != 1 || !rateIs(o.LandRate, 2.0/3) {
 				t.Errorf("overall: %+v", o)
 			}
 			if o.MeanSecondsToFirstReview != 2*3600 || o.MeanSecondsToLand != 4*3600 {
@@ -103,12 +106,35 @@ func TestFixOutcomes(t *testing.T) {
 			if len(land.Repos) != 2 || land.Repos[0].Repo != "o/a" || land.Repos[1].Repo != "o/b" {
 				t.Fatalf("repos: %+v", land.Repos)
 			}
-			if a, b := land.Repos[0], land.Repos[1]; a.Published != 3 || a.LandRate != 2.0/3 || b.Published != 1 || b.LandRate != 0 || b.ClosedUnmerged != 1 {
+			// Land rates are of the decided pull requests: o/a's open one
+			// does not count against it.
+			if a, b := land.Repos[0], land.Repos[1]; a.Published != 3 || !rateIs(a.LandRate, 1) || b.Published != 1 || !rateIs(b.LandRate, 0) || b.ClosedUnmerged != 1 {
 				t.Errorf("per repository: %+v %+v", a, b)
+			}
+
+			// A repository whose pull requests are all open has no land
+			// rate yet (null), not 0.
+			if _, err := s.RecordPublished(ctx, Fix{Repo: "o/d", Number: 1, PublishedAt: t0}); err != nil {
+				t.Fatal(err)
+			}
+			land, err = s.LandRate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range land.Repos {
+				if r.Repo == "o/d" && (r.Published != 1 || r.LandRate != nil) {
+					t.Errorf("o/d, nothing decided: %+v, want no land rate", r)
+				}
+			}
+			if b, err := json.Marshal(land.Repos[len(land.Repos)-1]); err != nil || !strings.Contains(string(b), `"land_rate":null`) {
+				t.Errorf("o/d as JSON: %s %v, want land_rate null", b, err)
 			}
 		})
 	}
 }
+
+// rateIs reports whether a rate is set and equal to want.
+func rateIs(r *float64, want float64) bool { return r != nil && math.Abs(*r-want) < 1e-12 }
 
 func TestConcurrentFixOutcomes(t *testing.T) {
 	for name, rdb := range outcomeBackends(t) {
@@ -140,7 +166,7 @@ func TestConcurrentFixOutcomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o := land.Overall; o.Published != 1 || o.Landed != 1 || o.Reviewed != 1 || o.LandRate != 1 {
+			if o := land.Overall; o.Published != 1 || o.Landed != 1 || o.Reviewed != 1 || !rateIs(o.LandRate, 1) {
 				t.Errorf("after racing updates: %+v", o)
 			}
 		})

@@ -8,10 +8,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +90,7 @@ func (s *Store) taskKey(id string) string           { return s.key("task", id) }
 func (s *Store) tasksKey() string                   { return s.key("tasks") }
 func (s *Store) statusKey(st task.Status) string    { return s.key("status", string(st)) }
 func (s *Store) statusCountsKey() string            { return s.key("status_counts") }
+func (s *Store) repoTasksKey(repo string) string    { return s.key("repo_tasks", repo) }
 func (s *Store) groupKey(fingerprint string) string { return s.key("group", fingerprint) }
 func (s *Store) occurrencesKey(fp string) string    { return s.key("occurrences", fp) }
 func (s *Store) historyKey(testID string) string    { return s.key("history", testID) }
@@ -230,6 +233,9 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, key, enc, 0)
 			p.ZAdd(ctx, s.tasksKey(), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+			if next.Repo != "" {
+				p.ZAdd(ctx, s.repoTasksKey(next.Repo), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+			}
 			s.expireClaimOf(ctx, p, next)
 			if old != next.Status {
 				if old != "" {
@@ -258,13 +264,94 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 // ListTasks returns up to limit tasks, newest created first
 // (DefaultListLimit when limit <= 0).
 func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
-	if limit <= 0 {
-		limit = DefaultListLimit
+	return s.FindTasks(ctx, TaskFilter{Limit: limit})
+}
+
+// TaskFilter selects tasks; a zero field selects every task.
+type TaskFilter struct {
+	// Status keeps the tasks that stand in it now.
+	Status task.Status
+	// Repo keeps one repository's tasks, named as tasks name it (the
+	// canonical form, repourl.Canonical).
+	Repo string
+	// Limit is how many at most (DefaultListLimit when <= 0).
+	Limit int
+}
+
+// FindTasks returns the tasks f selects, newest created first. It reads
+// the indexes: the status's set, the repository's tasks by creation time
+// (IndexTasksByRepo fills it for tasks stored before it existed).
+func (s *Store) FindTasks(ctx context.Context, f TaskFilter) ([]task.Task, error) {
+	if f.Limit <= 0 {
+		f.Limit = DefaultListLimit
 	}
-	ids, err := s.rdb.ZRevRange(ctx, s.tasksKey(), 0, int64(limit-1)).Result()
+	byTime := s.tasksKey()
+	if f.Repo != "" {
+		byTime = s.repoTasksKey(f.Repo)
+	}
+	var ids []string
+	var err error
+	if f.Status == "" {
+		ids, err = s.rdb.ZRevRange(ctx, byTime, 0, int64(f.Limit-1)).Result()
+	} else {
+		ids, err = s.newestOf(ctx, s.statusKey(f.Status), byTime, f.Limit)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
+		return nil, fmt.Errorf("find tasks %+v: %w", f, err)
 	}
+	tasks, err := s.readTasks(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find tasks %+v: %w", f, err)
+	}
+	// A task that moved since the indexes were read is left out.
+	kept := tasks[:0]
+	for _, t := range tasks {
+		if (f.Status == "" || t.Status == f.Status) && (f.Repo == "" || t.Repo == f.Repo) {
+			kept = append(kept, t)
+		}
+	}
+	return kept, nil
+}
+
+// newestOf returns up to limit members of the set that are in the sorted
+// set byTime, highest score first.
+func (s *Store) newestOf(ctx context.Context, set, byTime string, limit int) ([]string, error) {
+	members, err := s.rdb.SMembers(ctx, set).Result()
+	if err != nil || len(members) == 0 {
+		return nil, err
+	}
+	scores, err := s.rdb.ZMScore(ctx, byTime, members...).Result()
+	if err != nil {
+		return nil, err
+	}
+	type scored struct {
+		id    string
+		score float64
+	}
+	var in []scored
+	for i, id := range members {
+		// ZMScore gives 0 for a member byTime lacks: the creation times
+		// indexed are microseconds since 1970, never 0.
+		if scores[i] != 0 {
+			in = append(in, scored{id, scores[i]})
+		}
+	}
+	slices.SortFunc(in, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	ids := make([]string, 0, min(limit, len(in)))
+	for _, x := range in[:min(limit, len(in))] {
+		ids = append(ids, x.id)
+	}
+	return ids, nil
+}
+
+// readTasks reads the tasks of ids, in that order; ids whose task is gone
+// are skipped.
+func (s *Store) readTasks(ctx context.Context, ids []string) ([]task.Task, error) {
 	tasks := make([]task.Task, 0, len(ids))
 	if len(ids) == 0 {
 		return tasks, nil
@@ -275,7 +362,7 @@ func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
 	}
 	vals, err := s.rdb.MGet(ctx, keys...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("list tasks: read %d tasks: %w", len(keys), err)
+		return nil, fmt.Errorf("read %d tasks: %w", len(keys), err)
 	}
 	for i, v := range vals {
 		str, ok := v.(string)
@@ -284,11 +371,55 @@ func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
 		}
 		var t task.Task
 		if err := json.Unmarshal([]byte(str), &t); err != nil {
-			return nil, fmt.Errorf("list tasks: decode task %s: %w", ids[i], err)
+			return nil, fmt.Errorf("decode task %s: %w", ids[i], err)
 		}
 		tasks = append(tasks, t)
 	}
 	return tasks, nil
+}
+
+// IndexTasksByRepo adds the tasks stored before FindTasks had a
+// per-repository index to it, once per store (a marker key records it
+// done); it returns how many tasks it indexed. Running it twice, or from
+// two processes at once, is harmless.
+func (s *Store) IndexTasksByRepo(ctx context.Context) (int, error) {
+	done := s.key("migrations", "repo_tasks")
+	if n, err := s.rdb.Exists(ctx, done).Result(); err != nil {
+		return 0, fmt.Errorf("index tasks by repository: %w", err)
+	} else if n == 1 {
+		return 0, nil
+	}
+	const page = 500
+	indexed := 0
+	for start := int64(0); ; start += page {
+		ids, err := s.rdb.ZRange(ctx, s.tasksKey(), start, start+page-1).Result()
+		if err != nil {
+			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		tasks, err := s.readTasks(ctx, ids)
+		if err != nil {
+			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+		}
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, t := range tasks {
+				if t.Repo != "" {
+					p.ZAdd(ctx, s.repoTasksKey(t.Repo), redis.Z{Score: float64(t.CreatedAt.UnixMicro()), Member: t.ID})
+					indexed++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+		}
+	}
+	if err := s.rdb.Set(ctx, done, time.Now().UTC().Format(time.RFC3339), 0).Err(); err != nil {
+		return indexed, fmt.Errorf("index tasks by repository: %w", err)
+	}
+	return indexed, nil
 }
 
 // CountByStatus is the number of tasks in each status; statuses with none

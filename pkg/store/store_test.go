@@ -52,6 +52,9 @@ func suite(t *testing.T, rdb *redis.Client) {
 		fn   func(*testing.T, *Store)
 	}{
 		{"Tasks", testTasks},
+		{"FindTasks", testFindTasks},
+		{"IndexTasksByRepo", testIndexTasksByRepo},
+		{"TakeOverGroup", testTakeOverGroup},
 		{"SetStatusMissing", testSetStatusMissing},
 		{"ConcurrentStatus", testConcurrentStatus},
 		{"Groups", testGroups},
@@ -224,6 +227,116 @@ func taskIDs(ts []task.Task) []string {
 		ids[i] = t.ID
 	}
 	return ids
+}
+
+// FindTasks selects by status, by repository, by both, newest first, up
+// to the limit; a task that changes status moves between the answers.
+func testFindTasks(t *testing.T, s *Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	const shop, calc = "https://github.com/acme/shop", "https://github.com/acme/calc"
+	for i, c := range []struct {
+		repo string
+		st   task.Status
+	}{
+		{shop, task.StatusQueued}, {calc, task.StatusQueued}, {shop, task.StatusPublished},
+		{shop, task.StatusQueued}, {calc, task.StatusNoPatch}, {shop, task.StatusNoPatch},
+	} {
+		tk := newTask(fmt.Sprint("f", i), base.Add(time.Duration(i)*time.Minute), c.st)
+		tk.Repo = c.repo
+		if err := s.SaveTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	find := func(f TaskFilter) string {
+		t.Helper()
+		ts, err := s.FindTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(taskIDs(ts))
+	}
+	for _, c := range []struct {
+		f    TaskFilter
+		want string
+	}{
+		{TaskFilter{}, "[f5 f4 f3 f2 f1 f0]"},
+		{TaskFilter{Limit: 2}, "[f5 f4]"},
+		{TaskFilter{Status: task.StatusQueued}, "[f3 f1 f0]"},
+		{TaskFilter{Status: task.StatusQueued, Limit: 2}, "[f3 f1]"},
+		{TaskFilter{Repo: shop}, "[f5 f3 f2 f0]"},
+		{TaskFilter{Repo: calc, Limit: 1}, "[f4]"},
+		{TaskFilter{Repo: shop, Status: task.StatusNoPatch}, "[f5]"},
+		{TaskFilter{Repo: calc, Status: task.StatusPublished}, "[]"},
+		{TaskFilter{Status: task.StatusFailed}, "[]"},
+		{TaskFilter{Repo: "https://github.com/acme/none"}, "[]"},
+	} {
+		if got := find(c.f); got != c.want {
+			t.Errorf("FindTasks(%+v) = %s, want %s", c.f, got, c.want)
+		}
+	}
+	if err := s.SetStatus(ctx, "f0", task.StatusRunning, "attempt 1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(TaskFilter{Status: task.StatusQueued, Repo: shop}); got != "[f3]" {
+		t.Errorf("queued in shop after f0 started: %s, want [f3]", got)
+	}
+	if got := find(TaskFilter{Status: task.StatusRunning}); got != "[f0]" {
+		t.Errorf("running: %s, want [f0]", got)
+	}
+}
+
+// Tasks stored before the per-repository index existed are found by
+// repository once IndexTasksByRepo has run; it runs once per store.
+func testIndexTasksByRepo(t *testing.T, s *Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		tk := newTask(fmt.Sprint("old", i), base.Add(time.Duration(i)*time.Minute), task.StatusDropped)
+		tk.Repo = "https://github.com/acme/shop"
+		if err := s.SaveTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As a store written by a version without the index holds them.
+	if err := s.rdb.Del(ctx, s.repoTasksKey("https://github.com/acme/shop")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ts, err := s.FindTasks(ctx, TaskFilter{Repo: "https://github.com/acme/shop"}); err != nil || len(ts) != 0 {
+		t.Fatalf("before indexing: %v, %v; want none found", taskIDs(ts), err)
+	}
+	n, err := s.IndexTasksByRepo(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("IndexTasksByRepo = %d, %v; want 3", n, err)
+	}
+	ts, err := s.FindTasks(ctx, TaskFilter{Repo: "https://github.com/acme/shop", Status: task.StatusDropped})
+	if err != nil || fmt.Sprint(taskIDs(ts)) != "[old2 old1 old0]" {
+		t.Fatalf("after indexing: %v, %v; want [old2 old1 old0]", taskIDs(ts), err)
+	}
+	if n, err := s.IndexTasksByRepo(ctx); err != nil || n != 0 {
+		t.Fatalf("a second IndexTasksByRepo = %d, %v; want 0 (done once)", n, err)
+	}
+}
+
+// A group passes to a new task only from the task that holds it.
+func testTakeOverGroup(t *testing.T, s *Store) {
+	ctx := context.Background()
+	if _, created, err := s.ClaimGroup(ctx, "fp-over", "old"); err != nil || !created {
+		t.Fatalf("claim: %v %v", created, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "someone-else", "new"); err != nil || ok {
+		t.Fatalf("take over from a task that does not hold it: %v %v", ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "old", "new"); err != nil || !ok {
+		t.Fatalf("take over from the holder: %v %v", ok, err)
+	}
+	owner, ttl, ok, err := s.GroupClaim(ctx, "fp-over")
+	if err != nil || !ok || owner != "new" || ttl <= 0 || ttl > s.ClaimTTLs().Triage {
+		t.Fatalf("after the take-over: owner %q ttl %s ok %v err %v; want new with the triage claim's life", owner, ttl, ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-none", "old", "new"); err != nil || ok {
+		t.Fatalf("take over an unclaimed group: %v %v", ok, err)
+	}
 }
 
 func testSetStatusMissing(t *testing.T, s *Store) {

@@ -53,6 +53,9 @@ const (
 	StatusOverBudget Status = "over_budget"
 )
 
+// Statuses lists every status, in the order a task moves through them.
+var Statuses = []Status{StatusQueued, StatusRunning, StatusPublished, StatusNoPatch, StatusFailed, StatusDropped, StatusOverBudget}
+
 // Flakiness is the evidence from re-running a failing test at one commit.
 type Flakiness struct {
 	Runs     int    `json:"runs"`

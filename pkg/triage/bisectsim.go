@@ -81,8 +81,9 @@ func binarySearch(n int, run func(int) Result) (culprit, runs int) {
 // SimulateBisection runs the noisy search s and plain bisection on the same
 // seeded histories of each case: the same culprits, the same creation of
 // the test, the same flake draws in the same order. Test outcomes are
-// simulated; the search is the code that bisects real repositories.
-func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, trials int, seed uint64) ([]SimRow, error) {
+// simulated; the search is the code that bisects real repositories. onRow,
+// when set, hears each case's row as it is done.
+func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, trials int, seed uint64, onRow func(SimRow)) ([]SimRow, error) {
 	var rows []SimRow
 	for ci, c := range cases {
 		row := SimRow{SimCase: c, Trials: trials}
@@ -120,6 +121,9 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 			}
 		}
 		rows = append(rows, row)
+		if onRow != nil {
+			onRow(row)
+		}
 	}
 	return rows, nil
 }

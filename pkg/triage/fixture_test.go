@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -174,6 +176,33 @@ func (s *memStore) SaveTask(_ context.Context, t task.Task) error {
 	defer s.mu.Unlock()
 	s.tasks[t.ID] = t
 	return nil
+}
+
+func (s *memStore) GetTask(_ context.Context, id string) (task.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[id]
+	if !ok {
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, store.ErrNotFound)
+	}
+	return t, nil
+}
+
+func (s *memStore) GroupClaim(_ context.Context, fp string) (string, time.Duration, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.groups[fp]
+	return owner, 0, ok, nil
+}
+
+func (s *memStore) TakeOverGroup(_ context.Context, fp, from, id string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.groups[fp] != from {
+		return false, nil
+	}
+	s.groups[fp] = id
+	return true, nil
 }
 
 func (s *memStore) RecordRun(_ context.Context, id string, failed bool) error {

@@ -8,6 +8,7 @@ const (
 	ReasonFlaky         = "flaky"          // it passed on a rerun, or at this commit before
 	ReasonNotReproduced = "not_reproduced" // it passed every rerun here
 	ReasonDuplicate     = "duplicate"      // another task has the group
+	ReasonEndedUnfixed  = "ended_unfixed"  // the group's task ended without a fix; its verdict holds (triage.verdict_ttl)
 	ReasonSameBlame     = "same_blame"     // another task has the commit that broke it
 	ReasonCannotRun     = "cannot_run"     // its tests or package could not be named, run or built here
 	ReasonOptedOut      = "opted_out"      // the repository opted out
@@ -19,7 +20,7 @@ const (
 )
 
 // ReasonClasses lists every class ReasonClass returns.
-var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonBeyondCap, ReasonOther}
+var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonEndedUnfixed, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonBeyondCap, ReasonOther}
 
 // ReasonClass maps a drop reason that triage wrote to its class.
 func ReasonClass(reason string) string {
@@ -30,6 +31,8 @@ func ReasonClass(reason string) string {
 		return ReasonNotReproduced
 	case strings.HasPrefix(reason, "duplicate"):
 		return ReasonDuplicate
+	case strings.HasPrefix(reason, "same failure as task"):
+		return ReasonEndedUnfixed
 	case strings.HasPrefix(reason, "same blame commit"):
 		return ReasonSameBlame
 	case strings.HasPrefix(reason, "cannot run"), strings.HasPrefix(reason, "cannot build"):

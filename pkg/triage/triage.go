@@ -17,12 +17,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -40,6 +42,14 @@ type Store interface {
 	// taking it back if it lapsed; false means another task holds it now.
 	RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error)
 	SaveTask(ctx context.Context, t task.Task) error
+	// GetTask reads a task; an error wrapping store.ErrNotFound when
+	// there is none.
+	GetTask(ctx context.Context, id string) (task.Task, error)
+	// GroupClaim is the group's owner and how long its claim has left.
+	GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error)
+	// TakeOverGroup makes taskID the group's owner if from still owns it;
+	// false when another task owns it now.
+	TakeOverGroup(ctx context.Context, fingerprint, from, taskID string) (bool, error)
 	// RecordRun adds one run of a test to its history.
 	RecordRun(ctx context.Context, testID string, failed bool) error
 	TestHistory(ctx context.Context, testID string) (runs, failures int, err error)
@@ -258,6 +268,61 @@ func (p *process) workspace(ctx context.Context) (*workspace.Workspace, error) {
 	return p.ws, p.ws.Reset(ctx)
 }
 
+// takeOverFrom are the statuses of a group's task that leave the group to
+// the next report of the failure at once: that task ended with no verdict
+// on the failure itself (an infrastructure error, the day's budget).
+// A task that ended with a verdict (no_patch: the agent's repair did not
+// pass the gates; dropped: flaky, not reproduced, fixed, a person's fix
+// in flight, ...) keeps the group until the verdict's claim expires
+// (triage.verdict_ttl): repairing the same failure again on every CI run
+// would spend a repair each time on what was just tried.
+var takeOverFrom = []task.Status{task.StatusFailed, task.StatusOverBudget}
+
+// ownedByAnother decides about a group that task owner holds: this task
+// takes it over (tookOver) when owner ended with no verdict on the
+// failure; otherwise reason says why this one is dropped.
+func (t *Triage) ownedByAnother(ctx context.Context, fingerprint, owner, id string) (reason string, tookOver bool, err error) {
+	prev, err := t.store.GetTask(ctx, owner)
+	if errors.Is(err, store.ErrNotFound) {
+		// Its triage is still running (it saves the task when it decides).
+		return "duplicate of task " + owner, false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read task %s, which holds group %s: %w", owner, fingerprint, err)
+	}
+	switch {
+	case slices.Contains(takeOverFrom, prev.Status):
+		ok, err := t.store.TakeOverGroup(ctx, fingerprint, owner, id)
+		if err != nil {
+			return "", false, err
+		}
+		if !ok {
+			return "duplicate: another task took the group over from task " + owner + ", which ended " + string(prev.Status), false, nil
+		}
+		return "", true, nil
+	case prev.Status == task.StatusNoPatch || prev.Status == task.StatusDropped:
+		again := "once that verdict expires (triage.verdict_ttl)"
+		if _, ttl, ok, err := t.store.GroupClaim(ctx, fingerprint); err == nil && ok && ttl > 0 {
+			again = fmt.Sprintf("in %s, when that verdict expires (triage.verdict_ttl)", ttl.Round(time.Minute))
+		}
+		return fmt.Sprintf("same failure as task %s, which ended without a fix (%s: %s); triaged again %s",
+			owner, prev.Status, clip(prev.Reason, 200), again), false, nil
+	}
+	// Queued, running, or published: the failure is in hand.
+	return "duplicate of task " + owner, false, nil
+}
+
+// clip shortens s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome, error) {
 	t, in := p.t, p.in
 	id := taskID(in, g.Fingerprint, t.now())
@@ -298,7 +363,15 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		// (a crash, a shutdown): go on where it left off.
 		log.Info("resuming the group's triage after an interrupted delivery")
 	default:
-		return drop("duplicate of task " + existing)
+		reason, tookOver, err := t.ownedByAnother(ctx, g.Fingerprint, existing, id)
+		if err != nil {
+			return out, err
+		}
+		if !tookOver {
+			return drop(reason)
+		}
+		log.Info("took the group over from a task that ended with no verdict on the failure", zap.String("previous_task", existing))
+		created = true
 	}
 	resumed := !created
 	if !resumed {

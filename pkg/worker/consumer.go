@@ -44,7 +44,12 @@ type Consumer struct {
 	Heartbeat time.Duration
 	// JobTimeout bounds one repair.
 	JobTimeout time.Duration
-	Metrics    *Metrics
+	// DrainTimeout bounds how long Run waits, once its context ends, for
+	// the jobs in flight to be handed back (0: as long as they take). A
+	// job still running past it is left behind: its heartbeats have
+	// stopped, so the queue redelivers it after its ack wait.
+	DrainTimeout time.Duration
+	Metrics      *Metrics
 	// Record, when set, hears of every repair settled for good (published,
 	// no patch, failed), for the history the dashboard draws.
 	Record RepairRecorder
@@ -146,7 +151,10 @@ func (m *Metrics) observe(result string, d time.Duration) {
 	m.duration.Observe(d.Seconds())
 }
 
-// Run consumes until ctx ends.
+// Run consumes until ctx ends. A job running then is handed back to the
+// queue at once (its repair is cancelled and the delivery nak'ed without
+// delay, for another worker to start over); Run returns once every slot
+// has handed its job back, or DrainTimeout after ctx ended.
 func (c *Consumer) Run(ctx context.Context) error {
 	slots := c.Slots
 	if slots < 1 {
@@ -156,7 +164,26 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if c.Ready != nil {
 		opts = append(opts, stream.WhileReady(c.Ready))
 	}
-	return c.Jobs.Consume(ctx, slots, c.handle, opts...)
+	if c.DrainTimeout <= 0 {
+		return c.Jobs.Consume(ctx, slots, c.handle, opts...)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Jobs.Consume(ctx, slots, c.handle, opts...) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(c.DrainTimeout)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		c.Log.Warn("jobs still running after the drain timeout: leaving them to the queue, which redelivers them after its ack wait",
+			zap.Duration("drain_timeout", c.DrainTimeout))
+		return nil
+	}
 }
 
 // retryDelay grows with the attempt: 30 s, 1 min, 2 min, …

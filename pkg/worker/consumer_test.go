@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,13 +17,16 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/internal/testsvc"
+	"github.com/redfix/redfix/pkg/config/logtest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // openQueue runs an in-process NATS server with JetStream on a file store
@@ -57,10 +61,14 @@ type recordingJobs struct {
 	q        *queue.Queue
 	mu       sync.Mutex
 	attempts []int
+	// handling counts the handlers running, even after Consume returned.
+	handling sync.WaitGroup
 }
 
 func (r *recordingJobs) Consume(ctx context.Context, slots int, handle queue.Handler, opts ...stream.ConsumeOption) error {
 	return r.q.Consume(ctx, slots, func(ctx context.Context, d *queue.Delivery) {
+		r.handling.Add(1)
+		defer r.handling.Done()
 		r.mu.Lock()
 		r.attempts = append(r.attempts, d.Attempt)
 		r.mu.Unlock()
@@ -214,9 +222,14 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 	}
 }
 
+// A worker stopped mid-job (a pod scaled in or evicted) hands the job back
+// with a Nak at once: another worker takes it long before the ack wait
+// would have brought it back, as its next attempt.
 func TestConsumerShutdownRedeliversJob(t *testing.T) {
 	s := sample(t)
-	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
+	// An ack wait far longer than the test waits: only the Nak can bring
+	// the job back in time.
+	q := openQueue(t, queue.Config{AckWait: time.Hour, MaxDeliver: 3})
 	tk := demoTask(s, "fp-shutdown")
 	enqueue(t, q, tk)
 
@@ -240,22 +253,73 @@ func TestConsumerShutdownRedeliversJob(t *testing.T) {
 		t.Fatalf("the interrupted worker published %d times", n)
 	}
 
-	// The job comes back at once, well before AckWait, to a second worker
-	// (sharing the first's store and publisher).
+	// The job comes back at once, not after the hour's ack wait, to a
+	// second worker (sharing the first's store and publisher).
 	r2 := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	r2.pipeline.Ledger, r2.store = r1.store, r1.store
 	jobs := &recordingJobs{q: q}
-	start := time.Now()
 	startConsumer(t, consumer(t, jobs, r2))
-	waitFor(t, 30*time.Second, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
-	if waited := time.Since(start); waited >= q.Config().AckWait {
-		t.Errorf("redelivered after %s: a Nak'd job should not wait for AckWait (%s)", waited, q.Config().AckWait)
-	}
+	waitFor(t, time.Minute, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
 	waitStatus(t, r2, tk.ID, task.StatusPublished)
 	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
 		t.Fatalf("second worker's attempts %v, want [2]", a)
 	}
 	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+}
+
+// stuckAgent ignores cancellation until released: a repair that does not
+// stop when its worker does.
+type stuckAgent struct {
+	started, release chan struct{}
+	once             *sync.Once
+}
+
+func (a stuckAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, traj io.Writer) (harness.Result, error) {
+	a.once.Do(func() { close(a.started) })
+	<-a.release
+	return harness.Result{}, errors.New("released")
+}
+
+// A stopping worker waits for its jobs to be handed back no longer than
+// its drain timeout; a job that does not stop is left to the queue, which
+// gives it to another worker once the ack wait passes without heartbeats.
+func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: time.Second, MaxDeliver: 3})
+	tk := demoTask(s, "fp-stuck")
+	enqueue(t, q, tk)
+
+	stuck := stuckAgent{started: make(chan struct{}), release: make(chan struct{}), once: new(sync.Once)}
+	r1 := newRig(t, stuck)
+	stuckJobs := &recordingJobs{q: q}
+	c1 := consumer(t, stuckJobs, r1)
+	c1.DrainTimeout = 100 * time.Millisecond
+	c1.Heartbeat = 200 * time.Millisecond
+	stop := startConsumer(t, c1)
+	select {
+	case <-stuck.started:
+	case <-time.After(time.Minute):
+		t.Fatal("the stuck agent never started")
+	}
+	stop() // fails the test unless Run returns while the agent is stuck
+
+	r2 := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	jobs := &recordingJobs{q: q}
+	startConsumer(t, consumer(t, jobs, r2))
+	waitStatus(t, r2, tk.ID, task.StatusPublished)
+	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
+		t.Fatalf("second worker's attempts %v, want [2]", a)
+	}
+
+	// The stuck repair ends; its handler finishes before the test does.
+	close(stuck.release)
+	handled := make(chan struct{})
+	go func() { stuckJobs.handling.Wait(); close(handled) }()
+	select {
+	case <-handled:
+	case <-time.After(time.Minute):
+		t.Fatal("the released handler did not return")
+	}
 }
 
 func TestConsumerTakesOverAbandonedJob(t *testing.T) {
@@ -332,6 +396,45 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 	holdsFor(t, 4*q.Config().AckWait, "the job waits on the queue for its retry", func() bool {
 		return len(jobs.seen()) == 1 && lag(t, q) == 1
 	})
+}
+
+// A consumer handling a retried job writes JSON log lines that name each
+// key once (a log shipper refuses a line with a key twice).
+func TestConsumerLogsEachKeyOnce(t *testing.T) {
+	s := sample(t)
+	log, buf := logtest.JSON(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, embeddedtest.JetStream(t), queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 2, FetchWait: 200 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := demoTask(s, "fp-logged")
+	enqueue(t, q, tk)
+	r := newRig(t, scriptedAgent{err: errors.New("model API: 503 Service Unavailable")})
+	r.pipeline.Log = log
+	c := consumer(t, q, r)
+	c.Log = log
+	stop := startConsumer(t, c)
+	waitFor(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+		st := status(t, r, tk.ID)
+		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
+	})
+	stop()
+	_ = log.Sync()
+
+	var retried bool
+	for _, l := range logtest.Lines(t, buf.Bytes()) {
+		if l["msg"] == "job failed; will retry" {
+			retried = true
+			if l["attempt"] != float64(1) || l["task_id"] != tk.ID {
+				t.Errorf("the retry's line: attempt %v, task %v; want 1, %s", l["attempt"], l["task_id"], tk.ID)
+			}
+		}
+	}
+	if !retried {
+		t.Fatalf("no retry logged:\n%s", buf.Bytes())
+	}
 }
 
 func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {

@@ -81,7 +81,7 @@ func TestOutcomes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := land.Overall; o.Published != 1 || o.Landed != 1 || o.LandedWithEdits != 1 || o.ClosedUnmerged != 0 || o.LandRate != 1 || o.MeanSecondsToLand != 2*3600 {
+	if o := land.Overall; o.Published != 1 || o.Landed != 1 || o.LandedWithEdits != 1 || o.ClosedUnmerged != 0 || o.LandRate == nil || *o.LandRate != 1 || o.MeanSecondsToLand != 2*3600 {
 		t.Errorf("land rate: %+v", o)
 	}
 }

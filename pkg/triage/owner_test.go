@@ -1,0 +1,109 @@
+package triage
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// A report of a failure whose group belongs to a task that ended without a
+// pull request is never called its duplicate. After an infrastructure
+// failure (failed) or a refused budget (over_budget) a new task takes the
+// group at once; after a verdict on the failure (no_patch, dropped) the
+// report is dropped as the same failure as that task, which ended without
+// a fix, until the verdict expires (triage.verdict_ttl); a task in hand
+// (queued, running, published) still has duplicates.
+func TestGroupOfTaskThatEndedWithoutPullRequest(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := calcHistory(t)
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	st := store.New(rdb, "ended-owner")
+	queue := &memQueue{}
+	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	in := Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
+	process := func(what string) Outcome {
+		t.Helper()
+		outs, err := tr.Process(ctx, in)
+		if err != nil || len(outs) != 1 {
+			t.Fatalf("%s: %+v, %v", what, outs, err)
+		}
+		return outs[0]
+	}
+	owner := func(fp string) string {
+		t.Helper()
+		o, _, ok, err := st.GroupClaim(ctx, fp)
+		if err != nil || !ok {
+			t.Fatalf("group claim: %q %v %v", o, ok, err)
+		}
+		return o
+	}
+	setStatus := func(id string, s task.Status, reason string) {
+		t.Helper()
+		if err := st.SetStatus(ctx, id, s, reason); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	first := process("first report")
+	if first.Status != task.StatusQueued {
+		t.Fatalf("first report: %+v, want queued", first)
+	}
+	// In hand: queued, then running.
+	if o := process("while queued"); o.Reason != "duplicate of task "+first.TaskID {
+		t.Fatalf("while the task is queued: %q, want a duplicate of it", o.Reason)
+	}
+	setStatus(first.TaskID, task.StatusRunning, "attempt 1")
+	if o := process("while running"); o.Reason != "duplicate of task "+first.TaskID || ReasonClass(o.Reason) != ReasonDuplicate {
+		t.Fatalf("while the task runs: %q, want a duplicate of it", o.Reason)
+	}
+
+	// Ended with no patch: a verdict on the failure, held for its time,
+	// and said as it is.
+	setStatus(first.TaskID, task.StatusNoPatch, "no candidate passed the oracle gate")
+	o := process("after no_patch")
+	wantPrefix := "same failure as task " + first.TaskID + ", which ended without a fix (no_patch: no candidate passed the oracle gate); triaged again in "
+	if o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, wantPrefix) || ReasonClass(o.Reason) != ReasonEndedUnfixed || o.TestRuns != 0 {
+		t.Fatalf("after no_patch: %+v\nwant a drop starting %q", o, wantPrefix)
+	}
+	if strings.Contains(o.Reason, "duplicate") {
+		t.Fatalf("called a duplicate: %q", o.Reason)
+	}
+	if got := owner(first.Fingerprint); got != first.TaskID {
+		t.Fatalf("the verdict's group owner is %s, want %s", got, first.TaskID)
+	}
+	// Once the verdict expires, the failure gets a new task.
+	m.FastForward(st.ClaimTTLs().Verdict + 1)
+	second := process("after the verdict expired")
+	if second.Status != task.StatusQueued || second.TaskID == first.TaskID {
+		t.Fatalf("after the verdict expired: %+v, want a new task queued", second)
+	}
+
+	// Ended by an infrastructure failure: no verdict on the failure; the
+	// next report makes a new task at once.
+	setStatus(second.TaskID, task.StatusFailed, "gave up after 5 attempts: model API: 503")
+	third := process("after failed")
+	if third.Status != task.StatusQueued || third.TaskID == second.TaskID {
+		t.Fatalf("after the task failed: %+v, want a new task queued", third)
+	}
+	if got := owner(third.Fingerprint); got != third.TaskID {
+		t.Fatalf("group owner %s after the take-over, want %s", got, third.TaskID)
+	}
+	if n := len(queue.jobs); n != 3 {
+		t.Fatalf("%d jobs queued, want one per task made (3)", n)
+	}
+
+	// Published: the failure is in hand; later reports are duplicates.
+	setStatus(third.TaskID, task.StatusPublished, "")
+	if o := process("after published"); o.Reason != "duplicate of task "+third.TaskID {
+		t.Fatalf("after the pull request: %q, want a duplicate of %s", o.Reason, third.TaskID)
+	}
+}
