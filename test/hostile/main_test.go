@@ -20,16 +20,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/testkit"
 )
 
 var (
 	// workDir holds what the whole test binary shares: the built commands
 	// and one Go build cache for the sandboxed runs.
 	workDir  string
-	release  testkit.Binaries
-	trusting testkit.Binaries
+	release  testsvc.Binaries
+	trusting testsvc.Binaries
 )
 
 func TestMain(m *testing.M) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/markdown/markdowntest"
 	"github.com/redfix/redfix/pkg/report/reporttest"
-	"github.com/redfix/redfix/pkg/testkit"
 )
 
 // subtestName is the backtick repository's subtest as go test names it
@@ -116,7 +116,7 @@ func runService(t *testing.T, boundariesOff bool, names ...string) (*stack, map[
 	settled := map[string][]apiTask{}
 	for _, r := range repos {
 		if boundariesOff {
-			testkit.Poll(t, 10*time.Minute, "something planted in "+r.Name+" escapes, or its tasks settle", func() bool {
+			testsvc.Poll(t, 10*time.Minute, "something planted in "+r.Name+" escapes, or its tasks settle", func() bool {
 				return s.w.escaped(r.Name) != "" || s.done(r.Name)
 			})
 			t.Logf("%s: decided %s after the reports were sent", r.Name, time.Since(sent).Round(time.Second))
@@ -216,7 +216,7 @@ func TestServiceUnderAbusiveReports(t *testing.T) {
 		t.Errorf("10,000 failures made %d tasks (%d beyond the cap), want at most 5 groups and one beyond the cap", len(manyTasks), capped)
 	}
 	// The 300 were parked with their reason, not left to retry for a day.
-	testkit.Poll(t, 5*time.Minute, "the 300 reports of missing repositories are parked", func() bool {
+	testsvc.Poll(t, 5*time.Minute, "the 300 reports of missing repositories are parked", func() bool {
 		for _, l := range strings.Split(s.get("/metrics"), "\n") {
 			if strings.HasPrefix(l, `redfix_parked_messages{stream="reports"} `) {
 				return strings.TrimSpace(strings.TrimPrefix(l, `redfix_parked_messages{stream="reports"} `)) == "300"

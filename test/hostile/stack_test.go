@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
-	"github.com/redfix/redfix/pkg/testkit"
 )
 
 // githubToken is the token the bot and worker use on the test GitHub.
@@ -103,17 +103,17 @@ func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo)
 	for _, r := range repos {
 		gh.CreateRepo("acme", r.Name, r.Dir)
 	}
-	redis := testkit.StartRedis(t)
+	redis := testsvc.StartRedis(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ns, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: testkit.FreePort(t)})
+	ns, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: testsvc.FreePort(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ns.Shutdown)
 
 	s := &stack{t: t, w: w, gh: gh, dataDir: t.TempDir()}
-	port := testkit.FreePort(t)
+	port := testsvc.FreePort(t)
 	s.botURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cacheDir := filepath.Join(workDir, "sandbox-cache")
 	cfg := fmt.Sprintf(`log: {level: debug, format: json}
@@ -134,7 +134,7 @@ sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 	env := w.env("REDFIX_GITHUB_TOKEN=" + githubToken)
 	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
 	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
-	testkit.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
+	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
 		resp, err := http.Get(s.botURL + "/readyz")
 		if err != nil {
 			return false
@@ -214,7 +214,7 @@ func (s *stack) tasks(name string) []apiTask {
 // them.
 func (s *stack) settled(name string, timeout time.Duration) []apiTask {
 	s.t.Helper()
-	testkit.Poll(s.t, timeout, "the tasks of "+name+" settle", func() bool { return s.done(name) })
+	testsvc.Poll(s.t, timeout, "the tasks of "+name+" settle", func() bool { return s.done(name) })
 	return s.tasks(name)
 }
 
