@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// examine runs a candidate's tests with the fix and without it.
+func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c commit, repo string) (Task, *skipped, error) {
+	r := ws.Repo
+	o.Progress.Step(task.Short(c.sha) + " with the fix")
+	if err := r.Checkout(ctx, c.sha); err != nil {
+		return Task{}, nil, err
+	}
+	mod, err := testrun.Module(ws.Dir)
+	if err != nil {
+		return Task{}, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
+	}
+	var testFiles, codeFiles []string
+	for _, f := range c.files {
+		if isTestFile(f.path) {
+			testFiles = append(testFiles, f.path)
+		} else {
+			codeFiles = append(codeFiles, f.path)
+		}
+	}
+	ids, err := testFuncs(ws.Dir, mod, testFiles)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	if len(ids) == 0 {
+		return Task{}, skipf(SkipNoTests, "the changed test files define no test function"), nil
+	}
+	withFix, err := runs(ctx, o, ws.Dir, ids)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	if len(withFix.Build) > 0 {
+		return Task{}, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
+	}
+	if networkRE.MatchString(failureText(withFix)) {
+		return Task{}, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
+	}
+	var passing, flakyFix []string
+	for _, id := range ids {
+		runs := withFix.Runs[id]
+		switch {
+		case runs.Pass == o.Runs && runs.Fail == 0:
+			passing = append(passing, id)
+		case runs.Pass > 0 && runs.Fail > 0:
+			flakyFix = append(flakyFix, fmt.Sprintf("%s failed %d of %d runs", id, runs.Fail, runs.Pass+runs.Fail))
+		}
+	}
+	if len(passing) == 0 {
+		if len(flakyFix) > 0 {
+			return Task{}, skipf(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
+		}
+		return Task{}, skipf(SkipFailFix, "no test of the changed test files passes with the fix"), nil
+	}
+
+	o.Progress.Step(task.Short(c.sha) + " without the fix")
+	if err := r.Checkout(ctx, c.parent); err != nil {
+		return Task{}, nil, err
+	}
+	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
+		return Task{}, nil, err
+	}
+	without, err := runs(ctx, o, ws.Dir, passing)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	if networkRE.MatchString(failureText(without)) {
+		return Task{}, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
+	}
+	if len(without.Build) > 0 {
+		return Task{}, skipf(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
+	}
+	var failing, flaky []string
+	for _, id := range passing {
+		runs := without.Runs[id]
+		switch {
+		case runs.Fail == o.Runs && runs.Pass == 0:
+			failing = append(failing, id)
+		case runs.Fail > 0:
+			flaky = append(flaky, fmt.Sprintf("%s failed %d of %d runs", id, runs.Fail, runs.Pass+runs.Fail))
+		}
+	}
+	if len(failing) == 0 {
+		if len(flaky) > 0 {
+			return Task{}, skipf(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
+		}
+		return Task{}, skipf(SkipPassOld, "the fix's tests pass with the old code too"), nil
+	}
+	if len(flaky) > 0 {
+		o.Log.Info("flaky tests left out of a task", zap.String("commit", c.sha), zap.Strings("flaky", flaky))
+	}
+
+	// The other tests of the failing tests' packages, with the fix: those
+	// that fail there are no patch's fault.
+	o.Progress.Step(task.Short(c.sha) + " the packages' other tests")
+	if err := r.Checkout(ctx, c.sha); err != nil {
+		return Task{}, nil, err
+	}
+	var pkgs, dirs []string
+	for _, id := range failing {
+		t, err := testrun.Resolve(ws.Dir, id)
+		if err != nil {
+			return Task{}, nil, err
+		}
+		if !slices.Contains(pkgs, t.ImportPath) {
+			pkgs, dirs = append(pkgs, t.ImportPath), append(dirs, t.Dir)
+		}
+	}
+	all, err := o.Runner.RunPackages(ctx, ws.Dir, dirs)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	var known []string
+	for _, f := range all.Failed {
+		if id := f.ID(); !slices.Contains(failing, id) && !slices.Contains(known, id) {
+			known = append(known, id)
+		}
+	}
+
+	testPatch, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", c.parent, c.sha, "--"}, testFiles...)...)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	golden, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", c.parent, c.sha, "--"}, codeFiles...)...)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	lines := 0
+	for _, f := range c.files {
+		if !isTestFile(f.path) {
+			lines += f.added + f.removed
+		}
+	}
+	return Task{
+		ID: taskID(repo, c.sha), Repo: repo, Base: c.parent, TestPatch: testPatch, Tests: failing,
+		Packages: pkgs, KnownFailures: known, Golden: golden, LinesChanged: lines, Fix: c.sha, Subject: c.subject,
+	}, nil, nil
+}
+
+// runs runs the tests o.Runs times, each in a go test process of its own as
+// CI runs them (a test that leaves global state behind is not flaky for
+// failing a second run in the same process), and adds up their outcomes.
+// It stops at the first run that does not build.
+func runs(ctx context.Context, o MineOptions, dir string, ids []string) (testrun.Outcome, error) {
+	var all testrun.Outcome
+	all.Runs = map[string]report.Runs{}
+	for i := 0; i < o.Runs; i++ {
+		out, err := o.Runner.Run(ctx, dir, ids, 1)
+		if err != nil {
+			return all, err
+		}
+		all.Failed = append(all.Failed, out.Failed...)
+		all.Build = append(all.Build, out.Build...)
+		all.Others = append(all.Others, out.Others...)
+		for id, r := range out.Runs {
+			t := all.Runs[id]
+			t.Pass, t.Fail, t.Skip = t.Pass+r.Pass, t.Fail+r.Fail, t.Skip+r.Skip
+			all.Runs[id] = t
+		}
+		if len(out.Build) > 0 {
+			break
+		}
+	}
+	return all, nil
+}
+
+// takeFiles makes paths in the work tree as they are at rev: written, or
+// removed where rev has no such file.
+func takeFiles(ctx context.Context, r gitrepo.Repo, rev string, paths []string) error {
+	out, err := r.Git(ctx, append([]string{"ls-tree", "-r", "--name-only", rev, "--"}, paths...)...)
+	if err != nil {
+		return err
+	}
+	present := strings.Fields(out)
+	var take []string
+	for _, p := range paths {
+		if slices.Contains(present, p) {
+			take = append(take, p)
+		} else if err := os.Remove(filepath.Join(r.Dir, filepath.FromSlash(p))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if len(take) == 0 {
+		return nil
+	}
+	_, err = r.Git(ctx, append([]string{"checkout", rev, "--"}, take...)...)
+	return err
+}
+
+// testFuncs lists the top-level tests (func TestX(t *testing.T)) that the
+// Go test files among paths define, as import/path.TestX.
+func testFuncs(root, mod string, paths []string) ([]string, error) {
+	var ids []string
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		if !strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(p)), nil, parser.SkipObjectResolution)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted by the fix
+		}
+		if err != nil {
+			continue // the build will say
+		}
+		imp := mod
+		if d := path.Dir(p); d != "." {
+			imp = mod + "/" + d
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !isTestName(fn.Name.Name) || fn.Type.Params.NumFields() != 1 {
+				continue
+			}
+			if id := imp + "." + fn.Name.Name; !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+func isTestName(n string) bool {
+	if !strings.HasPrefix(n, "Test") || n == "TestMain" {
+		return false
+	}
+	rest := n[len("Test"):]
+	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
+}
+
+// failureText is every failure's output in a run.
+func failureText(o testrun.Outcome) string {
+	var b strings.Builder
+	for _, fs := range [][]task.Failure{o.Failed, o.Build, o.Others} {
+		for _, f := range fs {
+			b.WriteString(f.Message)
+			b.WriteString("\n")
+			b.WriteString(f.Output)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// firstLine is the first non-empty line of the first non-empty text.
+func firstLine(texts ...string) string {
+	for _, t := range texts {
+		for _, l := range strings.Split(t, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				if r := []rune(l); len(r) > 200 {
+					l = string(r[:200]) + "…"
+				}
+				return l
+			}
+		}
+	}
+	return "(no output)"
+}
