@@ -61,14 +61,15 @@ const (
 	KindGitHub = "github" // a GitHub webhook delivery (Event, Payload)
 )
 
-// ErrInvalid marks a submission that will never be accepted as it is.
-var ErrInvalid = errors.New("invalid submission")
+// ErrInvalid marks a submission that will never be accepted as it is: it
+// is classed permanent, and parked.
+var ErrInvalid = stream.Permanent(errors.New("invalid submission"))
 
 // ErrUntriageable marks a valid submission that triage cannot work on and
 // that trying again will not change (its repository answers that it does
 // not exist, its commit is not there): it is parked with the reason, and
 // `bot replay` brings it back once that changed.
-var ErrUntriageable = errors.New("cannot be triaged")
+var ErrUntriageable = stream.Permanent(errors.New("cannot be triaged"))
 
 // Check validates s and parses its report. The error says what is wrong.
 // A GitHub delivery has no report yet: it is checked for its event and
@@ -284,7 +285,7 @@ func (in *Intake) Run(ctx context.Context, handle Handler) error {
 func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler) {
 	var s Submission
 	if err := json.Unmarshal(d.Data(), &s); err != nil {
-		if perr := d.Park(ctx, "undecodable: "+err.Error()); perr != nil {
+		if _, perr := d.Settle(ctx, stream.Permanent(fmt.Errorf("undecodable: %w", err))); perr != nil {
 			d.Log().Error("undecodable submission; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
 		}
 		return
@@ -301,34 +302,22 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 		err = handle(ctx, s, a)
 	}
 	stop()
-	// Settle even if the intake is shutting down: a triaged submission
-	// acked late would be triaged again after AckWait.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
-	defer cancel()
+	// Settled the one way every stream consumer settles: by the error's
+	// class (ack, hand back, retry with the stream's delay, or park).
+	settled, serr := d.Settle(ctx, err)
 	switch {
-	case err == nil:
-		if err := d.Ack(sctx); err != nil {
-			log.Warn("ack submission", zap.Error(err))
-		} else if err := in.dropBlob(sctx, s); err != nil {
+	case serr != nil:
+		log.Error("settling the submission failed: it comes back after the ack wait", zap.String("settlement", settled.String()), zap.NamedError("handling_error", err), zap.Error(serr))
+	case settled == stream.SettledAck:
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+		defer cancel()
+		if err := in.dropBlob(sctx, s); err != nil {
 			log.Warn("triaged submission's report object left behind", zap.Error(err))
 		}
-	case errors.Is(err, ErrInvalid) || errors.Is(err, ErrUntriageable):
-		if perr := d.Park(sctx, err.Error()); perr != nil {
-			log.Error("submission cannot be triaged; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
-		}
-	case ctx.Err() != nil:
-		// Shutting down: let another triage instance take it now.
-		_ = d.Nak(sctx, 0)
-	default:
-		parked, rerr := d.Retry(sctx, err)
-		switch {
-		case rerr != nil:
-			log.Error("triage failed; settling the submission failed too, it comes back after the ack wait", zap.Error(err), zap.NamedError("settle_error", rerr))
+	case settled == stream.SettledPark:
 		// The delivery's logger carries the attempt already.
-		case parked:
-			log.Error("triage failed on its last attempt; submission parked", zap.Error(err))
-		default:
-			log.Warn("triage failed; will retry", zap.Duration("retry_in", d.RetryDelay()), zap.Error(err))
-		}
+		log.Error("submission parked", zap.Error(err))
+	case settled == stream.SettledRetry:
+		log.Warn("triage failed; will retry", zap.Duration("retry_in", d.RetryDelay()), zap.Error(err))
 	}
 }
