@@ -184,12 +184,12 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 }
 
 // endRound records how the candidate's current round ended: res is its
-// episode, its steps are in the trajectory from mark on, and the gates
-// that ran on it are c.gates.
+// episode and its steps are in the trajectory from mark on; the gates ran
+// on it (c.gates) when it was accepted or rejected, and on no other.
 func (c *candidate) endRound(res harness.Result, mark int, verdict, reason string) {
 	r := task.Round{Candidate: c.n, N: len(c.past) + 1, Steps: res.Steps, Stop: res.Stop, Verdict: verdict,
 		Reason: firstLine(reason), Patch: res.Patch}
-	if verdict == task.RoundRejected || verdict == task.RoundAccepted || (verdict == task.RoundError && len(c.gates) > 0) {
+	if verdict == task.RoundRejected || verdict == task.RoundAccepted {
 		r.Gates = append([]task.Gate(nil), c.gates...)
 	}
 	if b := c.traj.Bytes(); mark <= len(b) {

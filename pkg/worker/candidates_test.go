@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -202,6 +203,8 @@ type secondGuessAgent struct {
 	// end); started is closed (once) when Run begins to wait.
 	hold, started chan struct{}
 	once          *sync.Once
+	// reviseErr, when set, ends the feedback round with it.
+	reviseErr error
 }
 
 func (a secondGuessAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, traj io.Writer) (harness.Result, error) {
@@ -218,6 +221,9 @@ func (a secondGuessAgent) Run(ctx context.Context, ws *workspace.Workspace, t ta
 
 func (a secondGuessAgent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, traj io.Writer) (harness.Result, error) {
 	fmt.Fprintf(traj, "{\"policy\":\"gates\"}\n")
+	if a.reviseErr != nil {
+		return harness.Result{Steps: 1, Stop: "policy"}, a.reviseErr
+	}
 	return scriptedAgent{edits: []edit{{fixDiscount.file, fixDiscount.new, fixDiscount.old}}}.Run(ctx, ws, t, traj)
 }
 
@@ -258,6 +264,29 @@ func TestFeedbackRoundThatFailsKeepsEveryRound(t *testing.T) {
 		t.Errorf("round 2's patch:\n%s\ntrajectory:\n%s", second.Patch, second.Trajectory)
 	}
 	if len(out.Rejections) != 1 || out.Rejections[validators.GateRegression] != 1 {
+		t.Errorf("rejections %v, want regression once", out.Rejections)
+	}
+}
+
+// A feedback round that the machinery ends (the model API down) is kept
+// too, without the gates of the round before it; the repair is retried,
+// and what the gates rejected before is still counted.
+func TestFeedbackRoundThatErrsKeepsEveryRound(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, secondGuessAgent{reviseErr: errors.New("model API: 503 Service Unavailable")})
+	r.pipeline.FeedbackRounds = 1
+	out, err := repair(t, r.pipeline, demoTask(s, "fp-second-guess-503"))
+	if err == nil || errors.Is(err, worker.ErrPermanent) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Repair = %v, want the model's 503, to retry", err)
+	}
+	if len(out.AllRounds) != 2 {
+		t.Fatalf("rounds %+v, want 2", out.AllRounds)
+	}
+	if r1, r2 := out.AllRounds[0], out.AllRounds[1]; r1.Verdict != task.RoundRejected || r2.Verdict != task.RoundError || len(r2.Gates) != 0 ||
+		!strings.Contains(r2.Reason, "503") || !strings.HasPrefix(r2.Trajectory, `{"policy":"gates"}`) {
+		t.Errorf("round 1 %s; round 2 %s %q with gates %+v and trajectory %q; want rejected, then an error without gates", r1.Verdict, r2.Verdict, r2.Reason, r2.Gates, r2.Trajectory)
+	}
+	if out.Rejections[validators.GateRegression] != 1 {
 		t.Errorf("rejections %v, want regression once", out.Rejections)
 	}
 }
