@@ -65,21 +65,25 @@ func (a *attempt) write() error {
 			b.WriteString("Error:\n\n" + markdown.CodeBlock("text", clip.Middle(a.err.Error(), 16<<10)))
 		}
 		r := o.Agent
-		fmt.Fprintf(&b, "The agent took %d steps and stopped by %s.\n\n", r.Steps, markdown.Text(strconv.Quote(orNone(r.Stop))))
+		if o.Rounds > 0 {
+			stop := r.Stop
+			if mine := chosenRounds(*o); len(mine) > 0 {
+				stop = mine[len(mine)-1].Stop
+			}
+			fmt.Fprintf(&b, "The agent took %d steps in all, over %d rounds; the last stopped by %s.\n\n", o.Steps, o.Rounds+1, markdown.Text(strconv.Quote(orNone(stop))))
+		} else {
+			fmt.Fprintf(&b, "The agent took %d steps and stopped by %s.\n\n", max(o.Steps, r.Steps), markdown.Text(strconv.Quote(orNone(r.Stop))))
+		}
 		if s := strings.TrimSpace(r.Summary); s != "" {
 			b.WriteString("Its summary:\n\n" + markdown.CodeBlock("text", clip.Middle(s, 8<<10)))
 		}
-		if len(o.Gates) > 0 {
-			b.WriteString("Gates:\n\n")
-			for _, g := range o.Gates {
-				fmt.Fprintf(&b, "- %s: %s: %s\n", markdown.Text(g.Name), markdown.Text(g.Verdict), markdown.Text(oneLine(g.Detail, 400)))
-			}
-			b.WriteString("\n")
+		if len(o.AllRounds) > 0 {
+			writeRounds(&b, *o)
 		} else {
-			b.WriteString("No gate ran.\n\n")
-		}
-		if p := strings.TrimSpace(r.Patch); p != "" {
-			b.WriteString("The agent's last patch:\n\n" + markdown.CodeBlock("diff", clip.Middle(p, 32<<10)))
+			writeGates(&b, o.Gates)
+			if p := strings.TrimSpace(r.Patch); p != "" {
+				b.WriteString("The agent's last patch:\n\n" + markdown.CodeBlock("diff", clip.Middle(p, 32<<10)))
+			}
 		}
 		if len(o.Trajectory) > 0 {
 			if err := os.WriteFile(filepath.Join(a.dir, "trajectory.jsonl"), a.red.JSONLines(o.Trajectory), 0o644); err != nil {
@@ -93,6 +97,61 @@ func (a *attempt) write() error {
 		return fmt.Errorf("write the report: %w", err)
 	}
 	return nil
+}
+
+// writeGates lists the gates' verdicts, or says none ran.
+func writeGates(b *strings.Builder, gates []task.Gate) {
+	if len(gates) == 0 {
+		b.WriteString("No gate ran.\n\n")
+		return
+	}
+	b.WriteString("Gates:\n\n")
+	for _, g := range gates {
+		fmt.Fprintf(b, "- %s: %s: %s\n", markdown.Text(g.Name), markdown.Text(g.Verdict), markdown.Text(oneLine(g.Detail, 400)))
+	}
+	b.WriteString("\n")
+}
+
+// writeRounds gives each round of each candidate: its steps, how it ended,
+// its gates and its patch.
+func writeRounds(b *strings.Builder, o worker.Outcome) {
+	for _, r := range o.AllRounds {
+		title := fmt.Sprintf("Round %d", r.N)
+		if o.Candidates > 1 {
+			title = fmt.Sprintf("Candidate %d, round %d", r.Candidate, r.N)
+		}
+		if r.N > 1 {
+			title += " (a feedback round)"
+		}
+		fmt.Fprintf(b, "### %s: %s\n\n", title, markdown.Text(strings.ReplaceAll(r.Verdict, "_", " ")))
+		ended := r.Reason
+		if r.Verdict == task.RoundAccepted {
+			ended = "every gate passed"
+		}
+		fmt.Fprintf(b, "%s, stopped by %s: %s.\n\n", plural(r.Steps, "step"), markdown.Text(strconv.Quote(orNone(r.Stop))), markdown.Text(oneLine(ended, 600)))
+		writeGates(b, r.Gates)
+		if p := strings.TrimSpace(r.Patch); p != "" {
+			b.WriteString("Its patch:\n\n" + markdown.CodeBlock("diff", clip.Middle(p, 32<<10)))
+		}
+	}
+}
+
+// chosenRounds are the chosen candidate's rounds.
+func chosenRounds(o worker.Outcome) []task.Round {
+	var rs []task.Round
+	for _, r := range o.AllRounds {
+		if r.Candidate == o.Chosen {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // stopLine says in one line why a repair stopped.

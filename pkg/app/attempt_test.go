@@ -48,4 +48,28 @@ func TestAttemptReportOfHostileText(t *testing.T) {
 	if flat := strings.Join(strings.Fields(evil), " "); strings.Count(shown, flat) < 7 {
 		t.Errorf("the hostile text reads back as itself %d times, want 7 or more:\n%s", strings.Count(shown, flat), b)
 	}
+
+	// Each round shown: its reason, gates and patch are text too.
+	a.outcome.Rounds, a.outcome.Steps = 1, 5
+	a.outcome.AllRounds = []task.Round{
+		{Candidate: 1, N: 1, Steps: 3, Stop: "exit", Verdict: task.RoundRejected, Reason: evil, Gates: a.outcome.Gates, Patch: "+" + evil},
+		{Candidate: 1, N: 2, Steps: 2, Stop: "exit", Verdict: task.RoundTestsFail, Reason: evil, Patch: "+" + evil},
+	}
+	if err := a.write(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = os.ReadFile(filepath.Join(a.dir, "report.md")); err != nil {
+		t.Fatal(err)
+	}
+	d = markdowntest.Read(string(b))
+	if len(d.Links)+len(d.Images)+len(d.HTML) > 0 || len(markdowntest.Refs(d.Prose)) > 0 {
+		t.Errorf("with rounds: links %q, images %q, HTML %q, references %q in\n%s", d.Links, d.Images, d.HTML, markdowntest.Refs(d.Prose), b)
+	}
+	if d.Kinds["Heading"] != 6 || d.Kinds["FencedCodeBlock"] != 4 {
+		t.Errorf("with rounds: blocks %v in\n%s", d.Kinds, b)
+	}
+	shown = strings.ReplaceAll(d.Shown, markdown.Joiner, "")
+	if flat := strings.Join(strings.Fields(evil), " "); strings.Count(shown, flat) < 10 {
+		t.Errorf("with rounds: the hostile text reads back as itself %d times, want 10 or more:\n%s", strings.Count(shown, flat), b)
+	}
 }

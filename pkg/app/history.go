@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -30,8 +32,10 @@ func (h history) count(ctx context.Context, counts ...store.Count) {
 	}
 }
 
-// RecordRepair keeps a settled repair: its status, the gates that rejected
-// it, its model use, and for a new pull request the time from red CI to it.
+// RecordRepair keeps a settled repair: its status, the rounds the gates
+// rejected (each gate of each round of each candidate), its model use, and
+// for a new pull request the time from red CI to it. An outcome without a
+// status (an attempt that is retried) counts its rejections alone.
 func (h history) RecordRepair(ctx context.Context, t task.Task, out worker.Outcome) error {
 	now := h.now()
 	counts := []store.Count{}
@@ -45,13 +49,15 @@ func (h history) RecordRepair(ctx context.Context, t task.Task, out worker.Outco
 		counts = append(counts, store.Count{Event: store.EventNoPatch, Repo: t.Repo})
 	case task.StatusFailed:
 		counts = append(counts, store.Count{Event: store.EventFailed, Repo: t.Repo})
+	case "":
 	default:
 		return nil
 	}
-	for _, g := range out.Gates {
-		if g.Verdict == task.GateFail {
-			counts = append(counts, store.Count{Event: store.EventGateRejected, Class: g.Name, Repo: t.Repo})
-		}
+	for _, g := range slices.Sorted(maps.Keys(out.Rejections)) {
+		counts = append(counts, store.Count{Event: store.EventGateRejected, Class: g, Repo: t.Repo, N: int64(out.Rejections[g])})
+	}
+	if out.Status == "" {
+		return h.st.Count(ctx, now, counts...)
 	}
 	if out.Status != task.StatusFailed || out.Spend.Calls > 0 {
 		counts = append(counts, store.Count{Event: store.EventRepaired, Repo: t.Repo})

@@ -16,7 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/worker"
 )
 
-// A settled repair is kept once: its status, the gates that rejected it,
+// A settled repair is kept once: its status, the rounds the gates rejected,
 // its tokens and cost, and for a new pull request the time to it from its
 // report's arrival; a
 // redelivered job whose pull request exists counts nothing again.
@@ -38,8 +38,11 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-20 * time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
 	// A redelivery of the report later does not move the start.
 	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
+	// An attempt that is retried counts the rounds the gates rejected in
+	// it, and nothing else; the attempt that settles counts its own.
+	must(h.RecordRepair(ctx, tk, worker.Outcome{Rejections: map[string]int{"revert": 1}, Spend: spend}))
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Status: task.StatusNoPatch, Spend: spend,
-		Gates: []task.Gate{{Name: "oracle", Verdict: task.GateFail}, {Name: "static", Verdict: task.GatePass}}}))
+		Gates: []task.Gate{{Name: "oracle", Verdict: task.GateFail}, {Name: "static", Verdict: task.GatePass}}, Rejections: map[string]int{"revert": 1, "oracle": 1}}))
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Status: task.StatusPublished, PullRequest: "https://github.com/acme/shop/pull/3", Spend: spend}))
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Status: task.StatusPublished, PullRequest: "https://github.com/acme/shop/pull/3", Reason: "already published"}))
 
@@ -54,7 +57,7 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 		}
 		got[c.Event+"/"+c.Class] = c.N
 	}
-	want := map[string]int64{"queued/": 2, "no_patch/": 1, "published/": 1, "gate_rejected/oracle": 1, "repaired/": 2, "tokens/": 2000, "cost_micro_usd/": 25000}
+	want := map[string]int64{"queued/": 2, "no_patch/": 1, "published/": 1, "gate_rejected/oracle": 1, "gate_rejected/revert": 2, "repaired/": 2, "tokens/": 2000, "cost_micro_usd/": 25000}
 	if len(got) != len(want) {
 		t.Errorf("counts %v, want %v", got, want)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/demo"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/llm/llmtest"
 )
 
 // Without --blame, repair finds the commit that broke the test by
@@ -80,5 +83,78 @@ func TestRepairWithoutPatchReportsTheAttempt(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dirs[0], "report.md")); !strings.Contains(string(b), "No gate ran.") || !strings.Contains(string(b), "took 3 steps") {
 		t.Errorf("report.md:\n%s", b)
+	}
+}
+
+// A repair whose feedback round fails after the gates rejected its first
+// round reports both rounds: each with its steps, how it ended, its gates
+// and its patch, and the steps of both in all.
+func TestRepairReportsEveryRound(t *testing.T) {
+	clearEnv(t)
+	edit := func(id, path, old, new string) llm.ToolCall {
+		args, _ := json.Marshal(map[string]string{"path": path, "blocks": "<<<<<<< SEARCH\n" + old + "\n=======\n" + new + "\n>>>>>>> REPLACE\n"})
+		return call(id, "edit", string(args))
+	}
+	const fixed, broken = "\t\tif qty >= t.MinQty {", "\t\tif qty > t.MinQty {"
+	srv := llmtest.NewServer(t,
+		// Round 1: the fix, and a change to the cart that breaks another
+		// test; the regression gate rejects it.
+		llmtest.Reply{ToolCalls: []llm.ToolCall{edit("a1", "pricing/pricing.go", broken, fixed)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{edit("a2", "cart/cart.go", "\t\t\tc.Lines[i].Qty += qty", "\t\t\tc.Lines[i].Qty = qty")}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("a3", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("a4", "exit", `{"summary":"Inclusive tiers; simpler cart."}`)}},
+		// Round 2, with the gates' evidence: it takes the fix back.
+		llmtest.Reply{ToolCalls: []llm.ToolCall{edit("b1", "pricing/pricing.go", fixed, broken)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("b2", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("b3", "exit", `{"summary":"Gave up on the tiers."}`)}},
+	)
+	t.Setenv("OPENAI_BASE_URL", srv.URL)
+	t.Setenv("OPENAI_API_KEY", "test-key")
+	t.Setenv("REDFIX_MODEL", "test-model")
+	t.Setenv("REDFIX_FEEDBACK_ROUNDS", "1")
+	ctx := context.Background()
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	err = Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--blame", breakingCommit(t, s.Dir), "--out", out}, &stdout, &stderr)
+	if !errors.Is(err, ErrNoPatch) {
+		t.Fatalf("err = %v, want no patch\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if n := len(srv.Requests()); n != 7 {
+		t.Fatalf("the model got %d requests, want the 7 turns of two rounds", n)
+	}
+	if !strings.Contains(err.Error(), "round 1 rejected by regression") || !strings.Contains(err.Error(), "round 2: the agent's last change does not pass the failing tests") {
+		t.Errorf("the error does not tell both rounds: %v", err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "repair-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("--out has no report: %v", dirs)
+	}
+	b, err := os.ReadFile(filepath.Join(dirs[0], "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, want := range []string{
+		"The agent took 7 steps in all, over 2 rounds",
+		"### Round 1: rejected\n\n4 steps, stopped by \"exit\": rejected by regression.",
+		"- regression: fail: ",
+		"TestTotalMergesLines",
+		"### Round 2 (a feedback round): tests fail\n\n3 steps, stopped by \"exit\": the agent's last change does not pass the failing tests.\n\nNo gate ran.",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report.md does not say %q:\n%s", want, report)
+		}
+	}
+	// Each round's patch: the first with the fix and the cart's change,
+	// the second with the cart's change alone.
+	if n := strings.Count(report, "Its patch:"); n != 2 || strings.Count(report, "+\t\t\tc.Lines[i].Qty = qty") != 2 || strings.Count(report, "+\t\tif qty >= t.MinQty {") != 1 {
+		t.Errorf("report.md shows %d patches, want both rounds' with the fix in the first only:\n%s", n, report)
+	}
+	if strings.Count(report, "No gate ran.") != 1 || strings.Contains(report, "took 3 steps") {
+		t.Errorf("report.md reports the last round as if it were the whole repair:\n%s", report)
 	}
 }

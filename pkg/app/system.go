@@ -462,7 +462,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 	c := &worker.Consumer{
 		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
-		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Log: s.log.Named("worker"),
+		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Once: s.Store, Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.
 		Ready: s.Ready,
 	}

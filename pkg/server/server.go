@@ -381,10 +381,24 @@ func taskFilter(q url.Values) (store.TaskFilter, error) {
 	return f, nil
 }
 
-// summarize drops the bulky parts of a task for listings.
+// summarize drops the bulky parts of a task for listings: the failures'
+// outputs, and each round's patch, trajectory and gate details (the
+// verdicts stay). The task itself (GET /api/v1/tasks/{id}) has them.
 func summarize(t task.Task) task.Task {
 	for i := range t.Failures {
 		t.Failures[i].Output = ""
+	}
+	for i := range t.Rounds {
+		r := &t.Rounds[i]
+		r.Patch, r.Trajectory = "", ""
+		gates := make([]task.Gate, len(r.Gates))
+		for j, g := range r.Gates {
+			g.Detail = ""
+			gates[j] = g
+		}
+		if len(gates) > 0 {
+			r.Gates = gates
+		}
 	}
 	return t
 }

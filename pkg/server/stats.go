@@ -106,7 +106,7 @@ type Window struct {
 	TriageFailed    map[string]int64 `json:"triage_failed"` // by class: invalid, gave_up
 	Queued          int64            `json:"queued"`
 	Dropped         map[string]int64 `json:"dropped"`         // by reason class
-	GateRejections  map[string]int64 `json:"gate_rejections"` // by gate
+	GateRejections  map[string]int64 `json:"gate_rejections"` // rounds rejected, by gate
 	Repairs         int64            `json:"repairs"`
 	Tokens          int64            `json:"tokens"`
 	CostUSD         float64          `json:"cost_usd"`

@@ -114,3 +114,72 @@ func TestTaskListFilters(t *testing.T) {
 		}
 	}
 }
+
+// The task API shows a task's rounds: the task itself with each round's
+// gates, patch and trajectory; the listing with what ended each round
+// (verdicts, gates' verdicts, steps) and none of the bulk.
+func TestTaskRounds(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(embeddedtest.Redis(t), "rounds-test")
+	tk := task.Task{ID: "t1", Repo: "https://github.com/acme/shop", Commit: "abc123", Status: task.StatusNoPatch,
+		Reason: "round 1 rejected by revert: reverts the blame; round 2: the agent's last change does not pass the failing tests",
+		Rounds: []task.Round{
+			{Attempt: 1, Candidate: 1, N: 1, Steps: 14, Stop: "exit", Verdict: task.RoundRejected, Reason: "rejected by revert",
+				Gates:      []task.Gate{{Name: "revert", Verdict: task.GateFail, Detail: "REVERT-DETAIL"}, {Name: "static", Verdict: task.GatePass, Detail: "STATIC-DETAIL"}},
+				Patch:      "PATCH-ONE",
+				Trajectory: `{"step":"TRAJECTORY-ONE"}` + "\n"},
+			{Attempt: 1, Candidate: 1, N: 2, Steps: 1, Stop: "exit", Verdict: task.RoundTestsFail, Reason: "the agent's last change does not pass the failing tests",
+				Patch: "PATCH-TWO", Trajectory: `{"policy":"gates"}` + "\n"},
+		},
+	}
+	if err := st.SaveTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(&recordingIntake{}, st, prometheus.NewRegistry(), Options{}, zaptest.NewLogger(t)).Handler())
+	defer srv.Close()
+	read := func(path string, v any) string {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("GET %s: %v\n%s", path, err, b)
+		}
+		return string(b)
+	}
+
+	var one task.Task
+	body := read("/api/v1/tasks/t1", &one)
+	for _, want := range []string{`"rounds":`, "REVERT-DETAIL", "PATCH-ONE", "PATCH-TWO", "TRAJECTORY-ONE", `"tests_fail"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the task does not hold %s:\n%s", want, body)
+		}
+	}
+	if len(one.Rounds) != 2 || one.Rounds[0].Gates[0].Name != "revert" || one.Rounds[1].N != 2 {
+		t.Errorf("the task's rounds: %+v", one.Rounds)
+	}
+
+	var list []task.Task
+	body = read("/api/v1/tasks", &list)
+	for _, bulk := range []string{"REVERT-DETAIL", "STATIC-DETAIL", "PATCH-ONE", "PATCH-TWO", "TRAJECTORY-ONE", "gates\\\""} {
+		if strings.Contains(body, bulk) {
+			t.Errorf("the listing holds %s:\n%s", bulk, body)
+		}
+	}
+	if len(list) != 1 || len(list[0].Rounds) != 2 {
+		t.Fatalf("listing: %s", body)
+	}
+	r := list[0].Rounds[0]
+	if r.Verdict != task.RoundRejected || r.Steps != 14 || len(r.Gates) != 2 || r.Gates[0].Name != "revert" || r.Gates[0].Verdict != task.GateFail || r.Reason != "rejected by revert" {
+		t.Errorf("the listing's round 1: %+v", r)
+	}
+	if !strings.Contains(list[0].Reason, "round 1 rejected by revert") {
+		t.Errorf("the listing's reason: %q", list[0].Reason)
+	}
+}

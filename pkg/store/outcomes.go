@@ -393,6 +393,24 @@ func (s *Store) ReleaseRun(ctx context.Context, run, owner string) error {
 	return nil
 }
 
+func (s *Store) onceKey(key string) string { return s.key("once", key) }
+
+// FirstTime remembers key for ttl and reports whether this is the first
+// time: false, remembering nothing, when key or any of the keys in unless
+// is remembered already. A job that records its outcome through it does
+// so once however often it is delivered.
+func (s *Store) FirstTime(ctx context.Context, key string, ttl time.Duration, unless ...string) (bool, error) {
+	keys := []string{s.onceKey(key)}
+	for _, u := range unless {
+		keys = append(keys, s.onceKey(u))
+	}
+	n, err := s.firstTime.Run(ctx, s.rdb, keys, time.Now().UTC().Format(time.RFC3339), ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("remember %s: %w", key, err)
+	}
+	return n == 1, nil
+}
+
 // FirstRedelivery reports whether this is the first request to redeliver
 // the hook delivery id within ttl, and remembers it.
 func (s *Store) FirstRedelivery(ctx context.Context, id string, ttl time.Duration) (bool, error) {

@@ -44,6 +44,7 @@ type Store struct {
 
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script
+	firstTime    *redis.Script
 
 	redactor *redact.Redactor
 }
@@ -68,6 +69,15 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		deleteOwned: redis.NewScript(releaseOwnedSrc),
 		// 1 when owner holds the publish lock (taken now or renewed), 0 when
 		// the group is already published or another owner holds the lock.
+		// 1 when KEYS[1] was set now (with ARGV[1], for ARGV[2] ms), 0
+		// when it or any of KEYS[2..] exists.
+		firstTime: redis.NewScript(`
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`),
 		claimPublish: redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 local cur = redis.call('GET', KEYS[1])
@@ -110,8 +120,8 @@ func (s *Store) Ready(ctx context.Context) error {
 // and status indexes and the status counters in step. A zero CreatedAt or
 // UpdatedAt is stored as now. Failures are never lost: those the stored
 // task has and t lacks (merged into it by AddFailures after t was read, a
-// worker's copy that predates them) are kept, and so is the spend recorded
-// by AddTaskSpend when t carries none.
+// worker's copy that predates them) are kept, and so are the spend recorded
+// by AddTaskSpend and the rounds of an earlier attempt when t carries none.
 func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 	if t.ID == "" {
 		return errors.New("save task: task has no id")
@@ -130,6 +140,11 @@ func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 			// a save that carries none.
 			if t.Spend == nil {
 				t.Spend = cur.Spend
+			}
+			// The rounds are an attempt's evidence: kept until a later
+			// attempt brings its own.
+			if t.Rounds == nil {
+				t.Rounds = cur.Rounds
 			}
 		}
 		return t, nil

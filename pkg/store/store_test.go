@@ -71,6 +71,8 @@ func suite(t *testing.T, rdb *redis.Client) {
 		{"MergedFailuresKept", testMergedFailuresKept},
 		{"RepoSpend", testRepoSpend},
 		{"TaskSpend", testTaskSpend},
+		{"RoundsKept", testRoundsKept},
+		{"FirstTime", testFirstTime},
 		{"PrefixesAreIsolated", func(t *testing.T, s *Store) { testPrefixes(t, rdb) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

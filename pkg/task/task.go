@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/redfix/redfix/pkg/clip"
 )
 
 // Failure is one failing test as a report names it.
@@ -132,7 +134,12 @@ type Task struct {
 	PullRequest string      `json:"pull_request,omitempty"`
 	// Spend is what the task's model calls used and cost, over its
 	// attempts (nil before the first ends).
-	Spend     *Spend    `json:"spend,omitempty"`
+	Spend *Spend `json:"spend,omitempty"`
+	// Rounds are the agent's rounds in the last attempt that ran one:
+	// each candidate's episode and feedback rounds, with the gates'
+	// verdicts, the patch and the trajectory of each (bounded: see
+	// BoundRounds).
+	Rounds    []Round   `json:"rounds,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -217,4 +224,113 @@ func Passed(gates []Gate, optional ...string) bool {
 		return false
 	}
 	return true
+}
+
+// Round verdicts: how one round of a candidate ended.
+const (
+	RoundAccepted  = "accepted"   // every gate passed
+	RoundRejected  = "rejected"   // a gate failed it
+	RoundTestsFail = "tests_fail" // the agent's change does not pass the failing tests
+	RoundNoChange  = "no_change"  // the agent changed nothing
+	RoundError     = "error"      // the machinery failed (the agent, the gates)
+)
+
+// Round is one round of one candidate: the agent's first episode, or a
+// feedback round in which it got a rejection's evidence back and revised
+// its change; and what became of it.
+type Round struct {
+	// Attempt is the job's delivery that ran it (1-based; 0 outside the
+	// queue), Candidate the candidate (1-based) and N the round (1: the
+	// first episode, 2 and on: feedback rounds).
+	Attempt   int `json:"attempt,omitempty"`
+	Candidate int `json:"candidate"`
+	N         int `json:"round"`
+	// Steps are the round's own steps; Stop why its episode ended.
+	Steps   int    `json:"steps"`
+	Stop    string `json:"stop,omitempty"`
+	Verdict string `json:"verdict"`
+	// Reason says in one line why it was not accepted.
+	Reason string `json:"reason,omitempty"`
+	// Gates are the verdicts on its patch (none when no gate ran).
+	Gates []Gate `json:"gates,omitempty"`
+	Patch string `json:"patch,omitempty"`
+	// Trajectory is the round's steps, one JSON object per line (the
+	// feedback round's first line brings the gates' evidence back).
+	Trajectory string `json:"trajectory,omitempty"`
+}
+
+// Rejected names the gates that failed the round.
+func (r Round) Rejected() []string {
+	var names []string
+	for _, g := range r.Gates {
+		if g.Verdict == GateFail {
+			names = append(names, g.Name)
+		}
+	}
+	return names
+}
+
+// The bounds of the rounds a task keeps, in characters.
+const (
+	// MaxRoundsPerCandidate: each candidate keeps its last rounds.
+	MaxRoundsPerCandidate = 3
+	// MaxRounds bounds the rounds kept in all.
+	MaxRounds = 12
+	// MaxRoundPatch bounds each round's patch.
+	MaxRoundPatch = 16 << 10
+	// MaxRoundsTrajectory is what the rounds' trajectories share.
+	MaxRoundsTrajectory = 128 << 10
+	// MaxGateDetail bounds each gate's detail in a round.
+	MaxGateDetail = 4 << 10
+)
+
+// BoundRounds is what a task keeps of rounds: each candidate's last
+// MaxRoundsPerCandidate rounds, at most MaxRounds in all (the chosen
+// candidate's first, then the others in order), ordered by candidate and
+// round; each patch cut to MaxRoundPatch characters and each gate's detail
+// to MaxGateDetail, the trajectories sharing MaxRoundsTrajectory. What is
+// cut loses its middle, with a marker saying how much (package clip).
+func BoundRounds(rounds []Round, chosen int) []Round {
+	byCand := map[int][]Round{}
+	var order []int
+	for _, r := range rounds {
+		if _, ok := byCand[r.Candidate]; !ok {
+			order = append(order, r.Candidate)
+		}
+		byCand[r.Candidate] = append(byCand[r.Candidate], r)
+	}
+	slices.Sort(order)
+	if i := slices.Index(order, chosen); i > 0 {
+		order = append([]int{chosen}, slices.Delete(order, i, i+1)...)
+	}
+	var kept []Round
+	for _, c := range order {
+		rs := byCand[c]
+		n := min(len(rs), MaxRoundsPerCandidate, MaxRounds-len(kept))
+		kept = append(kept, rs[len(rs)-n:]...)
+	}
+	slices.SortStableFunc(kept, func(a, b Round) int {
+		if a.Candidate != b.Candidate {
+			return a.Candidate - b.Candidate
+		}
+		return a.N - b.N
+	})
+	if len(kept) == 0 {
+		return nil
+	}
+	share := MaxRoundsTrajectory / len(kept)
+	for i := range kept {
+		r := &kept[i]
+		r.Patch = clip.Middle(r.Patch, MaxRoundPatch)
+		r.Trajectory = clip.Middle(r.Trajectory, share)
+		gates := make([]Gate, len(r.Gates))
+		for j, g := range r.Gates {
+			g.Detail = clip.Middle(g.Detail, MaxGateDetail)
+			gates[j] = g
+		}
+		if len(gates) > 0 {
+			r.Gates = gates
+		}
+	}
+	return kept
 }

@@ -39,6 +39,9 @@ type candidate struct {
 	rounds int // feedback rounds taken
 	spend  llm.Spend
 	steps  int // over all rounds
+	// past is every round so far, whole: how each ended, its gates, its
+	// patch and its part of traj.
+	past []task.Round
 	// status and reason when the candidate is not publishable.
 	status task.Status
 	reason string
@@ -123,19 +126,22 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 	}
 
 	agent := p.NewAgent()
+	mark := c.traj.Len() // where the round's steps start in the trajectory
 	res, err := agent.Run(ctx, ws, t, &c.traj)
 	c.res, c.steps, c.spend = res, res.Steps, res.Spend
 	if err != nil {
 		c.err = fmt.Errorf("agent on task %s: %w", t.ID, err)
+		c.endRound(res, mark, task.RoundError, c.err.Error())
 		return
 	}
 	for {
-		p.progress("agent", "candidate %d round %d: %d steps, stopped by %s: %s", c.n, c.rounds, res.Steps, res.Stop, firstLine(res.Summary))
-		log.Info("agent finished", zap.Int("round", c.rounds), zap.Int("steps", res.Steps), zap.String("stop", res.Stop),
+		p.progress("agent", "candidate %d round %d: %d steps, stopped by %s: %s", c.n, c.rounds+1, res.Steps, res.Stop, firstLine(res.Summary))
+		log.Info("agent finished", zap.Int("round", c.rounds+1), zap.Int("steps", res.Steps), zap.String("stop", res.Stop),
 			zap.Bool("tests_passed", res.TestsPassed), zap.Int("edit_failures", res.EditFailures), zap.Float64("cost_usd", res.Spend.CostUSD))
 		c.status, c.reason, c.gates = "", "", nil
 		if strings.TrimSpace(res.Patch) == "" {
 			c.status, c.reason = task.StatusNoPatch, "the agent made no change: "+firstLine(res.Summary)
+			c.endRound(res, mark, task.RoundNoChange, c.reason)
 			return
 		}
 		if !res.TestsPassed {
@@ -143,32 +149,100 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 			if res.Stop == harness.StopBudget {
 				c.reason += "; " + firstLine(res.Summary)
 			}
+			c.endRound(res, mark, task.RoundTestsFail, c.reason)
 			return
 		}
 		if err := p.check(ctx, t, c); err != nil {
 			c.err = err
+			c.endRound(res, mark, task.RoundError, err.Error())
 			return
 		}
 		if c.accepted() {
+			c.endRound(res, mark, task.RoundAccepted, "")
 			return
 		}
 		c.status, c.reason = task.StatusNoPatch, "rejected by "+failedGates(c.gates)
+		c.endRound(res, mark, task.RoundRejected, c.reason)
 		rev, ok := agent.(Reviser)
 		if !ok || c.rounds >= p.FeedbackRounds || res.Stop == harness.StopBudget || ctx.Err() != nil {
 			return
 		}
 		c.rounds++
 		log.Info("candidate rejected; back to the agent with the gates' evidence", zap.Int("round", c.rounds), zap.String("gates", failedGates(c.gates)))
+		mark = c.traj.Len()
 		next, err := rev.Revise(ctx, ws, t, res.History, evidence(c.gates), &c.traj)
 		c.steps += next.Steps
 		c.spend = c.spend.Add(next.Spend)
 		if err != nil {
 			c.err = fmt.Errorf("feedback round %d on task %s: %w", c.rounds, t.ID, err)
+			c.endRound(next, mark, task.RoundError, c.err.Error())
 			return
 		}
 		res = next
 		c.res = res
 	}
+}
+
+// endRound records how the candidate's current round ended: res is its
+// episode and its steps are in the trajectory from mark on; the gates ran
+// on it (c.gates) when it was accepted or rejected, and on no other.
+func (c *candidate) endRound(res harness.Result, mark int, verdict, reason string) {
+	r := task.Round{Candidate: c.n, N: len(c.past) + 1, Steps: res.Steps, Stop: res.Stop, Verdict: verdict,
+		Reason: firstLine(reason), Patch: res.Patch}
+	if verdict == task.RoundRejected || verdict == task.RoundAccepted {
+		r.Gates = append([]task.Gate(nil), c.gates...)
+	}
+	if b := c.traj.Bytes(); mark <= len(b) {
+		r.Trajectory = string(b[mark:])
+	}
+	c.past = append(c.past, r)
+}
+
+// story is why the candidate was not accepted, from its first round on:
+// each round the gates rejected, which gates and what they found, then
+// how its last round ended (last).
+func (c *candidate) story(last string) string {
+	if len(c.past) < 2 {
+		return last
+	}
+	var parts []string
+	for i, r := range c.past {
+		switch {
+		case r.Verdict == task.RoundRejected:
+			parts = append(parts, fmt.Sprintf("round %d %s", r.N, rejection(r)))
+		case i == len(c.past)-1:
+			parts = append(parts, fmt.Sprintf("round %d: %s", r.N, last))
+		default:
+			parts = append(parts, fmt.Sprintf("round %d: %s", r.N, r.Reason))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rejection says which gates rejected a round and, in a line each, what
+// they found: "rejected by regression: 1 new failure(s): …".
+func rejection(r task.Round) string {
+	var parts []string
+	for _, g := range r.Gates {
+		if g.Verdict == task.GateFail {
+			parts = append(parts, g.Name+": "+clipLine(firstLine(g.Detail), maxStoryDetail))
+		}
+	}
+	if len(parts) == 0 {
+		return r.Verdict
+	}
+	return "rejected by " + strings.Join(parts, " and ")
+}
+
+// maxStoryDetail bounds what a reason tells of one gate's finding.
+const maxStoryDetail = 200
+
+// clipLine cuts s to n characters, marking the cut.
+func clipLine(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // check runs the gates on the candidate, then the judge when they pass. They

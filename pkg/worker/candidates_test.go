@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -189,5 +191,102 @@ func TestGateFeedbackRound(t *testing.T) {
 	out, err = repair(t, r2.pipeline, demoTask(s, "fp-no-feedback"))
 	if err != nil || out.Status != task.StatusNoPatch || !strings.Contains(out.Reason, "regression") {
 		t.Fatalf("without rounds: %v, %s (%s)", err, out.Status, out.Reason)
+	}
+}
+
+// secondGuessAgent's first round fixes the bug but breaks the cart's
+// merging of lines, which the regression gate rejects; given the gates'
+// evidence, it takes the fix back instead of the breakage, and sees the
+// failing test fail.
+type secondGuessAgent struct {
+	// hold, when set, makes Run wait for it to close (or for ctx to
+	// end); started is closed (once) when Run begins to wait.
+	hold, started chan struct{}
+	once          *sync.Once
+	// reviseErr, when set, ends the feedback round with it.
+	reviseErr error
+}
+
+func (a secondGuessAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, traj io.Writer) (harness.Result, error) {
+	if a.hold != nil {
+		a.once.Do(func() { close(a.started) })
+		select {
+		case <-a.hold:
+		case <-ctx.Done():
+			return harness.Result{}, ctx.Err()
+		}
+	}
+	return scriptedAgent{edits: []edit{fixDiscount, breakCart}, testsPassed: true}.Run(ctx, ws, t, traj)
+}
+
+func (a secondGuessAgent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, traj io.Writer) (harness.Result, error) {
+	fmt.Fprintf(traj, "{\"policy\":\"gates\"}\n")
+	if a.reviseErr != nil {
+		return harness.Result{Steps: 1, Stop: "policy"}, a.reviseErr
+	}
+	return scriptedAgent{edits: []edit{{fixDiscount.file, fixDiscount.new, fixDiscount.old}}}.Run(ctx, ws, t, traj)
+}
+
+// A feedback round that fails after a rejection loses nothing: the reason
+// tells both rounds, and each round keeps its gates, patch, steps and
+// trajectory; the rejection is counted.
+func TestFeedbackRoundThatFailsKeepsEveryRound(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, secondGuessAgent{})
+	r.pipeline.FeedbackRounds = 1
+	out, err := repair(t, r.pipeline, demoTask(s, "fp-second-guess"))
+	if err != nil {
+		t.Fatalf("Repair: %v", err)
+	}
+	if out.Status != task.StatusNoPatch || out.Rounds != 1 || out.Steps != 3 {
+		t.Fatalf("status %s (%s), rounds %d, steps %d; want no_patch after 1 feedback round and 3 steps", out.Status, out.Reason, out.Rounds, out.Steps)
+	}
+	t.Logf("reason: %s", out.Reason)
+	for _, want := range []string{"round 1 rejected by regression: ", "TestTotalMergesLines", "; round 2: the agent's last change does not pass the failing tests"} {
+		if !strings.Contains(out.Reason, want) {
+			t.Errorf("reason %q does not say %q", out.Reason, want)
+		}
+	}
+	if len(out.AllRounds) != 2 {
+		t.Fatalf("rounds %+v, want 2", out.AllRounds)
+	}
+	first, second := out.AllRounds[0], out.AllRounds[1]
+	if g, _ := gate(first.Gates, validators.GateRegression); first.N != 1 || first.Verdict != task.RoundRejected || g.Verdict != task.GateFail || first.Steps != 2 {
+		t.Errorf("round 1: %d %s, %d steps, regression %+v; want rejected by regression after 2 steps", first.N, first.Verdict, first.Steps, g)
+	}
+	if !strings.Contains(first.Patch, "qty >= t.MinQty") || !strings.Contains(first.Patch, "cart/cart.go") || !strings.Contains(first.Trajectory, `"tool":"edit"`) {
+		t.Errorf("round 1's patch:\n%s\ntrajectory:\n%s", first.Patch, first.Trajectory)
+	}
+	if second.N != 2 || second.Verdict != task.RoundTestsFail || len(second.Gates) != 0 || second.Steps != 1 {
+		t.Errorf("round 2: %d %s, %d steps, gates %+v; want tests_fail after 1 step, no gate", second.N, second.Verdict, second.Steps, second.Gates)
+	}
+	if strings.Contains(second.Patch, "qty >= t.MinQty") || !strings.Contains(second.Patch, "cart/cart.go") || !strings.HasPrefix(second.Trajectory, `{"policy":"gates"}`) {
+		t.Errorf("round 2's patch:\n%s\ntrajectory:\n%s", second.Patch, second.Trajectory)
+	}
+	if len(out.Rejections) != 1 || out.Rejections[validators.GateRegression] != 1 {
+		t.Errorf("rejections %v, want regression once", out.Rejections)
+	}
+}
+
+// A feedback round that the machinery ends (the model API down) is kept
+// too, without the gates of the round before it; the repair is retried,
+// and what the gates rejected before is still counted.
+func TestFeedbackRoundThatErrsKeepsEveryRound(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, secondGuessAgent{reviseErr: errors.New("model API: 503 Service Unavailable")})
+	r.pipeline.FeedbackRounds = 1
+	out, err := repair(t, r.pipeline, demoTask(s, "fp-second-guess-503"))
+	if err == nil || errors.Is(err, worker.ErrPermanent) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Repair = %v, want the model's 503, to retry", err)
+	}
+	if len(out.AllRounds) != 2 {
+		t.Fatalf("rounds %+v, want 2", out.AllRounds)
+	}
+	if r1, r2 := out.AllRounds[0], out.AllRounds[1]; r1.Verdict != task.RoundRejected || r2.Verdict != task.RoundError || len(r2.Gates) != 0 ||
+		!strings.Contains(r2.Reason, "503") || !strings.HasPrefix(r2.Trajectory, `{"policy":"gates"}`) {
+		t.Errorf("round 1 %s; round 2 %s %q with gates %+v and trajectory %q; want rejected, then an error without gates", r1.Verdict, r2.Verdict, r2.Reason, r2.Gates, r2.Trajectory)
+	}
+	if out.Rejections[validators.GateRegression] != 1 {
+		t.Errorf("rejections %v, want regression once", out.Rejections)
 	}
 }

@@ -51,8 +51,14 @@ type Consumer struct {
 	DrainTimeout time.Duration
 	Metrics      *Metrics
 	// Record, when set, hears of every repair settled for good (published,
-	// no patch, failed), for the history the dashboard draws.
+	// no patch, failed), for the history the dashboard draws, and of the
+	// rounds the gates rejected in an attempt that is retried.
 	Record RepairRecorder
+	// Once, when set, makes what a job's delivery records (Record, and the
+	// per-repair metrics) count once however often the job is delivered:
+	// again after its ack was lost, or to a second worker while the first
+	// still ran it. Without it every delivery counts.
+	Once Once
 	// Ready, when set, says whether what a job needs answers (the store):
 	// while it does not, no job is pulled, and a job already held goes on
 	// as usual.
@@ -60,9 +66,40 @@ type Consumer struct {
 	Log   *zap.Logger
 }
 
-// RepairRecorder keeps what became of each repair.
+// RepairRecorder keeps what became of each repair. An outcome without a
+// status did not settle its task (the job is retried): only the gates'
+// rejections in its rounds count.
 type RepairRecorder interface {
 	RecordRepair(ctx context.Context, t task.Task, out Outcome) error
+}
+
+// Once remembers keys (store.Store).
+type Once interface {
+	// FirstTime remembers key for ttl and reports whether this is the
+	// first time: false when key or any of unless is remembered already.
+	FirstTime(ctx context.Context, key string, ttl time.Duration, unless ...string) (bool, error)
+}
+
+// onceTTL is how long a job's recorded outcome is remembered: far longer
+// than a job stays on the queue.
+const onceTTL = 30 * 24 * time.Hour
+
+// first reports whether the delivery's outcome is to be counted: the first
+// time key is seen and none of unless was. A store that does not answer
+// costs a log line and counts.
+func (c *Consumer) first(ctx context.Context, log *zap.Logger, key string, unless ...string) bool {
+	if c.Once == nil {
+		return true
+	}
+	ok, err := c.Once.FirstTime(ctx, key, onceTTL, unless...)
+	if err != nil {
+		log.Warn("check whether the job's outcome was recorded before; recording it", zap.Error(err))
+		return true
+	}
+	if !ok {
+		log.Info("the job's outcome was recorded by an earlier delivery: not counted again", zap.String("key", key))
+	}
+	return ok
 }
 
 func (c *Consumer) record(ctx context.Context, log *zap.Logger, t task.Task, out Outcome) {
@@ -79,8 +116,8 @@ type Metrics struct {
 	jobs     *prometheus.CounterVec
 	duration prometheus.Histogram
 	spend    *spendMetrics
-	// per repair that ran to its end: the agents' steps, tokens and cost,
-	// and the gates that rejected its chosen candidate.
+	// per repair that ran to its end: the agents' steps, tokens and cost;
+	// and per round the gates rejected, each gate that did.
 	steps, tokens, cost prometheus.Histogram
 	rejections          *prometheus.CounterVec
 }
@@ -115,7 +152,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	})
 	m.rejections = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "redfix_gate_rejections_total",
-		Help: "Repairs whose chosen candidate a gate rejected, by gate (a repair rejected by two gates counts for both).",
+		Help: "Rounds a gate rejected, by gate: every round (first episode and feedback rounds) of every candidate, once per job however often it is delivered; a round rejected by two gates counts for both.",
 	}, []string{"gate"})
 	for _, r := range []string{string(task.StatusPublished), string(task.StatusNoPatch), string(task.StatusFailed), string(task.StatusOverBudget), "retried", "interrupted"} {
 		m.jobs.WithLabelValues(r)
@@ -136,10 +173,16 @@ func (m *Metrics) repaired(out Outcome) {
 	m.steps.Observe(float64(out.Steps))
 	m.tokens.Observe(float64(out.Spend.PromptTokens + out.Spend.CompletionTokens))
 	m.cost.Observe(out.Spend.CostUSD)
-	for _, g := range out.Gates {
-		if g.Verdict == task.GateFail {
-			m.rejections.WithLabelValues(g.Name).Inc()
-		}
+	m.rejected(out)
+}
+
+// rejected counts the rounds the gates rejected.
+func (m *Metrics) rejected(out Outcome) {
+	if m == nil {
+		return
+	}
+	for g, n := range out.Rejections {
+		m.rejections.WithLabelValues(g).Add(float64(n))
 	}
 }
 
@@ -202,7 +245,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	stop := d.KeepAlive(ctx, c.Heartbeat)
 	defer stop()
 
-	c.save(ctx, log, t, task.StatusRunning, fmt.Sprintf("attempt %d", d.Attempt), "")
+	c.save(ctx, log, t, task.StatusRunning, fmt.Sprintf("attempt %d", d.Attempt), "", nil)
 	jobCtx := ctx
 	if c.JobTimeout > 0 {
 		var cancel context.CancelFunc
@@ -221,51 +264,101 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 			log.Warn("record the task's spend", zap.Error(err))
 		}
 	}
+	// What this delivery records counts once for the job's message
+	// (settled), once for an attempt that did not settle it, and not at
+	// all after the message settled.
+	settled := fmt.Sprintf("repair:%s/%d", t.ID, d.StreamSeq)
+	attempt := fmt.Sprintf("%s/%d", settled, d.Attempt)
+	rounds := stamp(out.AllRounds, d.Attempt)
 	switch {
 	case err == nil:
-		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest)
+		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest, rounds)
 		if err := d.Ack(settle); err != nil {
 			log.Warn("ack job", zap.Error(err))
 		}
 		c.Metrics.observe(string(out.Status), time.Since(start))
-		c.Metrics.repaired(out)
-		c.record(settle, log, t, out)
+		if c.first(settle, log, settled) {
+			c.Metrics.repaired(out)
+			c.record(settle, log, t, out)
+		}
 		log.Info("job done", zap.String("status", string(out.Status)), zap.String("reason", out.Reason))
 	case ctx.Err() != nil:
 		// The worker is stopping: hand the job back at once, untouched.
-		c.save(settle, log, t, task.StatusQueued, "interrupted by a worker shutdown; redelivered", "")
+		c.save(settle, log, t, task.StatusQueued, "interrupted by a worker shutdown; redelivered", "", rounds)
 		_ = d.Nak(settle, 0)
 		c.Metrics.observe("interrupted", time.Since(start))
+		c.unsettled(settle, log, t, out, attempt, settled)
 		log.Info("job interrupted by shutdown")
 	case errors.Is(err, ErrPermanent):
-		c.save(settle, log, t, task.StatusFailed, err.Error(), "")
+		c.save(settle, log, t, task.StatusFailed, err.Error(), "", rounds)
 		_ = d.Term(settle, err.Error())
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
-		c.record(settle, log, t, Outcome{Status: task.StatusFailed, Reason: err.Error(), Spend: out.Spend})
+		if c.first(settle, log, settled) {
+			c.Metrics.rejected(out)
+			c.record(settle, log, t, failed(out, err.Error()))
+		}
 		log.Error("job failed for good", zap.Error(err))
 	case d.LastAttempt():
 		reason := fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
-		c.save(settle, log, t, task.StatusFailed, reason, "")
+		c.save(settle, log, t, task.StatusFailed, reason, "", rounds)
 		if err := d.Park(settle, reason); err != nil {
 			log.Error("park job", zap.Error(err))
 		}
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
-		c.record(settle, log, t, Outcome{Status: task.StatusFailed, Reason: reason, Spend: out.Spend})
+		if c.first(settle, log, settled) {
+			c.Metrics.rejected(out)
+			c.record(settle, log, t, failed(out, reason))
+		}
 		log.Error("job failed on its last attempt", zap.Error(err))
 	default:
 		delay := retryDelay(d.Attempt)
-		c.save(settle, log, t, task.StatusQueued, fmt.Sprintf("attempt %d failed, retrying in %s: %v", d.Attempt, delay, err), "")
+		c.save(settle, log, t, task.StatusQueued, fmt.Sprintf("attempt %d failed, retrying in %s: %v", d.Attempt, delay, err), "", rounds)
 		_ = d.Nak(settle, delay)
 		c.Metrics.observe("retried", time.Since(start))
+		c.unsettled(settle, log, t, out, attempt, settled)
 		log.Warn("job failed; will retry", zap.Duration("delay", delay), zap.Error(err))
 	}
 }
 
-func (c *Consumer) save(ctx context.Context, log *zap.Logger, t task.Task, st task.Status, reason, pr string) {
+// failed is the outcome recorded for a repair that failed: its model use
+// and the rounds the gates rejected before it did.
+func failed(out Outcome, reason string) Outcome {
+	return Outcome{Status: task.StatusFailed, Reason: reason, Spend: out.Spend, AllRounds: out.AllRounds, Rejections: out.Rejections}
+}
+
+// unsettled counts the rejections of an attempt that did not settle its
+// job (retried, or handed back at a shutdown): the rounds happened, and
+// the attempt that settles the job brings its own.
+func (c *Consumer) unsettled(ctx context.Context, log *zap.Logger, t task.Task, out Outcome, key, settled string) {
+	if len(out.Rejections) == 0 || !c.first(ctx, log, key, settled) {
+		return
+	}
+	c.Metrics.rejected(out)
+	c.record(ctx, log, t, Outcome{AllRounds: out.AllRounds, Rejections: out.Rejections})
+}
+
+// stamp marks rounds with the delivery that ran them.
+func stamp(rounds []task.Round, attempt int) []task.Round {
+	if len(rounds) == 0 {
+		return nil
+	}
+	out := append([]task.Round(nil), rounds...)
+	for i := range out {
+		out[i].Attempt = attempt
+	}
+	return out
+}
+
+// save records where the task stands; rounds, when there are any, replace
+// those of an earlier attempt.
+func (c *Consumer) save(ctx context.Context, log *zap.Logger, t task.Task, st task.Status, reason, pr string, rounds []task.Round) {
 	if c.Tasks == nil {
 		return
 	}
 	t.Status, t.Reason, t.UpdatedAt = st, reason, time.Now().UTC()
+	if rounds != nil {
+		t.Rounds = rounds
+	}
 	if pr != "" {
 		t.PullRequest = pr
 	}

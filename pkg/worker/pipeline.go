@@ -161,6 +161,12 @@ type Outcome struct {
 	// Candidates is how many attempts were made, Chosen the one kept
 	// (1-based), Rounds its feedback rounds and Steps its steps over them.
 	Candidates, Chosen, Rounds, Steps int
+	// AllRounds is every candidate's rounds, as the task keeps them
+	// (task.BoundRounds): how each ended, its gates, patch and trajectory.
+	AllRounds []task.Round
+	// Rejections counts, by gate, the rounds each gate rejected, over
+	// every round of every candidate (AllRounds may have dropped some).
+	Rejections map[string]int
 	// Spend is what every candidate's model calls used and cost.
 	Spend llm.Spend
 }
@@ -222,9 +228,20 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	best := choose(cands)
 	out := Outcome{Agent: best.res, Trajectory: best.traj.Bytes(), Gates: best.gates,
 		Candidates: len(cands), Chosen: best.n, Rounds: best.rounds, Steps: best.steps}
+	var all []task.Round
 	for _, c := range cands {
 		out.Spend = out.Spend.Add(c.spend)
+		for _, r := range c.past {
+			all = append(all, r)
+			for _, g := range r.Rejected() {
+				if out.Rejections == nil {
+					out.Rejections = map[string]int{}
+				}
+				out.Rejections[g]++
+			}
+		}
 	}
+	out.AllRounds = task.BoundRounds(all, best.n)
 	p.charge(ctx, log, t.Repo, out.Spend)
 	if err != nil {
 		// What the agent did until then is kept: it says why it stopped.
@@ -235,9 +252,9 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		p.progress("choose", "candidate %d of %d", best.n, len(cands))
 	}
 	if !best.accepted() {
-		out.Status, out.Reason = best.status, best.reason
+		out.Status, out.Reason = best.status, best.story(best.reason)
 		if best.err != nil {
-			out.Status, out.Reason = task.StatusNoPatch, best.err.Error()
+			out.Status, out.Reason = task.StatusNoPatch, best.story(best.err.Error())
 		}
 		if len(best.gates) > 0 {
 			log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
