@@ -241,7 +241,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 			}
 		}
 	}
-	out.AllRounds = task.BoundRounds(all, best.n)
+	out.AllRounds = BoundRounds(all, best.n)
 	p.charge(ctx, log, t.Repo, out.Spend)
 	if err != nil {
 		// What the agent did until then is kept: it says why it stopped.

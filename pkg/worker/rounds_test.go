@@ -1,23 +1,25 @@
-package task
+package worker
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // A task keeps each candidate's last rounds, the chosen candidate's first
 // when there are too many in all, with patches, gate details and
 // trajectories cut to their bounds.
 func TestBoundRounds(t *testing.T) {
-	var rounds []Round
+	var rounds []task.Round
 	for c := 1; c <= 6; c++ {
 		for n := 1; n <= 4; n++ {
-			rounds = append(rounds, Round{Candidate: c, N: n, Verdict: RoundRejected,
+			rounds = append(rounds, task.Round{Candidate: c, N: n, Verdict: task.RoundRejected,
 				Patch:      fmt.Sprintf("c%dr%d\n", c, n) + strings.Repeat("+x\n", MaxRoundPatch),
 				Trajectory: strings.Repeat(`{"step":1}`+"\n", MaxRoundsTrajectory),
-				Gates:      []Gate{{Name: "regression", Verdict: GateFail, Detail: strings.Repeat("d", 2*MaxGateDetail)}}})
+				Gates:      []task.Gate{{Name: "regression", Verdict: task.GateFail, Detail: strings.Repeat("d", 2*MaxGateDetail)}}})
 		}
 	}
 	kept := BoundRounds(rounds, 6)
@@ -48,7 +50,7 @@ func TestBoundRounds(t *testing.T) {
 	}
 
 	// Within the bounds nothing is cut.
-	small := []Round{{Candidate: 1, N: 1, Patch: "+a\n", Trajectory: "{}\n", Gates: []Gate{{Name: "oracle", Verdict: GateFail, Detail: "x"}}}, {Candidate: 1, N: 2, Patch: "+b\n"}}
+	small := []task.Round{{Candidate: 1, N: 1, Patch: "+a\n", Trajectory: "{}\n", Gates: []task.Gate{{Name: "oracle", Verdict: task.GateFail, Detail: "x"}}}, {Candidate: 1, N: 2, Patch: "+b\n"}}
 	if k := BoundRounds(small, 1); len(k) != 2 || k[0].Patch != "+a\n" || k[0].Trajectory != "{}\n" || k[0].Gates[0].Detail != "x" || k[1].Patch != "+b\n" {
 		t.Errorf("small rounds changed: %+v", k)
 	}
