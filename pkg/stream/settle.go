@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -68,17 +69,34 @@ const settleTimeoutOf = 10 * time.Second
 func (d *Delivery) Settle(work context.Context, err error) (Settlement, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(work), settleTimeoutOf)
 	defer cancel()
+	how := d.Settlement(work, err)
+	switch how {
+	case SettledAck:
+		return how, d.Ack(ctx)
+	case SettledHandBack:
+		return how, d.Nak(ctx, 0)
+	case SettledRetry:
+		return how, d.Nak(ctx, d.RetryDelay())
+	}
+	if errors.Is(err, ErrPermanent) {
+		return how, d.Park(ctx, err.Error())
+	}
+	return how, d.Park(ctx, fmt.Sprintf("gave up after %d attempts over %s: %v", d.Attempt, time.Since(d.Enqueued).Round(time.Second), err))
+}
+
+// Settlement is what Settle will do with the delivery for err, without
+// doing it: for a handler that records the outcome (a task's status)
+// before it settles.
+func (d *Delivery) Settlement(work context.Context, err error) Settlement {
 	switch {
 	case err == nil:
-		return SettledAck, d.Ack(ctx)
+		return SettledAck
 	case errors.Is(err, ErrPermanent):
-		return SettledPark, d.Park(ctx, err.Error())
+		return SettledPark
 	case work.Err() != nil:
-		return SettledHandBack, d.Nak(ctx, 0)
+		return SettledHandBack
+	case d.LastAttempt():
+		return SettledPark
 	}
-	parked, serr := d.Retry(ctx, err)
-	if parked {
-		return SettledPark, serr
-	}
-	return SettledRetry, serr
+	return SettledRetry
 }

@@ -229,15 +229,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// retryDelay grows with the attempt: 30 s, 1 min, 2 min, …
-func retryDelay(attempt int) time.Duration {
-	d := 30 * time.Second
-	for i := 1; i < attempt && d < 10*time.Minute; i++ {
-		d *= 2
-	}
-	return d
-}
-
 func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	start := time.Now()
 	t := d.Job.Task
@@ -270,53 +261,46 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	settled := fmt.Sprintf("repair:%s/%d", t.ID, d.StreamSeq)
 	attempt := fmt.Sprintf("%s/%d", settled, d.Attempt)
 	rounds := stamp(out.AllRounds, d.Attempt)
-	switch {
-	case err == nil:
+	// How the job's message is settled follows from the error's class, the
+	// one way every stream consumer decides (stream.Delivery.Settlement);
+	// the task's status is saved first, then the message settled.
+	how := d.Settlement(ctx, err)
+	switch how {
+	case stream.SettledAck:
 		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest, rounds)
-		if err := d.Ack(settle); err != nil {
-			log.Warn("ack job", zap.Error(err))
-		}
 		c.Metrics.observe(string(out.Status), time.Since(start))
 		if c.first(settle, log, settled) {
 			c.Metrics.repaired(out)
 			c.record(settle, log, t, out)
 		}
 		log.Info("job done", zap.String("status", string(out.Status)), zap.String("reason", out.Reason))
-	case ctx.Err() != nil:
+	case stream.SettledHandBack:
 		// The worker is stopping: hand the job back at once, untouched.
 		c.save(settle, log, t, task.StatusQueued, "interrupted by a worker shutdown; redelivered", "", rounds)
-		_ = d.Nak(settle, 0)
 		c.Metrics.observe("interrupted", time.Since(start))
 		c.unsettled(settle, log, t, out, attempt, settled)
 		log.Info("job interrupted by shutdown")
-	case errors.Is(err, ErrPermanent):
-		c.save(settle, log, t, task.StatusFailed, err.Error(), "", rounds)
-		_ = d.Term(settle, err.Error())
-		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
-		if c.first(settle, log, settled) {
-			c.Metrics.rejected(out)
-			c.record(settle, log, t, failed(out, err.Error()))
+	case stream.SettledPark:
+		reason := err.Error()
+		if !errors.Is(err, ErrPermanent) {
+			reason = fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
 		}
-		log.Error("job failed for good", zap.Error(err))
-	case d.LastAttempt():
-		reason := fmt.Sprintf("gave up after %d attempts: %v", d.Attempt, err)
 		c.save(settle, log, t, task.StatusFailed, reason, "", rounds)
-		if err := d.Park(settle, reason); err != nil {
-			log.Error("park job", zap.Error(err))
-		}
 		c.Metrics.observe(string(task.StatusFailed), time.Since(start))
 		if c.first(settle, log, settled) {
 			c.Metrics.rejected(out)
 			c.record(settle, log, t, failed(out, reason))
 		}
-		log.Error("job failed on its last attempt", zap.Error(err))
-	default:
-		delay := retryDelay(d.Attempt)
+		log.Error("job failed for good; parked", zap.Error(err))
+	case stream.SettledRetry:
+		delay := d.RetryDelay()
 		c.save(settle, log, t, task.StatusQueued, fmt.Sprintf("attempt %d failed, retrying in %s: %v", d.Attempt, delay, err), "", rounds)
-		_ = d.Nak(settle, delay)
 		c.Metrics.observe("retried", time.Since(start))
 		c.unsettled(settle, log, t, out, attempt, settled)
 		log.Warn("job failed; will retry", zap.Duration("delay", delay), zap.Error(err))
+	}
+	if _, serr := d.Settle(ctx, err); serr != nil {
+		log.Warn("settle job: it comes back after the ack wait", zap.String("settlement", how.String()), zap.Error(serr))
 	}
 }
 

@@ -352,7 +352,9 @@ func TestConsumerTakesOverAbandonedJob(t *testing.T) {
 	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
 }
 
-func TestConsumerTerminatesPermanentFailure(t *testing.T) {
+// A job that no retry can mend (its repository is gone) is parked once,
+// with the reason, and not delivered again: `bot replay` can bring it back.
+func TestConsumerParksPermanentFailure(t *testing.T) {
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 5})
 	tk := demoTask(s, "fp-no-repo")
@@ -364,11 +366,17 @@ func TestConsumerTerminatesPermanentFailure(t *testing.T) {
 	startConsumer(t, consumer(t, jobs, r))
 
 	got := waitStatus(t, r, tk.ID, task.StatusFailed)
-	if !strings.Contains(got.Reason, worker.ErrPermanent.Error()) || !strings.Contains(got.Reason, "deleted") {
+	if !strings.Contains(got.Reason, "deleted") || !strings.Contains(got.Reason, "no such repository") {
 		t.Fatalf("reason %q, want the permanent failure naming the repository", got.Reason)
 	}
-	waitFor(t, 10*time.Second, "the terminated job is still on the queue", func() bool { return lag(t, q) == 0 })
-	holdsFor(t, 4*q.Config().AckWait, "one delivery of a terminated job", func() bool {
+	waitFor(t, 10*time.Second, "the parked job is still on the queue", func() bool { return lag(t, q) == 0 })
+	waitFor(t, 30*time.Second, "the job is parked", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n, err := q.Stream().ParkedCount(ctx)
+		return err == nil && n == 1
+	})
+	holdsFor(t, 4*q.Config().AckWait, "one delivery of a parked job", func() bool {
 		return len(jobs.seen()) == 1 && lag(t, q) == 0
 	})
 	if agent.called.Load() {

@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -173,10 +174,10 @@ type Outcome struct {
 
 // ErrPermanent marks failures that no retry can mend (a repository or
 // commit that does not exist, a malformed task).
-var ErrPermanent = errors.New("permanent")
+var ErrPermanent = stream.ErrPermanent
 
 // Permanent wraps err as a permanent failure.
-func Permanent(err error) error { return fmt.Errorf("%w: %w", ErrPermanent, err) }
+func Permanent(err error) error { return stream.Permanent(err) }
 
 // errBusy is returned when another worker holds the publish claim.
 var errBusy = errors.New("another worker is publishing this group")
