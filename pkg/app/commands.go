@@ -474,7 +474,7 @@ func investigate(ctx context.Context, repo, head string, tests []string, reruns 
 		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
 	defer ws.Close()
-	ids, err := triage.Canonical(ws.Dir, tests)
+	ids, err := testrun.Canonical(ws.Dir, tests)
 	if err != nil {
 		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}

@@ -115,7 +115,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err := repo.Checkout(ctx, badSHA); err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	ids, err := Canonical(repoDir, tests)
+	ids, err := testrun.Canonical(repoDir, tests)
 	if err != nil {
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}

@@ -237,27 +237,6 @@ func aggregate(evs []TestEvidence) string {
 	return VerdictFlaky
 }
 
-// Canonical resolves test names ("TestParse/sub", or full IDs) to canonical
-// IDs in the module at dir.
-func Canonical(dir string, tests []string) ([]string, error) {
-	var ids []string
-	seen := map[string]bool{}
-	for _, t := range tests {
-		target, err := testrun.Resolve(dir, t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[target.ID] {
-			seen[target.ID] = true
-			ids = append(ids, target.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, errors.New("no test named")
-	}
-	return ids, nil
-}
-
 type counted struct {
 	runs, failures int
 	timedOut       bool

@@ -135,7 +135,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	v := Verdict{Repo: repo, Commit: ws.Commit}
 	log = log.With(zap.String("repo", repo), zap.String("commit", ws.Commit))
 
-	ids, err := Canonical(ws.Dir, tests)
+	ids, err := testrun.Canonical(ws.Dir, tests)
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}

@@ -653,7 +653,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 			return bis, nil, "", fmt.Errorf("record CI failure of %s: %w", f.ID(), err)
 		}
 	}
-	ids, err := Canonical(dir, out.Tests)
+	ids, err := testrun.Canonical(dir, out.Tests)
 	if err != nil {
 		return bis, nil, fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(commit), err), nil
 	}
