@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -50,18 +51,18 @@ func TestSub(t *testing.T) {
 func TestProcessGroupsByBlameCommit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f := newFixture(t)
-	shas := []string{f.commit("calc", map[string]string{"go.mod": goMod, "calc/calc.go": mathGood, "calc/calc_test.go": mathTest})}
+	f := bisecttest.NewRepo(t)
+	shas := []string{f.Commit("calc", map[string]string{"go.mod": bisecttest.GoMod, "calc/calc.go": mathGood, "calc/calc_test.go": mathTest})}
 	for i := 1; i <= 12; i++ {
 		files := map[string]string{fmt.Sprintf("notes/%d.txt", i): "note\n"}
 		if i == 5 {
 			files["calc/calc.go"] = mathBad
 		}
-		shas = append(shas, f.commit(fmt.Sprintf("change %d", i), files))
+		shas = append(shas, f.Commit(fmt.Sprintf("change %d", i), files))
 	}
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[12], Good: shas[0], Report: report.Result{Failures: []task.Failure{
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[12], Good: shas[0], Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = 2, want 3"},
 		{Package: "example.com/calc/calc", Test: "TestSub", Message: "Sub(5, 2) returned 2 instead of 3"},
 	}}})

@@ -8,6 +8,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -20,7 +21,7 @@ import (
 func TestBlameCommitMergesWhileItsTaskIsActive(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { rdb.Close() })
@@ -30,14 +31,14 @@ func TestBlameCommitMergesWhileItsTaskIsActive(t *testing.T) {
 	report := func(msg string) Input {
 		fl := addFailure("1")
 		fl.Message = msg
-		return Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{fl}}}
+		return Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{fl}}}
 	}
 	outs, err := tr.Process(ctx, report("Add(1, 2) = -1, want 3"))
 	if err != nil || len(outs) != 1 || outs[0].Status != task.StatusQueued {
 		t.Fatalf("first report: %+v, %v", outs, err)
 	}
 	first := outs[0].TaskID
-	key := BlameGroup(f.dir, shas[6])
+	key := BlameGroup(f.Dir, shas[6])
 	if owner, ttl, ok, err := st.GroupClaim(ctx, key); err != nil || !ok || owner != first || ttl <= st.ClaimTTLs().Triage {
 		t.Fatalf("blame claim: owner %q ttl %s ok %v err %v; want %s's, living past the triage claim", owner, ttl, ok, err, first)
 	}

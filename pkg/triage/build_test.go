@@ -1,41 +1,26 @@
 package triage
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
-// brokenBuildHistory is calc's module where commit 5 of 8 makes Add call a
-// function that does not exist: shas[0] is the root, shas[8] is HEAD.
-func brokenBuildHistory(t *testing.T) (*fixture, []string) {
-	t.Helper()
-	f := newFixture(t)
-	shas := []string{f.commit("calc: add Add", map[string]string{"go.mod": goMod, "calc/calc.go": addGood, "calc/calc_test.go": calcTest})}
-	for i := 1; i <= 8; i++ {
-		if i == 5 {
-			shas = append(shas, f.commit("calc: round Add", map[string]string{"calc/calc.go": "package calc\n\n// Add adds.\nfunc Add(x, y int) int { return round(x + y) }\n"}))
-			continue
-		}
-		shas = append(shas, f.commit(fmt.Sprintf("docs: note %d", i), map[string]string{fmt.Sprintf("notes/%d.txt", i): fmt.Sprintf("note %d\n", i)}))
-	}
-	return f, shas
-}
-
 // ciReport is what `go test -json ./...` reports in a checkout of the
 // fixture at its HEAD, as CI would send it.
-func ciReport(t *testing.T, f *fixture) report.Result {
+func ciReport(t *testing.T, f *bisecttest.Repo) report.Result {
 	t.Helper()
 	dir := t.TempDir()
-	res, err := sandbox.Run(testContext(t), sandbox.Cmd{Dir: f.dir, Args: []string{"sh", "-c", `go test -json ./... >"$OUT"`}, Env: []string{"OUT=" + filepath.Join(dir, "r.json")}})
+	res, err := sandbox.Run(testContext(t), sandbox.Cmd{Dir: f.Dir, Args: []string{"sh", "-c", `go test -json ./... >"$OUT"`}, Env: []string{"OUT=" + filepath.Join(dir, "r.json")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +38,14 @@ func ciReport(t *testing.T, f *fixture) report.Result {
 func TestProcessTriagesBuildFailure(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := brokenBuildHistory(t)
+	f, shas := bisecttest.BrokenBuildHistory(t)
 	rep := ciReport(t, f)
 	if len(rep.BuildErrors) != 1 || len(rep.Failures) != 0 {
 		t.Fatalf("CI report: build errors %+v, failures %+v", rep.BuildErrors, rep.Failures)
 	}
-	store, queue := &historyStore{memStore: newMemStore(), memRunCache: newMemRunCache()}, &memQueue{}
+	store, queue := &historyStore{memStore: newMemStore(), RunCache: bisecttest.NewRunCache()}, &memQueue{}
 	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
-	in := Input{Repo: f.dir, Commit: shas[8], Good: shas[0], Branch: "main", Report: rep}
+	in := Input{Repo: f.Dir, Commit: shas[8], Good: shas[0], Branch: "main", Report: rep}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -96,24 +81,24 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 
 	// The worker's oracle: the task's "test" is the package, which fails
 	// to build at the commit and passes once it builds and its tests pass.
-	o, err := testrun.Runner{}.Run(ctx, f.dir, queue.jobs[0].Task.Tests(), 1)
+	o, err := testrun.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(o.Build) != 1 || len(o.Passed) != 0 {
 		t.Errorf("oracle at the commit: %+v", o)
 	}
-	if err := os.WriteFile(filepath.Join(f.dir, "calc", "calc.go"), []byte(addGood), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.Dir, "calc", "calc.go"), []byte(bisecttest.AddGood), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if o, err = (testrun.Runner{}).Run(ctx, f.dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
+	if o, err = (testrun.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
 		t.Errorf("oracle after the repair: %+v, %v", o, err)
 	}
 
 	// The builds are cached: bisecting the same package again builds
 	// nothing.
-	b := BuildBisector{Cache: store}
-	again, err := b.Bisect(ctx, f.dir, shas[0], shas[8], "example.com/calc/calc")
+	b := bisect.BuildBisector{Cache: store}
+	again, err := b.Bisect(ctx, f.Dir, shas[0], shas[8], "example.com/calc/calc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,34 +107,15 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 	}
 }
 
-func TestBuildBisectWithoutGood(t *testing.T) {
-	t.Parallel()
-	ctx := testContext(t)
-	f, shas := brokenBuildHistory(t)
-	// The package appears only in commit 2: before, it is missing, which
-	// counts as building.
-	bis, err := BuildBisector{}.Bisect(ctx, f.dir, "", shas[8], "example.com/calc/calc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bis.Blame != shas[5] || bis.Good != shas[4] {
-		t.Errorf("bisection = %+v, want blame %s", bis, task.Short(shas[5]))
-	}
-	// Good after the break: nothing builds in the range.
-	if _, err := (BuildBisector{}).Bisect(ctx, f.dir, shas[6], shas[8], "example.com/calc/calc"); err == nil || !strings.Contains(err.Error(), "does not build at good") {
-		t.Errorf("good after the break: %v", err)
-	}
-}
-
 // A build failure of another language's runner (no Go module here) is
 // dropped as one that cannot be built, not queued.
 func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f := newFixture(t)
-	sha := f.commit("java", map[string]string{"pom.xml": "<project/>\n"})
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("java", map[string]string{"pom.xml": "<project/>\n"})
 	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: sha, Report: report.Result{
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{
 		BuildErrors: []task.Failure{{Package: "com.acme.Widget", Message: "cannot find symbol"}},
 	}})
 	if err != nil {

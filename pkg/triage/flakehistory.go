@@ -80,6 +80,14 @@ func AdaptiveReruns(base int, s FlakeScore) int {
 	return min(max(n, base), 4*base)
 }
 
+// RunCache keeps the tests' runs by commit, the history that says how
+// flaky a test is; store.Store satisfies it. The bisection keeps its runs
+// there too: it is a bisect.RunCache.
+type RunCache interface {
+	CommitRuns(ctx context.Context, testID string) (map[string]task.CommitRuns, error)
+	AddCommitRuns(ctx context.Context, testID, commit string, runs task.CommitRuns) error
+}
+
 // testHistory is what the history by commit says about a group's tests.
 type testHistory struct {
 	score   FlakeScore

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -33,10 +34,10 @@ type reportingRunner struct {
 	report func(stage, detail string)
 }
 
-// Build builds with next when it builds (Builder), testrun's default
-// otherwise, and reports it.
+// Build builds with next when it builds (bisect.Builder), testrun's
+// default otherwise, and reports it.
 func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
-	b, ok := r.next.(Builder)
+	b, ok := r.next.(bisect.Builder)
 	if !ok {
 		b = testrun.Runner{}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -34,10 +35,10 @@ func (s *crashingStore) SaveTask(ctx context.Context, t task.Task) error {
 func TestRedeliveredReportResumesAfterACrashBetweenQueueAndRecord(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	store, queue := &crashingStore{memStore: newMemStore()}, &memQueue{}
 	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, zap.NewNop())
-	in := Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Branch: "main",
+	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Branch: "main",
 		Report:     report.Result{Format: "go-test-json", Failures: []task.Failure{addFailure("1")}},
 		Submission: "sub-1", Received: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
 

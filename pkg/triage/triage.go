@@ -21,6 +21,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/report"
@@ -76,7 +77,7 @@ type Config struct {
 	// no limit too). The count is the store's (see JobBudget).
 	DailyJobs       int
 	DailyJobsByRepo map[string]int
-	// Confidence is the bisection's (DefaultConfidence when 0).
+	// Confidence is the bisection's (bisect.DefaultConfidence when 0).
 	Confidence float64
 	// BisectParallel bounds the commits a bisection tests at once.
 	BisectParallel int
@@ -527,8 +528,8 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 
 // bisector is the service's bisection: its bounds, and the store's runs by
 // commit as its cache when the store keeps them.
-func (t *Triage) bisector(log *zap.Logger) Bisector {
-	b := Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}
+func (t *Triage) bisector(log *zap.Logger) bisect.Bisector {
+	b := bisect.Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}
 	if c, ok := t.store.(RunCache); ok {
 		b.Cache = c
 	}
@@ -645,7 +646,7 @@ func newTaskID(now time.Time) string {
 // workspace at dir, and bisects them when they fail reliably; the runs use
 // work, which ends when another task takes the group (lostTo). A non-empty
 // reason drops the group; bisErr says why there is no blame (wrapping
-// ErrCannotBisect) when the search could not name one.
+// bisect.ErrCannotBisect) when the search could not name one.
 func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, g Group, repo gitrepo.Repo, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
 	t, commit, dir := p.t, tk.Commit, repo.Dir
 	for _, f := range g.Failures {
@@ -725,7 +726,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 	switch {
 	case lostTo() != "":
 		return bis, nil, "", err
-	case errors.Is(err, ErrCannotBisect):
+	case errors.Is(err, bisect.ErrCannotBisect):
 		return bis, err, "", nil
 	case err != nil:
 		return bis, nil, "", err

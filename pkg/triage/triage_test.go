@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -23,12 +24,12 @@ func addFailure(ciRun string) task.Failure {
 func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
 	core, logs := observer.New(zap.InfoLevel)
 	tr := New(store, queue, nil, Config{Reruns: 3, WorkDir: t.TempDir()}, zap.New(core))
 
-	in := Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Branch: "main",
+	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Branch: "main",
 		Report: report.Result{Format: "go-test-json", Failures: []task.Failure{addFailure("1")}}}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
@@ -48,7 +49,7 @@ func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 	if tk.Flakiness != (task.Flakiness{Runs: 3, Failures: 3, Verdict: VerdictReliable}) {
 		t.Errorf("flakiness = %+v", tk.Flakiness)
 	}
-	if tk.Commit != shas[10] || tk.Repo != f.dir || tk.Branch != "main" || tk.Fingerprint != o.Fingerprint || tk.ID != o.TaskID || tk.CreatedAt.IsZero() {
+	if tk.Commit != shas[10] || tk.Repo != f.Dir || tk.Branch != "main" || tk.Fingerprint != o.Fingerprint || tk.ID != o.TaskID || tk.CreatedAt.IsZero() {
 		t.Errorf("task = %+v", tk)
 	}
 	if o.TestRuns != 3+tk.Bisection.Steps {
@@ -61,12 +62,12 @@ func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 		t.Errorf("jobs = %+v", queue.jobs)
 	}
 	// The CI failure and the three reruns are in the test's history.
-	if h := store.runs[addTestID]; h != [2]int{4, 4} {
+	if h := store.runs[bisecttest.AddTestID]; h != [2]int{4, 4} {
 		t.Errorf("history = %v, want 4 runs, 4 failures", h)
 	}
 	for _, e := range logs.FilterMessage("queued").All() {
 		fields := e.ContextMap()
-		if fields["repo"] != f.dir || fields["task_id"] != o.TaskID || fields["fingerprint"] != o.Fingerprint {
+		if fields["repo"] != f.Dir || fields["task_id"] != o.TaskID || fields["fingerprint"] != o.Fingerprint {
 			t.Errorf("log fields = %v", fields)
 		}
 	}
@@ -98,7 +99,7 @@ func TestProcessDropsFlakyFailures(t *testing.T) {
 	f, sha := flakyRepo(t)
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
 	}}})
 	if err != nil {
@@ -127,10 +128,10 @@ func TestProcessDropsFlakyFailures(t *testing.T) {
 func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[10], Report: report.Result{
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{
 		Failures: []task.Failure{
 			{Package: "example.com/calc/calc", Test: "TestOK", Message: "connection reset"},
 			{Package: "com.example.FooTest", Test: "testBar", Message: "expected 1"},
@@ -178,12 +179,12 @@ func TestProcessLeavesOptedOutRepositories(t *testing.T) {
 // redelivery is triaged again rather than dropped as a duplicate.
 func TestProcessReleasesGroupsItCannotFinish(t *testing.T) {
 	t.Parallel()
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[10], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
+	_, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
 	if err == nil {
 		t.Fatal("Process with a cancelled context succeeded")
 	}
@@ -195,8 +196,8 @@ func TestProcessReleasesGroupsItCannotFinish(t *testing.T) {
 func TestInvestigateReliableFailure(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
-	v, err := Investigate(ctx, f.dir, "", "HEAD", []string{"TestAdd"}, 2)
+	f, shas := bisecttest.CalcHistory(t)
+	v, err := Investigate(ctx, f.Dir, "", "HEAD", []string{"TestAdd"}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,10 +207,10 @@ func TestInvestigateReliableFailure(t *testing.T) {
 	if v.Bisection == nil || v.Bisection.Blame != shas[6] || v.BisectError != "" {
 		t.Fatalf("bisection = %+v, error %q", v.Bisection, v.BisectError)
 	}
-	if v.Failure == nil || v.Failure.Message != "Add(1, 2) = -1, want 3" || v.Fingerprint != Fingerprint(f.dir, *v.Failure) {
+	if v.Failure == nil || v.Failure.Message != "Add(1, 2) = -1, want 3" || v.Fingerprint != Fingerprint(f.Dir, *v.Failure) {
 		t.Errorf("failure %+v fingerprint %q", v.Failure, v.Fingerprint)
 	}
-	if len(v.Tests) != 1 || v.Tests[0] != addTestID || v.Commit != shas[10] {
+	if len(v.Tests) != 1 || v.Tests[0] != bisecttest.AddTestID || v.Commit != shas[10] {
 		t.Errorf("tests %q commit %s", v.Tests, v.Commit)
 	}
 	if v.TestRuns != 2+v.Bisection.Steps {
@@ -219,7 +220,7 @@ func TestInvestigateReliableFailure(t *testing.T) {
 		t.Errorf("String() =\n%s", s)
 	}
 	// The repository's own checkout was left alone.
-	if head, _ := f.repo.Resolve(ctx, "HEAD"); head != shas[10] {
+	if head, _ := f.Repo.Resolve(ctx, "HEAD"); head != shas[10] {
 		t.Errorf("HEAD moved to %s", head)
 	}
 }
@@ -228,7 +229,7 @@ func TestInvestigateFlakyTestIsNotBisected(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, _ := flakyRepo(t)
-	v, err := Investigate(ctx, f.dir, "", "", []string{"TestFlaky"}, 4)
+	v, err := Investigate(ctx, f.Dir, "", "", []string{"TestFlaky"}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,10 +253,10 @@ func (s stolenStore) ClaimGroup(ctx context.Context, fp, id string) (string, boo
 func TestProcessStopsWhenAnotherTaskTakesTheGroup(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	mem, queue := newMemStore(), &memQueue{}
 	tr := New(stolenStore{mem}, queue, nil, Config{Reruns: 3, WorkDir: t.TempDir(), ClaimRefresh: 10 * time.Millisecond}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
 	if err != nil {
 		t.Fatal(err)
 	}

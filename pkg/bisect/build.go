@@ -1,0 +1,206 @@
+package bisect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+// Builder compiles packages and their tests without running any test;
+// testrun.Runner satisfies it.
+type Builder interface {
+	Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
+}
+
+// BuildBisector finds the commit that broke a package's build. A build is
+// deterministic, so it is a plain binary search over bad's first-parent
+// history, one build per commit; builds are kept in Cache (keyed by the
+// package's import path) and reused across searches.
+type BuildBisector struct {
+	Builder Builder
+	Cache   RunCache
+	// ProbeLimit is DefaultProbeLimit when 0: how far back the search
+	// starts when no good commit is given.
+	ProbeLimit int
+	Log        *zap.Logger
+}
+
+// Bisect finds, in the git checkout at repoDir, the first commit on bad's
+// first-parent history where the package pkg (an import path) does not
+// build, and leaves repoDir at bad. A commit where the package does not
+// exist yet counts as building. With no good given, the search starts
+// ProbeLimit commits back (or at the root commit). Steps counts the builds
+// made, CachedRuns those reused.
+func (b BuildBisector) Bisect(ctx context.Context, repoDir, good, bad, pkg string) (res task.Bisection, err error) {
+	return b.BisectRepo(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, pkg)
+}
+
+// BisectRepo is Bisect on a repository: a checkout's, whose git directory
+// is kept apart.
+func (b BuildBisector) BisectRepo(ctx context.Context, repo gitrepo.Repo, good, bad, pkg string) (res task.Bisection, err error) {
+	if b.Builder == nil {
+		b.Builder = testrun.Runner{}
+	}
+	repoDir := repo.Dir
+	badSHA, err := repo.Resolve(ctx, bad)
+	if err != nil {
+		return res, fmt.Errorf("bisect build: bad commit: %w", err)
+	}
+	res.Bad = badSHA
+	defer func() {
+		if cerr := repo.Checkout(context.WithoutCancel(ctx), badSHA); cerr != nil && err == nil {
+			err = fmt.Errorf("bisect build: %w", cerr)
+		}
+	}()
+	var cached map[string]task.CommitRuns
+	if b.Cache != nil {
+		if cached, err = b.Cache.CommitRuns(ctx, pkg); err != nil {
+			return res, fmt.Errorf("bisect build: cached builds of %s: %w", pkg, err)
+		}
+	}
+	// at builds the package at sha, from the cache when it knows.
+	at := func(sha string) (Result, error) {
+		if c, ok := cached[sha]; ok {
+			switch {
+			case c.Failed > 0:
+				res.CachedRuns++
+				return ResultFail, nil
+			case c.Passed > 0 || c.Missing > 0:
+				res.CachedRuns++
+				return ResultPass, nil
+			}
+		}
+		if err := repo.Checkout(ctx, sha); err != nil {
+			return 0, fmt.Errorf("bisect build: %w", err)
+		}
+		r, _, err := b.BuildPackage(ctx, repoDir, pkg)
+		res.Steps++
+		if err != nil {
+			return 0, err
+		}
+		if b.Cache != nil {
+			if err := b.Cache.AddCommitRuns(ctx, pkg, sha, r.CommitRuns()); err != nil {
+				return 0, fmt.Errorf("bisect build: keep build of %s at %s: %w", pkg, task.Short(sha), err)
+			}
+		}
+		if r == ResultMissing {
+			r = ResultPass
+		}
+		return r, nil
+	}
+
+	probed := good == ""
+	var goodSHA string
+	if probed {
+		goodSHA, err = Bisector{ProbeLimit: b.ProbeLimit}.probeStart(ctx, repo, badSHA)
+	} else {
+		goodSHA, err = repo.Resolve(ctx, good)
+	}
+	if err != nil {
+		return res, fmt.Errorf("bisect build: good commit: %w", err)
+	}
+	if goodSHA == badSHA || !repo.IsAncestor(ctx, goodSHA, badSHA) {
+		return res, fmt.Errorf("bisect build: good %s is not an ancestor of bad %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
+	}
+	r, err := at(goodSHA)
+	if err != nil {
+		return res, err
+	}
+	if r == ResultFail && probed {
+		root, err := rootCommit(ctx, repo, badSHA)
+		if err != nil {
+			return res, err
+		}
+		if root != goodSHA && root != badSHA {
+			goodSHA = root
+			if r, err = at(goodSHA); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.Good = goodSHA
+	if r == ResultFail {
+		return res, fmt.Errorf("bisect build: %s does not build at good %s either: %w", pkg, task.Short(goodSHA), ErrCannotBisect)
+	}
+	rest, err := repo.Path(ctx, goodSHA, badSHA)
+	if err != nil {
+		return res, fmt.Errorf("bisect build: %w", err)
+	}
+	if len(rest) == 0 || rest[len(rest)-1] != badSHA {
+		return res, fmt.Errorf("bisect build: good %s is not on the first-parent history of %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
+	}
+	path := append([]string{goodSHA}, rest...)
+	// path[lo] builds, path[hi] does not.
+	lo, hi := 0, len(path)-1
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		r, err := at(path[mid])
+		if err != nil {
+			return res, err
+		}
+		if r == ResultFail {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	res.Good, res.Blame = path[lo], path[hi]
+	res.Finding, res.Confidence = FindingCulprit, 1
+	c, err := repo.Show(ctx, res.Blame)
+	if err != nil {
+		return res, fmt.Errorf("bisect build: %w", err)
+	}
+	res.Subject, res.Author = c.Subject, c.Author
+	if b.Log != nil {
+		b.Log.Info("bisected build", zap.String("package", pkg), zap.String("blame", res.Blame), zap.Int("builds", res.Steps), zap.Int("cached", res.CachedRuns))
+	}
+	return res, nil
+}
+
+// BuildPackage compiles the package pkg (an import path) and its tests in
+// the checkout at dir: fail (with the compiler's failure) when it does not
+// build; missing (with why) when the module has no such package, or there
+// is no Go module there at all (a report from another language's runner,
+// a commit before go.mod).
+func (b BuildBisector) BuildPackage(ctx context.Context, dir, pkg string) (Result, *task.Failure, error) {
+	if b.Builder == nil {
+		b.Builder = testrun.Runner{}
+	}
+	t, err := testrun.Resolve(dir, pkg)
+	switch {
+	case errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous):
+		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package in the module"}, nil
+	case err != nil:
+		return ResultMissing, &task.Failure{Package: pkg, Message: "not a Go module: " + err.Error()}, nil
+	case !t.IsPackage():
+		return ResultMissing, &task.Failure{Package: pkg, Message: "not a Go package"}, nil
+	}
+	o, err := b.Builder.Build(ctx, dir, []string{t.Dir})
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, ctx.Err()
+		}
+		return 0, nil, fmt.Errorf("build %s: %w", pkg, err)
+	}
+	if len(o.Build) == 0 && !o.TimedOut {
+		return ResultPass, nil, nil
+	}
+	f := task.Failure{Package: pkg, Message: "build timed out", Output: o.Output}
+	for _, bf := range o.Build {
+		if bf.Package == pkg || strings.HasPrefix(bf.Package, pkg+" ") || bf.Package == "" {
+			f = bf
+			f.Package = pkg
+			break
+		}
+		f = bf
+		f.Package = pkg
+	}
+	return ResultFail, &f, nil
+}
