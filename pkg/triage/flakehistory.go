@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -173,4 +174,22 @@ func (p *process) quarantine(ctx context.Context, tk task.Task, rep Reproduction
 		}
 	}
 	return nil
+}
+
+// record adds the reruns to the tests' history and describes that history.
+func (p *process) record(ctx context.Context, rep Reproduction) (string, error) {
+	var parts []string
+	for _, ev := range rep.Tests {
+		for i := 0; i < ev.Runs; i++ {
+			if err := p.t.store.RecordRun(ctx, ev.Test, i < ev.Failures); err != nil {
+				return "", fmt.Errorf("record run of %s: %w", ev.Test, err)
+			}
+		}
+		runs, failures, err := p.t.store.TestHistory(ctx, ev.Test)
+		if err != nil {
+			return "", fmt.Errorf("history of %s: %w", ev.Test, err)
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d recorded runs failed", failures, runs))
+	}
+	return "history: " + strings.Join(parts, ", "), nil
 }
