@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -169,4 +170,11 @@ func (q *memQueue) Enqueue(_ context.Context, j job.Job) (bool, error) {
 	}
 	q.jobs = append(q.jobs, j)
 	return false, nil
+}
+
+// addFailure is TestAdd's failure as CI reported it, with a path and a
+// duration of CI's machine in it.
+func addFailure(ciRun string) task.Failure {
+	out := "=== RUN   TestAdd\n    calc_test.go:7: Add(1, 2) = -1, want 3\n--- FAIL: TestAdd (0.0" + ciRun + "s)\n"
+	return task.Failure{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = -1, want 3", Output: out, Frames: report.Frames(out, 5)}
 }

@@ -15,6 +15,71 @@ import (
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
+func TestProcessDropsFlakyFailures(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, sha := flakyRepo(t)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "flaky: 3/5 runs failed at "+task.Short(sha)) {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+	// The CI failure and the 5 reruns.
+	if !strings.HasSuffix(outs[0].Reason, "history: 4/6 recorded runs failed") {
+		t.Errorf("reason = %q; want the history in it", outs[0].Reason)
+	}
+	if saved := store.tasks[outs[0].TaskID]; saved.Status != task.StatusDropped || saved.Flakiness.Verdict != VerdictFlaky {
+		t.Errorf("saved = %+v", saved)
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("a flaky failure was queued")
+	}
+	// The group stays with the dropped task: the next report of it is a
+	// duplicate, not another five runs.
+	if store.groups[outs[0].Fingerprint] != outs[0].TaskID {
+		t.Errorf("group not kept by the dropped task")
+	}
+}
+
+func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := bisecttest.CalcHistory(t)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{
+		Failures: []task.Failure{
+			{Package: "example.com/calc/calc", Test: "TestOK", Message: "connection reset"},
+			{Package: "com.example.FooTest", Test: "testBar", Message: "expected 1"},
+		},
+		BuildErrors: []task.Failure{{Package: "example.com/calc/gen", Message: "undefined: x"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 3 {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+	if o := outs[0]; o.Status != task.StatusDropped || o.Reason != "cannot build example.com/calc/gen at "+task.Short(shas[10])+": no such package in the module" {
+		t.Errorf("build error: %+v", o)
+	}
+	if o := outs[1]; o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, "does not reproduce at "+task.Short(shas[10])+": 0/2 runs failed") || o.TestRuns != 2 {
+		t.Errorf("passing test: %+v", o)
+	}
+	if o := outs[2]; o.Status != task.StatusDropped || !strings.Contains(o.Reason, "cannot run com.example.FooTest.testBar") {
+		t.Errorf("foreign test: %+v", o)
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("jobs queued: %+v", queue.jobs)
+	}
+}
+
 // ciReport is what `go test -json ./...` reports in a checkout of the
 // fixture at its HEAD, as CI would send it.
 func ciReport(t *testing.T, f *bisecttest.Repo) report.Result {
