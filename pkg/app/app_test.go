@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -234,7 +235,7 @@ func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &fields); err != nil {
 		t.Fatal(err)
 	}
-	if fields["verdict"] != "reliable" || fields["confidence"].(float64) < triage.DefaultConfidence || fields["runs_spent"].(float64) < 1 || fields["cached_runs"] != 0.0 {
+	if fields["verdict"] != "reliable" || fields["confidence"].(float64) < bisect.DefaultConfidence || fields["runs_spent"].(float64) < 1 || fields["cached_runs"] != 0.0 {
 		t.Errorf("--json fields: verdict %v confidence %v runs_spent %v cached_runs %v", fields["verdict"], fields["confidence"], fields["runs_spent"], fields["cached_runs"])
 	}
 	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bench"
-	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/bisect"
 )
 
 // BenchBisect is `bot bench-bisect`: the noisy bisection and plain
@@ -20,7 +20,7 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	trials := fs.Int("trials", 1000, "histories per row")
 	seed := fs.Uint64("seed", 1, "seed of the simulated histories")
-	confidence := fs.Float64("confidence", triage.DefaultConfidence, "the posterior a culprit needs")
+	confidence := fs.Float64("confidence", bisect.DefaultConfidence, "the posterior a culprit needs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -29,20 +29,20 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	start := time.Now()
 	// On a terminal, a bar over the cases; nothing otherwise.
-	cases := triage.SimCases()
+	cases := bisect.SimCases()
 	progress := bench.TerminalProgress(stderr, "cases")
 	progress.Total(len(cases))
-	onRow := func(r triage.SimRow) {
+	onRow := func(r bisect.SimRow) {
 		progress.Done(fmt.Sprintf("%d commits, flake rate %.0f%%, test added %v: noisy %d/%d right", r.Commits, 100*r.FlakeRate, r.Added, r.NoisyRight, r.Trials), true)
 	}
-	rows, err := triage.SimulateBisection(ctx, triage.NoisySearch{Confidence: *confidence}, cases, *trials, *seed, onRow)
+	rows, err := bisect.SimulateBisection(ctx, bisect.NoisySearch{Confidence: *confidence}, cases, *trials, *seed, onRow)
 	if bench.IsTerminal(stderr) {
 		fmt.Fprintln(stderr) // end the bar's line
 	}
 	if err != nil {
 		return err
 	}
-	if err := triage.WriteSimTable(stdout, rows); err != nil {
+	if err := bisect.WriteSimTable(stdout, rows); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "\n%d histories a row, seed %d, confidence %.3f; simulated in %s\n", *trials, *seed, *confidence, time.Since(start).Round(time.Second))

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/bench"
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -208,7 +209,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
 	reruns := fs.Int("reruns", triage.DefaultReruns, "runs at the failing commit to tell reliable from flaky")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	confidence := fs.Float64("confidence", triage.DefaultConfidence, "the posterior a culprit needs before bisection names it")
+	confidence := fs.Float64("confidence", bisect.DefaultConfidence, "the posterior a culprit needs before bisection names it")
 	parallel := fs.Int("parallel", 1, "commits bisection tests at once, each in a worktree of its own")
 	maxRuns := fs.Int("max-runs", 0, "bound on bisection's test runs (0: from the range's length)")
 	if err := fs.Parse(args); err != nil {
@@ -220,7 +221,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *confidence < 0.5 || *confidence >= 1 || *parallel < 1 || *maxRuns < 0 {
 		return Usage("triage: --confidence must be in [0.5, 1), --parallel at least 1, --max-runs at least 0")
 	}
-	b := triage.Bisector{Confidence: *confidence, Parallel: *parallel, MaxSteps: *maxRuns}
+	b := bisect.Bisector{Confidence: *confidence, Parallel: *parallel, MaxSteps: *maxRuns}
 	cfg, err := config.Load(os.Getenv("REDFIX_CONFIG"), os.Getenv)
 	if err != nil {
 		return err
@@ -259,7 +260,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		b.Cache = store.New(rdb, cfg.Redis.Prefix)
 	}
-	v, err := b.Investigate(ctx, *repo, *good, *bad, tests, *reruns)
+	v, err := triage.InvestigateWith(ctx, b, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
 	}
@@ -474,7 +475,7 @@ func investigate(ctx context.Context, repo, head string, tests []string, reruns 
 		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
 	defer ws.Close()
-	ids, err := triage.Canonical(ws.Dir, tests)
+	ids, err := testrun.Canonical(ws.Dir, tests)
 	if err != nil {
 		return triage.Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}

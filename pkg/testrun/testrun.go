@@ -114,6 +114,28 @@ func Resolve(dir, id string) (Target, error) {
 	return Target{ID: imp + "." + test, ImportPath: imp, Dir: rel, Test: test}, nil
 }
 
+// Canonical resolves test names ("TestParse/sub", or full IDs) to the
+// canonical IDs of the module at dir (see Resolve), each once, in the
+// order given.
+func Canonical(dir string, tests []string) ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, t := range tests {
+		target, err := Resolve(dir, t)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[target.ID] {
+			seen[target.ID] = true
+			ids = append(ids, target.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("no test named")
+	}
+	return ids, nil
+}
+
 // split separates "import/path.TestX/sub" into its package and test; a bare
 // "TestX/sub" has no package. The package ends at the first ".Test" whose
 // function part (up to the first '/') is an identifier.

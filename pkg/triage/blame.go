@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -31,24 +32,24 @@ func BlameGroup(repo, blame string) string {
 // was blamed on commit B, it first searches from B's parent: if B is this
 // group's culprit too, a few runs around B confirm it instead of a whole
 // search. Otherwise it searches from good.
-func (p *process) bisect(ctx context.Context, b Bisector, repo gitrepo.Repo, good, bad string, ids []string, log *zap.Logger) (task.Bisection, error) {
+func (p *process) bisect(ctx context.Context, b bisect.Bisector, repo gitrepo.Repo, good, bad string, ids []string, log *zap.Logger) (task.Bisection, error) {
 	spent, cached := 0, 0
 	for _, prior := range p.blames {
 		if prior.Good == "" || prior.Good == bad || !repo.IsAncestor(ctx, prior.Good, bad) {
 			continue
 		}
-		bis, err := b.bisect(ctx, repo, prior.Good, bad, ids, true)
+		bis, err := b.BisectFailing(ctx, repo, prior.Good, bad, ids)
 		spent += bis.Steps
 		cached += bis.CachedRuns
 		switch {
 		case err == nil && bis.Blame == prior.Blame:
 			log.Info("same culprit as an earlier group", zap.String("blame", bis.Blame), zap.Int("steps", bis.Steps))
 			return bis, nil
-		case err != nil && !errors.Is(err, ErrCannotBisect):
+		case err != nil && !errors.Is(err, bisect.ErrCannotBisect):
 			return bis, err
 		}
 	}
-	bis, err := b.bisect(ctx, repo, good, bad, ids, true)
+	bis, err := b.BisectFailing(ctx, repo, good, bad, ids)
 	bis.Steps += spent
 	bis.CachedRuns += cached
 	if err == nil && bis.Blame != "" {

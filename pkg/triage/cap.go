@@ -3,17 +3,11 @@ package triage
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/task"
 )
-
-// groupClaims is a Store that tells who holds a group without claiming it.
-type groupClaims interface {
-	GroupClaim(ctx context.Context, fingerprint string) (owner string, ttl time.Duration, ok bool, err error)
-}
 
 // newFirst orders a report's groups for the cap on groups per report: when
 // there are more than the cap, those that another task holds go after the

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -37,12 +38,12 @@ func TestProcessCapsGroupsPerReport(t *testing.T) {
 		src += fmt.Sprintf("\nfunc %s(t *testing.T) {}\n", name)
 		failures = append(failures, task.Failure{Package: "example.com/capped", Test: name, Message: name + " is wrong"})
 	}
-	f := newFixture(t)
-	sha := f.commit("capped", map[string]string{"go.mod": "module example.com/capped\n\ngo 1.22\n", "capped_test.go": src})
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("capped", map[string]string{"go.mod": "module example.com/capped\n\ngo 1.22\n", "capped_test.go": src})
 	store := claimsStore{newMemStore()}
 	tr := New(store, &memQueue{}, nil, Config{Reruns: 1, MaxGroupsPerReport: 2, WorkDir: t.TempDir()}, nil)
 	received := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	in := Input{Repo: f.dir, Commit: sha, Report: report.Result{Failures: failures}, Submission: "report-1", Received: received}
+	in := Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: failures}, Submission: "report-1", Received: received}
 
 	check := func(outs []Outcome, triaged, beyond []string) {
 		t.Helper()
@@ -80,7 +81,7 @@ func TestProcessCapsGroupsPerReport(t *testing.T) {
 	for _, name := range tests {
 		runs, claimed := store.runs["example.com/capped."+name][0], false
 		for fp := range store.groups {
-			claimed = claimed || fp == Fingerprint(f.dir, failures[slices.Index(tests, name)])
+			claimed = claimed || fp == Fingerprint(f.Dir, failures[slices.Index(tests, name)])
 		}
 		if triaged := name == "TestA" || name == "TestB"; (runs > 0) != triaged || claimed != triaged {
 			t.Errorf("%s: %d runs recorded, claimed %v; want runs and a claim only for the triaged groups", name, runs, claimed)

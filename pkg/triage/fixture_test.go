@@ -3,105 +3,31 @@ package triage
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// fixture is a git repository made by a test.
-type fixture struct {
-	t    *testing.T
-	dir  string
-	repo gitrepo.Repo
-}
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := gitrepo.Init(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, dir: dir, repo: repo}
-}
-
-// commit writes files ("" deletes one) and commits them.
-func (f *fixture) commit(msg string, files map[string]string) string {
-	f.t.Helper()
-	for name, body := range files {
-		p := filepath.Join(f.dir, name)
-		if body == "" {
-			if err := os.Remove(p); err != nil {
-				f.t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			f.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	sha, err := f.repo.CommitAll(context.Background(), msg)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return sha
-}
-
-const (
-	goMod    = "module example.com/calc\n\ngo 1.22\n"
-	addGood  = "package calc\n\n// Add adds.\nfunc Add(x, y int) int { return x + y }\n"
-	addBad   = "package calc\n\n// Add adds.\nfunc Add(x, y int) int { return x - y }\n"
-	calcTest = `package calc
-
-import "testing"
-
-func TestAdd(t *testing.T) {
-	if got := Add(1, 2); got != 3 {
-		t.Errorf("Add(1, 2) = %d, want 3", got)
-	}
-}
-
-func TestOK(t *testing.T) {}
-`
-	addTestID = "example.com/calc/calc.TestAdd"
-)
-
-// calcHistory is a module whose TestAdd breaks in commit 6 of 10:
-// shas[0] is the root (good), shas[6] breaks Add, shas[10] is HEAD.
-func calcHistory(t *testing.T) (*fixture, []string) {
-	t.Helper()
-	f := newFixture(t)
-	shas := []string{f.commit("calc: add Add", map[string]string{"go.mod": goMod, "calc/calc.go": addGood, "calc/calc_test.go": calcTest})}
-	for i := 1; i <= 10; i++ {
-		if i == 6 {
-			shas = append(shas, f.commit("calc: rewrite Add", map[string]string{"calc/calc.go": addBad}))
-			continue
-		}
-		shas = append(shas, f.commit(fmt.Sprintf("docs: note %d", i), map[string]string{fmt.Sprintf("notes/%d.txt", i): fmt.Sprintf("note %d\n", i)}))
-	}
-	return f, shas
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // flakyRepo is a module whose TestFlaky fails on odd runs, counting runs in
 // a file of the test's own temporary directory.
-func flakyRepo(t *testing.T) (*fixture, string) {
+func flakyRepo(t *testing.T) (*bisecttest.Repo, string) {
 	t.Helper()
 	counter := filepath.Join(t.TempDir(), "runs")
-	f := newFixture(t)
-	sha := f.commit("flaky", map[string]string{
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("flaky", map[string]string{
 		"go.mod": "module example.com/flaky\n\ngo 1.22\n",
 		"flaky_test.go": fmt.Sprintf(`package flaky
 
@@ -244,4 +170,11 @@ func (q *memQueue) Enqueue(_ context.Context, j job.Job) (bool, error) {
 	}
 	q.jobs = append(q.jobs, j)
 	return false, nil
+}
+
+// addFailure is TestAdd's failure as CI reported it, with a path and a
+// duration of CI's machine in it.
+func addFailure(ciRun string) task.Failure {
+	out := "=== RUN   TestAdd\n    calc_test.go:7: Add(1, 2) = -1, want 3\n--- FAIL: TestAdd (0.0" + ciRun + "s)\n"
+	return task.Failure{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = -1, want 3", Output: out, Frames: report.Frames(out, 5)}
 }

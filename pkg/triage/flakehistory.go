@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -78,6 +79,14 @@ func AdaptiveReruns(base int, s FlakeScore) int {
 	p := math.Min(0.95, math.Max(s.Rate, 0.05))
 	n := int(math.Ceil(math.Log(0.01) / math.Log(p)))
 	return min(max(n, base), 4*base)
+}
+
+// RunCache keeps the tests' runs by commit, the history that says how
+// flaky a test is; store.Store satisfies it. The bisection keeps its runs
+// there too: it is a bisect.RunCache.
+type RunCache interface {
+	CommitRuns(ctx context.Context, testID string) (map[string]task.CommitRuns, error)
+	AddCommitRuns(ctx context.Context, testID, commit string, runs task.CommitRuns) error
 }
 
 // testHistory is what the history by commit says about a group's tests.
@@ -165,4 +174,22 @@ func (p *process) quarantine(ctx context.Context, tk task.Task, rep Reproduction
 		}
 	}
 	return nil
+}
+
+// record adds the reruns to the tests' history and describes that history.
+func (p *process) record(ctx context.Context, rep Reproduction) (string, error) {
+	var parts []string
+	for _, ev := range rep.Tests {
+		for i := 0; i < ev.Runs; i++ {
+			if err := p.t.store.RecordRun(ctx, ev.Test, i < ev.Failures); err != nil {
+				return "", fmt.Errorf("record run of %s: %w", ev.Test, err)
+			}
+		}
+		runs, failures, err := p.t.store.TestHistory(ctx, ev.Test)
+		if err != nil {
+			return "", fmt.Errorf("history of %s: %w", ev.Test, err)
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d recorded runs failed", failures, runs))
+	}
+	return "history: " + strings.Join(parts, ", "), nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -47,7 +48,7 @@ func TestScoreAndAdaptiveReruns(t *testing.T) {
 // historyStore is memStore with a history by commit and a quarantine.
 type historyStore struct {
 	*memStore
-	*memRunCache
+	*bisecttest.RunCache
 	mu         sync.Mutex
 	quarantine []task.QuarantineEntry
 }
@@ -65,10 +66,10 @@ func TestProcessQuarantinesFlakyAndAdaptsReruns(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, sha := flakyRepo(t)
-	store := &historyStore{memStore: newMemStore(), memRunCache: newMemRunCache()}
+	store := &historyStore{memStore: newMemStore(), RunCache: bisecttest.NewRunCache()}
 	queue := &memQueue{}
 	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
 	}}})
 	if err != nil {
@@ -79,7 +80,7 @@ func TestProcessQuarantinesFlakyAndAdaptsReruns(t *testing.T) {
 		t.Fatalf("outcomes = %+v", outs)
 	}
 	const id = "example.com/flaky.TestFlaky"
-	if got := store.memRunCache.runs[id][sha]; got != (task.CommitRuns{Passed: 1, Failed: 1}) {
+	if got := store.RunCache.At(id, sha); got != (task.CommitRuns{Passed: 1, Failed: 1}) {
 		t.Errorf("history at %s = %+v, want 1 passed 1 failed", task.Short(sha), got)
 	}
 	if len(store.quarantine) != 1 {
@@ -92,7 +93,7 @@ func TestProcessQuarantinesFlakyAndAdaptsReruns(t *testing.T) {
 
 	// Another failure of the test (another fingerprint): its history is
 	// flaky at 50%, so ceil(log 0.01 / log 0.5) = 7 runs, not 2.
-	outs, err = tr.Process(ctx, Input{Repo: f.dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+	outs, err = tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/flaky", Test: "TestFlaky", Message: "another assertion"},
 	}}})
 	if err != nil {

@@ -7,67 +7,10 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
-
-// Runner runs tests in a checkout; testrun.Runner satisfies it.
-type Runner interface {
-	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
-}
-
-// ReportRuns is next (testrun's default runner when nil) telling report of
-// every run as it ends: which tests, how many times, what became of them
-// and how long it took. Commands a person watches show it as progress.
-func ReportRuns(next Runner, report func(stage, detail string)) Runner {
-	if next == nil {
-		next = testrun.Runner{}
-	}
-	return reportingRunner{next: next, report: report}
-}
-
-type reportingRunner struct {
-	next   Runner
-	report func(stage, detail string)
-}
-
-// Build builds with next when it builds (Builder), testrun's default
-// otherwise, and reports it.
-func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
-	b, ok := r.next.(Builder)
-	if !ok {
-		b = testrun.Runner{}
-	}
-	start := time.Now()
-	out, err := b.Build(ctx, dir, pkgs)
-	took := time.Since(start).Round(100 * time.Millisecond)
-	if err != nil {
-		r.report("build", fmt.Sprintf("%s: %v (%s)", strings.Join(pkgs, " "), err, took))
-	} else {
-		r.report("build", fmt.Sprintf("%s: %d did not build (%s)", strings.Join(pkgs, " "), len(out.Build), took))
-	}
-	return out, err
-}
-
-func (r reportingRunner) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
-	start := time.Now()
-	out, err := r.next.Run(ctx, dir, ids, count)
-	tests := strings.Join(ids, " ")
-	if len(ids) > 3 {
-		tests = fmt.Sprintf("%s and %d more", strings.Join(ids[:3], " "), len(ids)-3)
-	}
-	took := time.Since(start).Round(100 * time.Millisecond)
-	switch {
-	case err != nil:
-		r.report("test run", fmt.Sprintf("%s ×%d: %v (%s)", tests, count, err, took))
-	default:
-		r.report("test run", fmt.Sprintf("%s ×%d: %d passed, %d failed, %d did not build, %d did not run (%s)",
-			tests, count, len(out.Passed), len(out.Failed), len(out.Build), len(out.Missing), took))
-	}
-	return out, err
-}
 
 // Flakiness verdicts.
 const (
@@ -235,27 +178,6 @@ func aggregate(evs []TestEvidence) string {
 		return VerdictPassing
 	}
 	return VerdictFlaky
-}
-
-// Canonical resolves test names ("TestParse/sub", or full IDs) to canonical
-// IDs in the module at dir.
-func Canonical(dir string, tests []string) ([]string, error) {
-	var ids []string
-	seen := map[string]bool{}
-	for _, t := range tests {
-		target, err := testrun.Resolve(dir, t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[target.ID] {
-			seen[target.ID] = true
-			ids = append(ids, target.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, errors.New("no test named")
-	}
-	return ids, nil
 }
 
 type counted struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -11,7 +12,7 @@ func TestReproduceFlaky(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, _ := flakyRepo(t)
-	rep, err := Reproduce(ctx, testrun.Runner{}, f.dir, []string{"example.com/flaky.TestFlaky"}, 5)
+	rep, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/flaky.TestFlaky"}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +32,13 @@ func TestReproduceFlaky(t *testing.T) {
 func TestReproducePanicsRunEveryTime(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f := newFixture(t)
-	f.commit("panics", map[string]string{
+	f := bisecttest.NewRepo(t)
+	f.Commit("panics", map[string]string{
 		"go.mod":     "module example.com/p\n\ngo 1.22\n",
 		"p_test.go":  "package p\n\nimport \"testing\"\n\nfunc TestNilMap(t *testing.T) {\n\tvar m map[string]int\n\tm[\"x\"] = 1\n}\n\nfunc TestFine(t *testing.T) {}\n",
 		"p_other.go": "package p\n",
 	})
-	rep, err := Reproduce(ctx, testrun.Runner{}, f.dir, []string{"example.com/p.TestNilMap", "example.com/p.TestFine"}, 3)
+	rep, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/p.TestNilMap", "example.com/p.TestFine"}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +65,13 @@ func TestReproducePanicsRunEveryTime(t *testing.T) {
 func TestReproduceTestThatDoesNotBuild(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f := newFixture(t)
-	f.commit("broken", map[string]string{
+	f := bisecttest.NewRepo(t)
+	f.Commit("broken", map[string]string{
 		"go.mod":    "module example.com/p\n\ngo 1.22\n",
 		"p.go":      "package p\n\nfunc F() int { return missing }\n",
 		"p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) { F() }\n",
 	})
-	_, err := Reproduce(ctx, testrun.Runner{}, f.dir, []string{"example.com/p.TestF"}, 5)
+	_, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/p.TestF"}, 5)
 	var nr *NotRunError
 	if !errors.As(err, &nr) || nr.Test != "example.com/p.TestF" {
 		t.Fatalf("err = %v, want a NotRunError", err)

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -89,12 +90,13 @@ func (v Verdict) String() string {
 // are not seen); good and bad are resolved in the clone, where the
 // repository's other branches are origin/NAME.
 func Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	return Bisector{}.Investigate(ctx, repoPath, good, bad, tests, reruns)
+	return InvestigateWith(ctx, bisect.Bisector{}, repoPath, good, bad, tests, reruns)
 }
 
-// Investigate is the package's Investigate with this bisector's settings.
-func (b Bisector) Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	runner := b.Runner
+// InvestigateWith is Investigate with the bisector b's settings; its
+// runner, when set, makes the re-runs too.
+func InvestigateWith(ctx context.Context, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+	var runner Runner = b.Runner
 	if runner == nil {
 		runner = testrun.Runner{}
 	}
@@ -111,7 +113,7 @@ func (t *Triage) Investigate(ctx context.Context, repoPath, good, bad string, te
 	return investigate(ctx, t.runner, t.bisector(t.log), t.log, repoPath, good, bad, tests, t.cfg.Reruns)
 }
 
-func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+func investigate(ctx context.Context, runner Runner, b bisect.Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
 	if len(tests) == 0 {
 		return Verdict{}, errors.New("investigate: no test named")
 	}
@@ -135,7 +137,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	v := Verdict{Repo: repo, Commit: ws.Commit}
 	log = log.With(zap.String("repo", repo), zap.String("commit", ws.Commit))
 
-	ids, err := Canonical(ws.Dir, tests)
+	ids, err := testrun.Canonical(ws.Dir, tests)
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
@@ -165,7 +167,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 	if b.Log == nil {
 		b.Log = log
 	}
-	bis, err := b.bisect(ctx, ws.Repo, good, ws.Commit, ids, true)
+	bis, err := b.BisectFailing(ctx, ws.Repo, good, ws.Commit, ids)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
 	if bis.Finding != "" {
@@ -175,7 +177,7 @@ func investigate(ctx context.Context, runner Runner, b Bisector, log *zap.Logger
 		v.Verdict = VerdictAddedFailing
 	}
 	switch {
-	case errors.Is(err, ErrCannotBisect):
+	case errors.Is(err, bisect.ErrCannotBisect):
 		v.BisectError = err.Error()
 	case err != nil:
 		return v, fmt.Errorf("investigate %s: %w", repoPath, err)
@@ -194,3 +196,5 @@ func reproConfidence(f task.Flakiness) float64 {
 	}
 	return round3(1 - math.Pow(0.9, float64(f.Runs)))
 }
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
@@ -41,12 +42,12 @@ func ruleOf(t *testing.T, tk *task.Task, rule string) task.RuleCheck {
 func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	st, queue := newRedisStore(t), &memQueue{}
-	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(), DailyJobsByRepo: map[string]int{f.dir: 1}, DailyJobs: 50}, nil)
+	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(), DailyJobsByRepo: map[string]int{f.Dir: 1}, DailyJobs: 50}, nil)
 	day := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	tr.now = func() time.Time { return day }
-	in := Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
+	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "no GitHub configured" {
 		t.Errorf("human fix rule: %+v", r)
 	}
-	if n, err := st.DailyJobs(ctx, normalizeRepo(f.dir), day); err != nil || n != 1 {
+	if n, err := st.DailyJobs(ctx, normalizeRepo(f.Dir), day); err != nil || n != 1 {
 		t.Errorf("jobs counted today = %d, %v", n, err)
 	}
 
@@ -77,7 +78,7 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "daily job budget of " + f.dir + " used up: 1 jobs queued on 2026-11-23 (UTC)"
+	want := "daily job budget of " + f.Dir + " used up: 1 jobs queued on 2026-11-23 (UTC)"
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || outs[0].Reason != want || outs[0].TestRuns != 0 {
 		t.Fatalf("second report: %+v, want dropped with %q", outs, want)
 	}
@@ -110,19 +111,19 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f := newFixture(t)
-	good := f.commit("calc", map[string]string{"go.mod": goMod, "calc/calc.go": addGood, "calc/calc_test.go": calcTest})
-	f.commit("calc: rewrite Add", map[string]string{"calc/calc.go": addBad})
-	failing := f.commit("docs", map[string]string{"notes.txt": "n\n"})
-	fixed := f.commit("calc: fix Add", map[string]string{"calc/calc.go": addGood})
+	f := bisecttest.NewRepo(t)
+	good := f.Commit("calc", map[string]string{"go.mod": bisecttest.GoMod, "calc/calc.go": bisecttest.AddGood, "calc/calc_test.go": bisecttest.CalcTest})
+	f.Commit("calc: rewrite Add", map[string]string{"calc/calc.go": bisecttest.AddBad})
+	failing := f.Commit("docs", map[string]string{"notes.txt": "n\n"})
+	fixed := f.Commit("calc: fix Add", map[string]string{"calc/calc.go": bisecttest.AddGood})
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
-	in := Input{Repo: f.dir, Commit: failing, Good: good, Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
+	in := Input{Repo: f.Dir, Commit: failing, Good: good, Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "already fixed on main: " + addTestID + " passed 2/2 runs at its head " + task.Short(fixed)
+	want := "already fixed on main: " + bisecttest.AddTestID + " passed 2/2 runs at its head " + task.Short(fixed)
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || outs[0].Reason != want || outs[0].TestRuns != 4 {
 		t.Fatalf("outcomes = %+v, want dropped: %q after 2 runs at the commit and 2 at the head", outs, want)
 	}
@@ -135,11 +136,11 @@ func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 
 	// A failing commit off the default branch (a pull request's): the
 	// head passing says nothing about it.
-	if _, err := f.repo.Git(ctx, "checkout", "-q", "-b", "feature", failing); err != nil {
+	if _, err := f.Repo.Git(ctx, "checkout", "-q", "-b", "feature", failing); err != nil {
 		t.Fatal(err)
 	}
-	branchFailing := f.commit("feature work", map[string]string{"feature.txt": "f\n"})
-	if _, err := f.repo.Git(ctx, "checkout", "-q", "main"); err != nil {
+	branchFailing := f.Commit("feature work", map[string]string{"feature.txt": "f\n"})
+	if _, err := f.Repo.Git(ctx, "checkout", "-q", "main"); err != nil {
 		t.Fatal(err)
 	}
 	in.Commit, in.Branch = branchFailing, "feature"
@@ -160,11 +161,11 @@ func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 func TestProcessDropsABuildTheDefaultBranchFixed(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := brokenBuildHistory(t)
+	f, shas := bisecttest.BrokenBuildHistory(t)
 	rep := ciReport(t, f)
-	fixed := f.commit("calc: round is gone", map[string]string{"calc/calc.go": addGood})
+	fixed := f.Commit("calc: round is gone", map[string]string{"calc/calc.go": bisecttest.AddGood})
 	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
-	outs, err := tr.Process(ctx, Input{Repo: f.dir, Commit: shas[8], Good: shas[0], Report: rep})
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[8], Good: shas[0], Report: rep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,9 +181,9 @@ func TestProcessDropsABuildTheDefaultBranchFixed(t *testing.T) {
 func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	srv := ghtest.New(t)
-	srv.CreateRepo("acme", "calc", f.dir)
+	srv.CreateRepo("acme", "calc", f.Dir)
 	srv.AddToken("ghp_bot", "redfix-bot")
 	srv.AddToken("ghp_alice", "alice")
 	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
@@ -190,14 +191,14 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// alice's branch changes calc/calc.go.
-	if _, err := f.repo.Git(ctx, "checkout", "-q", "-b", "alice/add", shas[10]); err != nil {
+	if _, err := f.Repo.Git(ctx, "checkout", "-q", "-b", "alice/add", shas[10]); err != nil {
 		t.Fatal(err)
 	}
-	f.commit("calc: add, the right way", map[string]string{"calc/calc.go": addGood})
-	if _, err := f.repo.Git(ctx, "checkout", "-q", "main"); err != nil {
+	f.Commit("calc: add, the right way", map[string]string{"calc/calc.go": bisecttest.AddGood})
+	if _, err := f.Repo.Git(ctx, "checkout", "-q", "main"); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := srv.Git("acme", "calc", "fetch", "-q", f.dir, "alice/add:alice/add"); err != nil {
+	if out, err := srv.Git("acme", "calc", "fetch", "-q", f.Dir, "alice/add:alice/add"); err != nil {
 		t.Fatalf("push: %v: %s", err, out)
 	}
 	alice, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_alice"})
@@ -239,7 +240,7 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 
 	// Without GitHub for the repository (a local path), the rule is not
 	// checked and the task is queued.
-	in.Repo = f.dir
+	in.Repo = f.Dir
 	in.Report.Failures[0].Message = "sum went the wrong way"
 	if outs, err = tr.Process(ctx, in); err != nil || len(outs) != 1 || outs[0].Status != task.StatusQueued {
 		t.Fatalf("local repository: %+v, %v", outs, err)

@@ -1,11 +1,10 @@
-package triage
+package bisect
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
-	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // gitProber runs the tests at commits of a repository, one worktree per
@@ -69,25 +67,6 @@ func (g *gitProber) known() (known [][]Result, fromCache int) {
 	return known, fromCache
 }
 
-// expand turns counts into results; one skip is enough to say a commit
-// does not build.
-func expand(c task.CommitRuns) []Result {
-	var rs []Result
-	for range c.Passed {
-		rs = append(rs, ResultPass)
-	}
-	for range c.Failed {
-		rs = append(rs, ResultFail)
-	}
-	for range c.Missing {
-		rs = append(rs, ResultMissing)
-	}
-	if c.Skipped > 0 {
-		rs = append(rs, ResultSkip)
-	}
-	return rs
-}
-
 // Probe runs the tests once at path[i] in a free worktree.
 func (g *gitProber) Probe(ctx context.Context, i int) ([]Result, error) {
 	sha := g.path[i]
@@ -111,24 +90,12 @@ func (g *gitProber) Probe(ctx context.Context, i int) ([]Result, error) {
 	g.log.Debug("bisect run", zap.String("commit", sha), zap.Stringers("results", rs))
 	if g.cache != nil {
 		for k, id := range g.tests {
-			if err := g.cache.AddCommitRuns(ctx, id, sha, counts(rs[k])); err != nil {
+			if err := g.cache.AddCommitRuns(ctx, id, sha, rs[k].CommitRuns()); err != nil {
 				return nil, fmt.Errorf("bisect: keep run of %s at %s: %w", id, task.Short(sha), err)
 			}
 		}
 	}
 	return rs, nil
-}
-
-func counts(r Result) task.CommitRuns {
-	switch r {
-	case ResultPass:
-		return task.CommitRuns{Passed: 1}
-	case ResultFail:
-		return task.CommitRuns{Failed: 1}
-	case ResultMissing:
-		return task.CommitRuns{Missing: 1}
-	}
-	return task.CommitRuns{Skipped: 1}
 }
 
 // runAt runs each test once in the checkout at dir: one result per test.
@@ -170,83 +137,33 @@ func (g *gitProber) runAt(ctx context.Context, dir string) ([]Result, error) {
 		if !slices.Contains(present, id) {
 			continue
 		}
-		c := count(o, id)
-		switch {
-		case c.failures > 0:
-			rs[k] = ResultFail
-		case c.runs > 0:
-			rs[k] = ResultPass
-		case len(o.Build) > 0:
-			rs[k] = ResultSkip
-		case slices.Contains(o.Missing, id):
-			rs[k] = ResultMissing
-		default:
-			rs[k] = ResultSkip
-		}
+		rs[k] = resultIn(o, id)
 	}
 	return rs, nil
 }
 
-// summarize is one result for all tests of a run: any failure fails it;
-// then a skip; then missing only when every test is missing.
-func summarize(rs []Result) Result {
-	out := ResultMissing
-	for _, r := range rs {
-		switch r {
-		case ResultFail:
-			return ResultFail
-		case ResultSkip:
-			out = ResultSkip
-		case ResultPass:
-			if out == ResultMissing {
-				out = ResultPass
-			}
-		}
+// resultIn is what the one run in o did of the test id: a failure when it
+// failed or the run timed out (a hang is a failure), a pass when it
+// passed; a skip when the package did not build; missing when the test is
+// not there.
+func resultIn(o testrun.Outcome, id string) Result {
+	runs := o.Runs[id]
+	switch {
+	case runs.Fail > 0 || o.TimedOut:
+		return ResultFail
+	case runs.Pass > 0:
+		return ResultPass
+	case len(o.Build) > 0:
+		return ResultSkip
+	case slices.Contains(o.Missing, id):
+		return ResultMissing
 	}
-	return out
+	return ResultSkip
 }
 
-// worktrees are the checkouts probes run in: the repository itself, and
-// for parallel probes, detached worktrees of it (their git directories kept
-// apart, as the repository's) in a scratch directory under the workspaces'
-// parent (reclaimed by the workspaces' sweep if this process dies).
-type worktrees struct {
-	repo    gitrepo.Repo
-	scratch *workspace.Scratch
-	extra   []gitrepo.Repo
-	slots   chan gitrepo.Repo
-}
-
-func newWorktrees(ctx context.Context, repo gitrepo.Repo, n int, parent string) (*worktrees, error) {
-	w := &worktrees{repo: repo, slots: make(chan gitrepo.Repo, n)}
-	w.slots <- repo
-	if n <= 1 {
-		return w, nil
-	}
-	scratch, err := workspace.NewScratch(parent)
-	if err != nil {
-		return nil, fmt.Errorf("worktrees: %w", err)
-	}
-	w.scratch = scratch
-	for k := 1; k < n; k++ {
-		wt, err := repo.AddWorktree(ctx, filepath.Join(scratch.Dir, fmt.Sprintf("wt%d", k)), "HEAD")
-		if err != nil {
-			w.close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("worktree %d: %w", k, err)
-		}
-		w.extra = append(w.extra, wt)
-		w.slots <- wt
-	}
-	return w, nil
-}
-
-// close removes the extra worktrees and their scratch directory.
-func (w *worktrees) close(ctx context.Context) {
-	for _, wt := range w.extra {
-		_ = gitrepo.RemoveWorktree(wt)
-	}
-	if w.scratch != nil {
-		_ = w.scratch.Close()
-		_, _ = w.repo.Git(ctx, "worktree", "prune")
-	}
+// notRunnable reports an error of the runner that means the tests cannot
+// run at this commit (no go.mod, a package outside the module), not that
+// the runner is broken.
+func notRunnable(err error) bool {
+	return errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) || errors.Is(err, fs.ErrNotExist)
 }

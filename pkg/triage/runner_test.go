@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -58,7 +59,7 @@ func TestReportRunsReportsEachRun(t *testing.T) {
 			t.Errorf("line %d = %q, want it to start %q", i, lines[i], want)
 		}
 	}
-	if _, ok := r.(Builder); !ok {
+	if _, ok := r.(bisect.Builder); !ok {
 		t.Error("the reporting runner hides the builds: triage would not report them")
 	}
 }

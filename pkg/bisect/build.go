@@ -1,10 +1,9 @@
-package triage
+package bisect
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -15,107 +14,9 @@ import (
 )
 
 // Builder compiles packages and their tests without running any test;
-// testrun.Runner satisfies it. A Runner that is not a Builder builds with
-// testrun's defaults.
+// testrun.Runner satisfies it.
 type Builder interface {
 	Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
-}
-
-// isBuildGroup says the group's failures are packages that did not build
-// (a build failure names its package and no test).
-func isBuildGroup(g Group) bool {
-	return len(g.Failures) > 0 && !slices.ContainsFunc(g.Failures, func(f task.Failure) bool { return f.Test != "" })
-}
-
-func (t *Triage) builder() Builder {
-	if b, ok := t.runner.(Builder); ok {
-		return b
-	}
-	return testrun.Runner{}
-}
-
-// buildEvidence reproduces a build group's failures in the workspace and
-// bisects them; the builds use work, which ends when another task takes the
-// group. A non-empty reason drops the group; bisErr says why there is
-// no blame (wrapping ErrCannotBisect) when the search could not name one.
-func (p *process) buildEvidence(ctx, work context.Context, repo gitrepo.Repo, tk *task.Task, out *Outcome, log *zap.Logger) (bis task.Bisection, bisErr error, reason string, err error) {
-	commit, dir := tk.Commit, repo.Dir
-	var pkgs []string
-	for _, f := range tk.Failures {
-		if !slices.Contains(pkgs, f.Package) {
-			pkgs = append(pkgs, f.Package)
-		}
-	}
-	b := BuildBisector{Builder: p.t.builder(), Log: log}
-	if c, ok := p.t.store.(RunCache); ok {
-		b.Cache = c
-	}
-	// Reproduce: every package of the group must fail to build here.
-	var local []task.Failure
-	for _, pkg := range pkgs {
-		r, f, err := b.build(work, dir, pkg)
-		out.TestRuns++
-		if err != nil {
-			return bis, nil, "", err
-		}
-		switch r {
-		case ResultMissing:
-			return bis, nil, fmt.Sprintf("cannot build %s at %s: %s", pkg, task.Short(commit), f.Message), nil
-		case ResultPass:
-			return bis, nil, fmt.Sprintf("does not reproduce at %s: package %s builds", task.Short(commit), pkg), nil
-		}
-		if f != nil {
-			local = append(local, *f)
-		}
-		if b.Cache != nil {
-			if err := b.Cache.AddCommitRuns(ctx, pkg, commit, counts(ResultFail)); err != nil {
-				return bis, nil, "", fmt.Errorf("keep build of %s at %s: %w", pkg, task.Short(commit), err)
-			}
-		}
-	}
-	tk.Flakiness = task.Flakiness{Runs: len(pkgs), Failures: len(pkgs), Verdict: VerdictReliable}
-	tk.Failures = localBuildFailures(tk.Failures, local)
-	log.Info("reproduced build failure", zap.Strings("packages", pkgs))
-
-	reason, err = p.fixedAtHead(work, repo, tk, log, func() (bool, string, error) {
-		for _, pkg := range pkgs {
-			r, _, err := b.build(work, dir, pkg)
-			out.TestRuns++
-			if err != nil || r != ResultPass {
-				return false, "", err
-			}
-		}
-		return true, "package " + strings.Join(pkgs, ", ") + " builds", nil
-	})
-	if err != nil || reason != "" {
-		return bis, nil, reason, err
-	}
-	bis, bisErr = b.bisect(work, repo, p.in.Good, commit, pkgs[0])
-	out.TestRuns += bis.Steps
-	if bisErr != nil && !errors.Is(bisErr, ErrCannotBisect) {
-		return bis, nil, "", bisErr
-	}
-	return bis, bisErr, "", nil
-}
-
-// localBuildFailures gives CI's build failures the compiler's output as it
-// is in the workspace (paths relative to it, for the agent), keeping CI's
-// message when it has one.
-func localBuildFailures(ci, local []task.Failure) []task.Failure {
-	out := slices.Clone(ci)
-	for i, f := range out {
-		for _, l := range local {
-			if l.Package != f.Package {
-				continue
-			}
-			if f.Message == "" {
-				out[i].Message = l.Message
-			}
-			out[i].Output, out[i].Frames = l.Output, l.Frames
-			break
-		}
-	}
-	return out
 }
 
 // BuildBisector finds the commit that broke a package's build. A build is
@@ -138,12 +39,12 @@ type BuildBisector struct {
 // ProbeLimit commits back (or at the root commit). Steps counts the builds
 // made, CachedRuns those reused.
 func (b BuildBisector) Bisect(ctx context.Context, repoDir, good, bad, pkg string) (res task.Bisection, err error) {
-	return b.bisect(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, pkg)
+	return b.BisectRepo(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, pkg)
 }
 
-// bisect is Bisect on a repository: a checkout's, whose git directory is
-// kept apart.
-func (b BuildBisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad, pkg string) (res task.Bisection, err error) {
+// BisectRepo is Bisect on a repository: a checkout's, whose git directory
+// is kept apart.
+func (b BuildBisector) BisectRepo(ctx context.Context, repo gitrepo.Repo, good, bad, pkg string) (res task.Bisection, err error) {
 	if b.Builder == nil {
 		b.Builder = testrun.Runner{}
 	}
@@ -179,13 +80,13 @@ func (b BuildBisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad,
 		if err := repo.Checkout(ctx, sha); err != nil {
 			return 0, fmt.Errorf("bisect build: %w", err)
 		}
-		r, _, err := b.build(ctx, repoDir, pkg)
+		r, _, err := b.BuildPackage(ctx, repoDir, pkg)
 		res.Steps++
 		if err != nil {
 			return 0, err
 		}
 		if b.Cache != nil {
-			if err := b.Cache.AddCommitRuns(ctx, pkg, sha, counts(r)); err != nil {
+			if err := b.Cache.AddCommitRuns(ctx, pkg, sha, r.CommitRuns()); err != nil {
 				return 0, fmt.Errorf("bisect build: keep build of %s at %s: %w", pkg, task.Short(sha), err)
 			}
 		}
@@ -263,12 +164,12 @@ func (b BuildBisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad,
 	return res, nil
 }
 
-// build compiles the package pkg (an import path) and its tests in the
-// checkout at dir: fail (with the compiler's failure) when it does not
+// BuildPackage compiles the package pkg (an import path) and its tests in
+// the checkout at dir: fail (with the compiler's failure) when it does not
 // build; missing (with why) when the module has no such package, or there
 // is no Go module there at all (a report from another language's runner,
 // a commit before go.mod).
-func (b BuildBisector) build(ctx context.Context, dir, pkg string) (Result, *task.Failure, error) {
+func (b BuildBisector) BuildPackage(ctx context.Context, dir, pkg string) (Result, *task.Failure, error) {
 	if b.Builder == nil {
 		b.Builder = testrun.Runner{}
 	}

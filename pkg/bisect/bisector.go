@@ -1,4 +1,4 @@
-package triage
+package bisect
 
 import (
 	"context"
@@ -25,6 +25,12 @@ var ErrCannotBisect = errors.New("cannot bisect")
 // DefaultProbeLimit is how far back, in first-parent commits, Bisect looks
 // for a good commit when it is given none, before it tries the root commit.
 const DefaultProbeLimit = 64
+
+// Runner runs tests in a checkout: count runs of each of ids, canonical
+// test IDs. testrun.Runner satisfies it.
+type Runner interface {
+	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
+}
 
 // RunCache keeps the runs of each test at each commit across searches;
 // store.Store satisfies it.
@@ -96,6 +102,13 @@ func (b Bisector) Bisect(ctx context.Context, repoDir, good, bad string, tests [
 	return b.bisect(ctx, gitrepo.Repo{Dir: repoDir}, good, bad, tests, false)
 }
 
+// BisectFailing is Bisect on a repository (a checkout's, whose git
+// directory is kept apart) when the caller has just seen the tests fail at
+// bad: it does not verify that they fail there.
+func (b Bisector) BisectFailing(ctx context.Context, repo gitrepo.Repo, good, bad string, tests []string) (task.Bisection, error) {
+	return b.bisect(ctx, repo, good, bad, tests, true)
+}
+
 // bisect is Bisect; badKnown skips the verification at bad when the caller
 // has just seen the tests fail there.
 func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad string, tests []string, badKnown bool) (res task.Bisection, err error) {
@@ -115,7 +128,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err := repo.Checkout(ctx, badSHA); err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	ids, err := Canonical(repoDir, tests)
+	ids, err := testrun.Canonical(repoDir, tests)
 	if err != nil {
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}
@@ -324,14 +337,14 @@ func (b Bisector) addedTest(ctx context.Context, repo gitrepo.Repo, ids []string
 // testExistsAt looks for the test function's declaration at rev, without a
 // checkout.
 func testExistsAt(ctx context.Context, repo gitrepo.Repo, rev, id string) bool {
-	_, test := testrunSplit(id)
+	_, test := splitID(id)
 	fn, _, _ := strings.Cut(test, "/")
 	_, err := repo.Git(ctx, "grep", "-q", "-E", `^func `+fn+`\(`, rev, "--", "*_test.go")
 	return err == nil
 }
 
-// testrunSplit separates a canonical ID into package and test.
-func testrunSplit(id string) (pkg, test string) {
+// splitID separates a canonical ID into package and test.
+func splitID(id string) (pkg, test string) {
 	i := strings.LastIndex(id, ".Test")
 	if i < 0 {
 		return "", id

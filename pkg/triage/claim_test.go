@@ -1,12 +1,15 @@
 package triage
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -22,14 +25,14 @@ import (
 func TestGroupOfTaskThatEndedWithoutPullRequest(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	f, shas := calcHistory(t)
+	f, shas := bisecttest.CalcHistory(t)
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, "ended-owner")
 	queue := &memQueue{}
 	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
-	in := Input{Repo: f.dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
+	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	process := func(what string) Outcome {
 		t.Helper()
 		outs, err := tr.Process(ctx, in)
@@ -105,5 +108,38 @@ func TestGroupOfTaskThatEndedWithoutPullRequest(t *testing.T) {
 	setStatus(third.TaskID, task.StatusPublished, "")
 	if o := process("after published"); o.Reason != "duplicate of task "+third.TaskID {
 		t.Fatalf("after the pull request: %q, want a duplicate of %s", o.Reason, third.TaskID)
+	}
+}
+
+// stolenStore hands the group to another task right after this triage
+// claims it: its claim lapsed and another report's triage took it.
+type stolenStore struct{ *memStore }
+
+func (s stolenStore) ClaimGroup(ctx context.Context, fp, id string) (string, bool, error) {
+	owner, created, err := s.memStore.ClaimGroup(ctx, fp, id)
+	s.mu.Lock()
+	s.groups[fp] = "task-other"
+	s.mu.Unlock()
+	return owner, created, err
+}
+
+func TestProcessStopsWhenAnotherTaskTakesTheGroup(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := bisecttest.CalcHistory(t)
+	mem, queue := newMemStore(), &memQueue{}
+	tr := New(stolenStore{mem}, queue, nil, Config{Reruns: 3, WorkDir: t.TempDir(), ClaimRefresh: 10 * time.Millisecond}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.Contains(outs[0].Reason, "took the group while this triage ran") {
+		t.Fatalf("outcomes %+v, want a drop: another task took the group", outs)
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("queued %d jobs for a group another task holds", len(queue.jobs))
+	}
+	if owner := mem.groups[outs[0].Fingerprint]; owner != "task-other" {
+		t.Errorf("claim %q, want it left with task-other", owner)
 	}
 }

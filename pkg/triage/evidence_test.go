@@ -1,0 +1,192 @@
+package triage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+func TestProcessDropsFlakyFailures(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, sha := flakyRepo(t)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "flaky: 3/5 runs failed at "+task.Short(sha)) {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+	// The CI failure and the 5 reruns.
+	if !strings.HasSuffix(outs[0].Reason, "history: 4/6 recorded runs failed") {
+		t.Errorf("reason = %q; want the history in it", outs[0].Reason)
+	}
+	if saved := store.tasks[outs[0].TaskID]; saved.Status != task.StatusDropped || saved.Flakiness.Verdict != VerdictFlaky {
+		t.Errorf("saved = %+v", saved)
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("a flaky failure was queued")
+	}
+	// The group stays with the dropped task: the next report of it is a
+	// duplicate, not another five runs.
+	if store.groups[outs[0].Fingerprint] != outs[0].TaskID {
+		t.Errorf("group not kept by the dropped task")
+	}
+}
+
+func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := bisecttest.CalcHistory(t)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{
+		Failures: []task.Failure{
+			{Package: "example.com/calc/calc", Test: "TestOK", Message: "connection reset"},
+			{Package: "com.example.FooTest", Test: "testBar", Message: "expected 1"},
+		},
+		BuildErrors: []task.Failure{{Package: "example.com/calc/gen", Message: "undefined: x"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 3 {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+	if o := outs[0]; o.Status != task.StatusDropped || o.Reason != "cannot build example.com/calc/gen at "+task.Short(shas[10])+": no such package in the module" {
+		t.Errorf("build error: %+v", o)
+	}
+	if o := outs[1]; o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, "does not reproduce at "+task.Short(shas[10])+": 0/2 runs failed") || o.TestRuns != 2 {
+		t.Errorf("passing test: %+v", o)
+	}
+	if o := outs[2]; o.Status != task.StatusDropped || !strings.Contains(o.Reason, "cannot run com.example.FooTest.testBar") {
+		t.Errorf("foreign test: %+v", o)
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("jobs queued: %+v", queue.jobs)
+	}
+}
+
+// ciReport is what `go test -json ./...` reports in a checkout of the
+// fixture at its HEAD, as CI would send it.
+func ciReport(t *testing.T, f *bisecttest.Repo) report.Result {
+	t.Helper()
+	dir := t.TempDir()
+	res, err := sandbox.Run(testContext(t), sandbox.Cmd{Dir: f.Dir, Args: []string{"sh", "-c", `go test -json ./... >"$OUT"`}, Env: []string{"OUT=" + filepath.Join(dir, "r.json")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "r.json"))
+	if err != nil {
+		t.Fatalf("%v: %s", err, res.Output)
+	}
+	rep, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestProcessTriagesBuildFailure(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := bisecttest.BrokenBuildHistory(t)
+	rep := ciReport(t, f)
+	if len(rep.BuildErrors) != 1 || len(rep.Failures) != 0 {
+		t.Fatalf("CI report: build errors %+v, failures %+v", rep.BuildErrors, rep.Failures)
+	}
+	store, queue := &historyStore{memStore: newMemStore(), RunCache: bisecttest.NewRunCache()}, &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	in := Input{Repo: f.Dir, Commit: shas[8], Good: shas[0], Branch: "main", Report: rep}
+	outs, err := tr.Process(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusQueued || outs[0].Task == nil {
+		t.Fatalf("outcomes = %+v, want one queued task", outs)
+	}
+	tk := *outs[0].Task
+	if tk.Bisection.Blame != shas[5] || tk.Bisection.Subject != "calc: round Add" || tk.Bisection.Confidence != 1 {
+		t.Errorf("bisection = %+v, want blame %s", tk.Bisection, task.Short(shas[5]))
+	}
+	// A binary search over 8 commits: at most 1 build at good and 3 in the
+	// range, and one to reproduce.
+	if tk.Bisection.Steps > 4 || outs[0].TestRuns != 1+tk.Bisection.Steps {
+		t.Errorf("steps %d, test runs %d", tk.Bisection.Steps, outs[0].TestRuns)
+	}
+	if len(tk.Failures) != 1 {
+		t.Fatalf("failures = %+v", tk.Failures)
+	}
+	fl := tk.Failures[0]
+	if fl.Package != "example.com/calc/calc" || fl.Test != "" || !strings.Contains(fl.Message, "undefined: round") {
+		t.Errorf("failure = %+v, want calc's compiler error", fl)
+	}
+	if len(fl.Frames) == 0 || !strings.HasPrefix(fl.Frames[0], "calc/calc.go:4") {
+		t.Errorf("frames = %v, want calc/calc.go:4 relative to the workspace", fl.Frames)
+	}
+	if tk.Flakiness.Verdict != VerdictReliable {
+		t.Errorf("flakiness = %+v", tk.Flakiness)
+	}
+	if len(queue.jobs) != 1 || queue.jobs[0].Task.Tests()[0] != "example.com/calc/calc" {
+		t.Fatalf("jobs = %+v", queue.jobs)
+	}
+
+	// The worker's oracle: the task's "test" is the package, which fails
+	// to build at the commit and passes once it builds and its tests pass.
+	o, err := testrun.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Build) != 1 || len(o.Passed) != 0 {
+		t.Errorf("oracle at the commit: %+v", o)
+	}
+	if err := os.WriteFile(filepath.Join(f.Dir, "calc", "calc.go"), []byte(bisecttest.AddGood), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o, err = (testrun.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
+		t.Errorf("oracle after the repair: %+v, %v", o, err)
+	}
+
+	// The builds are cached: bisecting the same package again builds
+	// nothing.
+	b := bisect.BuildBisector{Cache: store}
+	again, err := b.Bisect(ctx, f.Dir, shas[0], shas[8], "example.com/calc/calc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Blame != shas[5] || again.Steps != 0 || again.CachedRuns == 0 {
+		t.Errorf("second bisection = %+v, want the blame from the cache", again)
+	}
+}
+
+// A build failure of another language's runner (no Go module here) is
+// dropped as one that cannot be built, not queued.
+func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("java", map[string]string{"pom.xml": "<project/>\n"})
+	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{
+		BuildErrors: []task.Failure{{Package: "com.acme.Widget", Message: "cannot find symbol"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "cannot build com.acme.Widget at "+task.Short(sha)+": not a Go module") {
+		t.Fatalf("outcomes = %+v", outs)
+	}
+}
