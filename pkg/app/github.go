@@ -14,8 +14,9 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
-	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -23,10 +24,10 @@ import (
 )
 
 // githubFilter is the configuration's repositories and branches.
-func githubFilter(cfg config.Config) webhook.Filter {
-	f := webhook.Filter{Allow: cfg.GitHub.Allow}
+func githubFilter(cfg config.Config) event.Filter {
+	f := event.Filter{Allow: cfg.GitHub.Allow}
 	for _, r := range cfg.GitHub.Repositories {
-		f.Repositories = append(f.Repositories, webhook.Repository{
+		f.Repositories = append(f.Repositories, event.Repository{
 			Name: r.Name, Branches: r.Branches, Artifacts: r.Artifacts, PullRequests: r.PullRequests,
 		})
 	}
@@ -38,14 +39,14 @@ func githubFilter(cfg config.Config) webhook.Filter {
 var errNoGitHub = errors.New("GitHub credentials are not configured (REDFIX_GITHUB_TOKEN, or REDFIX_GITHUB_APP_ID and REDFIX_GITHUB_PRIVATE_KEY_FILE)")
 
 // githubProcessor acts on stored GitHub deliveries.
-func (s *System) githubProcessor(cfg config.Config) *webhook.Processor {
+func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 	client := s.GitHubClient
 	if client == nil {
 		client = func(context.Context, string, string) (*github.Client, error) {
 			return nil, fmt.Errorf("%w: %w", ingest.ErrInvalid, errNoGitHub)
 		}
 	}
-	return &webhook.Processor{
+	return &deliveries.Processor{
 		Filter:    githubFilter(cfg),
 		Client:    client,
 		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
@@ -124,13 +125,13 @@ func (s *System) startGitHub(cfg config.Config) error {
 
 // Resync is the loop that finds failed runs and deliveries the webhooks
 // missed; nil with no GitHub credentials or a zero interval.
-func (s *System) Resync(cfg config.Config) *webhook.Resync {
+func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 	if s.GitHub == nil || cfg.GitHub.ResyncInterval <= 0 {
 		return nil
 	}
 	filter := githubFilter(cfg)
 	clients := s.GitHub
-	return &webhook.Resync{
+	return &deliveries.Resync{
 		Repos: func(ctx context.Context) ([]*github.Repository, error) {
 			return installedRepos(ctx, clients, filter)
 		},
@@ -146,7 +147,7 @@ func (s *System) Resync(cfg config.Config) *webhook.Resync {
 
 // installedRepos are the repositories of the App's installations, or, with
 // a plain token, the repositories the configuration names (no globs).
-func installedRepos(ctx context.Context, clients *gh.Clients, filter webhook.Filter) ([]*github.Repository, error) {
+func installedRepos(ctx context.Context, clients *gh.Clients, filter event.Filter) ([]*github.Repository, error) {
 	app := clients.App()
 	var repos []*github.Repository
 	if app == nil {
