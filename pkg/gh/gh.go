@@ -313,9 +313,3 @@ func (c *Clients) GitEnvFor(ctx context.Context, repoURL string) ([]string, erro
 	}
 	return cl.GitEnv(ctx)
 }
-
-// IsRemote reports whether repo is a URL that needs credentials (http or
-// https), as opposed to a local path or file URL.
-func IsRemote(repo string) bool {
-	return strings.HasPrefix(repo, "https://") || strings.HasPrefix(repo, "http://")
-}
