@@ -133,7 +133,7 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 	clients := s.GitHub
 	return &deliveries.Resync{
 		Repos: func(ctx context.Context) ([]*github.Repository, error) {
-			return installedRepos(ctx, clients, filter)
+			return clients.Repositories(ctx, filter.Names())
 		},
 		Client:   s.GitHubClient,
 		App:      clients.App(),
@@ -143,67 +143,6 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 		Lookback: cfg.GitHub.ResyncLookback,
 		Log:      s.log.Named("resync"),
 	}
-}
-
-// installedRepos are the repositories of the App's installations, or, with
-// a plain token, the repositories the configuration names (no globs).
-func installedRepos(ctx context.Context, clients *gh.Clients, filter event.Filter) ([]*github.Repository, error) {
-	app := clients.App()
-	var repos []*github.Repository
-	if app == nil {
-		names := append([]string(nil), filter.Allow...)
-		for _, r := range filter.Repositories {
-			names = append(names, r.Name)
-		}
-		seen := map[string]bool{}
-		for _, n := range names {
-			owner, name, ok := strings.Cut(n, "/")
-			if !ok || strings.ContainsAny(n, "*?[") || seen[strings.ToLower(n)] {
-				continue
-			}
-			seen[strings.ToLower(n)] = true
-			c, err := clients.ForRepo(ctx, owner, name)
-			if err != nil {
-				return nil, err
-			}
-			repo, _, err := c.Repositories.Get(ctx, owner, name)
-			if err != nil {
-				return nil, fmt.Errorf("get repository %s: %w", n, err)
-			}
-			repos = append(repos, repo)
-		}
-		return repos, nil
-	}
-	opts := &github.ListOptions{PerPage: 100}
-	for range 10 {
-		insts, resp, err := app.Apps.ListInstallations(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list the app's installations: %w", err)
-		}
-		for _, in := range insts {
-			c, err := clients.ForInstallation(in.GetID())
-			if err != nil {
-				return nil, err
-			}
-			ropts := &github.ListOptions{PerPage: 100}
-			for range 10 {
-				list, rresp, err := c.Apps.ListRepos(ctx, ropts)
-				if err != nil {
-					return nil, fmt.Errorf("list repositories of installation %d: %w", in.GetID(), err)
-				}
-				repos = append(repos, list.Repositories...)
-				if rresp.NextPage == 0 {
-					break
-				}
-				ropts.Page = rresp.NextPage
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return repos, nil
 }
 
 // triageMirrors are triage's own mirrors, beside the workers' (a mirror

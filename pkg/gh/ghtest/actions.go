@@ -559,10 +559,23 @@ func (s *Server) listInstallations(r *Request) Reply {
 		o["app_id"] = s.app.ID
 		o["app_slug"] = s.app.Slug
 		if acc, ok := o["account"].(map[string]any); ok {
-			o["account"] = s.userJSON(acc, in.Account)
+			o["account"] = enterpriseFields(s.userJSON(acc, in.Account), in.Account)
 		}
 		o["access_tokens_url"] = fmt.Sprintf("%s%s/app/installations/%d/access_tokens", s.URL, APIPrefix, in.ID)
 		out = append(out, o)
 	}
 	return JSON(200, out)
+}
+
+// enterpriseFields adds to an installation list's account the fields of an
+// enterprise: the description of GET /app/installations asks the account
+// to be a user and an enterprise at once (allOf), and its own example,
+// a user, would not pass.
+func enterpriseFields(acc map[string]any, login string) map[string]any {
+	for k, v := range map[string]any{"name": login, "slug": login, "created_at": "2019-01-26T19:01:12Z", "updated_at": "2019-01-26T19:14:43Z"} {
+		if _, ok := acc[k]; !ok {
+			acc[k] = v
+		}
+	}
+	return acc
 }
