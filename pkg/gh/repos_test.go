@@ -73,3 +73,25 @@ func TestRepositoriesOfATokenAreTheNamedOnes(t *testing.T) {
 		t.Errorf("a named repository that does not exist: %v", err)
 	}
 }
+
+func TestParseRepo(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://github.com/acme/widgets.git":          "acme/widgets",
+		"https://github.com/acme/widgets":              "acme/widgets",
+		"https://ghe.example/acme/widgets.git":         "acme/widgets",
+		"git@github.com:acme/widgets.git":              "acme/widgets",
+		"http://127.0.0.1:4000/acme/widgets.git":       "acme/widgets",
+		"https://ghe.example/prefix/acme/widgets.git/": "acme/widgets",
+		"ssh://git@github.com/acme/widgets.git":        "acme/widgets",
+	} {
+		o, n, err := gh.ParseRepo(in)
+		if err != nil || o+"/"+n != want {
+			t.Errorf("ParseRepo(%q) = %q/%q, %v; want %s", in, o, n, err, want)
+		}
+	}
+	for _, bad := range []string{"", "/tmp/repo", "https://github.com/acme"} {
+		if _, _, err := gh.ParseRepo(bad); err == nil {
+			t.Errorf("ParseRepo(%q) accepted", bad)
+		}
+	}
+}
