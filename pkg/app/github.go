@@ -14,8 +14,9 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
-	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -23,10 +24,10 @@ import (
 )
 
 // githubFilter is the configuration's repositories and branches.
-func githubFilter(cfg config.Config) webhook.Filter {
-	f := webhook.Filter{Allow: cfg.GitHub.Allow}
+func githubFilter(cfg config.Config) event.Filter {
+	f := event.Filter{Allow: cfg.GitHub.Allow}
 	for _, r := range cfg.GitHub.Repositories {
-		f.Repositories = append(f.Repositories, webhook.Repository{
+		f.Repositories = append(f.Repositories, event.Repository{
 			Name: r.Name, Branches: r.Branches, Artifacts: r.Artifacts, PullRequests: r.PullRequests,
 		})
 	}
@@ -38,14 +39,14 @@ func githubFilter(cfg config.Config) webhook.Filter {
 var errNoGitHub = errors.New("GitHub credentials are not configured (REDFIX_GITHUB_TOKEN, or REDFIX_GITHUB_APP_ID and REDFIX_GITHUB_PRIVATE_KEY_FILE)")
 
 // githubProcessor acts on stored GitHub deliveries.
-func (s *System) githubProcessor(cfg config.Config) *webhook.Processor {
+func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 	client := s.GitHubClient
 	if client == nil {
 		client = func(context.Context, string, string) (*github.Client, error) {
 			return nil, fmt.Errorf("%w: %w", ingest.ErrInvalid, errNoGitHub)
 		}
 	}
-	return &webhook.Processor{
+	return &deliveries.Processor{
 		Filter:    githubFilter(cfg),
 		Client:    client,
 		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
@@ -124,15 +125,15 @@ func (s *System) startGitHub(cfg config.Config) error {
 
 // Resync is the loop that finds failed runs and deliveries the webhooks
 // missed; nil with no GitHub credentials or a zero interval.
-func (s *System) Resync(cfg config.Config) *webhook.Resync {
+func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 	if s.GitHub == nil || cfg.GitHub.ResyncInterval <= 0 {
 		return nil
 	}
 	filter := githubFilter(cfg)
 	clients := s.GitHub
-	return &webhook.Resync{
+	return &deliveries.Resync{
 		Repos: func(ctx context.Context) ([]*github.Repository, error) {
-			return installedRepos(ctx, clients, filter)
+			return clients.Repositories(ctx, filter.Names())
 		},
 		Client:   s.GitHubClient,
 		App:      clients.App(),
@@ -142,67 +143,6 @@ func (s *System) Resync(cfg config.Config) *webhook.Resync {
 		Lookback: cfg.GitHub.ResyncLookback,
 		Log:      s.log.Named("resync"),
 	}
-}
-
-// installedRepos are the repositories of the App's installations, or, with
-// a plain token, the repositories the configuration names (no globs).
-func installedRepos(ctx context.Context, clients *gh.Clients, filter webhook.Filter) ([]*github.Repository, error) {
-	app := clients.App()
-	var repos []*github.Repository
-	if app == nil {
-		names := append([]string(nil), filter.Allow...)
-		for _, r := range filter.Repositories {
-			names = append(names, r.Name)
-		}
-		seen := map[string]bool{}
-		for _, n := range names {
-			owner, name, ok := strings.Cut(n, "/")
-			if !ok || strings.ContainsAny(n, "*?[") || seen[strings.ToLower(n)] {
-				continue
-			}
-			seen[strings.ToLower(n)] = true
-			c, err := clients.ForRepo(ctx, owner, name)
-			if err != nil {
-				return nil, err
-			}
-			repo, _, err := c.Repositories.Get(ctx, owner, name)
-			if err != nil {
-				return nil, fmt.Errorf("get repository %s: %w", n, err)
-			}
-			repos = append(repos, repo)
-		}
-		return repos, nil
-	}
-	opts := &github.ListOptions{PerPage: 100}
-	for range 10 {
-		insts, resp, err := app.Apps.ListInstallations(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list the app's installations: %w", err)
-		}
-		for _, in := range insts {
-			c, err := clients.ForInstallation(in.GetID())
-			if err != nil {
-				return nil, err
-			}
-			ropts := &github.ListOptions{PerPage: 100}
-			for range 10 {
-				list, rresp, err := c.Apps.ListRepos(ctx, ropts)
-				if err != nil {
-					return nil, fmt.Errorf("list repositories of installation %d: %w", in.GetID(), err)
-				}
-				repos = append(repos, list.Repositories...)
-				if rresp.NextPage == 0 {
-					break
-				}
-				ropts.Page = rresp.NextPage
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return repos, nil
 }
 
 // triageMirrors are triage's own mirrors, beside the workers' (a mirror

@@ -10,6 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/publish"
+	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -53,7 +54,7 @@ type byRepo struct {
 }
 
 func (b byRepo) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
-	if workspace.IsRemote(pr.Task.Repo) {
+	if repourl.IsNetwork(pr.Task.Repo) {
 		return b.github.Publish(ctx, pr)
 	}
 	return b.local.Publish(ctx, pr)

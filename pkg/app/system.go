@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/gh/deliveries"
 	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/ingest"
@@ -47,7 +48,7 @@ type System struct {
 	// GitHub are the GitHub clients; nil when no GitHub credentials are
 	// configured. GitHubClient gives one repository's.
 	GitHub       *gh.Clients
-	GitHubClient webhook.ClientFor
+	GitHubClient deliveries.ClientFor
 	// Sandbox is what the host gives the commands run for repositories;
 	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status

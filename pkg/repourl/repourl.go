@@ -123,3 +123,16 @@ func canonicalPath(p string) (string, error) {
 
 // IsLocal reports whether a canonical location is a local path.
 func IsLocal(canonical string) bool { return strings.HasPrefix(canonical, "/") }
+
+// IsNetwork reports whether loc is fetched over the network (an https,
+// http, ssh or git URL, or scp-like git@host:path), as opposed to a local
+// path or a file URL. It reads loc as written, canonical or not; on a
+// canonical location it is the opposite of IsLocal.
+func IsNetwork(loc string) bool {
+	for _, p := range []string{"https://", "http://", "ssh://", "git://"} {
+		if strings.HasPrefix(loc, p) {
+			return true
+		}
+	}
+	return strings.HasPrefix(loc, "git@")
+}

@@ -86,6 +86,36 @@ func TestCanonicalRejects(t *testing.T) {
 	}
 }
 
+func TestIsNetwork(t *testing.T) {
+	dir := t.TempDir()
+	for loc, want := range map[string]bool{
+		"https://github.com/org/repo.git": true,
+		"http://127.0.0.1:4000/org/repo":  true,
+		"ssh://git@github.com/org/repo":   true,
+		"git://git.example/org/repo":      true,
+		"git@github.com:org/repo.git":     true,
+		"file://" + dir:                   false,
+		dir:                               false,
+		"./repo":                          false,
+		"repo":                            false,
+		"":                                false,
+	} {
+		if got := IsNetwork(loc); got != want {
+			t.Errorf("IsNetwork(%q) = %v, want %v", loc, got, want)
+		}
+	}
+	// On canonical locations, network and local are the two sides.
+	for _, raw := range []string{"https://GitHub.com/Org/Repo.git", "git@github.com:Org/Repo.git", "ssh://git@github.com:22/Org/Repo", "git://git.example/org/repo", "file://" + dir, dir} {
+		c, err := Canonical(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if IsNetwork(c) == IsLocal(c) {
+			t.Errorf("%q (canonical %q): IsNetwork %v, IsLocal %v", raw, c, IsNetwork(c), IsLocal(c))
+		}
+	}
+}
+
 func TestAllowlist(t *testing.T) {
 	a, err := NewAllowlist("https://GitHub.com/org/*", "/srv/repos/**", "ssh://git@git.example/team/app.git")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/repourl"
 )
 
 // DefaultHead is src's default branch and the commit at its head, as src
@@ -40,7 +41,7 @@ func (m *Mirrors) DefaultHead(ctx context.Context, src string) (branch, commit s
 		return "", "", err
 	}
 	branch, commit, err = DefaultHead(ctx, src, env)
-	if err != nil || !IsRemote(src) {
+	if err != nil || !repourl.IsNetwork(src) {
 		return branch, commit, err
 	}
 	if _, err := m.Mirror(ctx, src, commit); err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/repourl"
 )
 
 // Mirrors keeps one bare mirror of each remote repository under Dir, updated
@@ -50,22 +51,11 @@ func (m *Mirrors) Stats() MirrorStats {
 	return MirrorStats{Clones: m.clones.Load(), Fetches: m.fetches.Load()}
 }
 
-// IsRemote reports whether src is fetched over the network (http, https,
-// ssh, scp-like), as opposed to a local path or file URL.
-func IsRemote(src string) bool {
-	for _, p := range []string{"https://", "http://", "ssh://", "git://"} {
-		if strings.HasPrefix(src, p) {
-			return true
-		}
-	}
-	return strings.HasPrefix(src, "git@")
-}
-
 // Open checks commit out for a job: a work tree of src's mirror when src is
 // remote, a fresh clone otherwise. parent is where the work tree goes (""
 // for the system's temporary directory).
 func (m *Mirrors) Open(ctx context.Context, src, commit, parent string) (*Workspace, error) {
-	if !IsRemote(src) {
+	if !repourl.IsNetwork(src) {
 		return Open(ctx, src, commit, parent)
 	}
 	dir := filepath.Join(m.Dir, mirrorName(src))

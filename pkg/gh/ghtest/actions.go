@@ -113,8 +113,6 @@ func (s *Server) registerActions() {
 	s.handlers["GET /repos/{owner}/{repo}/actions/runs"] = s.listWorkflowRuns
 	s.handlers["GET /app/hook/deliveries"] = s.listHookDeliveries
 	s.handlers["POST /app/hook/deliveries/{delivery_id}/attempts"] = s.redeliver
-	s.handlers["GET /installation/repositories"] = s.installationRepos
-	s.handlers["GET /app/installations"] = s.listInstallations
 }
 
 func (s *Server) actions() *actions { return s.Ext[actionsKey].(*actions) }
@@ -506,63 +504,4 @@ func (s *Server) redeliver(r *Request) Reply {
 		}
 	}
 	return Error(404, "Not Found")
-}
-
-// installationRepos lists the repositories of the calling installation.
-func (s *Server) installationRepos(r *Request) Reply {
-	in := s.installations[r.Auth.Installation]
-	if r.Auth.Kind != "installation" || in == nil {
-		return Error(403, "only installations list their repositories")
-	}
-	ex, err := s.Desc.Example("GET", r.Template, 200)
-	if err != nil {
-		return Error(500, err.Error())
-	}
-	tmpl := map[string]any{}
-	if rs, ok := ex["repositories"].([]any); ok && len(rs) > 0 {
-		tmpl, _ = rs[0].(map[string]any)
-	}
-	var names []string
-	for n := range in.Repos {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	repos := []any{}
-	for _, n := range names {
-		if rp, ok := s.repos[n]; ok {
-			repos = append(repos, s.repoJSON(tmpl, rp))
-		}
-	}
-	return JSON(200, map[string]any{"total_count": len(repos), "repositories": repos})
-}
-
-// listInstallations lists the App's installations.
-func (s *Server) listInstallations(r *Request) Reply {
-	ex, err := s.Desc.ExampleList("GET", r.Template, 200)
-	if err != nil {
-		return Error(500, err.Error())
-	}
-	tmpl := map[string]any{}
-	if len(ex) > 0 {
-		tmpl, _ = ex[0].(map[string]any)
-	}
-	ids := make([]int64, 0, len(s.installations))
-	for id := range s.installations {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	out := []any{}
-	for _, id := range page(r, ids) {
-		in := s.installations[id]
-		o := clone(tmpl)
-		o["id"] = in.ID
-		o["app_id"] = s.app.ID
-		o["app_slug"] = s.app.Slug
-		if acc, ok := o["account"].(map[string]any); ok {
-			o["account"] = s.userJSON(acc, in.Account)
-		}
-		o["access_tokens_url"] = fmt.Sprintf("%s%s/app/installations/%d/access_tokens", s.URL, APIPrefix, in.ID)
-		out = append(out, o)
-	}
-	return JSON(200, out)
 }

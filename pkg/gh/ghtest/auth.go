@@ -25,15 +25,6 @@ type App struct {
 	KeyFile string // the private key in PEM, as GitHub hands it out
 }
 
-// Installation is the App installed on an account's repositories.
-type Installation struct {
-	ID      int64
-	Account string
-	Repos   map[string]bool // "owner/repo"
-	// TokensIssued counts the access tokens minted for it.
-	TokensIssued int
-}
-
 // NewApp makes the server's GitHub App with a fresh key, written to a PEM
 // file in the test's temporary directory. It takes the lock.
 func (s *Server) NewApp(slug string) *App {
@@ -50,30 +41,6 @@ func (s *Server) NewApp(slug string) *App {
 	defer s.mu.Unlock()
 	s.app = &App{ID: s.NewID(), Slug: slug, Key: key, KeyFile: file}
 	return s.app
-}
-
-// Install installs the App on repos ("owner/repo") and returns the
-// installation. It takes the lock.
-func (s *Server) Install(account string, repos ...string) *Installation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := &Installation{ID: s.NewID(), Account: account, Repos: map[string]bool{}}
-	for _, r := range repos {
-		in.Repos[strings.ToLower(r)] = true
-	}
-	s.installations[in.ID] = in
-	return in
-}
-
-// InstallationOf is the installation holding owner/repo, or nil. Lock held.
-func (s *Server) InstallationOf(owner, repo string) *Installation {
-	key := strings.ToLower(owner + "/" + repo)
-	for _, in := range s.installations {
-		if in.Repos[key] {
-			return in
-		}
-	}
-	return nil
 }
 
 // TokenIdentity is who a token stands for. It takes the lock.

@@ -8,12 +8,10 @@ import (
 	"time"
 )
 
-// registerCore registers the endpoints of repositories, App installations,
-// pull requests, labels, review requests, refs, commits and contents.
+// registerCore registers the endpoints of repositories, pull requests,
+// labels, review requests, refs, commits and contents.
 func (s *Server) registerCore() {
 	s.handlers["GET /repos/{owner}/{repo}"] = s.getRepo
-	s.handlers["GET /repos/{owner}/{repo}/installation"] = s.getRepoInstallation
-	s.handlers["POST /app/installations/{installation_id}/access_tokens"] = s.createAccessToken
 	s.handlers["GET /repos/{owner}/{repo}/pulls"] = s.listPulls
 	s.handlers["POST /repos/{owner}/{repo}/pulls"] = s.createPull
 	s.handlers["GET /repos/{owner}/{repo}/pulls/{pull_number}"] = s.getPull
@@ -92,44 +90,6 @@ func (s *Server) getRepo(r *Request) Reply {
 		return Error(500, err.Error())
 	}
 	return JSON(200, s.repoJSON(ex, repo))
-}
-
-func (s *Server) getRepoInstallation(r *Request) Reply {
-	in := s.InstallationOf(r.Params["owner"], r.Params["repo"])
-	if in == nil {
-		return Error(404, "Not Found")
-	}
-	ex, err := s.Desc.Example("GET", r.Template, 200)
-	if err != nil {
-		return Error(500, err.Error())
-	}
-	ex["id"] = in.ID
-	ex["app_id"] = s.app.ID
-	ex["app_slug"] = s.app.Slug
-	if acc, ok := ex["account"].(map[string]any); ok {
-		ex["account"] = s.userJSON(acc, in.Account)
-	}
-	ex["access_tokens_url"] = fmt.Sprintf("%s%s/app/installations/%d/access_tokens", s.URL, APIPrefix, in.ID)
-	return JSON(200, ex)
-}
-
-func (s *Server) createAccessToken(r *Request) Reply {
-	id, err := strconv.ParseInt(r.Params["installation_id"], 10, 64)
-	in := s.installations[id]
-	if err != nil || in == nil {
-		return Error(404, "Not Found")
-	}
-	ex, err := s.Desc.Example("POST", r.Template, 201)
-	if err != nil {
-		return Error(500, err.Error())
-	}
-	tok := s.mintToken("ghs_")
-	s.tokens[tok] = Identity{Kind: "installation", Login: s.app.Slug + "[bot]", Installation: in.ID}
-	in.TokensIssued++
-	ex["token"] = tok
-	ex["expires_at"] = ts(s.Now().Add(time.Hour))
-	delete(ex, "repositories")
-	return JSON(201, ex)
 }
 
 // pullJSON fills a pull request object for p. Lock held.

@@ -42,6 +42,61 @@ func WebhookExample(t testing.TB, event, action string) map[string]any {
 	return nil
 }
 
+// WebhookPayloads are GitHub's published example payloads
+// (@octokit/webhooks-examples), by event name, as the bytes GitHub would
+// send.
+func WebhookPayloads(t testing.TB) map[string][]json.RawMessage {
+	t.Helper()
+	data, err := os.ReadFile(WebhookExamples(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []struct {
+		Name     string            `json:"name"`
+		Examples []json.RawMessage `json:"examples"`
+	}
+	if err := json.Unmarshal(data, &all); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]json.RawMessage{}
+	for _, e := range all {
+		m[e.Name] = e.Examples
+	}
+	return m
+}
+
+// WebhookPayload is the first of payloads (WebhookPayloads) of event whose
+// action is action ("" for any).
+func WebhookPayload(t testing.TB, payloads map[string][]json.RawMessage, event, action string) json.RawMessage {
+	t.Helper()
+	for _, p := range payloads[event] {
+		var a struct{ Action string }
+		if json.Unmarshal(p, &a) == nil && (action == "" || a.Action == action) {
+			return p
+		}
+	}
+	t.Fatalf("no published %s example with action %q", event, action)
+	return nil
+}
+
+// EditPayload changes a payload: set is called on its decoded form.
+func EditPayload(t testing.TB, p json.RawMessage, set func(m map[string]any)) json.RawMessage {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(p, &m); err != nil {
+		t.Fatal(err)
+	}
+	set(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Object is the JSON object m holds at key, for EditPayload's set.
+func Object(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
+
 // SignPayload is the X-Hub-Signature-256 of body under secret.
 func SignPayload(secret string, body []byte) string {
 	mac := hmac.New(sha256.New, []byte(secret))

@@ -189,6 +189,7 @@ func New(t testing.TB) *Server {
 		Ext:           map[string]any{},
 	}
 	s.registerCore()
+	s.registerInstallations()
 	s.registerActions()
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.Close)

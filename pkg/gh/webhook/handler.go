@@ -1,13 +1,11 @@
-// Package webhook receives GitHub's webhooks and acts on them: a failed
-// workflow run on a watched branch becomes a test report for triage, and
-// the reviews and closing of redfix's own pull requests become their
-// outcomes.
-//
-// The HTTP handler only verifies, filters and stores: a delivery whose
-// signature checks out is written to the report intake's JetStream stream
-// (message id = the delivery's id, so a redelivered delivery is stored
-// once) before GitHub gets its 2xx. The work happens when triage consumes
-// the stream (Processor).
+// Package webhook is GitHub's way in: the endpoint that receives its
+// webhooks, before the reports stream. It verifies a delivery's signature,
+// decodes and filters it (pkg/gh/event), writes it to the report intake's
+// JetStream stream (message id = the delivery's id, so a redelivered
+// delivery is stored once) and only then answers GitHub with a 2xx. It
+// acts on nothing: what a stored delivery becomes, a test report for
+// triage or a fix's outcome, is decided when triage consumes the stream
+// (pkg/gh/deliveries).
 package webhook
 
 import (
@@ -24,6 +22,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/ingest"
 )
 
@@ -35,19 +34,11 @@ type Intake interface {
 // MaxPayloadBytes is GitHub's cap on a webhook payload.
 const MaxPayloadBytes = 25 << 20
 
-// The events redfix acts on.
-const (
-	EventPing              = "ping"
-	EventWorkflowRun       = "workflow_run"
-	EventPullRequest       = "pull_request"
-	EventPullRequestReview = "pull_request_review"
-)
-
 // Handler is the webhook endpoint.
 type Handler struct {
 	secret []byte
 	intake Intake
-	filter Filter
+	filter event.Filter
 	log    *zap.Logger
 	// Count, when set, is told of each delivery's result: accepted,
 	// duplicate, ignored, unauthorized, malformed, unavailable, ping.
@@ -56,7 +47,7 @@ type Handler struct {
 
 // NewHandler makes the endpoint. With an empty secret every delivery is
 // refused: an unsigned webhook is never trusted.
-func NewHandler(secret string, intake Intake, filter Filter, log *zap.Logger) *Handler {
+func NewHandler(secret string, intake Intake, filter event.Filter, log *zap.Logger) *Handler {
 	return &Handler{secret: []byte(secret), intake: intake, filter: filter, log: log}
 }
 
@@ -79,9 +70,9 @@ func (h *Handler) answer(w http.ResponseWriter, code int, r response) {
 
 // ServeHTTP verifies, filters and stores one delivery.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	event := github.WebHookType(r)
+	name := github.WebHookType(r)
 	delivery := github.DeliveryID(r)
-	log := h.log.With(zap.String("delivery", delivery), zap.String("event", event), zap.String("remote", r.RemoteAddr))
+	log := h.log.With(zap.String("delivery", delivery), zap.String("event", name), zap.String("remote", r.RemoteAddr))
 	if len(h.secret) == 0 {
 		log.Error("webhook refused: no webhook secret is configured")
 		h.answer(w, http.StatusServiceUnavailable, response{Result: "unavailable", Reason: "no webhook secret is configured"})
@@ -117,19 +108,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, http.StatusBadRequest, response{Result: "malformed", Reason: err.Error()})
 		return
 	}
-	if event == "" || delivery == "" {
+	if name == "" || delivery == "" {
 		log.Warn("webhook refused: no event name or delivery id")
 		h.answer(w, http.StatusBadRequest, response{Result: "malformed", Reason: "X-GitHub-Event and X-GitHub-Delivery are required"})
 		return
 	}
-	resp := response{Delivery: delivery, Event: event}
-	if !known(event) {
-		resp.Result, resp.Reason = "ignored", "event "+event+" is not one redfix acts on"
+	resp := response{Delivery: delivery, Event: name}
+	if !event.Known(name) {
+		resp.Result, resp.Reason = "ignored", "event "+name+" is not one redfix acts on"
 		log.Info("webhook ignored: event not acted on")
 		h.answer(w, http.StatusAccepted, resp)
 		return
 	}
-	if event == EventPing {
+	if name == event.Ping {
 		var ping github.PingEvent
 		if err := json.Unmarshal(payload, &ping); err != nil {
 			log.Warn("webhook refused: ping payload does not parse", zap.Error(err))
@@ -142,7 +133,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, http.StatusOK, resp)
 		return
 	}
-	d, err := Decode(event, payload)
+	d, err := event.Decode(name, payload)
 	if err != nil {
 		log.Warn("webhook refused: malformed", zap.Error(err))
 		resp.Result, resp.Reason = "malformed", err.Error()
@@ -157,7 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	dup, err := h.intake.Submit(ctx, ingest.Submission{ID: delivery, Kind: ingest.KindGitHub, Event: event, Repo: d.Repo, Payload: payload})
+	dup, err := h.intake.Submit(ctx, ingest.Submission{ID: delivery, Kind: ingest.KindGitHub, Event: name, Repo: d.Repo, Payload: payload})
 	if err != nil {
 		// GitHub does not retry by itself; the resync asks it to redeliver.
 		log.Error("webhook not stored", zap.String("repo", d.Repo), zap.Error(err))
@@ -171,14 +162,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	log.Info("webhook stored", zap.String("repo", d.Repo), zap.Bool("duplicate", dup))
 	h.answer(w, http.StatusAccepted, resp)
-}
-
-func known(event string) bool {
-	switch event {
-	case EventPing, EventWorkflowRun, EventPullRequest, EventPullRequestReview:
-		return true
-	}
-	return false
 }
 
 // payloadOf is the JSON payload of a signed body: the body itself, or its

@@ -2,13 +2,9 @@ package webhook
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,71 +13,12 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/ingest"
 )
 
 const secret = "It's a Secret to Everybody"
-
-// examples are GitHub's published example payloads (npm
-// @octokit/webhooks-examples, installed by .ci/run), by event name, as the
-// bytes GitHub would send.
-func examples(t *testing.T) map[string][]json.RawMessage {
-	t.Helper()
-	data, err := os.ReadFile(ghtest.WebhookExamples(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []struct {
-		Name     string            `json:"name"`
-		Examples []json.RawMessage `json:"examples"`
-	}
-	if err := json.Unmarshal(data, &all); err != nil {
-		t.Fatal(err)
-	}
-	m := map[string][]json.RawMessage{}
-	for _, e := range all {
-		m[e.Name] = e.Examples
-	}
-	return m
-}
-
-// example is the first published example of event whose action is action
-// ("" for any).
-func example(t *testing.T, ex map[string][]json.RawMessage, event, action string) json.RawMessage {
-	t.Helper()
-	for _, p := range ex[event] {
-		var a struct{ Action string }
-		if json.Unmarshal(p, &a) == nil && (action == "" || a.Action == action) {
-			return p
-		}
-	}
-	t.Fatalf("no published %s example with action %q", event, action)
-	return nil
-}
-
-// edit changes a published payload: set is called on its decoded form.
-func edit(t *testing.T, p json.RawMessage, set func(m map[string]any)) json.RawMessage {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(p, &m); err != nil {
-		t.Fatal(err)
-	}
-	set(m)
-	out, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
-
-func sign(body []byte, key string) string {
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-}
 
 type fixture struct {
 	js     jetstream.JetStream
@@ -89,7 +26,7 @@ type fixture struct {
 	srv    *httptest.Server
 }
 
-func newFixture(t *testing.T, filter Filter) *fixture {
+func newFixture(t *testing.T, filter event.Filter) *fixture {
 	t.Helper()
 	js := embeddedtest.JetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -137,8 +74,8 @@ func (f *fixture) post(t *testing.T, d delivery) (int, response) {
 }
 
 // signed is a delivery signed with the secret.
-func signed(event, id string, body []byte) delivery {
-	return delivery{event: event, id: id, body: body, signature: sign(body, secret)}
+func signed(name, id string, body []byte) delivery {
+	return delivery{event: name, id: id, body: body, signature: ghtest.SignPayload(secret, body)}
 }
 
 // stored is how many deliveries the intake's stream holds.
@@ -160,24 +97,24 @@ func (f *fixture) stored(t *testing.T) uint64 {
 // failedRun is the published completed workflow_run example, concluded
 // with a failure (GitHub's examples hold no failed run).
 func failedRun(t *testing.T, ex map[string][]json.RawMessage) json.RawMessage {
-	return edit(t, example(t, ex, "workflow_run", "completed"), func(m map[string]any) {
-		run := obj(m, "workflow_run")
+	return ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "workflow_run", "completed"), func(m map[string]any) {
+		run := ghtest.Object(m, "workflow_run")
 		run["status"], run["conclusion"] = "completed", "failure"
-		run["event"], run["head_branch"] = "push", obj(m, "repository")["default_branch"]
+		run["event"], run["head_branch"] = "push", ghtest.Object(m, "repository")["default_branch"]
 	})
 }
 
 func TestSignatures(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{})
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{})
 	body := failedRun(t, ex)
 	for name, d := range map[string]delivery{
 		"missing":         {event: "workflow_run", id: "d-1", body: body},
-		"wrong secret":    {event: "workflow_run", id: "d-2", body: body, signature: sign(body, "guess")},
+		"wrong secret":    {event: "workflow_run", id: "d-2", body: body, signature: ghtest.SignPayload("guess", body)},
 		"not hex":         {event: "workflow_run", id: "d-3", body: body, signature: "sha256=zz"},
-		"body changed":    {event: "workflow_run", id: "d-4", body: append([]byte(" "), body...), signature: sign(body, secret)},
+		"body changed":    {event: "workflow_run", id: "d-4", body: append([]byte(" "), body...), signature: ghtest.SignPayload(secret, body)},
 		"sha1 only":       {event: "workflow_run", id: "d-5", body: body, signature: "sha1=" + strings.Repeat("0", 40)},
-		"ping, no secret": {event: "ping", id: "d-6", body: example(t, ex, "ping", "")},
+		"ping, no secret": {event: "ping", id: "d-6", body: ghtest.WebhookPayload(t, ex, "ping", "")},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, r := f.post(t, d)
@@ -192,15 +129,15 @@ func TestSignatures(t *testing.T) {
 }
 
 func TestNoSecretConfigured(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{})
-	h := NewHandler("", f.intake, Filter{}, zaptest.NewLogger(t))
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{})
+	h := NewHandler("", f.intake, event.Filter{}, zaptest.NewLogger(t))
 	body := failedRun(t, ex)
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/github/webhook", strings.NewReader(string(body)))
 	req.Header.Set("X-GitHub-Event", "workflow_run")
 	req.Header.Set("X-GitHub-Delivery", "d-1")
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Hub-Signature-256", sign(body, ""))
+	req.Header.Set("X-Hub-Signature-256", ghtest.SignPayload("", body))
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	if w.Code != http.StatusServiceUnavailable {
@@ -212,8 +149,8 @@ func TestNoSecretConfigured(t *testing.T) {
 }
 
 func TestPublishedExamples(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{})
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{})
 	// Every published ping answers 200 and stores nothing.
 	for i, p := range ex["ping"] {
 		if code, r := f.post(t, signed("ping", "ping-"+string(rune('a'+i)), p)); code != http.StatusOK || r.Result != "pong" {
@@ -221,9 +158,9 @@ func TestPublishedExamples(t *testing.T) {
 		}
 	}
 	// Events redfix does not act on: 202, dropped.
-	for _, event := range []string{"issues", "push", "star", "workflow_job"} {
-		if code, r := f.post(t, signed(event, "other-"+event, example(t, ex, event, ""))); code != http.StatusAccepted || r.Result != "ignored" {
-			t.Errorf("%s: %d %+v, want 202 ignored", event, code, r)
+	for _, name := range []string{"issues", "push", "star", "workflow_job"} {
+		if code, r := f.post(t, signed(name, "other-"+name, ghtest.WebhookPayload(t, ex, name, ""))); code != http.StatusAccepted || r.Result != "ignored" {
+			t.Errorf("%s: %d %+v, want 202 ignored", name, code, r)
 		}
 	}
 	// Every published workflow_run is a run that did not fail, or did not
@@ -236,7 +173,7 @@ func TestPublishedExamples(t *testing.T) {
 	// The published pull_request closed and review examples are about
 	// someone else's branch: ignored.
 	for _, ev := range []struct{ event, action string }{{"pull_request", "closed"}, {"pull_request_review", "submitted"}} {
-		code, r := f.post(t, signed(ev.event, "other-"+ev.event, example(t, ex, ev.event, ev.action)))
+		code, r := f.post(t, signed(ev.event, "other-"+ev.event, ghtest.WebhookPayload(t, ex, ev.event, ev.action)))
 		if code != http.StatusAccepted || r.Result != "ignored" || !strings.Contains(r.Reason, "not redfix's") {
 			t.Errorf("%s %s: %d %+v", ev.event, ev.action, code, r)
 		}
@@ -246,9 +183,11 @@ func TestPublishedExamples(t *testing.T) {
 	}
 
 	// The same payloads on redfix's branch are stored.
-	onOurBranch := func(m map[string]any) { obj(obj(m, "pull_request"), "head")["ref"] = "redfix/0123abcd" }
+	onOurBranch := func(m map[string]any) {
+		ghtest.Object(ghtest.Object(m, "pull_request"), "head")["ref"] = "redfix/0123abcd"
+	}
 	for _, ev := range []struct{ event, action string }{{"pull_request", "closed"}, {"pull_request_review", "submitted"}} {
-		code, r := f.post(t, signed(ev.event, "ours-"+ev.event, edit(t, example(t, ex, ev.event, ev.action), onOurBranch)))
+		code, r := f.post(t, signed(ev.event, "ours-"+ev.event, ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, ev.event, ev.action), onOurBranch)))
 		if code != http.StatusAccepted || r.Result != "accepted" {
 			t.Errorf("%s %s on redfix's branch: %d %+v", ev.event, ev.action, code, r)
 		}
@@ -267,8 +206,8 @@ func TestPublishedExamples(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{Allow: []string{"codertocat/*"}, Repositories: []Repository{{Name: "Codertocat/Hello-World", Branches: []string{"main", "release-*"}}}})
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{Allow: []string{"codertocat/*"}, Repositories: []event.Repository{{Name: "Codertocat/Hello-World", Branches: []string{"main", "release-*"}}}})
 	cases := []struct {
 		name   string
 		set    func(run, m map[string]any)
@@ -278,7 +217,7 @@ func TestRunFilter(t *testing.T) {
 		{"pull request event", func(run, m map[string]any) { run["event"], run["head_branch"] = "pull_request", "main" }, "ignored", "pull-request branch"},
 		{"pull request branch", func(run, m map[string]any) {
 			run["head_branch"] = "feature"
-			obj(m, "repository")["default_branch"] = "feature"
+			ghtest.Object(m, "repository")["default_branch"] = "feature"
 			run["pull_requests"] = []any{map[string]any{"id": 1, "number": 7, "url": "https://api.github.com/repos/octo-org/octo-repo/pulls/7",
 				"head": map[string]any{"ref": "feature", "sha": "a", "repo": map[string]any{"id": 1, "url": "u", "name": "octo-repo"}},
 				"base": map[string]any{"ref": "main", "sha": "b", "repo": map[string]any{"id": 1, "url": "u", "name": "octo-repo"}}}}
@@ -289,12 +228,12 @@ func TestRunFilter(t *testing.T) {
 		{"cancelled", func(run, m map[string]any) { run["head_branch"], run["conclusion"] = "main", "cancelled" }, "ignored", "not failure"},
 		{"not allowed", func(run, m map[string]any) {
 			run["head_branch"] = "main"
-			obj(m, "repository")["full_name"] = "someone/else"
+			ghtest.Object(m, "repository")["full_name"] = "someone/else"
 		}, "ignored", "not in the allowlist"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			body := edit(t, failedRun(t, ex), func(m map[string]any) { tc.set(obj(m, "workflow_run"), m) })
+			body := ghtest.EditPayload(t, failedRun(t, ex), func(m map[string]any) { tc.set(ghtest.Object(m, "workflow_run"), m) })
 			code, r := f.post(t, signed("workflow_run", "filter-"+string(rune('a'+i)), body))
 			if code != http.StatusAccepted || r.Result != tc.result || !strings.Contains(r.Reason, tc.reason) {
 				t.Errorf("got %d %+v, want %s", code, r, tc.result)
@@ -304,14 +243,14 @@ func TestRunFilter(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{})
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{})
 	for name, d := range map[string]delivery{
 		"not JSON":         signed("workflow_run", "m-1", []byte("{not json")),
-		"no repository":    signed("workflow_run", "m-2", edit(t, failedRun(t, ex), func(m map[string]any) { delete(m, "repository") })),
-		"no run":           signed("workflow_run", "m-3", edit(t, failedRun(t, ex), func(m map[string]any) { delete(m, "workflow_run") })),
+		"no repository":    signed("workflow_run", "m-2", ghtest.EditPayload(t, failedRun(t, ex), func(m map[string]any) { delete(m, "repository") })),
+		"no run":           signed("workflow_run", "m-3", ghtest.EditPayload(t, failedRun(t, ex), func(m map[string]any) { delete(m, "workflow_run") })),
 		"no delivery id":   signed("workflow_run", "", failedRun(t, ex)),
-		"wrong field type": signed("pull_request", "m-4", edit(t, example(t, ex, "pull_request", "closed"), func(m map[string]any) { m["number"] = "two" })),
+		"wrong field type": signed("pull_request", "m-4", ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "pull_request", "closed"), func(m map[string]any) { m["number"] = "two" })),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if code, r := f.post(t, d); code != http.StatusBadRequest || r.Result != "malformed" {
@@ -327,10 +266,10 @@ func TestMalformed(t *testing.T) {
 // TestDefaultBranch: with no branches configured only the repository's
 // default branch counts.
 func TestDefaultBranch(t *testing.T) {
-	ex := examples(t)
-	f := newFixture(t, Filter{})
+	ex := ghtest.WebhookPayloads(t)
+	f := newFixture(t, event.Filter{})
 	for i, tc := range []struct{ branch, result string }{{"main", "accepted"}, {"feature", "ignored"}} {
-		body := edit(t, failedRun(t, ex), func(m map[string]any) { obj(m, "workflow_run")["head_branch"] = tc.branch })
+		body := ghtest.EditPayload(t, failedRun(t, ex), func(m map[string]any) { ghtest.Object(m, "workflow_run")["head_branch"] = tc.branch })
 		if code, r := f.post(t, signed("workflow_run", "default-"+string(rune('a'+i)), body)); code != http.StatusAccepted || r.Result != tc.result {
 			t.Errorf("run on %s: %d %+v, want %s", tc.branch, code, r, tc.result)
 		}

@@ -1,4 +1,4 @@
-package webhook
+package deliveries
 
 import (
 	"context"
@@ -10,20 +10,64 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/gh/event"
+	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 )
+
+func TestRunTriagedOnce(t *testing.T) {
+	ex := ghtest.WebhookPayloads(t)
+	f := newGHFixture(t)
+	ctx := context.Background()
+	payload := f.runPayload(t, ex, f.failed.ID)
+	sub := ingest.Submission{ID: "d-1", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload}
+	res, err := f.proc.Process(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Report
+	if r == nil {
+		t.Fatalf("no report: %s", res.Note)
+	}
+	if r.Repo != f.srv.CloneURL("acme", "calc") || r.Commit != f.failed.HeadSHA || r.Good != "1111111111111111111111111111111111111111" || r.Branch != "main" {
+		t.Errorf("report %+v", r)
+	}
+	rep, err := report.Parse(r.Report)
+	if err != nil || len(rep.Failures) != 1 || rep.Failures[0].Test != "TestAdd" {
+		t.Fatalf("report: %+v, %v", rep, err)
+	}
+	// The same delivery again (the stream redelivers after a failed
+	// triage): it still owns the run.
+	if res, err := f.proc.Process(ctx, sub); err != nil || res.Report == nil {
+		t.Errorf("the claiming delivery's retry: %+v, %v", res, err)
+	}
+	// Another delivery of the same run: triaged once.
+	res, err = f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload})
+	if err != nil || res.Report != nil {
+		t.Errorf("a second delivery of the run: %+v, %v", res, err)
+	}
+	// Once its triage gave up for good, the run may be taken again.
+	res0, _ := f.proc.Process(ctx, sub)
+	res0.Release(ctx)
+	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload}); err != nil || res.Report == nil {
+		t.Errorf("after a release: %+v, %v", res, err)
+	}
+}
 
 // TestOutcomes replays the published pull_request_review and
 // pull_request closed examples on a pull request that redfix published.
 func TestOutcomes(t *testing.T) {
-	ex := examples(t)
+	ex := ghtest.WebhookPayloads(t)
 	ctx := context.Background()
 	st := store.New(embeddedtest.Redis(t), "outcomes-test")
 	p := &Processor{State: st, Log: zaptest.NewLogger(t)}
-	ours := func(m map[string]any) { obj(obj(m, "pull_request"), "head")["ref"] = "redfix/0123abcd" }
-	review := edit(t, example(t, ex, "pull_request_review", "submitted"), ours)
-	closed := edit(t, example(t, ex, "pull_request", "closed"), ours)
+	ours := func(m map[string]any) {
+		ghtest.Object(ghtest.Object(m, "pull_request"), "head")["ref"] = "redfix/0123abcd"
+	}
+	review := ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "pull_request_review", "submitted"), ours)
+	closed := ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "pull_request", "closed"), ours)
 	var pr struct {
 		Number     int
 		Repository struct {
@@ -61,16 +105,16 @@ func TestOutcomes(t *testing.T) {
 	if !f.Reviewed || f.FirstReviewAt.Sub(published) != 20*time.Minute+38*time.Second {
 		t.Errorf("after the review: %+v", f)
 	}
-	changes := edit(t, review, func(m map[string]any) { obj(m, "review")["state"] = "changes_requested" })
+	changes := ghtest.EditPayload(t, review, func(m map[string]any) { ghtest.Object(m, "review")["state"] = "changes_requested" })
 	deliver("pull_request_review", changes)
 	// The published closed example is not merged.
 	deliver("pull_request", closed)
 	if f, _ = st.GetFix(ctx, pr.Repository.FullName, pr.Number); f.State != store.FixClosed || !f.ChangesRequested {
 		t.Errorf("after closing: %+v", f)
 	}
-	deliver("pull_request", edit(t, example(t, ex, "pull_request", "reopened"), ours))
-	merged := edit(t, closed, func(m map[string]any) {
-		p := obj(m, "pull_request")
+	deliver("pull_request", ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "pull_request", "reopened"), ours))
+	merged := ghtest.EditPayload(t, closed, func(m map[string]any) {
+		p := ghtest.Object(m, "pull_request")
 		p["merged"], p["merged_at"], p["commits"] = true, "2019-05-15T17:00:00Z", 3
 	})
 	deliver("pull_request", merged)

@@ -1,4 +1,4 @@
-package webhook
+package event
 
 import (
 	"fmt"
@@ -40,6 +40,17 @@ func (f Filter) Allowed(repo string) bool {
 		return true
 	}
 	return slices.ContainsFunc(f.Allow, func(p string) bool { return matchRepo(p, repo) })
+}
+
+// Names are the repositories the filter names, as written: the
+// allowlist's, then the per-repository settings' (patterns such as
+// "owner/*" and repeats included).
+func (f Filter) Names() []string {
+	names := append([]string(nil), f.Allow...)
+	for _, r := range f.Repositories {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 // Settings are the settings for repo: its entry, or the zero Repository.

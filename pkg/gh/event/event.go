@@ -1,4 +1,10 @@
-package webhook
+// Package event is the vocabulary shared by both sides of GitHub's
+// webhooks: the events redfix acts on, decoded from their payloads, and the
+// filter that says which repositories, branches and runs it acts on. The
+// webhook endpoint (pkg/gh/webhook) applies it before a delivery is stored;
+// the processing of stored deliveries (pkg/gh/deliveries) applies it again
+// when triage consumes them.
+package event
 
 import (
 	"encoding/json"
@@ -7,6 +13,23 @@ import (
 
 	"github.com/google/go-github/v62/github"
 )
+
+// The events redfix acts on, as X-GitHub-Event names them.
+const (
+	Ping              = "ping"
+	WorkflowRun       = "workflow_run"
+	PullRequest       = "pull_request"
+	PullRequestReview = "pull_request_review"
+)
+
+// Known reports whether redfix acts on events named event.
+func Known(event string) bool {
+	switch event {
+	case Ping, WorkflowRun, PullRequest, PullRequestReview:
+		return true
+	}
+	return false
+}
 
 // BranchPrefix starts the branch of every pull request redfix opens.
 const BranchPrefix = "redfix/"
@@ -26,21 +49,21 @@ func Decode(event string, payload []byte) (Delivery, error) {
 	var repo *github.Repository
 	var err error
 	switch event {
-	case EventWorkflowRun:
+	case WorkflowRun:
 		d.Run = new(github.WorkflowRunEvent)
 		err = json.Unmarshal(payload, d.Run)
 		repo = d.Run.GetRepo()
 		if err == nil && d.Run.WorkflowRun == nil {
 			err = fmt.Errorf("no workflow_run object")
 		}
-	case EventPullRequest:
+	case PullRequest:
 		d.PR = new(github.PullRequestEvent)
 		err = json.Unmarshal(payload, d.PR)
 		repo = d.PR.GetRepo()
 		if err == nil && d.PR.PullRequest == nil {
 			err = fmt.Errorf("no pull_request object")
 		}
-	case EventPullRequestReview:
+	case PullRequestReview:
 		d.Review = new(github.PullRequestReviewEvent)
 		err = json.Unmarshal(payload, d.Review)
 		repo = d.Review.GetRepo()

@@ -1,4 +1,11 @@
-package webhook
+// Package deliveries is what becomes of GitHub's webhook deliveries once
+// they are stored, on the far side of the reports stream: as triage
+// consumes them, the Processor turns a failed workflow run on a watched
+// branch into a test report for triage, and the reviews and closing of
+// redfix's own pull requests into their outcomes. Resync finds what the
+// webhooks missed and stores it as deliveries of its own; the claim on a
+// run (RunKey) makes a run triaged once, whichever delivery brings it.
+package deliveries
 
 import (
 	"context"
@@ -10,6 +17,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/store"
@@ -40,7 +48,7 @@ const RunClaimTTL = 14 * 24 * time.Hour
 
 // Processor acts on stored deliveries, as triage consumes them.
 type Processor struct {
-	Filter    Filter
+	Filter    event.Filter
 	Client    ClientFor
 	Collector Collector
 	State     State
@@ -67,7 +75,7 @@ func RunKey(repo string, runID int64, attempt int) string {
 // Process handles one stored GitHub delivery. Errors are retried by the
 // intake; ingest.ErrInvalid ones drop the delivery.
 func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result, error) {
-	d, err := Decode(sub.Event, sub.Payload)
+	d, err := event.Decode(sub.Event, sub.Payload)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %w", ingest.ErrInvalid, err)
 	}
@@ -87,7 +95,7 @@ func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result,
 	return Result{}, fmt.Errorf("%w: event %s has no handler", ingest.ErrInvalid, sub.Event)
 }
 
-func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submission, d Delivery) (Result, error) {
+func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submission, d event.Delivery) (Result, error) {
 	run := d.Run.GetWorkflowRun()
 	repo := d.Run.GetRepo()
 	key := RunKey(d.Repo, run.GetID(), run.GetRunAttempt())
@@ -142,7 +150,7 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 	}, nil
 }
 
-func (p *Processor) closed(ctx context.Context, log *zap.Logger, d Delivery) (Result, error) {
+func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
 	pr := d.PR.GetPullRequest()
 	log = log.With(zap.Int("pull_request", pr.GetNumber()))
 	var (
@@ -177,7 +185,7 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d Delivery) (Re
 // merged: redfix pushes exactly one commit.
 func edited(pr *github.PullRequest) bool { return pr.GetCommits() > 1 }
 
-func (p *Processor) review(ctx context.Context, log *zap.Logger, d Delivery) (Result, error) {
+func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
 	pr, rv := d.Review.GetPullRequest(), d.Review.GetReview()
 	at := rv.GetSubmittedAt().Time
 	if at.IsZero() {

@@ -7,7 +7,6 @@ package gh
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -221,28 +220,6 @@ func NewTokenClient(gc *github.Client, token string) *Client {
 // expires). Give it only to git, through GitEnv.
 func (c *Client) Token(ctx context.Context) (string, error) { return c.token(ctx) }
 
-// GitEnv is the environment that lets one git process authenticate to the
-// repository's HTTPS remote with the client's token: an http.extraHeader
-// passed through GIT_CONFIG_COUNT, so the token is in no URL, no
-// configuration file and no other process's environment.
-func (c *Client) GitEnv(ctx context.Context) ([]string, error) {
-	tok, err := c.Token(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("github token for git: %w", err)
-	}
-	return GitAuthEnv(tok), nil
-}
-
-// GitAuthEnv is GitEnv for a given token.
-func GitAuthEnv(token string) []string {
-	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
-	return []string{
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http.extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
-	}
-}
-
 // tokenTransport adds a plain token to each request.
 type tokenTransport struct {
 	token string
@@ -253,69 +230,4 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return t.base.RoundTrip(r)
-}
-
-// ParseRepo reads owner and name from a repository URL as GitHub writes
-// them (https://HOST/OWNER/NAME(.git), ssh and scp-like forms too).
-func ParseRepo(repoURL string) (owner, name string, err error) {
-	s := strings.TrimSpace(repoURL)
-	if strings.HasPrefix(s, "git@") { // git@host:owner/name.git
-		if _, p, ok := strings.Cut(s, ":"); ok {
-			s = "ssh://host/" + p
-		}
-	}
-	u, perr := url.Parse(s)
-	if perr != nil || u.Host == "" {
-		return "", "", fmt.Errorf("%q is not a GitHub repository URL", repoURL)
-	}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if len(parts) < 2 {
-		return "", "", fmt.Errorf("%q names no owner/repository", repoURL)
-	}
-	owner, name = parts[len(parts)-2], strings.TrimSuffix(parts[len(parts)-1], ".git")
-	if owner == "" || name == "" {
-		return "", "", fmt.Errorf("%q names no owner/repository", repoURL)
-	}
-	return owner, name, nil
-}
-
-// Serves reports whether repoURL is a repository of the configured GitHub
-// (its host is the API's, or github.com for the public API), so that its
-// token is never handed to another host.
-func (c *Clients) Serves(repoURL string) bool {
-	u, err := url.Parse(strings.TrimSpace(repoURL))
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
-		return false
-	}
-	api, err := url.Parse(c.baseURL)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(u.Host, api.Host) && u.Scheme == api.Scheme {
-		return true
-	}
-	return strings.EqualFold(api.Host, "api.github.com") && strings.EqualFold(u.Host, "github.com") && u.Scheme == "https"
-}
-
-// GitEnvFor is the git credentials for repoURL: nil for a repository that
-// is not the configured GitHub's.
-func (c *Clients) GitEnvFor(ctx context.Context, repoURL string) ([]string, error) {
-	if !c.Serves(repoURL) {
-		return nil, nil
-	}
-	owner, name, err := ParseRepo(repoURL)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := c.ForRepo(ctx, owner, name)
-	if err != nil {
-		return nil, err
-	}
-	return cl.GitEnv(ctx)
-}
-
-// IsRemote reports whether repo is a URL that needs credentials (http or
-// https), as opposed to a local path or file URL.
-func IsRemote(repo string) bool {
-	return strings.HasPrefix(repo, "https://") || strings.HasPrefix(repo, "http://")
 }

@@ -1,4 +1,4 @@
-package webhook
+package deliveries
 
 import (
 	"context"
@@ -10,8 +10,14 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/ingest"
 )
+
+// Intake stores a delivery durably.
+type Intake interface {
+	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
+}
 
 // Redeliveries remembers which failed deliveries redfix asked GitHub to
 // redeliver, so that it asks once.
@@ -35,7 +41,7 @@ type Resync struct {
 	App      *github.Client
 	Intake   Intake
 	Asked    Redeliveries
-	Filter   Filter
+	Filter   event.Filter
 	Lookback time.Duration // 24 h when 0
 	Log      *zap.Logger
 	// Now is the clock; time.Now when nil.
@@ -153,7 +159,7 @@ func (r *Resync) runs(ctx context.Context, repo *github.Repository, p *Pass) err
 			}
 			dup, err := r.Intake.Submit(ctx, ingest.Submission{
 				ID: "resync:" + RunKey(full, run.GetID(), run.GetRunAttempt()), Kind: ingest.KindGitHub,
-				Event: EventWorkflowRun, Repo: full, Payload: payload,
+				Event: event.WorkflowRun, Repo: full, Payload: payload,
 			})
 			if err != nil {
 				return fmt.Errorf("store run %d of %s: %w", run.GetID(), full, err)
@@ -217,7 +223,7 @@ func (r *Resync) deliveries(ctx context.Context, p *Pass) error {
 	}
 	for _, guid := range order {
 		a := byGUID[guid]
-		if a.ok || !known(a.latest.GetEvent()) || a.latest.GetEvent() == EventPing {
+		if a.ok || !event.Known(a.latest.GetEvent()) || a.latest.GetEvent() == event.Ping {
 			continue
 		}
 		first, err := r.Asked.FirstRedelivery(ctx, guid, 2*r.lookback())
