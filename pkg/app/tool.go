@@ -15,6 +15,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -102,6 +103,13 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The clone's commands (run_tests, the static analysis after an edit)
+	// run confined like a worker's, writing the clone only.
+	ctx, _, err = confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ctx = sandbox.WithTree(sandbox.WithRepo(ctx, abs), abs)
 	var patcher harness.Patcher
 	if cfg.LLM.Enabled() {
 		client, err := llm.NewClient(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,

@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/sandbox"
 )
 
 func toolRepo(t *testing.T) string {
@@ -93,5 +95,40 @@ func TestToolCommand(t *testing.T) {
 	}
 	if _, _, err := run("--repo", t.TempDir(), "read_directory"); err == nil || ExitCode(err) != 1 {
 		t.Errorf("not a repository: err = %v", err)
+	}
+}
+
+// worker tool runs the clone's tests confined, like a worker: a test that
+// writes outside the clone writes into the sandbox's private /tmp, never the
+// host's.
+func TestToolRunsTestsConfined(t *testing.T) {
+	clearEnv(t)
+	if _, err := sandbox.New(context.Background(), sandbox.Config{Mode: sandbox.ModeRequired, CacheDir: t.TempDir()}); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI must confine: %v", err)
+		}
+		t.Skipf("this host cannot confine: %v", err)
+	}
+	t.Setenv("REDFIX_SANDBOX", "required")
+	t.Setenv("REDFIX_DATA_DIR", t.TempDir())
+	ctx := context.Background()
+	dir := toolRepo(t)
+	outside := filepath.Join(t.TempDir(), "escaped")
+	test := "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestEscape(t *testing.T) {\n\t_ = os.WriteFile(" + strconv.Quote(outside) + ", []byte(\"out\"), 0o644)\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "escape_test.go"), []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (gitrepo.Repo{Dir: dir}).CommitAll(ctx, "a test that writes outside"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Tool(ctx, []string{"--repo", dir, "--test", "TestEscape", "run_tests"}, &stdout, &stderr); err != nil {
+		t.Fatalf("run_tests: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "TestEscape") {
+		t.Fatalf("the test did not run:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatal("a test run by worker tool wrote outside the clone: it ran unconfined")
 	}
 }

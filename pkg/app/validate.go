@@ -94,6 +94,12 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return Machinery(err)
 	}
+	// The gates run the repository's tests: confined, as a worker's.
+	ctx, _, err = confine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ctx = sandbox.WithRepo(ctx, abs)
 	v, err := validatePatch(ctx, cfg, log, validateRequest{repo: abs, patch: string(patch), patchName: patchPath, tests: tests, blame: blame})
 	if err != nil {
 		return err
