@@ -38,9 +38,11 @@ const maxTxRetries = 64
 
 // Store reads and writes redfix's state.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
-	ttls   ClaimTTLs
+	rdb       redis.UniversalClient
+	prefix    string
+	ttls      ClaimTTLs
+	retention time.Duration    // of finished tasks; 0: forever
+	now       func() time.Time // when a finished task's retention starts, and the sweep's clock
 
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script
@@ -60,9 +62,11 @@ func New(rdb redis.UniversalClient, prefix string) *Store {
 		prefix = DefaultPrefix
 	}
 	return &Store{
-		rdb:    rdb,
-		prefix: prefix,
-		ttls:   DefaultClaimTTLs,
+		rdb:       rdb,
+		prefix:    prefix,
+		ttls:      DefaultClaimTTLs,
+		retention: DefaultTaskRetention,
+		now:       time.Now,
 		// Deletes KEYS[1] only if it still holds ARGV[1]: releases a claim
 		// without taking one that another owner has made since.
 		deleteOwned: redis.NewScript(releaseOwnedSrc),
@@ -231,10 +235,13 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 			old = cur.Status
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, key, enc, 0)
+			s.retainTask(ctx, p, key, id, next.Status, enc)
 			p.ZAdd(ctx, s.tasksKey(), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
 			if next.Repo != "" {
 				p.ZAdd(ctx, s.repoTasksKey(next.Repo), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+				// The sweep removes expired tasks from every repository's
+				// index: this set names them.
+				p.SAdd(ctx, s.taskReposKey(), next.Repo)
 			}
 			s.expireClaimOf(ctx, p, next)
 			if old != next.Status {
