@@ -113,6 +113,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
+	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "redfix_store_memory_full_errors_total",
+		Help: "Redis commands and transactions refused because Redis reached its memory cap (maxmemory, with maxmemory-policy noeviction): redfix's writes fail until memory is freed or the cap raised.",
+	}, func() float64 { return float64(s.Store.MemoryFullErrors()) }))
 
 	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {

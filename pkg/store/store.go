@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,8 @@ type Store struct {
 	claimPublish *redis.Script
 
 	redactor *redact.Redactor
+
+	memoryFull atomic.Int64 // writes refused for Redis's memory cap (memoryHook)
 }
 
 // Redact makes every task stored from now on go through r first: its
@@ -55,13 +58,14 @@ type Store struct {
 func (s *Store) Redact(r *redact.Redactor) { s.redactor = r }
 
 // New makes a store on rdb whose keys start with prefix (DefaultPrefix when
-// empty).
+// empty). The errors of writes Redis refuses for its memory cap wrap
+// ErrMemoryFull from then on (a hook on rdb).
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	prefix = strings.TrimSuffix(prefix, ":")
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &Store{
+	s := &Store{
 		rdb:       rdb,
 		prefix:    prefix,
 		ttls:      DefaultClaimTTLs,
@@ -84,6 +88,8 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 `),
 	}
+	rdb.AddHook(memoryHook{s})
+	return s
 }
 
 func (s *Store) key(parts ...string) string {
