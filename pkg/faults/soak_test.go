@@ -63,6 +63,8 @@ func BenchmarkServeSoak(b *testing.B) {
 
 func soak(b *testing.B, total int) {
 	ctx := context.Background()
+	// Printed as it goes, in full (a benchmark's log is cut short).
+	say := func(format string, args ...any) { fmt.Printf("soak: "+format+"\n", args...) }
 	r := testsvc.StartRedis(b, "")
 	n := testsvc.StartNATS(b)
 	bin := binary(b, "bot")
@@ -128,6 +130,7 @@ func soak(b *testing.B, total int) {
 
 	// The seeds: a task per repository holds the failure's group.
 	start := rss()
+	seedBegan := time.Now()
 	for i, repo := range repos {
 		post(repo, failing(-1-i))
 	}
@@ -138,7 +141,8 @@ func soak(b *testing.B, total int) {
 		b.Fatalf("after the seeds: %d queued tasks (%v), want one per repository (%d)", len(queued), err, len(repos))
 	}
 	seeded := rss()
-	b.Logf("bot serve pid %d: RSS %.1f MB at start, %.1f MB once the %d seed reports were triaged (reproduced and bisected)", pid, start, seeded, len(repos))
+	say("bot serve pid %d: RSS %.1f MB at start, %.1f MB once the %d seed reports were triaged (reproduced and bisected, %s)",
+		pid, start, seeded, len(repos), time.Since(seedBegan).Round(time.Second))
 
 	// The soak.
 	const every, warmUp, workers = 2500, 5000, 8
@@ -176,14 +180,14 @@ func soak(b *testing.B, total int) {
 		want := len(repos) + posted
 		poll(b, 10*time.Minute, fmt.Sprintf("%d reports posted were not all triaged", posted), func() bool { return triaged() >= want })
 		samples = append(samples, sample{posted, rss()})
-		b.Logf("%6d reports in %s: RSS %.1f MB", posted, time.Since(began).Round(time.Second), samples[len(samples)-1].rss)
+		say("%6d reports in %s: RSS %.1f MB", posted, time.Since(began).Round(time.Second), samples[len(samples)-1].rss)
 		if b.Failed() {
 			b.FailNow()
 		}
 	}
 	took := time.Since(began)
 	if posted < total {
-		b.Logf("stopped after %s (-soak.max): %d of %d reports posted", *soakMax, posted, total)
+		say("stopped after %s (-soak.max): %d of %d reports posted", *soakMax, posted, total)
 	}
 
 	// The slope after the warm-up, by least squares, in MB per 10,000 reports.
@@ -206,11 +210,11 @@ func soak(b *testing.B, total int) {
 	}
 	counts, _ := st.CountByStatus(ctx)
 	used := redisUsedMemory(b, r)
-	b.Logf("%d reports (%d repeating a failure, %d passing) over %d repositories in %s (%.0f reports/s)",
+	say("%d reports (%d repeating a failure, %d passing) over %d repositories in %s (%.0f reports/s)",
 		posted, failures.Load(), int64(posted)-failures.Load(), len(repos), took.Round(time.Second), float64(posted)/took.Seconds())
-	b.Logf("bot serve RSS: start %.1f MB, after the warm-up (%d reports) %.1f MB, end %.1f MB, peak %.1f MB; slope after the warm-up %+.2f MB per 10,000 reports",
+	say("bot serve RSS: start %.1f MB, after the warm-up (%d reports) %.1f MB, end %.1f MB, peak %.1f MB; slope after the warm-up %+.2f MB per 10,000 reports",
 		start, warmUp, warm, end, mb(peak), slope)
-	b.Logf("Redis: %.1f MB used, tasks by status %v", mb(used), counts)
+	say("Redis: %.1f MB used, tasks by status %v", mb(used), counts)
 	b.ReportMetric(float64(posted), "reports")
 	b.ReportMetric(start, "RSS-start-MB")
 	b.ReportMetric(warm, "RSS-warm-MB")
