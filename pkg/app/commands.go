@@ -115,6 +115,11 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			errc <- fmt.Errorf("triage loop: %w", err)
 		}
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sys.RunRetention(work, cfg)
+	}()
 	if rs := sys.Resync(cfg); rs != nil {
 		wg.Add(1)
 		go func() {

@@ -175,14 +175,20 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		wg.Wait()
 	}()
 
-	// Ingest: CI posts its report to the bot, as any CI would.
+	// Ingest: CI posts its report to the bot, as any CI would. The demo
+	// names the delivery itself, so that its wait for the triage is
+	// registered before the report can be triaged.
 	baseURL := "http://" + ln.Addr().String()
+	delivery := fmt.Sprintf("demo-%d", time.Now().UnixNano())
+	wait := sys.Expect(delivery)
+	defer wait.Release()
 	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/api/v1/reports?"+q.Encode(), bytes.NewReader(sample.Report))
 	if err != nil {
 		return fmt.Errorf("post report: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Redfix-Delivery", delivery)
 	if cfg.HTTP.IngestToken != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.HTTP.IngestToken)
 	}
@@ -201,7 +207,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_ = json.Unmarshal(body, &accepted)
 	p.print("ingest", "POST %s/api/v1/reports → %s, stored on JetStream as %s", baseURL, resp.Status, accepted.ID)
 
-	tasks, err := sys.WaitSettled(ctx, accepted.ID)
+	tasks, err := wait.Wait(ctx)
 	if err != nil {
 		return err
 	}

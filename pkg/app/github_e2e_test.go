@@ -145,6 +145,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	payload := ghtest.WebhookExample(t, "workflow_run", "completed")
 	payload["workflow_run"], payload["repository"] = runJSON, srv.RepoJSON("acme", "shop")
 	const delivery = "7d4d6f30-a9b1-11ee-8c90-0242ac120002"
+	settled := sys.Expect(delivery)
 	for i, want := range []string{"accepted", "duplicate"} {
 		code, body := ghtest.Deliver(t, hook, secret, "workflow_run", delivery, payload)
 		if code != http.StatusAccepted || !strings.Contains(string(body), `"result":"`+want+`"`) {
@@ -160,7 +161,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	// 2–4. The run's artifact is read, triage and the worker run on a
 	// clone from the git server, a branch is pushed and one pull request
 	// opened.
-	tasks, err := sys.WaitSettled(ctx, delivery)
+	tasks, err := settled.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +225,11 @@ func TestGitHubEndToEnd(t *testing.T) {
 	p["head"].(map[string]any)["ref"] = pr.Head
 	closed["number"], closed["repository"] = pr.Number, srv.RepoJSON("acme", "shop")
 	const merged = "9a1b2c3d-a9b1-11ee-8c90-0242ac120002"
+	mergeSettled := sys.Expect(merged)
 	if code, body := ghtest.Deliver(t, hook, secret, "pull_request", merged, closed); code != http.StatusAccepted {
 		t.Fatalf("merge delivery: %d %s", code, body)
 	}
-	if _, err := sys.WaitSettled(ctx, merged); err != nil {
+	if _, err := mergeSettled.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 

@@ -49,15 +49,16 @@ func TestTriageDoesNotParseAgain(t *testing.T) {
 	parsed := ingest.Submission{ID: "parsed-once", Repo: "/srv/repo", Commit: "abc123", Report: raw,
 		Parsed: ingest.ForTriage(report.Result{Format: "go-test-json", Total: 3})}
 	unparsed := ingest.Submission{ID: "not-parsed", Repo: "/srv/repo", Commit: "abc123", Report: raw}
+	waitParsed, waitUnparsed := sys.Expect("parsed-once"), sys.Expect("not-parsed")
 	for _, s := range []ingest.Submission{parsed, unparsed} {
 		if _, err := sys.Intake.Submit(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if tasks, err := sys.WaitSettled(ctx, "parsed-once"); err != nil || len(tasks) != 0 {
+	if tasks, err := waitParsed.Wait(ctx); err != nil || len(tasks) != 0 {
 		t.Errorf("parsed submission: tasks %v, err %v; want triaged, nothing failing", tasks, err)
 	}
-	if _, err := sys.WaitSettled(ctx, "not-parsed"); err == nil || !strings.Contains(err.Error(), "invalid submission") {
+	if _, err := waitUnparsed.Wait(ctx); err == nil || !strings.Contains(err.Error(), "invalid submission") {
 		t.Errorf("unparsed submission: %v, want the parser's rejection", err)
 	}
 }
@@ -80,10 +81,11 @@ func TestTriageDurationObserved(t *testing.T) {
 	for _, id := range []string{"r1", "r2"} {
 		s := ingest.Submission{ID: id, Repo: "/srv/repo", Commit: "abc123", Report: []byte("{}"),
 			Parsed: ingest.ForTriage(report.Result{Format: "go-test-json", Total: 3})}
+		wait := sys.Expect(id)
 		if _, err := sys.Intake.Submit(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sys.WaitSettled(ctx, id); err != nil {
+		if _, err := wait.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}

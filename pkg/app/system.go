@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,9 +68,9 @@ type System struct {
 	modelErrorsOnce sync.Once
 	clusterOnce     sync.Once
 
-	mu      sync.Mutex
-	settled map[string]settlement // by submission id, once triaged or given up
-	changed chan struct{}
+	// waits are the triages someone waits for (Expect): nothing is kept
+	// for a submission nobody asked about.
+	waits waits
 }
 
 // Start connects (or starts embedded servers), checks that each store
@@ -79,7 +78,7 @@ type System struct {
 // waiting at most cfg.StartupWait, and opens the streams. Its errors name
 // the store's address and the cause.
 func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, err error) {
-	s := &System{log: log, Registry: prometheus.NewRegistry(), settled: map[string]settlement{}, changed: make(chan struct{})}
+	s := &System{log: log, Registry: prometheus.NewRegistry()}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -114,6 +113,11 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		return nil, err
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
+	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
+	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "redfix_store_memory_full_errors_total",
+		Help: "Redis commands and transactions refused because Redis reached its memory cap (maxmemory, with maxmemory-policy noeviction): redfix's writes fail until memory is freed or the cap raised.",
+	}, func() float64 { return float64(s.Store.MemoryFullErrors()) }))
 
 	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {
@@ -439,20 +443,6 @@ func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o tri
 	s.history().triageDecided(context.WithoutCancel(ctx), sub, o)
 }
 
-// settlement is how the triage of one submission ended.
-type settlement struct {
-	tasks []string
-	err   error
-}
-
-func (s *System) settle(id string, st settlement) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.settled[id] = st
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
 // RunWorker consumes jobs with pipe until ctx ends.
 func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.Pipeline) error {
 	if pipe.Spending == nil {
@@ -468,60 +458,6 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		Ready: s.Ready,
 	}
 	return c.Run(ctx)
-}
-
-func terminal(st task.Status) bool {
-	switch st {
-	case task.StatusPublished, task.StatusNoPatch, task.StatusFailed, task.StatusDropped, task.StatusOverBudget:
-		return true
-	}
-	return false
-}
-
-// WaitSettled waits until the submission has been triaged and each task it
-// made has reached a final status, and returns those tasks.
-func (s *System) WaitSettled(ctx context.Context, submission string) ([]task.Task, error) {
-	var ids []string
-	for {
-		s.mu.Lock()
-		got, ok := s.settled[submission]
-		changed := s.changed
-		s.mu.Unlock()
-		if ok {
-			if got.err != nil {
-				return nil, got.err
-			}
-			ids = got.tasks
-			break
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for triage of %s: %w", submission, ctx.Err())
-		}
-	}
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var tasks []task.Task
-		done := true
-		for _, id := range ids {
-			t, err := s.Store.GetTask(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("wait for task %s: %w", id, err)
-			}
-			tasks = append(tasks, t)
-			done = done && terminal(t.Status)
-		}
-		if done {
-			return tasks, nil
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for tasks %s: %w", strings.Join(ids, ", "), ctx.Err())
-		}
-	}
 }
 
 // redisClient is a client of the Redis at addr, with the configuration's

@@ -160,6 +160,14 @@ type Redis struct {
 	Password string `yaml:"password"`
 	DB       int    `yaml:"db"`
 	Prefix   string `yaml:"prefix"`
+	// TaskRetention is how long a task is kept once it reached a final
+	// status (published, no_patch, failed, dropped, over_budget), with its
+	// index entries and per-task keys; queued and running tasks are never
+	// expired. 0 keeps finished tasks forever.
+	TaskRetention time.Duration `yaml:"task_retention"`
+	// RetentionSweepInterval is how often the bot removes the expired
+	// tasks from the indexes; one replica sweeps per interval.
+	RetentionSweepInterval time.Duration `yaml:"retention_sweep_interval"`
 }
 
 // Triage configures reproduction, flakiness and bisection.
@@ -274,7 +282,7 @@ func Default() Config {
 		Log:     Log{Level: "info", Format: "console"},
 		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
 		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
-		Redis:   Redis{Prefix: "redfix"},
+		Redis:   Redis{Prefix: "redfix", TaskRetention: 90 * 24 * time.Hour, RetentionSweepInterval: time.Hour},
 		LLM:     LLM{Provider: "openai", Timeout: 2 * time.Minute, MaxRetries: 4, ToolFormat: "native"},
 		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, MaxGroupsPerReport: 20, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
 			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
@@ -357,6 +365,8 @@ var envVars = []struct {
 	{"REDFIX_NATS_CREDENTIALS_FILE", func(c *Config, v string) error { c.NATS.CredentialsFile = v; return nil }},
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
+	{"REDFIX_REDIS_TASK_RETENTION", durationVar(func(c *Config) *time.Duration { return &c.Redis.TaskRetention })},
+	{"REDFIX_REDIS_RETENTION_SWEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.Redis.RetentionSweepInterval })},
 	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
 	{"REDFIX_LLM_API_KEY", func(c *Config, v string) error { c.LLM.APIKey = v; return nil }},
 	{"REDFIX_MODEL", func(c *Config, v string) error { c.LLM.Model = v; return nil }},
@@ -573,6 +583,12 @@ func (c Config) Validate() error {
 	}
 	if c.StartupWait < 0 {
 		errs = append(errs, fmt.Errorf("startup_wait must not be negative, got %s", c.StartupWait))
+	}
+	if c.Redis.TaskRetention < 0 {
+		errs = append(errs, fmt.Errorf("redis.task_retention must not be negative (0 keeps finished tasks forever), got %s", c.Redis.TaskRetention))
+	}
+	if c.Redis.RetentionSweepInterval < time.Second {
+		errs = append(errs, fmt.Errorf("redis.retention_sweep_interval must be at least 1s, got %s", c.Redis.RetentionSweepInterval))
 	}
 	if c.NATS.MaxDeliver < 1 {
 		errs = append(errs, fmt.Errorf("nats.max_deliver must be at least 1, got %d", c.NATS.MaxDeliver))

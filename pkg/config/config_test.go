@@ -55,6 +55,20 @@ func TestFileThenEnvironment(t *testing.T) {
 	if err != nil || cfg.StartupWait != time.Minute {
 		t.Fatalf("startup wait from the environment: %s, %v", cfg.StartupWait, err)
 	}
+	if cfg.Redis.TaskRetention != 90*24*time.Hour || cfg.Redis.RetentionSweepInterval != time.Hour {
+		t.Fatalf("retention defaults: %s every %s, want 90 days every hour", cfg.Redis.TaskRetention, cfg.Redis.RetentionSweepInterval)
+	}
+	cfg, err = Load(path, env(map[string]string{"REDFIX_REDIS_TASK_RETENTION": "720h", "REDFIX_REDIS_RETENTION_SWEEP_INTERVAL": "10m"}))
+	if err != nil || cfg.Redis.TaskRetention != 30*24*time.Hour || cfg.Redis.RetentionSweepInterval != 10*time.Minute {
+		t.Fatalf("retention from the environment: %s every %s, %v", cfg.Redis.TaskRetention, cfg.Redis.RetentionSweepInterval, err)
+	}
+	retain := filepath.Join(t.TempDir(), "retain.yaml")
+	if err := os.WriteFile(retain, []byte("redis:\n  task_retention: 0s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = Load(retain, env(nil)); err != nil || cfg.Redis.TaskRetention != 0 {
+		t.Fatalf("task_retention 0 (forever) from the file: %s, %v", cfg.Redis.TaskRetention, err)
+	}
 }
 
 func TestRejectsBadInput(t *testing.T) {
@@ -78,6 +92,9 @@ func TestRejectsBadInput(t *testing.T) {
 		"unknown mode":               {yaml: "publish:\n  mode: gitlab\n", want: "publish.mode"},
 		"negative startup wait":      {yaml: "startup_wait: -1s\n", want: "startup_wait"},
 		"bad startup wait env":       {env: map[string]string{"REDFIX_STARTUP_WAIT": "soon"}, want: "REDFIX_STARTUP_WAIT"},
+		"negative retention":         {yaml: "redis:\n  task_retention: -1h\n", want: "redis.task_retention"},
+		"retention in days":          {env: map[string]string{"REDFIX_REDIS_TASK_RETENTION": "90d"}, want: "REDFIX_REDIS_TASK_RETENTION"},
+		"no sweep interval":          {yaml: "redis:\n  retention_sweep_interval: 0s\n", want: "redis.retention_sweep_interval"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := ""

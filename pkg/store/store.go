@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,15 +39,19 @@ const maxTxRetries = 64
 
 // Store reads and writes redfix's state.
 type Store struct {
-	rdb    redis.UniversalClient
-	prefix string
-	ttls   ClaimTTLs
+	rdb       redis.UniversalClient
+	prefix    string
+	ttls      ClaimTTLs
+	retention time.Duration    // of finished tasks; 0: forever
+	now       func() time.Time // when a finished task's retention starts, and the sweep's clock
 
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script
 	firstTime    *redis.Script
 
 	redactor *redact.Redactor
+
+	memoryFull atomic.Int64 // writes refused for Redis's memory cap (memoryHook)
 }
 
 // Redact makes every task stored from now on go through r first: its
@@ -54,16 +59,19 @@ type Store struct {
 func (s *Store) Redact(r *redact.Redactor) { s.redactor = r }
 
 // New makes a store on rdb whose keys start with prefix (DefaultPrefix when
-// empty).
+// empty). The errors of writes Redis refuses for its memory cap wrap
+// ErrMemoryFull from then on (a hook on rdb).
 func New(rdb redis.UniversalClient, prefix string) *Store {
 	prefix = strings.TrimSuffix(prefix, ":")
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	return &Store{
-		rdb:    rdb,
-		prefix: prefix,
-		ttls:   DefaultClaimTTLs,
+	s := &Store{
+		rdb:       rdb,
+		prefix:    prefix,
+		ttls:      DefaultClaimTTLs,
+		retention: DefaultTaskRetention,
+		now:       time.Now,
 		// Deletes KEYS[1] only if it still holds ARGV[1]: releases a claim
 		// without taking one that another owner has made since.
 		deleteOwned: redis.NewScript(releaseOwnedSrc),
@@ -90,6 +98,8 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1
 `),
 	}
+	rdb.AddHook(memoryHook{s})
+	return s
 }
 
 func (s *Store) key(parts ...string) string {
@@ -246,10 +256,13 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 			old = cur.Status
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Set(ctx, key, enc, 0)
+			s.retainTask(ctx, p, key, id, next.Status, enc)
 			p.ZAdd(ctx, s.tasksKey(), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
 			if next.Repo != "" {
 				p.ZAdd(ctx, s.repoTasksKey(next.Repo), redis.Z{Score: float64(next.CreatedAt.UnixMicro()), Member: id})
+				// The sweep removes expired tasks from every repository's
+				// index: this set names them.
+				p.SAdd(ctx, s.taskReposKey(), next.Repo)
 			}
 			s.expireClaimOf(ctx, p, next)
 			if old != next.Status {

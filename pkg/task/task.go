@@ -56,6 +56,16 @@ const (
 // Statuses lists every status, in the order a task moves through them.
 var Statuses = []Status{StatusQueued, StatusRunning, StatusPublished, StatusNoPatch, StatusFailed, StatusDropped, StatusOverBudget}
 
+// Final reports whether a task in status s is done with: nothing moves it
+// on (a later failure of its group is a new task).
+func (s Status) Final() bool {
+	switch s {
+	case StatusPublished, StatusNoPatch, StatusFailed, StatusDropped, StatusOverBudget:
+		return true
+	}
+	return false
+}
+
 // Flakiness is the evidence from re-running a failing test at one commit.
 type Flakiness struct {
 	Runs     int    `json:"runs"`

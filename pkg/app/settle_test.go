@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/report"
+)
+
+// A bot that serves keeps nothing per report triaged: settlements are held
+// only for the submissions someone waits for, and only until the wait ends.
+func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
+	sys, cfg := startSystem(t, map[string]string{"REDFIX_ALLOW_REPOS": "/srv/repo"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	work, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sys.RunTriage(work, cfg, nil) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("triage loop: %v", err)
+		}
+	}()
+	submit := func(id string) {
+		t.Helper()
+		s := ingest.Submission{ID: id, Repo: "/srv/repo", Commit: "abc123", Report: []byte("{}"),
+			Parsed: ingest.ForTriage(report.Result{Format: "go-test-json", Total: 3})}
+		if _, err := sys.Intake.Submit(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	triaged := func() int { return int(testutil.ToFloat64(sys.triage.reports.WithLabelValues("triaged"))) }
+
+	// As `bot serve` runs: reports nobody waits for.
+	const n = 40
+	for i := range n {
+		submit(fmt.Sprintf("unwatched-%d", i))
+	}
+	pollUntil(t, 2*time.Minute, "the reports were not all triaged", func() bool { return triaged() == n })
+	if held := sys.heldSettlements(); held != 0 {
+		t.Fatalf("%d settlements held after %d reports that nobody waited for, want none", held, n)
+	}
+
+	// As the demo runs: the wait is registered before the report is sent.
+	w := sys.Expect("watched")
+	submit("watched")
+	if tasks, err := w.Wait(ctx); err != nil || len(tasks) != 0 {
+		t.Fatalf("watched report: tasks %v, err %v; want triaged, nothing failing", tasks, err)
+	}
+	if held := sys.heldSettlements(); held != 0 {
+		t.Fatalf("%d settlements held after the only wait ended, want none", held)
+	}
+
+	// A wait given up before its report is triaged leaves nothing behind.
+	gone := sys.Expect("abandoned")
+	short, cancelShort := context.WithCancel(ctx)
+	cancelShort()
+	if _, err := gone.Wait(short); !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned wait: %v, want context.Canceled", err)
+	}
+	if held := sys.heldSettlements(); held != 0 {
+		t.Fatalf("%d settlements held after the wait was abandoned, want none", held)
+	}
+	submit("abandoned")
+	pollUntil(t, 2*time.Minute, "the abandoned report was not triaged", func() bool { return triaged() == n+2 })
+	if held := sys.heldSettlements(); held != 0 {
+		t.Fatalf("%d settlements held after a report whose wait was abandoned, want none", held)
+	}
+}
+
+// pollUntil checks cond until it holds, failing the test after timeout.
+func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
