@@ -62,8 +62,9 @@ type fileEntry struct {
 // name and a lower-cased receiver type to the files declaring them, so that
 // a search reads only the files that can answer it.
 type Index struct {
-	dir   string
-	mu    sync.RWMutex
+	dir    string
+	parser Parser
+	mu     sync.RWMutex
 	files map[string]*fileEntry // by relative path
 	names map[string]map[string]struct{}
 	recvs map[string]map[string]struct{}
@@ -83,15 +84,40 @@ type nameList struct {
 	keys   []string
 }
 
-// Build indexes the Go files under dir, skipping hidden, "_"-prefixed,
-// vendor and testdata directories. A file that does not parse is indexed as
-// far as the parser got.
-func Build(dir string) (*Index, error) {
+// Parser is what an index needs of a language: which files and directories
+// it reads, and the declarations of a file, from a real parser. A file that
+// does not parse is indexed as far as the parser got.
+type Parser struct {
+	// Source reports a file (slash path relative to the root) to index.
+	Source func(rel string) bool
+	// SkipDir reports a directory (its name) whose files are not indexed.
+	SkipDir func(name string) bool
+	// Parse returns the declarations of the file rel, whose text is src.
+	Parse func(rel string, src []byte) []Symbol
+	// IsTest reports a file of tests: its declarations rank after the
+	// code's.
+	IsTest func(rel string) bool
+}
+
+// GoParser indexes Go with go/ast: .go files, outside hidden, "_"-prefixed,
+// vendor and testdata directories.
+var GoParser = Parser{
+	Source:  func(rel string) bool { return strings.HasSuffix(rel, ".go") },
+	SkipDir: func(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata" },
+	Parse:   parseGo,
+	IsTest:  func(rel string) bool { return strings.HasSuffix(rel, "_test.go") },
+}
+
+// Build indexes the Go files under dir (GoParser).
+func Build(dir string) (*Index, error) { return BuildWith(dir, GoParser) }
+
+// BuildWith indexes the files under dir that p reads.
+func BuildWith(dir string, p Parser) (*Index, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", dir, err)
 	}
-	ix := &Index{dir: abs, files: map[string]*fileEntry{}, names: map[string]map[string]struct{}{}, recvs: map[string]map[string]struct{}{}}
+	ix := &Index{dir: abs, parser: p, files: map[string]*fileEntry{}, names: map[string]map[string]struct{}{}, recvs: map[string]map[string]struct{}{}}
 	if err := ix.Refresh(); err != nil {
 		return nil, err
 	}
@@ -116,12 +142,9 @@ func (ix *Index) Refresh() error {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != ix.dir && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata") {
+			if path != ix.dir && ix.parser.SkipDir(name) {
 				return filepath.SkipDir
 			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(name, ".go") {
 			return nil
 		}
 		rel, err := filepath.Rel(ix.dir, path)
@@ -129,6 +152,9 @@ func (ix *Index) Refresh() error {
 			return nil
 		}
 		rel = filepath.ToSlash(rel)
+		if !d.Type().IsRegular() || !ix.parser.Source(rel) {
+			return nil
+		}
 		info, err := d.Info()
 		if err != nil {
 			return nil
@@ -159,7 +185,7 @@ func (ix *Index) Refresh() error {
 				if i >= len(changed) {
 					return
 				}
-				syms, err := parseFile(ix.dir, changed[i])
+				syms, err := ix.parse(changed[i])
 				if err != nil {
 					continue // vanished between the walk and the read
 				}
@@ -248,7 +274,7 @@ func (ix *Index) Reload(rel string) error {
 		}
 		return fmt.Errorf("reindex %s: %w", rel, err)
 	}
-	syms, err := parseFile(ix.dir, rel)
+	syms, err := ix.parse(rel)
 	if err != nil {
 		return fmt.Errorf("reindex %s: %w", rel, err)
 	}
@@ -258,7 +284,7 @@ func (ix *Index) Reload(rel string) error {
 	return nil
 }
 
-func isTestFile(p string) bool { return strings.HasSuffix(p, "_test.go") }
+func (ix *Index) isTest(rel string) bool { return ix.parser.IsTest != nil && ix.parser.IsTest(rel) }
 
 // maxLike bounds the names Similar reads the symbols of: the ones closest
 // in length to the query are kept.

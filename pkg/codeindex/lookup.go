@@ -18,13 +18,13 @@ func (ix *Index) all(keep func(Symbol) bool) []Symbol {
 		}
 	}
 	ix.mu.RUnlock()
-	sortSymbols(out)
+	ix.sortSymbols(out)
 	return out
 }
 
-func sortSymbols(ss []Symbol) {
+func (ix *Index) sortSymbols(ss []Symbol) {
 	sort.SliceStable(ss, func(i, j int) bool {
-		ti, tj := isTestFile(ss[i].File), isTestFile(ss[j].File)
+		ti, tj := ix.isTest(ss[i].File), ix.isTest(ss[j].File)
 		if ti != tj {
 			return !ti // non-test files first
 		}
@@ -61,7 +61,7 @@ func (ix *Index) from(m map[string]map[string]struct{}, keys []string, keep func
 		}
 	}
 	ix.mu.RUnlock()
-	sortSymbols(out)
+	ix.sortSymbols(out)
 	return out
 }
 

@@ -14,21 +14,27 @@ import (
 // a file a test wrote to exhaust the bot's memory) is left out.
 const MaxFileSize = 2 << 20
 
-func parseFile(dir, rel string) ([]Symbol, error) {
-	// Beneath the checkout, through no link, sized before it is read.
-	src, err := untrusted.ReadFile(dir, rel, MaxFileSize)
+// parse reads the file rel beneath the index's root, through no link, sized
+// before it is read, and returns its declarations.
+func (ix *Index) parse(rel string) ([]Symbol, error) {
+	src, err := untrusted.ReadFile(ix.dir, rel, MaxFileSize)
 	if errors.Is(err, untrusted.ErrTooLarge) || errors.Is(err, untrusted.ErrLink) || errors.Is(err, untrusted.ErrNotRegular) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return ix.parser.Parse(rel, src), nil
+}
+
+// parseGo is GoParser's Parse: go/ast's declarations of a Go file.
+func parseGo(rel string, src []byte) []Symbol {
 	fset := token.NewFileSet()
 	// A partial tree is still worth indexing: a file being edited may not
 	// parse.
 	f, _ := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
 	if f == nil {
-		return nil, nil
+		return nil
 	}
 	var out []Symbol
 	line := func(p token.Pos) int { return fset.Position(p).Line }
@@ -80,7 +86,7 @@ func parseFile(dir, rel string) ([]Symbol, error) {
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 func receiverName(e ast.Expr) string {

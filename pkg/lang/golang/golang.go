@@ -1,0 +1,162 @@
+// Package golang is the Go driver behind the language seam (pkg/lang): go
+// test for tests (pkg/testrun), go build, go vet and gofmt for the static
+// checks (pkg/findings), go/ast for declarations (pkg/codeindex).
+package golang
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/untrusted"
+)
+
+// Driver runs Go repositories. The zero Driver uses testrun's defaults.
+type Driver struct {
+	// Tests runs go test (its timeouts and output caps).
+	Tests testrun.Runner
+	// CheckTimeout bounds each static check's command (0: the sandbox's
+	// default).
+	CheckTimeout time.Duration
+}
+
+// Name is "go".
+func (Driver) Name() string { return "go" }
+
+// Detect: a go.mod at the root is certain; Go files without one (a GOPATH
+// layout) are a weak sign.
+func (Driver) Detect(dir string) int {
+	if fi, err := untrusted.Lstat(dir, "go.mod"); err == nil && fi.Mode().IsRegular() {
+		return 100
+	}
+	if ents, err := untrusted.ReadDir(dir, "."); err == nil {
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".go") && e.Type().IsRegular() {
+				return 10
+			}
+		}
+	}
+	return 0
+}
+
+// Setup does nothing: modules come from the module cache or proxy as go
+// test needs them, under the sandbox's network rule.
+func (Driver) Setup(context.Context, string) error { return nil }
+
+// Resolve is testrun.Resolve.
+func (Driver) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
+
+// Run runs go test on the tests.
+func (d Driver) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
+	return d.Tests.Run(ctx, dir, ids, count)
+}
+
+// RunPackages runs go test on the packages ("./x").
+func (d Driver) RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
+	return d.Tests.RunPackages(ctx, dir, pkgs)
+}
+
+// Build compiles the packages and their tests, running none.
+func (d Driver) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
+	return d.Tests.Build(ctx, dir, pkgs)
+}
+
+// List lists the packages' top-level tests.
+func (d Driver) List(ctx context.Context, dir string, pkgs []string) ([]testrun.Listed, error) {
+	return d.Tests.List(ctx, dir, pkgs)
+}
+
+// Localize ranks lines by per-test coverage (go test -cover).
+func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (testrun.Spectra, error) {
+	return d.Tests.Localize(ctx, dir, ids, n)
+}
+
+// PackageOf is the package ("./x/y" or ".") of the Go file at rel in the
+// module at dir; ok is false outside the module's packages (testdata,
+// vendor, hidden and "_" directories, another module).
+func (Driver) PackageOf(dir, rel string) (string, bool) {
+	rel = path.Clean(filepath.ToSlash(rel))
+	if !strings.HasSuffix(rel, ".go") {
+		return "", false
+	}
+	d := path.Dir(rel)
+	for _, part := range strings.Split(d, "/") {
+		if part == "testdata" || part == "vendor" || part != "." && (strings.HasPrefix(part, "_") || strings.HasPrefix(part, ".")) {
+			return "", false
+		}
+	}
+	// A go.mod between the root and the file makes it another module's.
+	for p := d; p != "." && p != "/"; p = path.Dir(p) {
+		if _, err := untrusted.Lstat(dir, path.Join(p, "go.mod")); err == nil {
+			return "", false
+		}
+	}
+	if d == "." {
+		return ".", true
+	}
+	return "./" + d, true
+}
+
+// Check runs gofmt on the Go files, and go build then go vet on the
+// packages that hold them.
+func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
+	c := findings.Checks{Timeout: d.CheckTimeout}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".go") {
+			continue
+		}
+		if fi, err := untrusted.Lstat(dir, f); err == nil && fi.Mode().IsRegular() {
+			c.Gofmt = append(c.Gofmt, f)
+		}
+		if pkg, ok := d.PackageOf(dir, f); ok && !seen[pkg] {
+			seen[pkg] = true
+			c.Build, c.Vet = append(c.Build, pkg), append(c.Vet, pkg)
+		}
+	}
+	if len(c.Gofmt)+len(c.Build) == 0 {
+		return nil, nil
+	}
+	fs, err := findings.Run(ctx, dir, c)
+	if err != nil {
+		return nil, fmt.Errorf("go checks: %w", err)
+	}
+	return fs, nil
+}
+
+// IsTestFile: _test.go files, and anything under testdata.
+func (Driver) IsTestFile(rel string) bool {
+	if strings.HasSuffix(rel, "_test.go") {
+		return true
+	}
+	return hasSegment(rel, func(s string) bool { return s == "testdata" })
+}
+
+// IsTestData: what lies under testdata (and vendor, hidden and "_"
+// directories, which the go command ignores too).
+func (Driver) IsTestData(rel string) bool {
+	return hasSegment(rel, func(s string) bool {
+		return s == "testdata" || s == "vendor" || strings.HasPrefix(s, "_") || strings.HasPrefix(s, ".") && s != "." && s != ".."
+	})
+}
+
+// IsSource: .go files.
+func (Driver) IsSource(rel string) bool { return strings.HasSuffix(rel, ".go") }
+
+// Index indexes the Go declarations with go/ast.
+func (Driver) Index(dir string) (*codeindex.Index, error) { return codeindex.Build(dir) }
+
+func hasSegment(rel string, match func(string) bool) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
+		if match(seg) {
+			return true
+		}
+	}
+	return false
+}
