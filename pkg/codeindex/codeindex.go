@@ -65,9 +65,9 @@ type Index struct {
 	dir    string
 	parser Parser
 	mu     sync.RWMutex
-	files map[string]*fileEntry // by relative path
-	names map[string]map[string]struct{}
-	recvs map[string]map[string]struct{}
+	files  map[string]*fileEntry // by relative path
+	names  map[string]map[string]struct{}
+	recvs  map[string]map[string]struct{}
 	// gen counts the changes to the set of names; list is the names as
 	// one text, made again when gen moved past it.
 	gen    uint64
@@ -102,10 +102,12 @@ type Parser struct {
 // GoParser indexes Go with go/ast: .go files, outside hidden, "_"-prefixed,
 // vendor and testdata directories.
 var GoParser = Parser{
-	Source:  func(rel string) bool { return strings.HasSuffix(rel, ".go") },
-	SkipDir: func(name string) bool { return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata" },
-	Parse:   parseGo,
-	IsTest:  func(rel string) bool { return strings.HasSuffix(rel, "_test.go") },
+	Source: func(rel string) bool { return strings.HasSuffix(rel, ".go") },
+	SkipDir: func(name string) bool {
+		return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata"
+	},
+	Parse:  parseGo,
+	IsTest: func(rel string) bool { return strings.HasSuffix(rel, "_test.go") },
 }
 
 // Build indexes the Go files under dir (GoParser).
