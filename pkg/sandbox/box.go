@@ -395,7 +395,7 @@ func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []str
 		"--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	)
-	if !b.networkFor(repo) {
+	if !b.networkFor(repo) && !cmd.Setup {
 		args = append(args, "--unshare-net")
 	}
 	if b.userns {
@@ -521,6 +521,18 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 	env := b.env(repo, cmd.Env)
 	cmd.Args = b.wrap(cmd, repo, ws, cache)
 	return run(ctx, cmd, env, name)
+}
+
+// CacheDir is the directory the commands of the repository named on ctx
+// keep their caches in (a Go build cache, a Python virtual environment,
+// node_modules by lockfile): writable to its commands, and to them only
+// unless the caches are shared. Without a Box on ctx it is a directory of
+// the system's temporary directory.
+func CacheDir(ctx context.Context) string {
+	if b := From(ctx); b != nil {
+		return b.cacheFor(RepoFrom(ctx))
+	}
+	return filepath.Join(os.TempDir(), "redfix", "cache", "unconfined")
 }
 
 type ctxKey int

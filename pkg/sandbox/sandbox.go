@@ -29,6 +29,12 @@ type Cmd struct {
 	// whole (a pipe redfix reads, never a file the command could replace);
 	// Output then keeps only its standard error.
 	Stdout io.Writer
+	// Setup marks a repository's dependency setup (a Python virtual
+	// environment filled from a package index, node_modules from npm): the
+	// one kind of command that may reach the network, whatever the
+	// repository's network rule; its tests never do unless that rule says
+	// so.
+	Setup bool
 	// Outbox is a directory of redfix's, outside the checkout, that the
 	// command may write too: for files a tool must write (a coverage
 	// profile, a test binary). What is read back from it is untrusted.
