@@ -1,3 +1,6 @@
+// Package harness runs the agent: a ReAct loop in which a policy chooses one
+// action at a time among fifteen tools, each action's observation is recorded
+// and fed back, and the run ends with a candidate patch and its trajectory.
 package harness
 
 import (
