@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -162,7 +161,7 @@ loop:
 				break
 			}
 		}
-		obs.Content = clip.Middle(obs.Content, h.cfg.OutputLimit)
+		obs.clip(h.cfg.OutputLimit)
 		step := Step{
 			N:           n,
 			Policy:      h.policy.Name(),

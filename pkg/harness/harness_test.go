@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -220,6 +221,16 @@ func TestRunTruncatesObservations(t *testing.T) {
 	c := steps[0].Observation.Content
 	if len([]rune(c)) > 1000 || !strings.Contains(c, "characters omitted") || !strings.HasPrefix(c, "500 matches") || !strings.HasSuffix(c, "narrow the query]\n") {
 		t.Errorf("observation of %d characters:\n%s", len(c), c)
+	}
+	// The hits the cut took are not in the structured result either.
+	hits := steps[0].Observation.Search
+	if hits == nil || len(hits.Hits) == 0 || len(hits.Hits) != strings.Count(c, ": needle in a haystack of text\n") {
+		t.Fatalf("Search = %+v for\n%s", hits, c)
+	}
+	for _, h := range hits.Hits {
+		if !strings.Contains(c, fmt.Sprintf("\n%s:%d: %s\n", h.File, h.Line, h.Text)) {
+			t.Errorf("hit %+v is not shown", h)
+		}
 	}
 }
 

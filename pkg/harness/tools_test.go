@@ -47,6 +47,11 @@ func TestGetDiffDetails(t *testing.T) {
 	obs := do(t, s, ActGetDiffDetails, DiffArgs{})
 	wantContent(t, obs, false, "commit "+f.bad, "calc: simplify Add", "Share the code of Sub.",
 		"Files changed (1):\n  calc/calc.go", "diff --git a/calc/calc.go b/calc/calc.go", "-\treturn a + b", "+\treturn a - b")
+	// The diff alone, as shown, without the message around it.
+	if c := obs.Commit; c == nil || c.SHA != f.bad || !strings.HasPrefix(c.Diff, "diff --git a/calc/calc.go b/calc/calc.go") ||
+		!strings.Contains(c.Diff, "+\treturn a - b") || strings.Contains(c.Diff, "Share the code") || !strings.Contains(obs.Content, c.Diff) {
+		t.Errorf("Commit = %+v", obs.Commit)
+	}
 
 	obs = do(t, s, ActGetDiffDetails, DiffArgs{Commit: f.good})
 	wantContent(t, obs, false, "calc: add and sub", "strs/strs.go")
@@ -79,12 +84,17 @@ func TestReadFile(t *testing.T) {
 	if strings.Contains(obs.Content, "read on") {
 		t.Errorf("a short file says there is more:\n%s", obs.Content)
 	}
+	wantListing(t, obs, "calc/calc.go", 19, 1, 19)
+	if l := obs.Listing.Lines; l[9] != (Line{10, "\treturn a - b"}) || l[1] != (Line{2, ""}) {
+		t.Errorf("lines 2 and 10 = %+v, %+v", l[1], l[9])
+	}
 
 	obs = do(t, s, ActReadFile, ReadFileArgs{Path: "calc/calc.go", StartLine: 17, EndLine: 18})
 	wantContent(t, obs, false, "lines 17-18:\n    17\tfunc Sub(a, b int) int {\n    18\t\treturn a - b\n")
 	if strings.Contains(obs.Content, "    19\t") {
 		t.Errorf("the range was not kept:\n%s", obs.Content)
 	}
+	wantListing(t, obs, "calc/calc.go", 19, 17, 18)
 
 	for _, p := range []string{"../outside.go", "/etc/passwd", ".git/config"} {
 		wantContent(t, do(t, s, ActReadFile, ReadFileArgs{Path: p}), true, "is refused", "outside the workspace")
@@ -102,8 +112,10 @@ func TestReadFile(t *testing.T) {
 	writeFiles(t, f.ws.Dir, map[string]string{"long.txt": long.String()})
 	obs = do(t, s, ActReadFile, ReadFileArgs{Path: "long.txt"})
 	wantContent(t, obs, false, "long.txt (700 lines), lines 1-250:", "   250\tl250\n", "Call read_file with start_line=251 to read on.")
+	wantListing(t, obs, "long.txt", 700, 1, 250)
 	obs = do(t, s, ActReadFile, ReadFileArgs{Path: "long.txt", StartLine: 600})
 	wantContent(t, obs, false, "   600\tl600\n", "   700\tl700\n")
+	wantListing(t, obs, "long.txt", 700, 600, 700)
 	if strings.Contains(obs.Content, "read on") {
 		t.Errorf("the end of the file says there is more:\n%s", obs.Content)
 	}
@@ -115,6 +127,29 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("read_file returned %d bytes, over the limit %d", len(obs.Content), s.h.cfg.OutputLimit)
 	}
 	wantContent(t, obs, false, "to read on.")
+	if n := strings.Count(obs.Content, "\t"+strings.Repeat("w", 100)+"\n"); obs.Listing == nil || len(obs.Listing.Lines) != n || n < 10 {
+		t.Errorf("%d lines shown, %d listed", n, len(obs.Listing.Lines))
+	}
+
+	writeFiles(t, f.ws.Dir, map[string]string{"empty.txt": ""})
+	obs = do(t, s, ActReadFile, ReadFileArgs{Path: "empty.txt"})
+	wantContent(t, obs, false, "empty.txt is empty.")
+	wantListing(t, obs, "empty.txt", 0, 1, 0)
+}
+
+// wantListing checks that obs lists lines from to to (none when to < from)
+// of the file at path, total lines long, each as Content shows it.
+func wantListing(t *testing.T, obs Observation, path string, total, from, to int) {
+	t.Helper()
+	l := obs.Listing
+	if l == nil || l.Path != path || l.Total != total || len(l.Lines) != max(to-from+1, 0) {
+		t.Fatalf("Listing = %+v, want %s (%d lines), lines %d-%d", l, path, total, from, to)
+	}
+	for i, line := range l.Lines {
+		if line.N != from+i || !strings.Contains(obs.Content, fmt.Sprintf("%6d\t%s\n", line.N, line.Text)) {
+			t.Errorf("listed line %d = %+v, not as shown:\n%s", i, line, obs.Content)
+		}
+	}
 }
 
 func TestFindFile(t *testing.T) {
@@ -122,14 +157,25 @@ func TestFindFile(t *testing.T) {
 	s := newTestSession(t, f, nil)
 	writeFiles(t, f.ws.Dir, map[string]string{"calc/extra_test.go": "package calc\n"}) // untracked
 
-	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "calc.go"}), false, "1 file match \"calc.go\":\ncalc/calc.go\n")
-	obs := do(t, s, ActFindFile, FindFileArgs{Pattern: "*_test.go"})
+	obs := do(t, s, ActFindFile, FindFileArgs{Pattern: "calc.go"})
+	wantContent(t, obs, false, "1 file match \"calc.go\":\ncalc/calc.go\n")
+	if obs.Find == nil || fmt.Sprint(obs.Find.Files) != "[calc/calc.go]" {
+		t.Errorf("Find = %+v", obs.Find)
+	}
+	obs = do(t, s, ActFindFile, FindFileArgs{Pattern: "*_test.go"})
 	wantContent(t, obs, false, "2 files match", "calc/calc_test.go", "calc/extra_test.go")
+	if obs.Find == nil || fmt.Sprint(obs.Find.Files) != "[calc/calc_test.go calc/extra_test.go]" {
+		t.Errorf("Find = %+v", obs.Find)
+	}
 	obs = do(t, s, ActFindFile, FindFileArgs{Pattern: "**/*.go"})
 	wantContent(t, obs, false, "4 files match")
 	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "calc/*.go"}), false, "3 files match")
 	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "STRS"}), false, "strs/strs.go")
-	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "nothing-like-it"}), false, "No file matches")
+	obs = do(t, s, ActFindFile, FindFileArgs{Pattern: "nothing-like-it"})
+	wantContent(t, obs, false, "No file matches")
+	if obs.Find == nil || len(obs.Find.Files) != 0 {
+		t.Errorf("Find = %+v", obs.Find)
+	}
 	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "[a"}), true, "malformed")
 }
 
@@ -147,6 +193,7 @@ func TestGoToLine(t *testing.T) {
 	if strings.Contains(obs.Content, "\tl74\n") || strings.Contains(obs.Content, "\tl125\n") {
 		t.Errorf("more than 50 lines:\n%s", obs.Content)
 	}
+	wantListing(t, obs, "long.txt", 200, 75, 124)
 	wantContent(t, do(t, s, ActGoToLine, GoToLineArgs{Path: "long.txt", Line: 3}), false, "lines 1-50 around line 3")
 	wantContent(t, do(t, s, ActGoToLine, GoToLineArgs{Path: "long.txt", Line: 199}), false, "lines 151-200 around line 199")
 	wantContent(t, do(t, s, ActGoToLine, GoToLineArgs{Path: "long.txt", Line: 201}), true, "line 201 is not in it")
@@ -164,6 +211,10 @@ func TestSearchCode(t *testing.T) {
 	if strings.Index(obs.Content, "calc/calc_test.go:") > strings.Index(obs.Content, "calc/calc.go:") {
 		t.Errorf("the file named by the stack frames is not first:\n%s", obs.Content)
 	}
+	if obs.Search == nil || len(obs.Search.Hits) != 5 || obs.Search.Hits[1] != (SearchHit{"calc/calc_test.go", 6, "\tif got := Add(2, 3); got != 5 {"}) ||
+		obs.Search.Hits[3] != (SearchHit{"calc/calc.go", 9, "func Add(a, b int) int {"}) {
+		t.Errorf("Search = %+v", obs.Search)
+	}
 	// Without frames, non-test files rank first.
 	s.t.Failures[0].Frames = nil
 	obs = do(t, s, ActSearchCode, SearchCodeArgs{Query: "Add("})
@@ -175,7 +226,11 @@ func TestSearchCode(t *testing.T) {
 	wantContent(t, obs, false, "2 matches in 1 file", "calc/calc.go:9:", "calc/calc.go:17:")
 	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "(", Regex: true}), true, "not valid")
 	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "SHOUT"}), false, "ignoring case", "strs/strs.go:6:")
-	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "zzz-absent"}), false, "No match")
+	obs = do(t, s, ActSearchCode, SearchCodeArgs{Query: "zzz-absent"})
+	wantContent(t, obs, false, "No match")
+	if obs.Search == nil || len(obs.Search.Hits) != 0 {
+		t.Errorf("Search = %+v", obs.Search)
+	}
 
 	// Untracked files are searched; results are capped with a count of the rest.
 	var many strings.Builder
@@ -190,6 +245,15 @@ func TestSearchCode(t *testing.T) {
 	if n := strings.Count(obs.Content, "gen/many.txt:"); n > searchCap+1 {
 		t.Errorf("%d lines of one file shown, cap %d", n, searchCap)
 	}
+	// The hits are those shown.
+	if obs.Search == nil || len(obs.Search.Hits) != strings.Count(obs.Content, ": needle") {
+		t.Fatalf("Search has %d hits for %d shown", len(obs.Search.Hits), strings.Count(obs.Content, ": needle"))
+	}
+	for _, h := range obs.Search.Hits {
+		if !strings.Contains(obs.Content, fmt.Sprintf("%s:%d: %s\n", h.File, h.Line, h.Text)) {
+			t.Errorf("hit %+v is not shown", h)
+		}
+	}
 }
 
 func TestSearchCodeInFile(t *testing.T) {
@@ -197,6 +261,9 @@ func TestSearchCodeInFile(t *testing.T) {
 	s := newTestSession(t, f, nil)
 	obs := do(t, s, ActSearchCodeInFile, SearchCodeArgs{Query: "return ", Path: "calc/calc.go"})
 	wantContent(t, obs, false, "3 matches for \"return \" in calc/calc.go", "calc/calc.go:10: \treturn a - b", "calc/calc.go:14:", "calc/calc.go:18:")
+	if obs.Search == nil || fmt.Sprint(obs.Search.Hits) != "[{calc/calc.go 10 \treturn a - b} {calc/calc.go 14 func (x *Adder) Add(n int) int { return Add(x.Base, n) }} {calc/calc.go 18 \treturn a - b}]" {
+		t.Errorf("Search = %+v", obs.Search)
+	}
 	wantContent(t, do(t, s, ActSearchCodeInFile, SearchCodeArgs{Query: `^\s+return a`, Regex: true, Path: "calc/calc.go"}), false, "2 matches")
 	wantContent(t, do(t, s, ActSearchCodeInFile, SearchCodeArgs{Query: "x", Path: "../etc"}), true, "outside the workspace")
 	wantContent(t, do(t, s, ActSearchCodeInFile, SearchCodeArgs{Query: "x", Path: "calc/none.go"}), true, "No file calc/none.go")
@@ -212,6 +279,10 @@ func TestSearchSymbols(t *testing.T) {
 
 	obs = do(t, s, ActSearchMethod, NameArgs{Name: "Add"})
 	wantContent(t, obs, false, "2 matches", "calc/calc.go:9-11 (func Add)", "    10\t\treturn a - b\n", "calc/calc.go:14-14 (method Adder.Add)")
+	if obs.Symbols == nil || len(obs.Symbols.Symbols) != 2 || obs.Symbols.Symbols[0].Location() != "calc/calc.go:9" ||
+		obs.Symbols.Symbols[1].QualifiedName() != "Adder.Add" || obs.Symbols.Symbols[1].EndLine != 14 {
+		t.Errorf("Symbols = %+v", obs.Symbols)
+	}
 	obs = do(t, s, ActSearchMethod, NameArgs{Name: "Adder.Add"})
 	wantContent(t, obs, false, "1 match", "method Adder.Add")
 	wantContent(t, do(t, s, ActSearchMethod, NameArgs{Name: "Ad"}), true, "No function or method named \"Ad\"", "Add (calc/calc.go:9)")
