@@ -559,7 +559,7 @@ func TestRepairs(t *testing.T) {
 }
 
 // checkSteps checks what the policy assumes of the real tools'
-// observations, step by step.
+// observations, step by step, as the trajectory holds them.
 func checkSteps(t *testing.T, steps []harness.Step) {
 	t.Helper()
 	for i, s := range steps {
@@ -581,19 +581,26 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 			}
 			// Every line of the listing is one the policy reads back.
 			body := strings.Split(strings.TrimSuffix(obs.Content, "\n"), "\n")[1:]
-			got := offline.ParseListing(obs.Content)
 			want := 0
 			for _, l := range body {
 				if !strings.HasPrefix(l, "[") {
 					want++
 				}
 			}
-			if len(got) == 0 || len(got) != want {
-				t.Errorf("step %d (%s): the policy reads %d of the %d listed lines:\n%s", s.N, a.Name, len(got), want, obs.Content)
+			if obs.Listing == nil || len(obs.Listing.Lines) == 0 || len(obs.Listing.Lines) != want {
+				t.Errorf("step %d (%s): the policy reads %v of the %d listed lines:\n%s", s.N, a.Name, obs.Listing, want, obs.Content)
+				continue
+			}
+			for _, l := range obs.Listing.Lines {
+				if !strings.Contains(obs.Content, fmt.Sprintf("%6d\t%s\n", l.N, l.Text)) {
+					t.Errorf("step %d (%s): line %d as read, %q, is not as listed", s.N, a.Name, l.N, l.Text)
+				}
 			}
 		case harness.ActGetDiffDetails:
-			if files, _ := unidiff.Parse(obs.Content); obs.IsError || len(files) == 0 {
-				t.Errorf("step %d: the policy reads no diff in:\n%s", s.N, obs.Content)
+			if obs.IsError || obs.Commit == nil {
+				t.Errorf("step %d: no diff: %s", s.N, obs.Content)
+			} else if files, _ := unidiff.Parse(obs.Commit.Diff); len(files) == 0 {
+				t.Errorf("step %d: the policy reads no diff in:\n%s", s.N, obs.Commit.Diff)
 			}
 		case harness.ActEdit:
 			if obs.Edit == nil {
@@ -612,26 +619,6 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 	}
 	if n := len(steps); n == 0 || steps[n-1].Action.Name != harness.ActExit {
 		t.Errorf("the episode does not end with exit")
-	}
-}
-
-func TestNewEpisodeResets(t *testing.T) {
-	p := offline.New(zaptest.NewLogger(t))
-	ctx := context.Background()
-	ep := &harness.Episode{Task: task.Task{ID: "a", Failures: []task.Failure{{Test: "TestX"}}}, MaxSteps: 40}
-	a, err := p.Next(ctx, ep)
-	if err != nil || a.Name != harness.ActGetTaskDetails {
-		t.Fatalf("first action = %v, %v", a.Name, err)
-	}
-	ep.Steps = append(ep.Steps, harness.Step{N: 1, Action: a, Observation: harness.Observation{Content: "task"}})
-	a, _ = p.Next(ctx, ep)
-	if a.Name != harness.ActRunTests { // no blame commit: straight to reproducing
-		t.Fatalf("second action = %v", a.Name)
-	}
-	// A new episode starts over.
-	ep2 := &harness.Episode{Task: task.Task{ID: "b"}, MaxSteps: 40}
-	if a, _ := p.Next(ctx, ep2); a.Name != harness.ActGetTaskDetails {
-		t.Fatalf("new episode's first action = %v", a.Name)
 	}
 }
 
