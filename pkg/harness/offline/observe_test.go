@@ -2,6 +2,10 @@ package offline
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,5 +167,42 @@ func TestObserveSearchMethod(t *testing.T) {
 				t.Errorf("places of %s = %s, want %s", tc.sought, got, tc.want)
 			}
 		})
+	}
+}
+
+// The policy reads observations by their structured parts: the text of one
+// is only ever quoted to people, by its first line, never read for what it
+// says.
+func TestObservationTextIsOnlyQuoted(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	read := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read++
+		quoted := map[ast.Expr]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if fn, ok := call.Fun.(*ast.Ident); ok && fn.Name == "firstLine" && len(call.Args) == 1 {
+					quoted[call.Args[0]] = true
+				}
+			}
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Content" && !quoted[sel] {
+				t.Errorf("%s: an observation's text is read", fset.Position(sel.Pos()))
+			}
+			return true
+		})
+	}
+	if read == 0 {
+		t.Fatal("no source file read")
 	}
 }
