@@ -23,22 +23,43 @@ func Middle(s string, limit int) string { return MiddleOf(s, 0, limit) }
 // part Middle leaves out: s's head and tail each hold limit characters or
 // more. A text within limit is s.
 func MiddleOf(s string, hidden, limit int) string {
-	total := utf8.RuneCountInString(s) + max(hidden, 0)
-	if limit <= 0 || total <= limit {
+	head, tail, omitted, ok := cut(s, hidden, limit)
+	if !ok {
 		return s
 	}
+	return strings.TrimSuffix(head, "\n") + fmt.Sprintf("\n[… %d characters omitted …]\n", omitted) + tail
+}
+
+// Kept says what Middle(s, limit) keeps of s: its first head bytes and its
+// last tail bytes. A text within limit is kept whole: head is len(s) and
+// tail 0.
+func Kept(s string, limit int) (head, tail int) {
+	h, t, _, ok := cut(s, 0, limit)
+	if !ok {
+		return len(s), 0
+	}
+	return len(h), len(t)
+}
+
+// cut is the head and the tail of s that Middle keeps and how many
+// characters it leaves out; ok is false when s is kept whole.
+func cut(s string, hidden, limit int) (head, tail string, omitted int, ok bool) {
+	total := utf8.RuneCountInString(s) + max(hidden, 0)
+	if limit <= 0 || total <= limit {
+		return s, "", 0, false
+	}
 	runes := []rune(s)
-	marker := func(n int) string { return fmt.Sprintf("\n[… %d characters omitted …]\n", n) }
-	keep := max(limit-len(marker(total)), 2)
+	marker := fmt.Sprintf("\n[… %d characters omitted …]\n", total)
+	keep := max(limit-len(marker), 2)
 	headN := min(keep*3/5, len(runes))
 	tailN := min(keep-keep*3/5, len(runes)-headN)
-	head, tail := string(runes[:headN]), string(runes[len(runes)-tailN:])
+	head, tail = string(runes[:headN]), string(runes[len(runes)-tailN:])
 	if i := strings.LastIndexByte(head, '\n'); i >= len(head)*4/5 {
 		head = head[:i+1]
 	}
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i <= len(tail)/5 {
 		tail = tail[i+1:]
 	}
-	omitted := total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
-	return strings.TrimSuffix(head, "\n") + marker(omitted) + tail
+	omitted = total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
+	return head, tail, omitted, true
 }

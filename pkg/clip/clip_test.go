@@ -1,6 +1,7 @@
 package clip
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -51,5 +52,28 @@ func TestMiddleOfCutText(t *testing.T) {
 	}
 	if got := MiddleOf("short", 3, 500); got != "short" {
 		t.Errorf("a text within the limit changed: %q", got)
+	}
+}
+
+// Kept names the bytes Middle keeps: its output is that head, the marker
+// and that tail.
+func TestKept(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 400; i++ {
+		b.WriteString("ligne ")
+		b.WriteString(strings.Repeat("é", i%5))
+		b.WriteString("\n")
+	}
+	s := b.String()
+	for _, limit := range []int{60, 500, 3000} {
+		head, tail := Kept(s, limit)
+		omitted := utf8.RuneCountInString(s[head : len(s)-tail])
+		want := strings.TrimSuffix(s[:head], "\n") + fmt.Sprintf("\n[… %d characters omitted …]\n", omitted) + s[len(s)-tail:]
+		if got := Middle(s, limit); got != want {
+			t.Errorf("limit %d: Kept = %d, %d; Middle gave\n%q\nnot\n%q", limit, head, tail, got, want)
+		}
+	}
+	if head, tail := Kept("short", 500); head != 5 || tail != 0 {
+		t.Errorf("Kept of a short text = %d, %d", head, tail)
 	}
 }

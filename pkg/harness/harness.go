@@ -1,3 +1,6 @@
+// Package harness runs the agent: a ReAct loop in which a policy chooses one
+// action at a time among fifteen tools, each action's observation is recorded
+// and fed back, and the run ends with a candidate patch and its trajectory.
 package harness
 
 import (
@@ -10,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -159,7 +161,7 @@ loop:
 				break
 			}
 		}
-		obs.Content = clip.Middle(obs.Content, h.cfg.OutputLimit)
+		obs.clip(h.cfg.OutputLimit)
 		step := Step{
 			N:           n,
 			Policy:      h.policy.Name(),

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -221,6 +222,16 @@ func TestRunTruncatesObservations(t *testing.T) {
 	if len([]rune(c)) > 1000 || !strings.Contains(c, "characters omitted") || !strings.HasPrefix(c, "500 matches") || !strings.HasSuffix(c, "narrow the query]\n") {
 		t.Errorf("observation of %d characters:\n%s", len(c), c)
 	}
+	// The hits the cut took are not in the structured result either.
+	hits := steps[0].Observation.Search
+	if hits == nil || len(hits.Hits) == 0 || len(hits.Hits) != strings.Count(c, ": needle in a haystack of text\n") {
+		t.Fatalf("Search = %+v for\n%s", hits, c)
+	}
+	for _, h := range hits.Hits {
+		if !strings.Contains(c, fmt.Sprintf("\n%s:%d: %s\n", h.File, h.Line, h.Text)) {
+			t.Errorf("hit %+v is not shown", h)
+		}
+	}
 }
 
 func TestRunPolicyError(t *testing.T) {
@@ -279,43 +290,5 @@ func TestRunStopsOnCancel(t *testing.T) {
 	_, err = New(Config{}, p2, testRunner(), nil, zaptest.NewLogger(t)).Run(ctx2, f.ws, f.task, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-}
-
-// TestSpecsMatchArgs checks each tool's parameters against the JSON names of
-// the argument struct the tool decodes.
-func TestSpecsMatchArgs(t *testing.T) {
-	args := map[string]any{
-		ActExit: ExitArgs{}, ActGetDiffDetails: DiffArgs{}, ActGetTaskDetails: struct{}{}, ActReadDirectory: PathArgs{},
-		ActReadFile: ReadFileArgs{}, ActFindFile: FindFileArgs{}, ActGoToLine: GoToLineArgs{}, ActSearchCode: SearchCodeArgs{},
-		ActSearchCodeInFile: SearchCodeArgs{}, ActSearchClass: NameArgs{}, ActSearchMethod: NameArgs{}, ActSearchMethodInFile: NameArgs{},
-		ActSearchMethodInClass: NameArgs{}, ActRunTests: RunTestsArgs{}, ActEdit: EditArgs{},
-	}
-	for _, sp := range Specs() {
-		typ := reflect.TypeOf(args[sp.Name])
-		if typ == nil {
-			t.Errorf("%s: no argument struct", sp.Name)
-			continue
-		}
-		fields := map[string]bool{}
-		for i := 0; i < typ.NumField(); i++ {
-			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-			fields[name] = true
-		}
-		props := sp.Parameters["properties"].(map[string]any)
-		for p := range props {
-			if !fields[p] {
-				t.Errorf("%s: parameter %q is no field of %s", sp.Name, p, typ)
-			}
-		}
-		req, _ := sp.Parameters["required"].([]string)
-		for _, r := range req {
-			if _, ok := props[r]; !ok {
-				t.Errorf("%s: required %q is not a parameter", sp.Name, r)
-			}
-		}
-		if _, err := json.Marshal(sp); err != nil {
-			t.Errorf("%s: %v", sp.Name, err)
-		}
 	}
 }

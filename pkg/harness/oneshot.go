@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -26,7 +25,7 @@ func (h *Harness) Execute(ctx context.Context, ws *workspace.Workspace, t task.T
 	if err != nil {
 		return obs, fmt.Errorf("%s: %w", a.Name, err)
 	}
-	obs.Content = clip.Middle(obs.Content, h.cfg.OutputLimit)
+	obs.clip(h.cfg.OutputLimit)
 	return obs, nil
 }
 

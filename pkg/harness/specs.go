@@ -1,5 +1,12 @@
 package harness
 
+// ToolSpec describes a tool to a policy (an LLM's function definition).
+type ToolSpec struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"` // a JSON Schema object
+}
+
 // Specs describes the fifteen tools, in the order of the action constants,
 // with JSON-Schema parameters matching the argument structs.
 func Specs() []ToolSpec {

@@ -17,6 +17,12 @@ import (
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
+// Patcher turns natural-language edit instructions into SEARCH/REPLACE
+// blocks for one file (the edit action's sub-agent).
+type Patcher interface {
+	Blocks(ctx context.Context, path, content, instructions string) (string, error)
+}
+
 // buildTimeout bounds each command of the static analysis run after an
 // edit.
 const buildTimeout = 3 * time.Minute

@@ -121,8 +121,9 @@ func (s *session) diffDetails(ctx context.Context, args DiffArgs) (Observation, 
 	}
 	b.WriteString("\n")
 	// Keep room for the header within the observation's limit.
-	b.WriteString(clip.Middle(c.Diff, max(s.h.cfg.OutputLimit-b.Len()-200, 1000)))
-	return Observation{Content: b.String()}, nil
+	shown := clip.Middle(c.Diff, max(s.h.cfg.OutputLimit-b.Len()-200, 1000))
+	b.WriteString(shown)
+	return Observation{Content: b.String(), Commit: &CommitResult{SHA: c.SHA, Diff: shown}}, nil
 }
 
 func (s *session) readDirectory(args PathArgs) (Observation, error) {
@@ -180,7 +181,7 @@ func (s *session) readFile(ctx context.Context, args ReadFileArgs) (Observation,
 	lines := splitLines(content)
 	total := len(lines)
 	if total == 0 {
-		return Observation{Content: fmt.Sprintf("%s is empty.", rel)}, nil
+		return Observation{Content: fmt.Sprintf("%s is empty.", rel), Listing: &ListingResult{Path: rel}}, nil
 	}
 	from, to := args.StartLine, args.EndLine
 	ranged := from > 0 || to > 0
@@ -206,13 +207,14 @@ func (s *session) readFile(ctx context.Context, args ReadFileArgs) (Observation,
 	budget := s.h.cfg.OutputLimit - 400
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s), lines %d-%d:\n", rel, plural(total, "line", "lines"), from, to)
+	listing := &ListingResult{Path: rel, Total: total}
 	shownTo := from - 1
 	for n := from; n <= to; n++ {
 		line := fmt.Sprintf("%6d\t%s\n", n, lines[n-1])
 		if b.Len()+len(line) > budget && n > from {
 			break
 		}
-		b.WriteString(line)
+		listing.line(&b, n, lines[n-1])
 		shownTo = n
 	}
 	wanted := total
@@ -222,7 +224,7 @@ func (s *session) readFile(ctx context.Context, args ReadFileArgs) (Observation,
 	if shownTo < wanted {
 		fmt.Fprintf(&b, "[Shown: lines %d-%d of %d. Call read_file with start_line=%d to read on.]\n", from, shownTo, total, shownTo+1)
 	}
-	return Observation{Content: b.String()}, nil
+	return Observation{Content: b.String(), Listing: listing}, nil
 }
 
 func (s *session) goToLine(ctx context.Context, args GoToLineArgs) (Observation, error) {
@@ -240,8 +242,11 @@ func (s *session) goToLine(ctx context.Context, args GoToLineArgs) (Observation,
 	from = max(to-goToLineWindow+1, 1)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s), lines %d-%d around line %d:\n", rel, plural(total, "line", "lines"), from, to, args.Line)
-	numbered(&b, lines, from, to)
-	return Observation{Content: b.String()}, nil
+	listing := &ListingResult{Path: rel, Total: total}
+	for n := from; n <= to; n++ {
+		listing.line(&b, n, lines[n-1])
+	}
+	return Observation{Content: b.String(), Listing: listing}, nil
 }
 
 func (s *session) findFile(ctx context.Context, args FindFileArgs) (Observation, error) {
@@ -277,18 +282,21 @@ func (s *session) findFile(ctx context.Context, args FindFileArgs) (Observation,
 		return hits[i] < hits[j]
 	})
 	if len(hits) == 0 {
-		return Observation{Content: fmt.Sprintf("No file matches %q.", pat)}, nil
+		return Observation{Content: fmt.Sprintf("No file matches %q.", pat), Find: &FindResult{}}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s match %q:\n", plural(len(hits), "file", "files"), pat)
+	found := &FindResult{}
 	for i, h := range hits {
 		if i == listCap {
 			fmt.Fprintf(&b, "[… %d more; narrow the pattern]\n", len(hits)-listCap)
 			break
 		}
+		from := b.Len()
 		b.WriteString(h + "\n")
+		found.add(h, from, b.Len())
 	}
-	return Observation{Content: b.String()}, nil
+	return Observation{Content: b.String(), Find: found}, nil
 }
 
 // matchFile matches a repository path against a glob ("**" spans

@@ -97,7 +97,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 		kind = "regex"
 	}
 	if len(hits) == 0 {
-		return Observation{Content: fmt.Sprintf("No match for %q (%s) in the repository.", args.Query, kind)}, nil
+		return Observation{Content: fmt.Sprintf("No match for %q (%s) in the repository.", args.Query, kind), Search: &SearchResult{}}, nil
 	}
 	s.rankHits(hits, s.definitions(args))
 	total := 0
@@ -106,6 +106,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in %s for %q (%s)%s:\n", plural(total, "match", "matches"), plural(len(hits), "file", "files"), args.Query, kind, note)
+	res := &SearchResult{}
 	shown, shownFiles := 0, 0
 	perFile := max(searchCap/len(hits), 5)
 	for _, h := range hits {
@@ -120,7 +121,9 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 				}
 				break
 			}
+			from := b.Len()
 			fmt.Fprintf(&b, "%s:%d: %s\n", h.file, n, h.texts[i])
+			res.add(SearchHit{File: h.file, Line: n, Text: h.texts[i]}, from, b.Len())
 			shown++
 		}
 	}
@@ -131,7 +134,7 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 		}
 		b.WriteString("; narrow the query]\n")
 	}
-	return Observation{Content: b.String()}, nil
+	return Observation{Content: b.String(), Search: res}, nil
 }
 
 func fileNames(hs []fileHits, n int) []string {
@@ -251,18 +254,21 @@ func (s *session) searchCodeInFile(ctx context.Context, args SearchCodeArgs) (Ob
 		}
 	}
 	if len(ns) == 0 {
-		return Observation{Content: fmt.Sprintf("No match for %q in %s.", args.Query, rel)}, nil
+		return Observation{Content: fmt.Sprintf("No match for %q in %s.", args.Query, rel), Search: &SearchResult{}}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s for %q in %s%s:\n", plural(len(ns), "match", "matches"), args.Query, rel, note)
+	res := &SearchResult{}
 	for i, n := range ns {
 		if i == searchFileCap {
 			fmt.Fprintf(&b, "[… %d more; narrow the query]\n", len(ns)-searchFileCap)
 			break
 		}
+		from := b.Len()
 		fmt.Fprintf(&b, "%s:%d: %s\n", rel, n, ts[i])
+		res.add(SearchHit{File: rel, Line: n, Text: ts[i]}, from, b.Len())
 	}
-	return Observation{Content: b.String()}, nil
+	return Observation{Content: b.String(), Search: res}, nil
 }
 
 func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs) (Observation, error) {
@@ -340,19 +346,22 @@ func (s *session) searchSymbol(ctx context.Context, action string, args NameArgs
 	// first always gets most of it, the rest only what is left.
 	budget := s.h.cfg.OutputLimit - 400 - 120*min(len(found), 40)
 	listed := false
+	res := &SymbolsResult{}
 	for i, sym := range found {
 		if i >= fullSymbols || (i > 0 && budget < 600) {
 			if !listed {
 				b.WriteString("\nMore matches (use search_method_in_file or go_to_line to see them):\n")
 				listed = true
 			}
+			from := b.Len()
 			fmt.Fprintf(&b, "%s: %s\n", sym.Location(), sym.Signature)
+			res.add(sym, from, b.Len())
 			continue
 		}
 		b.WriteString("\n")
-		budget -= s.writeSymbol(&b, idx, sym, max(budget, 1000))
+		budget -= s.writeSymbol(&b, idx, sym, max(budget, 1000), res)
 	}
-	return Observation{Content: b.String()}, nil
+	return Observation{Content: b.String(), Symbols: res}, nil
 }
 
 func suggest(syms []codeindex.Symbol) string {
@@ -372,11 +381,13 @@ func suggest(syms []codeindex.Symbol) string {
 
 // writeSymbol writes a symbol's location, kind and numbered source, whole
 // when it fits in about maxChars characters and up to wholeLines lines, cut
-// with a note otherwise; for a type, its methods too. It returns the
-// characters written.
-func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol, maxChars int) int {
+// with a note otherwise; for a type, its methods too. It records the
+// symbol, by the line that locates it, in res, and returns the characters
+// written.
+func (s *session) writeSymbol(b *strings.Builder, idx *codeindex.Index, sym codeindex.Symbol, maxChars int, res *SymbolsResult) int {
 	start := b.Len()
 	fmt.Fprintf(b, "%s-%d (%s %s)\n", sym.Location(), sym.EndLine, sym.Kind, sym.QualifiedName())
+	res.add(sym, start, b.Len())
 	data, err := s.ws.ReadText(sym.File, maxReadFile)
 	if err == nil {
 		lines := splitLines(data)

@@ -11,6 +11,14 @@ import (
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
+// TestRunner runs tests in a checkout; testrun.Runner is one.
+type TestRunner interface {
+	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
+	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
+	List(ctx context.Context, dir string, pkgs []string) ([]testrun.Listed, error)
+	Localize(ctx context.Context, dir string, ids []string, n int) (testrun.Spectra, error)
+}
+
 // Caps on what run_tests shows.
 const (
 	failuresShown = 10 // failures shown with their output; the rest by message

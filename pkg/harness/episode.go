@@ -1,0 +1,62 @@
+package harness
+
+import (
+	"context"
+	"time"
+
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// Step is one line of the trajectory.
+type Step struct {
+	N           int         `json:"step"`
+	Policy      string      `json:"policy"`
+	Action      Action      `json:"action"`
+	Observation Observation `json:"observation"`
+	Started     time.Time   `json:"started"`
+	ElapsedMS   int64       `json:"elapsed_ms"`
+	// Spend is what the step's model calls (the policy's, the patcher's)
+	// used and cost; absent when it made none.
+	Spend *llm.Spend `json:"spend,omitempty"`
+}
+
+// Episode is what a policy sees: the task, the tools, and every step so far.
+type Episode struct {
+	Task     task.Task
+	Tools    []ToolSpec
+	Steps    []Step
+	MaxSteps int
+}
+
+// Policy chooses the next action.
+type Policy interface {
+	Name() string
+	Next(ctx context.Context, ep *Episode) (Action, error)
+}
+
+// Result is how an episode ended.
+type Result struct {
+	// Patch is the workspace's diff against the task's commit; empty when
+	// the agent changed nothing.
+	Patch   string `json:"patch"`
+	Summary string `json:"summary"`
+	Steps   int    `json:"steps"`
+	// Stop is why the loop ended: "exit", "budget", "repeated", "policy".
+	Stop string `json:"stop"`
+	// TestsPassed reports whether the last run_tests of the oracle tests
+	// passed with the patch as it stands.
+	TestsPassed bool `json:"tests_passed"`
+	// KeptPassing: a budget ended the episode after the agent changed a
+	// state that passed; Patch is that state, restored in the workspace.
+	KeptPassing bool `json:"kept_passing,omitempty"`
+	// Edits and EditFailures count edit actions, and those that did not
+	// apply (a SEARCH that matched nothing, a bad block).
+	Edits        int `json:"edits"`
+	EditFailures int `json:"edit_failures"`
+	// Spend is what the episode's model calls used and cost.
+	Spend llm.Spend `json:"spend"`
+	// History is every step of the episode, earlier rounds' included, for
+	// a feedback round to continue from.
+	History []Step `json:"-"`
+}

@@ -1,0 +1,54 @@
+package offline
+
+import "testing"
+
+func TestMutations(t *testing.T) {
+	cases := []struct {
+		line string
+		want []string // some of the mutated lines expected
+		not  []string
+	}{
+		{"\tfor i := lo; i <= hi; i++ {", []string{"\tfor i := lo; i < hi; i++ {", "\tfor i := lo; i <= hi; i-- {"}, nil},
+		{"\treturn a - b", []string{"\treturn a + b"}, nil},
+		{"\treturn xs[len(xs)-1]", []string{"\treturn xs[len(xs)]", "\treturn xs[len(xs)-2]", "\treturn xs[len(xs)+1]"}, nil},
+		{"\tif ok && n > 0 {", []string{"\tif ok || n > 0 {", "\tif ok && n >= 0 {", "\tif !(ok && n > 0) {", "\tif ok && n > 1 {"}, nil},
+		{"\tif !done {", []string{"\tif done {"}, []string{"\tif !!done {"}},
+		{"\treturn x * 2", []string{"\treturn x / 2", "\treturn x * 3", "\treturn x * 1"}, nil},
+		{"\ts := \"a\" + name", nil, []string{"\ts := \"a\" - name"}},
+		{"\tn := -1", []string{"\tn := -2", "\tn := -0"}, []string{"\tn := +1"}},
+		{"\treturn xs[i]", []string{"\treturn xs[i-1]", "\treturn xs[i+1]"}, nil},
+		{"\tvar m map[string]int", nil, []string{"\tvar m map[string-1]int"}},
+		{"func f(x *T, n int) bool {", nil, []string{"func f(x /T, n int) bool {"}},
+		{"\t// if a < b {", nil, []string{"\t// if a <= b {"}},
+		{"\tmsg := \"a < b\"", nil, []string{"\tmsg := \"a <= b\""}},
+	}
+	for _, tc := range cases {
+		got := map[string]bool{}
+		for _, m := range Mutations(tc.line) {
+			got[m.New] = true
+		}
+		for _, w := range tc.want {
+			if !got[w] {
+				t.Errorf("Mutations(%q) lacks %q; got %q", tc.line, w, keys(got))
+			}
+		}
+		for _, n := range tc.not {
+			if got[n] {
+				t.Errorf("Mutations(%q) has %q", tc.line, n)
+			}
+		}
+	}
+	// The boundary flip is the most likely mutation of a comparison.
+	ms := Mutations("\tif i <= n {")
+	if ms[0].Template != TplBoundary || ms[0].New != "\tif i < n {" {
+		t.Errorf("first mutation = %+v", ms[0])
+	}
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

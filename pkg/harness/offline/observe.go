@@ -1,0 +1,150 @@
+package offline
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/unidiff"
+)
+
+// Observing: what each step showed goes into the state, read from the
+// observation's structured parts, never from its text.
+
+// observe takes in one step of the episode: the policy's own (whose intent
+// says what to make of it) or another's.
+func (s *state) observe(step harness.Step) {
+	a, obs := step.Action, step.Observation
+	in := intentNone
+	if s.pending != nil && a.Name == s.pending.Name && bytes.Equal(a.Args, s.pending.Args) {
+		in = s.intent
+	}
+	s.pending, s.intent = nil, intentNone
+	s.attempted[key(a)] = true
+	switch a.Name {
+	case harness.ActGetTaskDetails:
+		s.sawTask = true
+	case harness.ActGetDiffDetails:
+		s.diffTried = true
+		if !obs.IsError && obs.Commit != nil {
+			// What could be read is evidence even when the rest cannot.
+			s.diffs, _ = unidiff.Parse(obs.Commit.Diff)
+		}
+	case harness.ActRunTests:
+		switch in {
+		case intentTest:
+			s.afterTest(obs)
+			return
+		case intentRegress:
+			s.afterRegress(obs)
+			return
+		case intentLocalize:
+			s.afterLocalize(obs)
+			return
+		}
+		if s.repro == nil {
+			s.reproTried = true
+			if obs.Tests != nil {
+				t := *obs.Tests
+				s.repro = &t
+				s.failures = append(append([]task.Failure(nil), t.Failed...), t.Build...)
+			}
+		}
+	case harness.ActReadFile, harness.ActGoToLine:
+		var args struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(a.Args, &args)
+		if obs.IsError || args.Path == "" {
+			if in == intentRefresh {
+				s.mode = modeStuck
+			}
+			return
+		}
+		if in == intentRefresh {
+			// What the file is now: start from scratch.
+			s.models[args.Path] = newFileModel(args.Path)
+		}
+		m := s.models[args.Path]
+		if m == nil {
+			m = newFileModel(args.Path)
+			s.models[args.Path] = m
+		}
+		s.readListing(m, obs.Listing)
+		if in == intentRefresh {
+			s.afterRefresh(args.Path)
+		}
+	case harness.ActFindFile:
+		var args harness.FindFileArgs
+		_ = json.Unmarshal(a.Args, &args)
+		s.found[args.Pattern] = nil
+		if !obs.IsError && obs.Find != nil {
+			s.found[args.Pattern] = goFiles(obs.Find.Files)
+		}
+	case harness.ActSearchMethod, harness.ActSearchMethodInFile, harness.ActSearchCode:
+		var args harness.NameArgs
+		_ = json.Unmarshal(a.Args, &args)
+		// A search that found nothing may suggest other names, with their
+		// places: those are not where the name is.
+		s.methods[args.Name] = nil
+		if !obs.IsError {
+			s.methods[args.Name] = places(obs)
+		}
+	case harness.ActEdit:
+		switch in {
+		case intentApply:
+			s.afterApply(obs)
+		case intentUndo, intentRestore:
+			s.afterUndo(obs)
+		}
+	}
+}
+
+// readListing adds the lines a listing showed to the model. A long file's
+// listing stops short of its end: the model is made as long as the file,
+// its lines unknown where not shown, so that it does not pass for the whole
+// file.
+func (s *state) readListing(m *fileModel, l *harness.ListingResult) {
+	if l == nil {
+		return
+	}
+	for _, line := range l.Lines {
+		// The copy holds no carriage return at a line's end: the blocks
+		// written from it would lose it anyway, as the harness reads a
+		// block's CRLF as LF.
+		m.set(line.N, strings.TrimSuffix(line.Text, "\r"))
+	}
+	m.extend(l.Total)
+}
+
+// goFiles are the Go files among files.
+func goFiles(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".go") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// places are where a search found what it looked for, in Go files: the
+// symbols a symbol search found, or the lines a code search matched.
+func places(obs harness.Observation) []location {
+	var out []location
+	if obs.Symbols != nil {
+		for _, sym := range obs.Symbols.Symbols {
+			out = append(out, location{path: sym.File, line: sym.Line})
+		}
+	}
+	if obs.Search != nil {
+		for _, h := range obs.Search.Hits {
+			if strings.HasSuffix(h.File, ".go") {
+				out = append(out, location{path: h.File, line: h.Line})
+			}
+		}
+	}
+	return out
+}

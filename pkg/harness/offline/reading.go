@@ -1,0 +1,339 @@
+package offline
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/harness"
+)
+
+// Reading: which code to read before repairing, and what the reads tell. The
+// blame commit's files come first, then the stack's, the lines spectrum
+// localization ranks, the failing test and what it calls.
+
+// nextRead is the next read that localization wants, if the budget allows.
+func (s *state) nextRead(left int) (harness.Action, bool) {
+	if left < 8 { // keep room for at least one candidate
+		return harness.Action{}, false
+	}
+	try := func(name, thought string, args any) (harness.Action, bool) {
+		a := harness.NewAction(name, thought, args)
+		if s.attempted[key(a)] {
+			return harness.Action{}, false
+		}
+		return s.act(intentNone, name, thought, args), true
+	}
+	reads := 0
+	for p := range s.models {
+		if isGoSource(p) {
+			reads++
+		}
+	}
+	// 1. The source files the blame commit changed, most changed first.
+	type changed struct {
+		path string
+		n    int
+	}
+	var files []changed
+	for _, d := range s.diffs {
+		if !isGoSource(d.NewPath) {
+			continue
+		}
+		n := 0
+		for _, h := range d.Hunks {
+			a, r := h.Changed()
+			n += a + r
+		}
+		files = append(files, changed{d.NewPath, n})
+	}
+	sort.SliceStable(files, func(i, j int) bool { return files[i].n > files[j].n })
+	for i, f := range files {
+		if i >= s.p.maxFiles {
+			break
+		}
+		if s.models[f.path] == nil {
+			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+				"The blame commit changed %s (%d lines). Read it whole to see the changed lines in context.", f.path, f.n),
+				harness.ReadFileArgs{Path: f.path}); ok {
+				return a, true
+			}
+		}
+	}
+	// 2. Blame hunks the whole-file read did not show (long files).
+	for _, d := range s.diffs {
+		m := s.models[d.NewPath]
+		if m == nil || !isGoSource(d.NewPath) || m.complete() {
+			continue
+		}
+		for _, h := range d.Hunks {
+			if _, ok := locateHunk(m, h); !ok {
+				if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+					"The listing of %s did not show the blame hunk at line %d. Go there.", d.NewPath, h.NewStart),
+					harness.GoToLineArgs{Path: d.NewPath, Line: h.NewStart}); ok {
+					return a, true
+				}
+			}
+		}
+	}
+	// 3. Source files the stack traces name.
+	for _, fr := range s.frameRefs() {
+		if !isGoSource(fr.path) {
+			continue
+		}
+		p, ok := s.resolve(fr.path)
+		if !ok {
+			if reads >= s.p.maxFiles {
+				continue
+			}
+			base := path.Base(fr.path)
+			if a, ok := try(harness.ActFindFile, fmt.Sprintf(
+				"The stack trace names %s:%d. Find that file in the repository.", fr.path, fr.line),
+				harness.FindFileArgs{Pattern: base}); ok {
+				return a, true
+			}
+			continue
+		}
+		if m := s.models[p]; m == nil {
+			if reads >= s.p.maxFiles {
+				continue
+			}
+			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+				"The stack trace goes through %s line %d. Read that file.", p, fr.line), harness.ReadFileArgs{Path: p}); ok {
+				return a, true
+			}
+		} else if _, ok := m.line(fr.line); !ok {
+			if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+				"Look at %s around line %d, where the stack trace points.", p, fr.line),
+				harness.GoToLineArgs{Path: p, Line: fr.line}); ok {
+				return a, true
+			}
+		}
+	}
+	// 3b. The lines spectrum-based localization ranked highest.
+	if a, ok := s.readSuspects(try); ok {
+		return a, true
+	}
+	// 4. The failing test itself, to learn what it calls. Worth its steps
+	//    when the blame commit says little, or the budget is roomy.
+	blameLines := len(files) > 0
+	if !s.testRead && (!blameLines || left >= 24) {
+		if a, ok := s.readTest(try); ok {
+			return a, true
+		}
+	}
+	// 5. Without a blame commit to go on, read the functions the test calls.
+	if !blameLines && s.testRead {
+		names := make([]string, 0, len(s.called))
+		for n := range s.called {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		asked := 0
+		for _, n := range names {
+			if s.defined(n) {
+				continue
+			}
+			if asked >= 3 {
+				break
+			}
+			asked++
+			if a, ok := try(harness.ActSearchMethod, fmt.Sprintf(
+				"The failing test calls %s. Find where it is defined.", n), harness.NameArgs{Name: n}); ok {
+				return a, true
+			}
+		}
+		for _, n := range names {
+			for _, l := range s.methods[n] {
+				if !isGoSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
+					continue
+				}
+				if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+					"%s is defined in %s. Read that file.", n, l.path), harness.ReadFileArgs{Path: l.path}); ok {
+					return a, true
+				}
+			}
+		}
+	}
+	return harness.Action{}, false
+}
+
+// readTest reads the failing test's code and records the names it calls.
+func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (harness.Action, bool) {
+	if len(s.failures) == 0 {
+		s.testRead = true
+		return harness.Action{}, false
+	}
+	fn, _, _ := strings.Cut(s.failures[0].Test, "/")
+	// Where is it? A frame in a _test.go file, or search for the function.
+	var at *location
+	for _, fr := range s.frameRefs() {
+		if strings.HasSuffix(fr.path, "_test.go") {
+			if p, ok := s.resolve(fr.path); ok {
+				at = &location{p, fr.line}
+				break
+			}
+			if a, ok := try(harness.ActFindFile, fmt.Sprintf(
+				"The failing test's assertion is at %s:%d. Find that file.", fr.path, fr.line),
+				harness.FindFileArgs{Pattern: path.Base(fr.path)}); ok {
+				return a, true
+			}
+		}
+	}
+	if at == nil {
+		for _, l := range s.methods[fn] {
+			if strings.HasSuffix(l.path, "_test.go") {
+				at = &l
+				break
+			}
+		}
+	}
+	if at == nil {
+		if a, ok := try(harness.ActSearchMethod, fmt.Sprintf(
+			"Find the failing test %s to see what it calls.", fn), harness.NameArgs{Name: fn}); ok {
+			return a, true
+		}
+		s.testRead = true
+		return harness.Action{}, false
+	}
+	if m := s.models[at.path]; m != nil {
+		if _, ok := m.line(at.line); ok {
+			s.testRead = true
+			s.collectCalls(m, at.line)
+			return harness.Action{}, false
+		}
+	}
+	if s.models[at.path] == nil {
+		if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+			"Read %s, where the failing test %s is (line %d), to see which functions it exercises and which tests sit next to it.", at.path, fn, at.line),
+			harness.ReadFileArgs{Path: at.path}); ok {
+			return a, true
+		}
+	}
+	if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+		"Read the failing test %s around line %d to see which functions it exercises.", fn, at.line),
+		harness.GoToLineArgs{Path: at.path, Line: at.line}); ok {
+		return a, true
+	}
+	s.testRead = true
+	if m := s.models[at.path]; m != nil {
+		s.collectCalls(m, at.line)
+	}
+	return harness.Action{}, false
+}
+
+var callRE = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*\(`)
+
+var notCalls = map[string]bool{
+	"if": true, "for": true, "func": true, "return": true, "switch": true, "make": true, "len": true,
+	"append": true, "new": true, "cap": true, "panic": true, "copy": true, "delete": true, "string": true,
+	"int": true, "int64": true, "float64": true, "byte": true, "rune": true, "error": true, "bool": true,
+	"Errorf": true, "Fatalf": true, "Fatal": true, "Error": true, "Logf": true, "Log": true, "Run": true,
+	"Helper": true, "Parallel": true, "Skip": true, "Skipf": true, "Cleanup": true, "TempDir": true,
+	"Sprintf": true, "Sprint": true, "Println": true, "Printf": true, "DeepEqual": true, "Equal": true,
+	"range": true, "go": true, "defer": true, "recover": true, "min": true, "max": true, "Name": true,
+}
+
+// collectCalls records the names of the functions called by the test
+// function around line n.
+func (s *state) collectCalls(m *fileModel, n int) {
+	start, end, _, ok := m.funcSpan(n)
+	if !ok {
+		start, end = n-25, n+25
+	}
+	for i := start; i <= end; i++ {
+		t, ok := m.line(i)
+		if !ok {
+			continue
+		}
+		if i == start && strings.HasPrefix(t, "func ") {
+			continue
+		}
+		for _, c := range callRE.FindAllStringSubmatch(t, -1) {
+			if !notCalls[c[1]] && !strings.HasPrefix(c[1], "Test") {
+				s.called[c[1]] = true
+			}
+		}
+	}
+}
+
+func (s *state) defined(name string) bool {
+	for p, m := range s.models {
+		if isGoSource(p) {
+			if _, ok := m.funcs()[name]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// frameRefs are the failures' frames as locations, in order.
+func (s *state) frameRefs() []location {
+	var out []location
+	seen := map[string]bool{}
+	for _, f := range s.failures {
+		for _, fr := range f.Frames {
+			if seen[fr] {
+				continue
+			}
+			seen[fr] = true
+			i := strings.LastIndexByte(fr, ':')
+			if i < 0 {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscan(fr[i+1:], &n); err != nil {
+				continue
+			}
+			out = append(out, location{path: fr[:i], line: n})
+		}
+	}
+	return out
+}
+
+// resolve maps a frame's path (absolute, package-relative or a bare name)
+// to a path in the repository that an observation has named.
+func (s *state) resolve(p string) (string, bool) {
+	var known []string
+	seen := map[string]bool{}
+	addKnown := func(k string) {
+		if k != "" && !seen[k] {
+			seen[k] = true
+			known = append(known, k)
+		}
+	}
+	for k := range s.models {
+		addKnown(k)
+	}
+	for _, d := range s.diffs {
+		addKnown(d.NewPath)
+	}
+	for _, ps := range s.found {
+		for _, k := range ps {
+			addKnown(k)
+		}
+	}
+	sort.Strings(known)
+	var matches []string
+	for _, k := range known {
+		if k == p || strings.HasSuffix(p, "/"+k) || strings.HasSuffix(k, "/"+p) {
+			matches = append(matches, k)
+		}
+	}
+	if len(matches) == 0 {
+		return "", false
+	}
+	if len(matches) > 1 && len(s.failures) > 0 {
+		// Prefer the file in the failing test's package.
+		pkg := s.failures[0].Package
+		for _, k := range matches {
+			if d := path.Dir(k); d != "." && strings.HasSuffix(pkg, "/"+d) {
+				return k, true
+			}
+		}
+	}
+	return matches[0], true
+}
