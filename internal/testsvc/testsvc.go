@@ -177,3 +177,17 @@ func dial(ctx context.Context, addr string) error {
 	}
 	return c.Close()
 }
+
+// Holds checks cond every 50 ms for d and fails the test the first time it
+// does not hold: for what must stay true (no redelivery, no second pull
+// request), where Poll is for what must become true.
+func Holds(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("stopped holding: %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

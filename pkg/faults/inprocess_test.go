@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/app"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
@@ -168,7 +169,7 @@ func TestFiveMegabyteReportIsAcceptedAndTriaged(t *testing.T) {
 	if code != http.StatusAccepted || id == "" {
 		t.Fatalf("a %d-byte report: %d, want 202", len(rep), code)
 	}
-	poll(t, 3*time.Minute, "the 5 MB report was not triaged", func() bool { return len(b.queued()) == 1 })
+	testsvc.Poll(t, 3*time.Minute, "the 5 MB report was not triaged", func() bool { return len(b.queued()) == 1 })
 }
 
 // Redis stops after a report was accepted; triage fails while it is down,
@@ -193,7 +194,7 @@ func TestRedisDownDuringTriage(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	r.Start()
-	poll(t, 3*time.Minute, "the report was not triaged after Redis came back", func() bool { return len(b.queued()) == 1 })
+	testsvc.Poll(t, 3*time.Minute, "the report was not triaged after Redis came back", func() bool { return len(b.queued()) == 1 })
 	if n, err := b.sys.Intake.Stream().ParkedCount(context.Background()); err != nil || n != 0 {
 		t.Fatalf("parked %d (%v), want 0", n, err)
 	}
@@ -225,7 +226,7 @@ func TestNATSRestartLosesNothing(t *testing.T) {
 		t.Fatalf("report while NATS is down: %d, want 503", code)
 	}
 	n.start()
-	poll(t, time.Minute, "the bot did not reconnect", func() bool {
+	testsvc.Poll(t, time.Minute, "the bot did not reconnect", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		return b.sys.Ready(ctx) == nil
@@ -236,7 +237,7 @@ func TestNATSRestartLosesNothing(t *testing.T) {
 	}
 	// Every submission reaches an outcome: one queued task for the group,
 	// the others duplicates of it.
-	poll(t, 4*time.Minute, "not every accepted report was triaged", func() bool {
+	testsvc.Poll(t, 4*time.Minute, "not every accepted report was triaged", func() bool {
 		seen := map[string]bool{}
 		for _, o := range b.outcomes() {
 			if o.Status == task.StatusQueued {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/report/reporttest"
 )
@@ -79,7 +80,7 @@ func serveReport(b *testing.B, bin, natsURL string, rep []byte) served {
 	cfg.Publish.Dir = b.TempDir()
 	p := startProc(b, bin, cfg.DataDir, writeConfig(b, cfg), "serve")
 	base := "http://" + cfg.HTTP.Addr
-	poll(b, time.Minute, "bot serve answers /healthz", func() bool { return get(base+"/healthz") == http.StatusOK })
+	testsvc.Poll(b, time.Minute, "bot serve answers /healthz", func() bool { return get(base+"/healthz") == http.StatusOK })
 	before, _, err := procMemory(p.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
@@ -151,7 +152,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	if code != 202 {
 		t.Fatalf("post: %d", code)
 	}
-	poll(t, 3*time.Minute, "the report was not triaged", func() bool { return len(b.queued()) == 1 })
+	testsvc.Poll(t, 3*time.Minute, "the report was not triaged", func() bool { return len(b.queued()) == 1 })
 	taskID := b.queued()[0].TaskID
 	ctx := context.Background()
 	status := func() task.Status {
@@ -164,13 +165,13 @@ func TestWorkerKilledMidJob(t *testing.T) {
 
 	dir1 := t.TempDir()
 	w1 := startProc(t, workerBin, dir1, cfgPath, "run")
-	poll(t, 2*time.Minute, "the first worker did not start the job", func() bool { return status() == task.StatusRunning })
+	testsvc.Poll(t, 2*time.Minute, "the first worker did not start the job", func() bool { return status() == task.StatusRunning })
 	w1.kill9(t)
-	poll(t, 30*time.Second, "processes of the killed worker live on", func() bool { return len(processesUnder(dir1)) == 0 })
+	testsvc.Poll(t, 30*time.Second, "processes of the killed worker live on", func() bool { return len(processesUnder(dir1)) == 0 })
 
 	dir2 := t.TempDir()
 	startProc(t, workerBin, dir2, cfgPath, "run")
-	poll(t, 4*time.Minute, "the job was not finished by the second worker", func() bool { return status() == task.StatusPublished })
+	testsvc.Poll(t, 4*time.Minute, "the job was not finished by the second worker", func() bool { return status() == task.StatusPublished })
 
 	entries, err := os.ReadDir(cfg.Publish.Dir)
 	if err != nil {
@@ -185,7 +186,7 @@ func TestWorkerKilledMidJob(t *testing.T) {
 	if len(prs) != 1 {
 		t.Fatalf("pull requests %v, want exactly one", prs)
 	}
-	poll(t, 30*time.Second, "the job is still on the queue", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the job is still on the queue", func() bool {
 		lag, err := b.sys.Jobs.Lag(ctx)
 		return err == nil && lag == 0
 	})
@@ -220,11 +221,11 @@ func TestBotKilledMidTriage(t *testing.T) {
 	cfg.HTTP.Addr = fmt.Sprintf("127.0.0.1:%d", port1)
 	b1 := startProc(t, botBin, t.TempDir(), writeConfig(t, cfg), "serve")
 	base1 := "http://" + cfg.HTTP.Addr
-	poll(t, time.Minute, "the first bot does not answer", func() bool { return get(base1+"/healthz") == 200 })
+	testsvc.Poll(t, time.Minute, "the first bot does not answer", func() bool { return get(base1+"/healthz") == 200 })
 	if code, _ := post(t, base1, s.Dir, s.Head, s.Report); code != 202 {
 		t.Fatalf("post: %d", code)
 	}
-	poll(t, 2*time.Minute, "the first bot did not claim the group", func() bool { return len(claimKeys()) == 1 })
+	testsvc.Poll(t, 2*time.Minute, "the first bot did not claim the group", func() bool { return len(claimKeys()) == 1 })
 	fp := strings.TrimPrefix(claimKeys()[0], cfg.Redis.Prefix+":group:")
 	b1.kill9(t)
 
@@ -240,14 +241,14 @@ func TestBotKilledMidTriage(t *testing.T) {
 	cfg.HTTP.Addr = fmt.Sprintf("127.0.0.1:%d", port2)
 	startProc(t, botBin, t.TempDir(), writeConfig(t, cfg), "serve")
 	base2 := "http://" + cfg.HTTP.Addr
-	poll(t, time.Minute, "the second bot does not answer", func() bool { return get(base2+"/healthz") == 200 })
+	testsvc.Poll(t, time.Minute, "the second bot does not answer", func() bool { return get(base2+"/healthz") == 200 })
 	// CI reports the same failure again, on the commit before.
 	if code, _ := post(t, base2, s.Dir, s.Commits[len(s.Commits)-2], s.Report); code != 202 {
 		t.Fatalf("second post: %d", code)
 	}
 	// The failure is triaged again: a task for its group is queued, and
 	// the group's claim names a task that exists.
-	poll(t, 4*time.Minute, "the failure was not triaged again after the bot died", func() bool {
+	testsvc.Poll(t, 4*time.Minute, "the failure was not triaged again after the bot died", func() bool {
 		owner, _, ok, err := st.GroupClaim(ctx, fp)
 		if err != nil || !ok {
 			return false

@@ -60,15 +60,3 @@ func (n *natsServer) stop() {
 		n.srv = nil
 	}
 }
-
-// poll checks cond until it holds or timeout passes.
-func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still not true: %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

@@ -96,7 +96,7 @@ func soak(b *testing.B, total int) {
 	p := startProc(b, bin, cfg.DataDir, writeConfig(b, cfg), "serve")
 	pid := p.cmd.Process.Pid
 	base := "http://" + cfg.HTTP.Addr
-	poll(b, time.Minute, "bot serve answers /healthz", func() bool { return get(base+"/healthz") == http.StatusOK })
+	testsvc.Poll(b, time.Minute, "bot serve answers /healthz", func() bool { return get(base+"/healthz") == http.StatusOK })
 	rss := func() float64 {
 		v, _, err := procMemory(pid)
 		if err != nil {
@@ -134,7 +134,7 @@ func soak(b *testing.B, total int) {
 	for i, repo := range repos {
 		post(repo, failing(-1-i))
 	}
-	poll(b, 10*time.Minute, "the seed reports were not triaged", func() bool { return triaged() == len(repos) })
+	testsvc.Poll(b, 10*time.Minute, "the seed reports were not triaged", func() bool { return triaged() == len(repos) })
 	st := store.New(r.Client(), cfg.Redis.Prefix)
 	queued, err := st.FindTasks(ctx, store.TaskFilter{Status: task.StatusQueued})
 	if err != nil || len(queued) != len(repos) {
@@ -178,7 +178,7 @@ func soak(b *testing.B, total int) {
 		wg.Wait()
 		posted += batch
 		want := len(repos) + posted
-		poll(b, 10*time.Minute, fmt.Sprintf("%d reports posted were not all triaged", posted), func() bool { return triaged() >= want })
+		testsvc.Poll(b, 10*time.Minute, fmt.Sprintf("%d reports posted were not all triaged", posted), func() bool { return triaged() >= want })
 		samples = append(samples, sample{posted, rss()})
 		say("%6d reports in %s: RSS %.1f MB", posted, time.Since(began).Round(time.Second), samples[len(samples)-1].rss)
 		if b.Failed() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
 
@@ -60,7 +61,7 @@ func TestLargeReportGoesThroughTheObjectStore(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the big submission was not handled")
 	}
-	waitFor(t, 10*time.Second, "the report object was not removed after triage", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the report object was not removed after triage", func() bool {
 		_, err := in.blobs.GetInfo(context.Background(), "big-1")
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config/logtest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
@@ -69,35 +70,6 @@ func outstanding(t *testing.T, in *Intake) uint64 {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		<-tick.C
-	}
-}
-
-// holdsFor checks cond every poll until d has passed, failing at the first
-// time it does not hold.
-func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if !cond() {
-			t.Fatalf("%s stopped holding", what)
-		}
-		<-tick.C
-	}
 }
 
 // delivery is one call of the handler.
@@ -251,10 +223,10 @@ func TestRunAcksHandledSubmission(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("ok-1")) >= 1 })
-	waitFor(t, 30*time.Second, "the handled submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("ok-1")) >= 1 })
+	testsvc.Poll(t, 30*time.Second, "the handled submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
 	// Several ack waits later it has not come back.
-	holdsFor(t, 3*cfg.AckWait, "one delivery of an acked submission", func() bool { return len(rec.deliveries("ok-1")) == 1 })
+	testsvc.Holds(t, 3*cfg.AckWait, "one delivery of an acked submission", func() bool { return len(rec.deliveries("ok-1")) == 1 })
 	if got := rec.deliveries("ok-1"); got[0] != (Attempt{N: 1, Last: false}) {
 		t.Fatalf("attempt = %+v, want {N:1 Last:false}", got[0])
 	}
@@ -276,9 +248,9 @@ func TestRunTerminatesInvalidSubmission(t *testing.T) {
 	submit(t, in, bad)
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("bad-1")) >= 1 })
-	waitFor(t, 30*time.Second, "the invalid submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
-	holdsFor(t, 3*cfg.AckWait, "one delivery of an invalid submission", func() bool { return len(rec.deliveries("bad-1")) == 1 })
+	testsvc.Poll(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("bad-1")) >= 1 })
+	testsvc.Poll(t, 30*time.Second, "the invalid submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Holds(t, 3*cfg.AckWait, "one delivery of an invalid submission", func() bool { return len(rec.deliveries("bad-1")) == 1 })
 }
 
 func TestRunRetriesUntilLastAttempt(t *testing.T) {
@@ -294,15 +266,15 @@ func TestRunRetriesUntilLastAttempt(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	waitFor(t, 15*time.Second, "the submission was not delivered MaxDeliver times", func() bool {
+	testsvc.Poll(t, 15*time.Second, "the submission was not delivered MaxDeliver times", func() bool {
 		return len(rec.deliveries("flaky-infra")) == cfg.MaxDeliver
 	})
 	want := []Attempt{{N: 1}, {N: 2}, {N: 3, Last: true}}
 	if got := rec.deliveries("flaky-infra"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("attempts = %+v, want %+v", got, want)
 	}
-	waitFor(t, 30*time.Second, "the given-up submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
-	holdsFor(t, 3*cfg.AckWait, "no delivery after the last attempt", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the given-up submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Holds(t, 3*cfg.AckWait, "no delivery after the last attempt", func() bool {
 		return len(rec.deliveries("flaky-infra")) == cfg.MaxDeliver
 	})
 }
@@ -329,7 +301,7 @@ func TestRunRetryDelay(t *testing.T) {
 	}
 	submit(t, in, submission("/repos/calc"))
 	run(t, in, h)
-	waitFor(t, 15*time.Second, "three deliveries did not happen", func() bool {
+	testsvc.Poll(t, 15*time.Second, "three deliveries did not happen", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(times) == 3
@@ -360,11 +332,11 @@ func TestRunTerminatesUndecodableMessage(t *testing.T) {
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission after the garbage was not handled", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the submission after the garbage was not handled", func() bool {
 		return len(rec.deliveries("after-garbage")) >= 1
 	})
-	waitFor(t, 30*time.Second, "a message is still outstanding", func() bool { return outstanding(t, in) == 0 })
-	holdsFor(t, 3*cfg.AckWait, "the handler saw only the decodable submission", func() bool {
+	testsvc.Poll(t, 30*time.Second, "a message is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Holds(t, 3*cfg.AckWait, "the handler saw only the decodable submission", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		return len(rec.calls) == 1
@@ -387,11 +359,11 @@ func TestRunRecoversPanic(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	waitFor(t, 10*time.Second, "the submission was not retried after the panic", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the submission was not retried after the panic", func() bool {
 		return len(rec.deliveries("panics-once")) == 2
 	})
-	waitFor(t, 30*time.Second, "the submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
-	holdsFor(t, 3*cfg.AckWait, "no delivery after the ack", func() bool { return len(rec.deliveries("panics-once")) == 2 })
+	testsvc.Poll(t, 30*time.Second, "the submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Holds(t, 3*cfg.AckWait, "no delivery after the ack", func() bool { return len(rec.deliveries("panics-once")) == 2 })
 }
 
 func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
@@ -424,10 +396,10 @@ func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
 
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
 	run(t, in, rec.handle)
-	holdsFor(t, 3*cfg.AckWait, "no redelivery of a triaged submission", func() bool {
+	testsvc.Holds(t, 3*cfg.AckWait, "no redelivery of a triaged submission", func() bool {
 		return len(rec.deliveries("done-at-shutdown")) == 0
 	})
-	waitFor(t, 30*time.Second, "no submission is outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "no submission is outstanding", func() bool { return outstanding(t, in) == 0 })
 }
 
 func TestRunNaksOnShutdown(t *testing.T) {
@@ -462,7 +434,7 @@ func TestRunNaksOnShutdown(t *testing.T) {
 
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
 	run(t, in, rec.handle)
-	waitFor(t, 10*time.Second, "the interrupted submission was not redelivered", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the interrupted submission was not redelivered", func() bool {
 		return len(rec.deliveries("interrupted")) == 1
 	})
 	if got := rec.deliveries("interrupted")[0]; got.N != 2 {
@@ -492,7 +464,7 @@ func TestRunLogsEachKeyOnce(t *testing.T) {
 	s.ID = "retried"
 	submit(t, in, s)
 	stop := run(t, in, rec.handle)
-	waitFor(t, 15*time.Second, "the submission was not triaged on its second attempt", func() bool {
+	testsvc.Poll(t, 15*time.Second, "the submission was not triaged on its second attempt", func() bool {
 		return len(rec.deliveries("retried")) == 2 && outstanding(t, in) == 0
 	})
 	stop()

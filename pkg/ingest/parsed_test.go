@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
 
@@ -104,7 +105,7 @@ func TestLargeParsedReportGoesThroughTheObjectStore(t *testing.T) {
 	if got.Parsed == nil || len(got.Parsed.Failures) != len(res.Failures) || got.ParsedObject != "bigparsed-1.parsed" {
 		t.Fatalf("handler saw object %q and %v", got.ParsedObject, got.Parsed != nil)
 	}
-	waitFor(t, 10*time.Second, "the parsed report's object was not removed after triage", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the parsed report's object was not removed after triage", func() bool {
 		_, err := in.blobs.GetInfo(context.Background(), "bigparsed-1.parsed")
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/internal/testsvc"
 )
 
 func TestDepthCountsWaitingAndHeldAndDatesTheOldest(t *testing.T) {
@@ -33,7 +35,7 @@ func TestDepthCountsWaitingAndHeldAndDatesTheOldest(t *testing.T) {
 	if err := second.Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "the stream empties once both are acked", func() bool {
+	testsvc.Poll(t, 2*time.Minute, "the stream empties once both are acked", func() bool {
 		d, err := s.Depth(ctx)
 		return err == nil && d.Lag == 0 && d.Oldest.IsZero()
 	})

@@ -67,7 +67,7 @@ func TestParkTakesTheMessageOffItsStream(t *testing.T) {
 		if err := d.Park(context.Background(), "triage failed for good"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the parked message is still on its stream", func() bool { return onStream(t, s) == 0 })
+		testsvc.Poll(t, 10*time.Second, "the parked message is still on its stream", func() bool { return onStream(t, s) == 0 })
 		if n, err := s.Lag(context.Background()); err != nil || n != 0 {
 			t.Fatalf("lag %d (%v) after parking, want 0", n, err)
 		}
@@ -89,7 +89,7 @@ func TestTermTakesTheMessageOffItsStream(t *testing.T) {
 		if err := d.Term(context.Background(), "repository not found"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the terminated message is still on its stream", func() bool { return onStream(t, s) == 0 })
+		testsvc.Poll(t, 10*time.Second, "the terminated message is still on its stream", func() bool { return onStream(t, s) == 0 })
 		if got := parkedCount(t, s); got != 0 {
 			t.Fatalf("%d parked after a termination, want 0", got)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 )
 
@@ -50,17 +51,6 @@ func publish(t *testing.T, s *Stream, id, data string) (duplicate bool) {
 		t.Fatal(err)
 	}
 	return dup
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func parkedCount(t *testing.T, s *Stream) uint64 {
@@ -114,7 +104,7 @@ func TestRetryBacksOffThenParksAndReplayRestores(t *testing.T) {
 		if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
 			t.Fatalf("retry delays %v, want %s", delays, want)
 		}
-		waitFor(t, 5*time.Second, "the parked message left its stream", func() bool {
+		testsvc.Poll(t, 5*time.Second, "the parked message left its stream", func() bool {
 			n, err := s.Lag(context.Background())
 			return err == nil && n == 0
 		})
@@ -224,12 +214,12 @@ func TestConsumeRecoversPanicAndNaksUnsettled(t *testing.T) {
 			}
 		})
 	}()
-	waitFor(t, 10*time.Second, "three deliveries", func() bool {
+	testsvc.Poll(t, 10*time.Second, "three deliveries", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(attempts) == 3
 	})
-	waitFor(t, 5*time.Second, "the message was not acked", func() bool {
+	testsvc.Poll(t, 5*time.Second, "the message was not acked", func() bool {
 		n, err := s.Lag(context.Background())
 		return err == nil && n == 0
 	})
@@ -288,8 +278,8 @@ func TestExhaustedMessageIsParked(t *testing.T) {
 			pcancel()
 		}
 	}()
-	waitFor(t, 10*time.Second, "the exhausted message was not parked", func() bool { return parkedCount(t, s) == 1 })
-	waitFor(t, 5*time.Second, "the exhausted message is still on its stream", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the exhausted message was not parked", func() bool { return parkedCount(t, s) == 1 })
+	testsvc.Poll(t, 5*time.Second, "the exhausted message is still on its stream", func() bool {
 		st, err := s.js.Stream(context.Background(), cfg.Stream)
 		if err != nil {
 			return false
@@ -338,14 +328,14 @@ func TestConsumePullsOnlyWhileReady(t *testing.T) {
 		}
 	}()
 	// Idle slots ask again after each empty pull request (FetchWait).
-	waitFor(t, 10*time.Second, "the idle slot did not ask again", func() bool { return asked.Load() >= 3 })
+	testsvc.Poll(t, 10*time.Second, "the idle slot did not ask again", func() bool { return asked.Load() >= 3 })
 	ready.Store(false)
-	waitFor(t, 10*time.Second, "the slot did not notice it was not ready", func() bool { return refused.Load() > 0 })
+	testsvc.Poll(t, 10*time.Second, "the slot did not notice it was not ready", func() bool { return refused.Load() > 0 })
 	publish(t, s, "held", "x")
 	after := refused.Load()
 	// The slot asks again, and is refused, several times after the
 	// message is stored: had it pulled, it would have had the message.
-	waitFor(t, 30*time.Second, "the paused slot did not ask again", func() bool { return refused.Load() >= after+3 })
+	testsvc.Poll(t, 30*time.Second, "the paused slot did not ask again", func() bool { return refused.Load() >= after+3 })
 	mu.Lock()
 	pulled := len(attempts)
 	mu.Unlock()
@@ -356,7 +346,7 @@ func TestConsumePullsOnlyWhileReady(t *testing.T) {
 		t.Fatalf("lag %d (%v), want the message waiting", n, err)
 	}
 	ready.Store(true)
-	waitFor(t, 30*time.Second, "the message was not taken once ready", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the message was not taken once ready", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(attempts) == 1
@@ -394,7 +384,7 @@ func TestConsumeHandsBackWhatCameWhileNotReady(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	waitFor(t, 10*time.Second, "the slot did not pause", func() bool { return asked.Load() >= 4 })
+	testsvc.Poll(t, 10*time.Second, "the slot did not pause", func() bool { return asked.Load() >= 4 })
 	select {
 	case a := <-handled:
 		t.Fatalf("attempt %d handled while not ready", a)
