@@ -142,16 +142,31 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 			g.cleanup(ctx, r, "", trajRef, log)
 			return "", fmt.Errorf("publish task %s: push %s: %w", t.ID, branch, err)
 		}
-		// The branch exists: another worker's pull request, or what a failed
-		// attempt left behind.
-		if existing, lerr := r.openPull(ctx, branch); lerr == nil && existing != nil {
-			log.Info("lost the race: the group's pull request was opened meanwhile", zap.String("pull_request", existing.GetHTMLURL()))
-			g.cleanup(ctx, r, "", trajRef, log)
-			return existing.GetHTMLURL(), nil
-		}
-		if err := push(ctx, mirror, env, t.Repo, fix, "refs/heads/"+branch, true); err != nil {
-			g.cleanup(ctx, r, "", trajRef, log)
-			return "", fmt.Errorf("publish task %s: push %s: %w", t.ID, branch, err)
+		// The branch exists: another worker's pull request (being opened
+		// right now, perhaps), or what a failed attempt left behind. The
+		// branch is taken over unless the group's pull request appears; a
+		// takeover refused because another push is taking it at the same
+		// moment is tried again.
+		for attempt := 1; ; attempt++ {
+			if existing, lerr := r.openPull(ctx, branch); lerr == nil && existing != nil {
+				log.Info("lost the race: the group's pull request was opened meanwhile", zap.String("pull_request", existing.GetHTMLURL()))
+				g.cleanup(ctx, r, "", trajRef, log)
+				return existing.GetHTMLURL(), nil
+			}
+			err := push(ctx, mirror, env, t.Repo, fix, "refs/heads/"+branch, true)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, errRejected) || attempt == takeoverAttempts {
+				g.cleanup(ctx, r, "", trajRef, log)
+				return "", fmt.Errorf("publish task %s: push %s: %w", t.ID, branch, err)
+			}
+			select {
+			case <-ctx.Done():
+				g.cleanup(ctx, r, "", trajRef, log)
+				return "", fmt.Errorf("publish task %s: push %s: %w", t.ID, branch, ctx.Err())
+			case <-time.After(time.Duration(attempt) * 250 * time.Millisecond):
+			}
 		}
 	}
 	pushedBranch = true
@@ -241,6 +256,10 @@ func (g *GitHub) cleanup(ctx context.Context, r *ghRepo, branch, trajRef string,
 		}
 	}
 }
+
+// takeoverAttempts bounds the pushes that try to take over a group's
+// branch that other pushes keep moving.
+const takeoverAttempts = 5
 
 // errRejected is a push refused because the branch moved.
 var errRejected = errors.New("the remote branch exists and differs")
