@@ -18,7 +18,6 @@ import (
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/ingest"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -80,7 +79,7 @@ type fixRecorder struct {
 		SaveTask(ctx context.Context, t task.Task) error
 	}
 	fixes interface {
-		RecordPublished(ctx context.Context, f store.Fix) (bool, error)
+		RecordPublished(ctx context.Context, f task.Fix) (bool, error)
 	}
 	log *zap.Logger
 }
@@ -96,7 +95,7 @@ func (r fixRecorder) SaveTask(ctx context.Context, t task.Task) error {
 	if !ok {
 		return nil // a local pull request: no outcome to follow
 	}
-	created, err := r.fixes.RecordPublished(ctx, store.Fix{Repo: repo, Number: n, URL: t.PullRequest, TaskID: t.ID, Fingerprint: t.Fingerprint})
+	created, err := r.fixes.RecordPublished(ctx, task.Fix{Repo: repo, Number: n, URL: t.PullRequest, TaskID: t.ID, Fingerprint: t.Fingerprint})
 	if err != nil {
 		return fmt.Errorf("record fix %s: %w", t.PullRequest, err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -338,7 +339,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			sub.Verified = true // the webhook's signature was checked before it was stored
 			if a.N == 1 {
 				// The run's report is stored for triage, as a posted one.
-				s.history().count(ctx, store.Count{Event: store.EventReportAccepted, Repo: sub.Repo})
+				s.history().count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
 			}
 			release = res.Release
 		}
@@ -401,7 +402,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			return err
 		}
 		s.triage.reports.WithLabelValues("triaged").Inc()
-		s.history().count(context.WithoutCancel(ctx), store.Count{Event: store.EventReportTriaged, Repo: sub.Repo})
+		s.history().count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
 		s.settle(id, settlement{tasks: ids})
 		return nil
 	})

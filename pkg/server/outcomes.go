@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redfix/redfix/pkg/task"
 	"go.uber.org/zap"
-
-	"github.com/redfix/redfix/pkg/store"
 )
 
 // LandRates reads the outcomes of published pull requests.
 type LandRates interface {
-	LandRate(ctx context.Context) (store.Land, error)
+	LandRate(ctx context.Context) (task.Land, error)
 }
 
 // landCollector reads the outcomes from the store at each scrape, so that

@@ -25,9 +25,6 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// ErrNotFound is returned for a task the store does not hold.
-var ErrNotFound = errors.New("not found")
-
 // DefaultPrefix is used when New is given an empty prefix.
 const DefaultPrefix = "redfix"
 
@@ -170,7 +167,7 @@ func (s *Store) SaveTask(ctx context.Context, t task.Task) error {
 func (s *Store) AddTaskSpend(ctx context.Context, id string, sp task.Spend) error {
 	err := s.updateTask(ctx, id, func(cur *task.Task) (task.Task, error) {
 		if cur == nil {
-			return task.Task{}, ErrNotFound
+			return task.Task{}, task.ErrNotFound
 		}
 		t := *cur
 		sum := sp
@@ -186,11 +183,11 @@ func (s *Store) AddTaskSpend(ctx context.Context, id string, sp task.Spend) erro
 	return nil
 }
 
-// GetTask reads a task; ErrNotFound when there is none with that id.
+// GetTask reads a task; task.ErrNotFound when there is none with that id.
 func (s *Store) GetTask(ctx context.Context, id string) (task.Task, error) {
 	data, err := s.rdb.Get(ctx, s.taskKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return task.Task{}, fmt.Errorf("get task %s: %w", id, ErrNotFound)
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, task.ErrNotFound)
 	}
 	if err != nil {
 		return task.Task{}, fmt.Errorf("get task %s: %w", id, err)
@@ -203,14 +200,14 @@ func (s *Store) GetTask(ctx context.Context, id string) (task.Task, error) {
 }
 
 // SetStatus moves a task to status st with reason, and sets its UpdatedAt;
-// ErrNotFound when there is no such task.
+// task.ErrNotFound when there is no such task.
 func (s *Store) SetStatus(ctx context.Context, id string, st task.Status, reason string) error {
 	if st == "" {
 		return fmt.Errorf("set status of task %s: empty status", id)
 	}
 	err := s.updateTask(ctx, id, func(cur *task.Task) (task.Task, error) {
 		if cur == nil {
-			return task.Task{}, ErrNotFound
+			return task.Task{}, task.ErrNotFound
 		}
 		t := *cur
 		t.Status = st
@@ -292,24 +289,13 @@ func (s *Store) updateTask(ctx context.Context, id string, change func(cur *task
 // ListTasks returns up to limit tasks, newest created first
 // (DefaultListLimit when limit <= 0).
 func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
-	return s.FindTasks(ctx, TaskFilter{Limit: limit})
-}
-
-// TaskFilter selects tasks; a zero field selects every task.
-type TaskFilter struct {
-	// Status keeps the tasks that stand in it now.
-	Status task.Status
-	// Repo keeps one repository's tasks, named as tasks name it (the
-	// canonical form, repourl.Canonical).
-	Repo string
-	// Limit is how many at most (DefaultListLimit when <= 0).
-	Limit int
+	return s.FindTasks(ctx, task.Filter{Limit: limit})
 }
 
 // FindTasks returns the tasks f selects, newest created first. It reads
 // the indexes: the status's set, the repository's tasks by creation time
 // (IndexTasksByRepo fills it for tasks stored before it existed).
-func (s *Store) FindTasks(ctx context.Context, f TaskFilter) ([]task.Task, error) {
+func (s *Store) FindTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
 	if f.Limit <= 0 {
 		f.Limit = DefaultListLimit
 	}

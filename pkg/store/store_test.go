@@ -130,7 +130,7 @@ func wantCounts(t *testing.T, s *Store, want map[task.Status]int64) {
 func testTasks(t *testing.T, s *Store) {
 	ctx := context.Background()
 	base := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	if _, err := s.GetTask(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetTask(ctx, "nope"); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("get missing task: %v, want ErrNotFound", err)
 	}
 	if tasks, err := s.ListTasks(ctx, 10); err != nil || len(tasks) != 0 {
@@ -250,7 +250,7 @@ func testFindTasks(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 	}
-	find := func(f TaskFilter) string {
+	find := func(f task.Filter) string {
 		t.Helper()
 		ts, err := s.FindTasks(ctx, f)
 		if err != nil {
@@ -259,19 +259,19 @@ func testFindTasks(t *testing.T, s *Store) {
 		return fmt.Sprint(taskIDs(ts))
 	}
 	for _, c := range []struct {
-		f    TaskFilter
+		f    task.Filter
 		want string
 	}{
-		{TaskFilter{}, "[f5 f4 f3 f2 f1 f0]"},
-		{TaskFilter{Limit: 2}, "[f5 f4]"},
-		{TaskFilter{Status: task.StatusQueued}, "[f3 f1 f0]"},
-		{TaskFilter{Status: task.StatusQueued, Limit: 2}, "[f3 f1]"},
-		{TaskFilter{Repo: shop}, "[f5 f3 f2 f0]"},
-		{TaskFilter{Repo: calc, Limit: 1}, "[f4]"},
-		{TaskFilter{Repo: shop, Status: task.StatusNoPatch}, "[f5]"},
-		{TaskFilter{Repo: calc, Status: task.StatusPublished}, "[]"},
-		{TaskFilter{Status: task.StatusFailed}, "[]"},
-		{TaskFilter{Repo: "https://github.com/acme/none"}, "[]"},
+		{task.Filter{}, "[f5 f4 f3 f2 f1 f0]"},
+		{task.Filter{Limit: 2}, "[f5 f4]"},
+		{task.Filter{Status: task.StatusQueued}, "[f3 f1 f0]"},
+		{task.Filter{Status: task.StatusQueued, Limit: 2}, "[f3 f1]"},
+		{task.Filter{Repo: shop}, "[f5 f3 f2 f0]"},
+		{task.Filter{Repo: calc, Limit: 1}, "[f4]"},
+		{task.Filter{Repo: shop, Status: task.StatusNoPatch}, "[f5]"},
+		{task.Filter{Repo: calc, Status: task.StatusPublished}, "[]"},
+		{task.Filter{Status: task.StatusFailed}, "[]"},
+		{task.Filter{Repo: "https://github.com/acme/none"}, "[]"},
 	} {
 		if got := find(c.f); got != c.want {
 			t.Errorf("FindTasks(%+v) = %s, want %s", c.f, got, c.want)
@@ -280,10 +280,10 @@ func testFindTasks(t *testing.T, s *Store) {
 	if err := s.SetStatus(ctx, "f0", task.StatusRunning, "attempt 1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := find(TaskFilter{Status: task.StatusQueued, Repo: shop}); got != "[f3]" {
+	if got := find(task.Filter{Status: task.StatusQueued, Repo: shop}); got != "[f3]" {
 		t.Errorf("queued in shop after f0 started: %s, want [f3]", got)
 	}
-	if got := find(TaskFilter{Status: task.StatusRunning}); got != "[f0]" {
+	if got := find(task.Filter{Status: task.StatusRunning}); got != "[f0]" {
 		t.Errorf("running: %s, want [f0]", got)
 	}
 }
@@ -304,14 +304,14 @@ func testIndexTasksByRepo(t *testing.T, s *Store) {
 	if err := s.rdb.Del(ctx, s.repoTasksKey("https://github.com/acme/shop")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ts, err := s.FindTasks(ctx, TaskFilter{Repo: "https://github.com/acme/shop"}); err != nil || len(ts) != 0 {
+	if ts, err := s.FindTasks(ctx, task.Filter{Repo: "https://github.com/acme/shop"}); err != nil || len(ts) != 0 {
 		t.Fatalf("before indexing: %v, %v; want none found", taskIDs(ts), err)
 	}
 	n, err := s.IndexTasksByRepo(ctx)
 	if err != nil || n != 3 {
 		t.Fatalf("IndexTasksByRepo = %d, %v; want 3", n, err)
 	}
-	ts, err := s.FindTasks(ctx, TaskFilter{Repo: "https://github.com/acme/shop", Status: task.StatusDropped})
+	ts, err := s.FindTasks(ctx, task.Filter{Repo: "https://github.com/acme/shop", Status: task.StatusDropped})
 	if err != nil || fmt.Sprint(taskIDs(ts)) != "[old2 old1 old0]" {
 		t.Fatalf("after indexing: %v, %v; want [old2 old1 old0]", taskIDs(ts), err)
 	}
@@ -343,10 +343,10 @@ func testTakeOverGroup(t *testing.T, s *Store) {
 
 func testSetStatusMissing(t *testing.T, s *Store) {
 	err := s.SetStatus(context.Background(), "ghost", task.StatusFailed, "boom")
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("SetStatus of a missing task: %v, want ErrNotFound", err)
 	}
-	if _, err := s.GetTask(context.Background(), "ghost"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetTask(context.Background(), "ghost"); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("SetStatus created the missing task: %v", err)
 	}
 	wantCounts(t, s, map[task.Status]int64{})
@@ -629,7 +629,7 @@ func testPrefixes(t *testing.T, rdb *redis.Client) {
 	if err := a.SaveTask(ctx, newTask("x", time.Now(), task.StatusQueued)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetTask(ctx, "x"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.GetTask(ctx, "x"); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("a task saved under one prefix is visible under another: %v", err)
 	}
 	if _, created, err := b.ClaimGroup(ctx, "fp", "y"); err != nil || !created {
