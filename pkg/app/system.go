@@ -23,6 +23,7 @@ import (
 	"github.com/redfix/redfix/pkg/gh/deliveries"
 	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/report"
@@ -339,7 +340,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			sub.Verified = true // the webhook's signature was checked before it was stored
 			if a.N == 1 {
 				// The run's report is stored for triage, as a posted one.
-				s.history().count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
+				s.history().Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
 			}
 			release = res.Release
 		}
@@ -402,7 +403,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 			return err
 		}
 		s.triage.reports.WithLabelValues("triaged").Inc()
-		s.history().count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
+		s.history().Count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
 		s.settle(id, settlement{tasks: ids})
 		return nil
 	})
@@ -426,11 +427,11 @@ func (s *System) triageFailed(ctx context.Context, sub ingest.Submission, err er
 		result = "invalid"
 	}
 	s.triage.reports.WithLabelValues(result).Inc()
-	s.history().triageFailed(context.WithoutCancel(ctx), sub, result, err)
+	s.history().TriageFailed(context.WithoutCancel(ctx), sub, result, err)
 }
 
-func (s *System) history() history {
-	return history{st: s.Store, now: time.Now, log: s.log.Named("history")}
+func (s *System) history() history.Recorder {
+	return history.Recorder{Store: s.Store, Log: s.log.Named("history")}
 }
 
 // triageDecided counts what triage did with one failure group.
@@ -441,7 +442,7 @@ func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o tri
 	case task.StatusDropped:
 		s.triage.outcomes.WithLabelValues("dropped", triage.ReasonClass(o.Reason)).Inc()
 	}
-	s.history().triageDecided(context.WithoutCancel(ctx), sub, o)
+	s.history().TriageDecided(context.WithoutCancel(ctx), sub, o)
 }
 
 // RunWorker consumes jobs with pipe until ctx ends.
