@@ -256,22 +256,8 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
-		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: s.pullRequestState,
+		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
 	}, s.log.Named("http")).Handler()
-}
-
-// pullRequestState is where a pull request on GitHub stands, from the
-// outcomes its webhooks recorded; ok is false for a local one.
-func (s *System) pullRequestState(ctx context.Context, url string) (string, bool) {
-	repo, n, ok := PullRequestRef(url)
-	if !ok {
-		return "", false
-	}
-	f, err := s.Store.GetFix(ctx, repo, n)
-	if err != nil {
-		return "", false
-	}
-	return string(f.State), true
 }
 
 // OpsHandler serves what a process without the bot's API still exposes:
@@ -453,7 +439,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		pipe.Spending = s.Store
 	}
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: gh.FixRecorder{Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Once: s.Store, Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.
