@@ -10,8 +10,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/llm"
-	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/sandbox"
 )
@@ -72,60 +70,4 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 			zap.String("sandbox", st.String()))
 	}
 	return sandbox.With(ctx, box), st, nil
-}
-
-// redactingClient is a model client whose every request is redacted: the
-// prompts, tool observations and tool calls a policy, the patcher or the
-// judge sends.
-type redactingClient struct {
-	llm.Client
-	r *redact.Redactor
-}
-
-func (c redactingClient) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
-	msgs := make([]llm.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		m.Content = c.r.String(m.Content)
-		if len(m.ToolCalls) > 0 {
-			calls := make([]llm.ToolCall, len(m.ToolCalls))
-			for j, tc := range m.ToolCalls {
-				tc.Arguments = c.r.String(tc.Arguments)
-				calls[j] = tc
-			}
-			m.ToolCalls = calls
-		}
-		msgs[i] = m
-	}
-	req.Messages = msgs
-	return c.Client.Chat(ctx, req)
-}
-
-// publisher is what the pipeline publishes with.
-type publisher interface {
-	Publish(ctx context.Context, pr publish.PullRequest) (string, error)
-}
-
-// redactingPublisher redacts a pull request before it is published: its
-// task (failures, outputs), summary, trajectory and blame subject. The
-// patch loses only the bot's own secret values, so that it still applies.
-type redactingPublisher struct {
-	publisher
-	r *redact.Redactor
-}
-
-func (p redactingPublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
-	t, err := redact.Value(p.r, pr.Task)
-	if err != nil {
-		return "", fmt.Errorf("redact task %s: %w", pr.Task.ID, err)
-	}
-	gates, err := redact.Value(p.r, pr.Gates)
-	if err != nil {
-		return "", fmt.Errorf("redact gates of task %s: %w", pr.Task.ID, err)
-	}
-	pr.Task, pr.Gates = t, gates
-	pr.Summary = p.r.String(pr.Summary)
-	pr.BlameSubject = p.r.String(pr.BlameSubject)
-	pr.Trajectory = p.r.JSONLines(pr.Trajectory)
-	pr.Patch = p.r.Values(pr.Patch)
-	return p.publisher.Publish(ctx, pr)
 }

@@ -80,7 +80,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		if err != nil {
 			return nil, fmt.Errorf("model client: %w", err)
 		}
-		client := redactingClient{Client: raw, r: red}
+		client := llm.Redacting{Client: raw, Redactor: red}
 		opts := llmpolicy.Options{TextTools: cfg.LLM.ToolFormat == "text", ContextWindow: cfg.LLM.ContextWindow}
 		if k > 1 {
 			temp := cfg.Harness.SampleTemperature
@@ -111,7 +111,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	local := publish.NewLocal(pubDir, log)
 	var publisher worker.Publisher = local
 	if cfg.PublishMode() == "github" {
-		publisher = byRepo{github: publish.NewGitHub(clients, mirrors, log), local: local}
+		publisher = publish.ByRepo{GitHub: publish.NewGitHub(clients, mirrors, log), Local: local}
 	}
 	return &worker.Pipeline{
 		NewAgent:       newAgent,
@@ -123,7 +123,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Policy:         name,
 		Gates:          validators.New(runner, validatorsConfig(cfg), log),
 		Judge:          j,
-		Publisher:      redactingPublisher{publisher: publisher, r: red},
+		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Ledger:         ledger,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,

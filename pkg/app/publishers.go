@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
@@ -9,8 +8,6 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/publish"
-	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -44,18 +41,4 @@ func NewMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
 		m.Auth = clients.GitEnvFor
 	}
 	return m
-}
-
-// byRepo publishes remote repositories' pull requests on GitHub and local
-// repositories' (the demo, one-shot repairs) as the local publisher does.
-type byRepo struct {
-	github *publish.GitHub
-	local  *publish.Local
-}
-
-func (b byRepo) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
-	if repourl.IsNetwork(pr.Task.Repo) {
-		return b.github.Publish(ctx, pr)
-	}
-	return b.local.Publish(ctx, pr)
 }
