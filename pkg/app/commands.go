@@ -19,6 +19,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -28,6 +29,7 @@ import (
 	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -335,7 +337,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("repair: %s is not a git repository with commits: %w", abs, err)
 	}
 	t := task.Task{ID: "repair-" + task.Short(head), Repo: abs, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
-	rec := &attempt{dir: filepath.Join(out, t.ID), started: time.Now(), red: redactor(cfg)}
+	rec := &worker.RepairReport{Dir: filepath.Join(out, t.ID), Started: time.Now(), Redactor: redactor(cfg)}
 
 	if blame != "" {
 		sha, err := repo.Resolve(ctx, blame)
@@ -347,7 +349,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
-		rec.note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
+		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
 	}
 	// Reproduce at HEAD, in a clone, as triage does: every test re-run,
 	// each with its own evidence.
@@ -374,7 +376,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	t.Fingerprint = triage.Fingerprint(abs, failures[0])
 	t.Flakiness = v.Flakiness
 	t.FlakinessByTest = triage.ByTest(v.Evidence)
-	rec.task = &t
+	rec.Task = &t
 	if blame == "" {
 		switch {
 		case v.Bisection != nil && v.Bisection.Blame != "":
@@ -385,14 +387,14 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			fmt.Fprintf(stdout, "blame: %s %q, found by bisection (%d commits tested; passes at %s)\n",
 				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
-			rec.note("blame: %s %q, found by bisection (%d commits tested; the tests pass at %s)",
+			rec.Note("blame: %s %q, found by bisection (%d commits tested; the tests pass at %s)",
 				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
 		case v.Flakiness.Verdict != triage.VerdictReliable:
 			fmt.Fprintf(stdout, "no bisection: the failure is %s (%d of %d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
-			rec.note("no bisection: the failure is %s (%d of %d runs failed)", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+			rec.Note("no bisection: the failure is %s (%d of %d runs failed)", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
 		default:
-			fmt.Fprintf(stdout, "no blame commit: %s\n", oneLine(v.BisectError, 200))
-			rec.note("no blame commit: %s", v.BisectError)
+			fmt.Fprintf(stdout, "no blame commit: %s\n", clip.OneLine(v.BisectError, 200))
+			rec.Note("no blame commit: %s", v.BisectError)
 		}
 	}
 
@@ -403,19 +405,19 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	p := &stagePrinter{w: stdout, t0: time.Now()}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 	o, err := pipe.Repair(ctx, t)
-	rec.outcome, rec.err = &o, err
-	if werr := rec.write(); werr != nil {
+	rec.Outcome, rec.Err = &o, err
+	if werr := rec.Write(); werr != nil {
 		fmt.Fprintf(stderr, "repair: could not write the report of the attempt: %s\n", termsafe.String(werr.Error()))
 	} else {
-		fmt.Fprintf(stdout, "report of the attempt: %s\n", rec.dir)
+		fmt.Fprintf(stdout, "report of the attempt: %s\n", rec.Dir)
 	}
 	if err != nil {
-		fmt.Fprintf(stdout, "stopped: %s\n", oneLine(err.Error(), 300))
-		return fmt.Errorf("repair: %s (the whole error is in %s)", oneLine(err.Error(), 300), filepath.Join(rec.dir, "report.md"))
+		fmt.Fprintf(stdout, "stopped: %s\n", clip.OneLine(err.Error(), 300))
+		return fmt.Errorf("repair: %s (the whole error is in %s)", clip.OneLine(err.Error(), 300), filepath.Join(rec.Dir, "report.md"))
 	}
 	if o.Status != task.StatusPublished {
-		fmt.Fprintf(stdout, "stopped: %s\n", stopLine(o))
-		return fmt.Errorf("%w: %s", ErrNoPatch, stopLine(o))
+		fmt.Fprintf(stdout, "stopped: %s\n", worker.StopLine(o))
+		return fmt.Errorf("%w: %s", ErrNoPatch, worker.StopLine(o))
 	}
 	fmt.Fprintf(stdout, "stopped: published %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))

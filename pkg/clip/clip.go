@@ -42,3 +42,13 @@ func MiddleOf(s string, hidden, limit int) string {
 	omitted := total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
 	return strings.TrimSuffix(head, "\n") + marker(omitted) + tail
 }
+
+// OneLine joins s's lines (and runs of spaces) into one line and caps it at
+// n characters, marking a cut with "…".
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -53,3 +53,19 @@ func TestMiddleOfCutText(t *testing.T) {
 		t.Errorf("a text within the limit changed: %q", got)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"exit status 1", 20, "exit status 1"},
+		{"  build failed:\n\tcalc.go:3: undefined: x\n", 100, "build failed: calc.go:3: undefined: x"},
+		{"héllo wörld", 5, "héllo…"},
+	} {
+		if got := OneLine(c.in, c.n); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
