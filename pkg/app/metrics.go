@@ -1,15 +1,10 @@
 package app
 
 import (
-	"context"
 	"runtime/debug"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/llm"
-	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/triage"
 )
 
@@ -117,114 +112,4 @@ func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
 	}
 	reg.MustRegister(m.reports, m.outcomes, m.duration)
 	return m
-}
-
-// newModelErrors registers redfix_model_errors_total: failed model calls,
-// every attempt (retried or not), by the class pkg/llm gives the error.
-func newModelErrors(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "redfix_model_errors_total",
-		Help: "Failed model calls (each attempt, retried or not) by class: rate_limit, server, context_length, auth, request, transport, other.",
-	}, []string{"class"})
-	for _, class := range llm.ErrorClasses {
-		c.WithLabelValues(class)
-	}
-	reg.MustRegister(c)
-	return c
-}
-
-// sandboxGauge is redfix_sandbox_confined{mode}: 1 when the commands run
-// for repositories are confined, 0 when they run as redfix's own user;
-// mode is the configured sandbox.mode.
-type sandboxGauge struct {
-	g    *prometheus.GaugeVec
-	mode string
-}
-
-func newSandboxGauge(reg prometheus.Registerer, mode string) *sandboxGauge {
-	g := &sandboxGauge{g: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "redfix_sandbox_confined",
-		Help: "1 when the commands run for repositories (tests, builds) are confined by the sandbox, 0 when they run unconfined; mode is the configured sandbox.mode (auto, required, off).",
-	}, []string{"mode"}), mode: mode}
-	g.g.WithLabelValues(mode).Set(0)
-	reg.MustRegister(g.g)
-	return g
-}
-
-func (g *sandboxGauge) set(confined bool) {
-	v := 0.0
-	if confined {
-		v = 1
-	}
-	g.g.WithLabelValues(g.mode).Set(v)
-}
-
-// streamReader reads a stream's backlog and parked messages.
-type streamReader interface {
-	Depth(ctx context.Context) (stream.Depth, error)
-	ParkedCount(ctx context.Context) (uint64, error)
-}
-
-// clusterCollector exports the figures of the shared streams: the same for
-// every process that reads them. Only the bot registers it (never the
-// workers, whose replica count changes with the load), and it reads each
-// stream once per scrape. Several bot replicas export the same values:
-// aggregate them with max, never sum.
-type clusterCollector struct {
-	jobs, reports streamReader
-	now           func() time.Time
-	log           *zap.Logger
-}
-
-var (
-	queueLagDesc = prometheus.NewDesc("redfix_queue_lag_jobs",
-		"Repair jobs waiting for a worker or held by one: the autoscaling signal. Exported by the bot only, the same by every replica: aggregate with max.", nil, nil)
-	queueOldestDesc = prometheus.NewDesc("redfix_queue_oldest_job_age_seconds",
-		"Age of the oldest repair job not yet settled (0 when none). Exported by the bot only: aggregate with max.", nil, nil)
-	backlogDesc = prometheus.NewDesc("redfix_triage_backlog_reports",
-		"Reports stored and not yet triaged (waiting or being triaged). Exported by the bot only: aggregate with max.", nil, nil)
-	backlogOldestDesc = prometheus.NewDesc("redfix_triage_oldest_report_age_seconds",
-		"Age of the oldest report not yet triaged (0 when none): a webhook or ingest backlog. Exported by the bot only: aggregate with max.", nil, nil)
-	parkedDesc = prometheus.NewDesc("redfix_parked_messages",
-		"Messages parked on the dead-letter stream after their last retry, waiting for `bot replay`, by stream (reports, jobs). Exported by the bot only: aggregate with max.", []string{"stream"}, nil)
-	streamUpDesc = prometheus.NewDesc("redfix_stream_up",
-		"1 when the stream's figures could be read at this scrape, by stream (reports, jobs).", []string{"stream"}, nil)
-)
-
-func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{queueLagDesc, queueOldestDesc, backlogDesc, backlogOldestDesc, parkedDesc, streamUpDesc} {
-		ch <- d
-	}
-}
-
-func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	for _, s := range []struct {
-		name      string
-		st        streamReader
-		lag, aged *prometheus.Desc
-	}{{"jobs", c.jobs, queueLagDesc, queueOldestDesc}, {"reports", c.reports, backlogDesc, backlogOldestDesc}} {
-		d, err := s.st.Depth(ctx)
-		if err != nil {
-			c.log.Warn("read stream depth for metrics", zap.String("stream", s.name), zap.Error(err))
-			ch <- prometheus.MustNewConstMetric(streamUpDesc, prometheus.GaugeValue, 0, s.name)
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(streamUpDesc, prometheus.GaugeValue, 1, s.name)
-		ch <- prometheus.MustNewConstMetric(s.lag, prometheus.GaugeValue, float64(d.Lag))
-		age := 0.0
-		if !d.Oldest.IsZero() {
-			age = max(0, c.now().Sub(d.Oldest).Seconds())
-		}
-		ch <- prometheus.MustNewConstMetric(s.aged, prometheus.GaugeValue, age)
-	}
-	for name, st := range map[string]streamReader{"jobs": c.jobs, "reports": c.reports} {
-		n, err := st.ParkedCount(ctx)
-		if err != nil {
-			c.log.Warn("read parked count for metrics", zap.String("stream", name), zap.Error(err))
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(n), name)
-	}
 }

@@ -25,12 +25,14 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/worker"
@@ -63,7 +65,7 @@ type System struct {
 	closers []func()
 
 	triage  *triageMetrics
-	sandbox *sandboxGauge
+	sandbox *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
 	modelErrors     *prometheus.CounterVec
@@ -116,10 +118,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
-	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "redfix_store_memory_full_errors_total",
-		Help: "Redis commands and transactions refused because Redis reached its memory cap (maxmemory, with maxmemory-policy noeviction): redfix's writes fail until memory is freed or the cap raised.",
-	}, func() float64 { return float64(s.Store.MemoryFullErrors()) }))
+	s.Registry.MustRegister(s.Store.MemoryFullMetric())
 
 	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {
@@ -129,12 +128,9 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err != nil {
 		return nil, err
 	}
-	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "redfix_queue_malformed_jobs_total",
-		Help: "Queued jobs terminated because they did not decode.",
-	}, func() float64 { return float64(s.Jobs.Malformed()) }))
+	s.Registry.MustRegister(s.Jobs.MalformedMetric())
 	s.triage = newTriageMetrics(s.Registry)
-	s.sandbox = newSandboxGauge(s.Registry, cfg.Sandbox.Mode)
+	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
 }
 
@@ -225,7 +221,7 @@ func (s *System) Ready(ctx context.Context) error {
 // repositories: /readyz says it, redfix_sandbox_confined counts it.
 func (s *System) SetSandbox(st sandbox.Status) {
 	s.Sandbox = st
-	s.sandbox.set(st.Confined)
+	s.sandbox.Set(st.Confined)
 }
 
 // NewPipeline assembles the repair pipeline the configuration describes
@@ -233,7 +229,7 @@ func (s *System) SetSandbox(st sandbox.Status) {
 // and its registry counting the model's failed calls
 // (redfix_model_errors_total).
 func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
-	s.modelErrorsOnce.Do(func() { s.modelErrors = newModelErrors(s.Registry) })
+	s.modelErrorsOnce.Do(func() { s.modelErrors = llm.NewErrorCounter(s.Registry) })
 	count := func(class string) { s.modelErrors.WithLabelValues(class).Inc() }
 	return newPipeline(cfg, s.Store, s.GitHub, count, s.log)
 }
@@ -245,7 +241,7 @@ func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
 // does nothing.
 func (s *System) RegisterClusterMetrics() {
 	s.clusterOnce.Do(func() {
-		s.Registry.MustRegister(&clusterCollector{jobs: s.Jobs.Stream(), reports: s.Intake.Stream(), now: time.Now, log: s.log.Named("metrics")})
+		s.Registry.MustRegister(&stream.ClusterCollector{Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), Log: s.log.Named("metrics")})
 	})
 }
 
