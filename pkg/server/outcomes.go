@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redfix/redfix/pkg/task"
 	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // LandRates reads the outcomes of published pull requests.
