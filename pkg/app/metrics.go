@@ -4,8 +4,6 @@ import (
 	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/redfix/redfix/pkg/triage"
 )
 
 // buildVersion and buildRevision, when set at link time (an image built
@@ -68,48 +66,4 @@ func buildLabels(bi *debug.BuildInfo, linkVersion, linkRevision string) (version
 		goversion = "unknown"
 	}
 	return version, revision, goversion
-}
-
-// triageMetrics count what triage made of the reports.
-type triageMetrics struct {
-	// reports settled by triage, by result: triaged, invalid (a report that
-	// can never be triaged), gave_up (triage failed on its last attempt).
-	reports *prometheus.CounterVec
-	// outcomes of the failure groups: queued, or dropped with a reason class.
-	outcomes *prometheus.CounterVec
-	// duration of the triage of one report (reproduce, flakiness re-runs,
-	// bisection of each of its failure groups), by result: triaged, failed.
-	duration *prometheus.HistogramVec
-}
-
-func newTriageMetrics(reg prometheus.Registerer) *triageMetrics {
-	m := &triageMetrics{
-		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redfix_triage_reports_total",
-			Help: "Reports triage settled, by result: triaged, invalid (can never be triaged), gave_up (failed on its last attempt).",
-		}, []string{"result"}),
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redfix_triage_outcomes_total",
-			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, budget, already_fixed, human_fix, beyond_cap, other).",
-		}, []string{"outcome", "reason"}),
-	}
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "redfix_triage_duration_seconds",
-		Help: "Time triage took on one report (reproduction, flakiness re-runs and bisection of its failure groups), by result: triaged, failed (the attempt failed; it is retried or given up).",
-		// From a report whose groups were all decided before (a second)
-		// to a bisection of a large range (over half an hour).
-		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
-	}, []string{"result"})
-	for _, r := range []string{"triaged", "invalid", "gave_up"} {
-		m.reports.WithLabelValues(r)
-	}
-	m.outcomes.WithLabelValues("queued", "")
-	for _, c := range triage.ReasonClasses {
-		m.outcomes.WithLabelValues("dropped", c)
-	}
-	for _, r := range []string{"triaged", "failed"} {
-		m.duration.WithLabelValues(r)
-	}
-	reg.MustRegister(m.reports, m.outcomes, m.duration)
-	return m
 }

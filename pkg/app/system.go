@@ -22,18 +22,14 @@ import (
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/deliveries"
 	"github.com/redfix/redfix/pkg/gh/webhook"
-	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
-	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/stream"
-	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -64,7 +60,7 @@ type System struct {
 	rdb     *redis.Client
 	closers []func()
 
-	triage  *triageMetrics
+	triage  *triage.Metrics
 	sandbox *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
@@ -74,7 +70,7 @@ type System struct {
 
 	// waits are the triages someone waits for (Expect): nothing is kept
 	// for a submission nobody asked about.
-	waits waits
+	waits *triage.Waits
 }
 
 // Start connects (or starts embedded servers), checks that each store
@@ -129,7 +125,8 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		return nil, err
 	}
 	s.Registry.MustRegister(s.Jobs.MalformedMetric())
-	s.triage = newTriageMetrics(s.Registry)
+	s.triage = triage.NewMetrics(s.Registry)
+	s.waits = &triage.Waits{Tasks: s.Store}
 	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
 }
@@ -298,133 +295,21 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		// A report's failure groups past the cap are one dropped outcome.
 		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
 	}, s.log.Named("triage"))
-	gh := s.githubProcessor(cfg)
-	allow := allowlist(cfg)
-	return s.Intake.RunSlots(ctx, triageSlots(cfg.Triage.Concurrency), func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
-		id := sub.ID
-		release := func(context.Context) {}
-		if sub.Kind == ingest.KindGitHub {
-			// A webhook delivery: a failed run becomes its report, to triage
-			// like one CI posted; an outcome is recorded and that is all.
-			res, err := gh.Process(ctx, sub)
-			if err != nil {
-				if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
-					s.triageFailed(ctx, sub, err)
-					s.settle(id, settlement{err: err})
-				}
-				return err
-			}
-			if res.Report == nil {
-				s.settle(id, settlement{})
-				return nil
-			}
-			sub = *res.Report
-			sub.Verified = true // the webhook's signature was checked before it was stored
-			if a.N == 1 {
-				// The run's report is stored for triage, as a posted one.
-				s.history().Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
-			}
-			release = res.Release
-		}
-		// The API checked these already; a message stored by another route
-		// or an older version is held to the same rules here.
-		err := ingest.Canonicalize(&sub)
-		if err == nil {
-			if aerr := ingest.Admit(sub, allow); aerr != nil {
-				err = fmt.Errorf("%w: %w", ingest.ErrInvalid, aerr)
-			}
-		}
-		var rep report.Result
-		if err == nil {
-			// The report as the intake parsed it: not parsed again.
-			rep, err = ingest.Checked(sub)
-		}
-		if err != nil {
-			release(context.WithoutCancel(ctx))
-			s.triageFailed(ctx, sub, err)
-			s.settle(id, settlement{err: err})
-			return err
-		}
-		ctx = sandbox.WithRepo(ctx, sub.Repo)
-		began := time.Now()
-		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
-			Submission: sub.ID, Received: sub.Received})
-		if ctx.Err() == nil {
-			result := "triaged"
-			if err != nil {
-				result = "failed"
-			}
-			s.triage.duration.WithLabelValues(result).Observe(time.Since(began).Seconds())
-		}
-		var ids []string
-		for _, o := range outs {
-			s.triageDecided(ctx, sub, o)
-			if onEvent != nil {
-				onEvent(o)
-			}
-			if o.TaskID != "" {
-				ids = append(ids, o.TaskID)
-			}
-		}
-		if err != nil {
-			if answered(err) && a.N >= untriageableAttempts && ctx.Err() == nil {
-				// The repository or the commit is not there, and said so
-				// this many times: parked now, not retried for a day while
-				// it takes its turns from reports that can be triaged.
-				a.Last = true
-				err = fmt.Errorf("%w after %d attempts: %w", ingest.ErrUntriageable, a.N, err)
-			}
-			if a.Last && ctx.Err() == nil {
-				release(context.WithoutCancel(ctx))
-				if !errors.Is(err, ingest.ErrUntriageable) {
-					err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
-				}
-				s.triageFailed(ctx, sub, err)
-				s.settle(id, settlement{err: err})
-			}
-			return err
-		}
-		s.triage.reports.WithLabelValues("triaged").Inc()
-		s.history().Count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
-		s.settle(id, settlement{tasks: ids})
-		return nil
-	})
-}
-
-// untriageableAttempts is how many times a report whose repository or
-// commit is answered as missing is tried before it is parked.
-const untriageableAttempts = 3
-
-// answered reports an error that is the other side's answer rather than a
-// failure to ask: no such repository (or no access to it), no such commit.
-func answered(err error) bool {
-	return errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
-}
-
-// triageFailed counts a report triage settled without triaging it: invalid
-// (it never can be) or gave_up (its last attempt failed).
-func (s *System) triageFailed(ctx context.Context, sub ingest.Submission, err error) {
-	result := "gave_up"
-	if errors.Is(err, ingest.ErrInvalid) {
-		result = "invalid"
+	in := &triage.Intake{
+		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg),
+		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
 	}
-	s.triage.reports.WithLabelValues(result).Inc()
-	s.history().TriageFailed(context.WithoutCancel(ctx), sub, result, err)
+	return in.Run(ctx)
 }
 
 func (s *System) history() history.Recorder {
 	return history.Recorder{Store: s.Store, Log: s.log.Named("history")}
 }
 
-// triageDecided counts what triage did with one failure group.
-func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o triage.Outcome) {
-	switch o.Status {
-	case task.StatusQueued:
-		s.triage.outcomes.WithLabelValues("queued", "").Inc()
-	case task.StatusDropped:
-		s.triage.outcomes.WithLabelValues("dropped", triage.ReasonClass(o.Reason)).Inc()
-	}
-	s.history().TriageDecided(context.WithoutCancel(ctx), sub, o)
+// Expect registers a wait for the triage of the submission with id (see
+// triage.Waits): register it before the submission is sent.
+func (s *System) Expect(submission string) *triage.Expectation {
+	return s.waits.Expect(submission)
 }
 
 // RunWorker consumes jobs with pipe until ctx ends.
