@@ -36,7 +36,9 @@ type recorded struct {
 	decided []Outcome
 }
 
-func (r *recorded) Count(_ context.Context, counts ...series.Count) { r.counts = append(r.counts, counts...) }
+func (r *recorded) Count(_ context.Context, counts ...series.Count) {
+	r.counts = append(r.counts, counts...)
+}
 func (r *recorded) TriageFailed(_ context.Context, _ ingest.Submission, class string, _ error) {
 	r.failed = append(r.failed, class)
 }
