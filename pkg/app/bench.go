@@ -209,7 +209,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// temperature.
 	cfg.Harness.Samples = k
 	cfg.Publish.Mode = "local"
-	cleanup, err := runDir(&cfg, "bench-", log)
+	cleanup, err := cfg.RunDir("bench-", log)
 	if err != nil {
 		return err
 	}

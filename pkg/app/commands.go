@@ -238,7 +238,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	// Its workspace and parallel worktrees go in a directory of this run's.
-	cleanup, err := runDir(&cfg, "triage-", log)
+	cleanup, err := cfg.RunDir("triage-", log)
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		out = filepath.Join(filepath.Dir(abs), "redfix-pull-requests")
 	}
 	cfg.Publish.Dir = out
-	cleanup, err := runDir(&cfg, "repair-", log)
+	cleanup, err := cfg.RunDir("repair-", log)
 	if err != nil {
 		return err
 	}
@@ -422,48 +422,6 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stdout, "stopped: published %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	return nil
-}
-
-// prepareDataDir makes the data directory private to this user (0700),
-// closing one that others could read, and refusing one that is not this
-// user's own (config.PrepareDataDir).
-func prepareDataDir(dir string, log *zap.Logger) error {
-	fixed, err := config.PrepareDataDir(dir)
-	if err != nil {
-		return err
-	}
-	if fixed {
-		log.Warn("the data directory was open to other users: closed it to its owner (mode 0700)", zap.String("data_dir", dir))
-	}
-	return nil
-}
-
-// runDir gives a one-shot command (triage, repair, bench, the demo) a
-// directory of its own for this run, DATA_DIR/runs/PREFIX…, private like
-// the data directory, and points cfg.DataDir at it: two commands run at
-// once never share workspaces, results or pull requests. The build caches
-// and the mirrors stay shared, in the data directory. cleanup removes the
-// run's directory.
-func runDir(cfg *config.Config, prefix string, log *zap.Logger) (cleanup func(), err error) {
-	if err := prepareDataDir(cfg.DataDir, log); err != nil {
-		return nil, err
-	}
-	if cfg.Sandbox.CacheDir == "" {
-		cfg.Sandbox.CacheDir = filepath.Join(cfg.DataDir, "cache")
-	}
-	if cfg.Checkouts.MirrorDir == "" {
-		cfg.Checkouts.MirrorDir = filepath.Join(cfg.DataDir, "mirrors")
-	}
-	runs := filepath.Join(cfg.DataDir, "runs")
-	if err := os.MkdirAll(runs, 0o700); err != nil {
-		return nil, fmt.Errorf("make the runs' directory: %w", err)
-	}
-	dir, err := os.MkdirTemp(runs, prefix) // 0700
-	if err != nil {
-		return nil, fmt.Errorf("make this run's directory: %w", err)
-	}
-	cfg.DataDir = dir
-	return func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // investigate reproduces the tests at head in a clone, reruns times each,

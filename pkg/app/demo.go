@@ -92,7 +92,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// A throwaway data directory of this run's; the build caches outlive it.
-	cleanup, err := runDir(&cfg, "demo-", log)
+	cleanup, err := cfg.RunDir("demo-", log)
 	if err != nil {
 		return err
 	}

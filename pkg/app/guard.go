@@ -36,7 +36,7 @@ func logger(cfg config.Config, w io.Writer) (*zap.Logger, error) {
 func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.Context, sandbox.Status, error) {
 	// Every command that runs a repository's commands comes here first:
 	// the data directory it keeps their checkouts and caches in is private.
-	if err := prepareDataDir(cfg.DataDir, log); err != nil {
+	if err := cfg.SecureDataDir(log); err != nil {
 		return ctx, sandbox.Status{}, err
 	}
 	sc := cfg.Sandbox
