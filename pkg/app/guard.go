@@ -12,6 +12,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // This file wires, once for every command, what keeps a repository's code
@@ -70,4 +71,16 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 			zap.String("sandbox", st.String()))
 	}
 	return sandbox.With(ctx, box), st, nil
+}
+
+// sweep removes the workspaces a killed bot or worker left in the data
+// directory (those of live processes sharing it are kept).
+func sweep(cfg config.Config, log *zap.Logger) {
+	removed, err := workspace.Sweep(filepath.Join(cfg.DataDir, "workspaces"))
+	if err != nil {
+		log.Warn("sweep abandoned workspaces", zap.Error(err))
+	}
+	if len(removed) > 0 {
+		log.Info("removed abandoned workspaces", zap.Strings("dirs", removed))
+	}
 }

@@ -80,7 +80,11 @@ func TestRelativeConfigKeepsTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cfg, log, err := commonEnv("serve", []string{"--config", "redfix.yaml"}, func(string) string { return "" }, &stderr, nil)
+	cl := newCommandLine("serve", &stderr, func(string) string { return "" })
+	if err := cl.parse([]string{"--config", "redfix.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, log, err := cl.load(&stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestWorkerPipelinePublishesOnGitHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := investigate(ctx, s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1, false)
+	v, err := triage.ReproduceAt(ctx, s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,13 +37,16 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 		tests                      stringList
 		asJSON                     bool
 	)
-	cfg, log, err := commonEnv("validate", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&repoPath, "repo", ".", "the local clone; the patch applies to its HEAD")
-		fs.StringVar(&patchPath, "patch", "", "the candidate patch, a unified diff (git diff, diff -u)")
-		fs.Var(&tests, "test", "a test the patch must make pass, as reports name it or bare (TestParse/sub); repeatable")
-		fs.StringVar(&blame, "blame", "", "the commit that broke the tests, if known (enables the revert check)")
-		fs.BoolVar(&asJSON, "json", false, "print the verdicts as one JSON object")
-	})
+	fs := newCommandLine("validate", stderr, getenv)
+	fs.StringVar(&repoPath, "repo", ".", "the local clone; the patch applies to its HEAD")
+	fs.StringVar(&patchPath, "patch", "", "the candidate patch, a unified diff (git diff, diff -u)")
+	fs.Var(&tests, "test", "a test the patch must make pass, as reports name it or bare (TestParse/sub); repeatable")
+	fs.StringVar(&blame, "blame", "", "the commit that broke the tests, if known (enables the revert check)")
+	fs.BoolVar(&asJSON, "json", false, "print the verdicts as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return asUsage("validate", err)
+	}
+	cfg, log, err := fs.load(stderr)
 	if err != nil {
 		return asUsage("validate", err)
 	}
@@ -94,16 +96,6 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 		return ErrRejected
 	}
 	return nil
-}
-
-// asUsage makes an error of the command line or the configuration a usage
-// error (exit status 2) of command.
-func asUsage(command string, err error) error {
-	var ue *UsageError
-	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return Usage(command + ": " + err.Error())
 }
 
 // validateError says what went wrong in the command's terms: a request
