@@ -65,9 +65,12 @@ type recordingJobs struct {
 	attempts []int
 	// handling counts the handlers running, even after Consume returned.
 	handling sync.WaitGroup
+	// returned says Consume returned.
+	returned atomic.Bool
 }
 
 func (r *recordingJobs) Consume(ctx context.Context, slots int, handle queue.Handler, opts ...stream.ConsumeOption) error {
+	defer r.returned.Store(true)
 	return r.q.Consume(ctx, slots, func(ctx context.Context, d *queue.Delivery) {
 		r.handling.Add(1)
 		defer r.handling.Done()
@@ -313,8 +316,19 @@ func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
 		t.Fatalf("second worker's attempts %v, want [2]", a)
 	}
 
-	// The stuck repair ends; its handler finishes before the test does.
+	// The stuck repair ends; the consumer that left it behind waits for
+	// its consume loop, and its handler finishes before the test does.
 	close(stuck.release)
+	waited := make(chan struct{})
+	go func() { c1.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(time.Minute):
+		t.Fatal("the consumer's Wait did not return after the stuck job ended")
+	}
+	if !stuckJobs.returned.Load() {
+		t.Error("the consumer's Wait returned before the consume loop it left behind")
+	}
 	handled := make(chan struct{})
 	go func() { stuckJobs.handling.Wait(); close(handled) }()
 	select {
