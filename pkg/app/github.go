@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/google/go-github/v62/github"
+	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
@@ -98,4 +99,21 @@ func triageMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
 	}
 	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-triage"
 	return NewMirrors(cfg, clients)
+}
+
+// NewGitHubClients is the configured GitHub's clients, nil when none is
+// configured.
+func NewGitHubClients(cfg config.Config, log *zap.Logger) (*gh.Clients, error) {
+	if !cfg.GitHub.Enabled() {
+		return nil, nil
+	}
+	c, err := gh.New(gh.Config{
+		APIURL: cfg.GitHub.APIURL, Token: cfg.GitHub.Token,
+		AppID: cfg.GitHub.AppID, PrivateKeyFile: cfg.GitHub.PrivateKeyFile,
+		Log: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	return c, nil
 }

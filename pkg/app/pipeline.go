@@ -130,3 +130,18 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Log:            log,
 	}, nil
 }
+
+// NewMirrors is the workers' cache of repository mirrors; with GitHub
+// configured, git authenticates to its repositories with their
+// installation's token.
+func NewMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	m := &workspace.Mirrors{Dir: dir, MaxBytes: cfg.Checkouts.MaxMirrorBytes}
+	if clients != nil {
+		m.Auth = clients.GitEnvFor
+	}
+	return m
+}

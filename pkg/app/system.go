@@ -7,13 +7,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -253,22 +251,10 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	}, s.log.Named("http")).Handler()
 }
 
-// OpsHandler serves what a process without the bot's API still exposes:
-// /metrics, /healthz and /readyz.
+// OpsHandler serves what a worker exposes: /metrics, /healthz and /readyz
+// (server.Ops).
 func (s *System) OpsHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.Ready(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintf(w, "ready\nsandbox: %s\n", s.Sandbox)
-	})
-	return mux
+	return server.Ops(s.Registry, s.Ready, func() string { return s.Sandbox.String() })
 }
 
 // TriageEvent is what triage did with one failure group.
