@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,29 +47,24 @@ func (p *stagePrinter) print(stage, format string, args ...any) {
 // ingest, triage, the queue, a worker, the gates and the local publisher,
 // all in this process.
 func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandLine("demo", stderr, os.Getenv)
 	out := fs.String("out", "redfix-demo", "directory for the sample repository and the pull requests (must not exist or be empty)")
-	cfgPath := fs.String("config", "", "configuration file (optional)")
 	timeout := fs.Duration("timeout", 15*time.Minute, "give up on the demo after this long")
 	serve := fs.String("serve", "", "after the demo, keep the bot and its dashboard up at this address (host:port) until interrupted")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := config.Load(*cfgPath, os.Getenv)
-	if err != nil {
-		return err
-	}
-	if cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
-		// The demo is the embedded default; it never touches real servers.
-		fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
-		cfg.NATS.URL, cfg.Redis.Addr = "", ""
-	}
-	if cfg.Log.Level == "info" {
-		// Stage lines tell the story; the log keeps warnings and errors.
-		cfg.Log.Level = "warn"
-	}
-	log, err := logger(cfg, stderr)
+	cfg, log, err := fs.load(stderr, func(cfg *config.Config) {
+		if cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
+			// The demo is the embedded default; it never touches real servers.
+			fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
+			cfg.NATS.URL, cfg.Redis.Addr = "", ""
+		}
+		if cfg.Log.Level == "info" {
+			// Stage lines tell the story; the log keeps warnings and errors.
+			cfg.Log.Level = "warn"
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -92,7 +86,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// A throwaway data directory of this run's; the build caches outlive it.
-	cleanup, err := runDir(&cfg, "demo-", log)
+	cleanup, err := cfg.RunDir("demo-", log)
 	if err != nil {
 		return err
 	}

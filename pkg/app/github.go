@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
@@ -18,8 +15,6 @@ import (
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/ingest"
-	"github.com/redfix/redfix/pkg/store"
-	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -53,57 +48,6 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 		State:     s.Store,
 		Log:       s.log.Named("github"),
 	}
-}
-
-// PullRequestRef names a pull request by its web address:
-// https://HOST/OWNER/NAME/pull/N (github.com or GitHub Enterprise Server).
-func PullRequestRef(u string) (repo string, number int, ok bool) {
-	pu, err := url.Parse(u)
-	if err != nil || pu.Scheme != "https" && pu.Scheme != "http" {
-		return "", 0, false
-	}
-	parts := strings.Split(strings.Trim(pu.Path, "/"), "/")
-	if len(parts) < 4 || parts[len(parts)-2] != "pull" {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(parts[len(parts)-1])
-	if err != nil || n <= 0 {
-		return "", 0, false
-	}
-	return parts[len(parts)-4] + "/" + parts[len(parts)-3], n, true
-}
-
-// fixRecorder records each task published as a pull request on GitHub as
-// a fix whose outcome the webhooks then follow.
-type fixRecorder struct {
-	tasks interface {
-		SaveTask(ctx context.Context, t task.Task) error
-	}
-	fixes interface {
-		RecordPublished(ctx context.Context, f store.Fix) (bool, error)
-	}
-	log *zap.Logger
-}
-
-func (r fixRecorder) SaveTask(ctx context.Context, t task.Task) error {
-	if err := r.tasks.SaveTask(ctx, t); err != nil {
-		return err
-	}
-	if t.Status != task.StatusPublished {
-		return nil
-	}
-	repo, n, ok := PullRequestRef(t.PullRequest)
-	if !ok {
-		return nil // a local pull request: no outcome to follow
-	}
-	created, err := r.fixes.RecordPublished(ctx, store.Fix{Repo: repo, Number: n, URL: t.PullRequest, TaskID: t.ID, Fingerprint: t.Fingerprint})
-	if err != nil {
-		return fmt.Errorf("record fix %s: %w", t.PullRequest, err)
-	}
-	if created {
-		r.log.Info("fix published; following its outcome", zap.String("task_id", t.ID), zap.String("pull_request", t.PullRequest))
-	}
-	return nil
 }
 
 // startGitHub makes the GitHub clients when credentials are configured.
@@ -155,4 +99,21 @@ func triageMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
 	}
 	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-triage"
 	return NewMirrors(cfg, clients)
+}
+
+// NewGitHubClients is the configured GitHub's clients, nil when none is
+// configured.
+func NewGitHubClients(cfg config.Config, log *zap.Logger) (*gh.Clients, error) {
+	if !cfg.GitHub.Enabled() {
+		return nil, nil
+	}
+	c, err := gh.New(gh.Config{
+		APIURL: cfg.GitHub.APIURL, Token: cfg.GitHub.Token,
+		AppID: cfg.GitHub.AppID, PrivateKeyFile: cfg.GitHub.PrivateKeyFile,
+		Log: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	return c, nil
 }

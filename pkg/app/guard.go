@@ -10,10 +10,9 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/llm"
-	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // This file wires, once for every command, what keeps a repository's code
@@ -38,7 +37,7 @@ func logger(cfg config.Config, w io.Writer) (*zap.Logger, error) {
 func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.Context, sandbox.Status, error) {
 	// Every command that runs a repository's commands comes here first:
 	// the data directory it keeps their checkouts and caches in is private.
-	if err := prepareDataDir(cfg.DataDir, log); err != nil {
+	if err := cfg.SecureDataDir(log); err != nil {
 		return ctx, sandbox.Status{}, err
 	}
 	sc := cfg.Sandbox
@@ -74,58 +73,14 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 	return sandbox.With(ctx, box), st, nil
 }
 
-// redactingClient is a model client whose every request is redacted: the
-// prompts, tool observations and tool calls a policy, the patcher or the
-// judge sends.
-type redactingClient struct {
-	llm.Client
-	r *redact.Redactor
-}
-
-func (c redactingClient) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
-	msgs := make([]llm.Message, len(req.Messages))
-	for i, m := range req.Messages {
-		m.Content = c.r.String(m.Content)
-		if len(m.ToolCalls) > 0 {
-			calls := make([]llm.ToolCall, len(m.ToolCalls))
-			for j, tc := range m.ToolCalls {
-				tc.Arguments = c.r.String(tc.Arguments)
-				calls[j] = tc
-			}
-			m.ToolCalls = calls
-		}
-		msgs[i] = m
-	}
-	req.Messages = msgs
-	return c.Client.Chat(ctx, req)
-}
-
-// publisher is what the pipeline publishes with.
-type publisher interface {
-	Publish(ctx context.Context, pr publish.PullRequest) (string, error)
-}
-
-// redactingPublisher redacts a pull request before it is published: its
-// task (failures, outputs), summary, trajectory and blame subject. The
-// patch loses only the bot's own secret values, so that it still applies.
-type redactingPublisher struct {
-	publisher
-	r *redact.Redactor
-}
-
-func (p redactingPublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
-	t, err := redact.Value(p.r, pr.Task)
+// sweep removes the workspaces a killed bot or worker left in the data
+// directory (those of live processes sharing it are kept).
+func sweep(cfg config.Config, log *zap.Logger) {
+	removed, err := workspace.Sweep(filepath.Join(cfg.DataDir, "workspaces"))
 	if err != nil {
-		return "", fmt.Errorf("redact task %s: %w", pr.Task.ID, err)
+		log.Warn("sweep abandoned workspaces", zap.Error(err))
 	}
-	gates, err := redact.Value(p.r, pr.Gates)
-	if err != nil {
-		return "", fmt.Errorf("redact gates of task %s: %w", pr.Task.ID, err)
+	if len(removed) > 0 {
+		log.Info("removed abandoned workspaces", zap.Strings("dirs", removed))
 	}
-	pr.Task, pr.Gates = t, gates
-	pr.Summary = p.r.String(pr.Summary)
-	pr.BlameSubject = p.r.String(pr.BlameSubject)
-	pr.Trajectory = p.r.JSONLines(pr.Trajectory)
-	pr.Patch = p.r.Values(pr.Patch)
-	return p.publisher.Publish(ctx, pr)
 }

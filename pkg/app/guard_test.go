@@ -13,82 +13,11 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/llm"
-	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/task"
 )
 
 const ownSecret = "own-bot-secret-0123"
-
-type recordingClient struct{ got []llm.Request }
-
-func (c *recordingClient) Chat(_ context.Context, req llm.Request) (llm.Response, error) {
-	c.got = append(c.got, req)
-	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "ok"}}, nil
-}
-func (c *recordingClient) Model() string { return "m" }
-
-func TestModelRequestsAreRedacted(t *testing.T) {
-	rec := &recordingClient{}
-	c := redactingClient{Client: rec, r: redact.New(ownSecret)}
-	req := llm.Request{Messages: []llm.Message{
-		{Role: llm.RoleSystem, Content: "you fix tests"},
-		{Role: llm.RoleTool, Content: "test output: token " + ownSecret + " AKIAQ3EXAMPLEFAKE7ZK", ToolCallID: "1"},
-		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "2", Name: "read_file", Arguments: `{"path":"` + ownSecret + `"}`}}},
-	}}
-	if _, err := c.Chat(context.Background(), req); err != nil {
-		t.Fatal(err)
-	}
-	var sent strings.Builder
-	for _, m := range rec.got[0].Messages {
-		sent.WriteString(m.Content)
-		for _, tc := range m.ToolCalls {
-			sent.WriteString(tc.Arguments)
-		}
-	}
-	if strings.Contains(sent.String(), ownSecret) || strings.Contains(sent.String(), "AKIAQ3EXAMPLEFAKE7ZK") {
-		t.Fatalf("a secret reached the model: %s", sent.String())
-	}
-	if req.Messages[1].Content == rec.got[0].Messages[1].Content {
-		t.Fatal("nothing was redacted")
-	}
-	if !strings.Contains(req.Messages[1].Content, ownSecret) {
-		t.Fatal("the caller's request was changed in place")
-	}
-}
-
-type recordingPublisher struct{ got publish.PullRequest }
-
-func (p *recordingPublisher) Publish(_ context.Context, pr publish.PullRequest) (string, error) {
-	p.got = pr
-	return "file:///pr", nil
-}
-
-func TestPullRequestsAreRedacted(t *testing.T) {
-	rec := &recordingPublisher{}
-	p := redactingPublisher{publisher: rec, r: redact.New(ownSecret)}
-	pr := publish.PullRequest{
-		Task:         task.Task{ID: "t1", Failures: []task.Failure{{Test: "TestX", Message: "saw " + ownSecret, Output: "ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"}}},
-		Patch:        "+x := \"AKIAQ3EXAMPLEFAKE7ZK\" // " + ownSecret + "\n",
-		Gates:        []task.Gate{{Name: "oracle", Verdict: task.GatePass, Detail: ownSecret}},
-		Summary:      "fixed; " + ownSecret,
-		Trajectory:   []byte(`{"observation":"` + ownSecret + `"}` + "\n"),
-		BlameSubject: ownSecret,
-	}
-	if _, err := p.Publish(context.Background(), pr); err != nil {
-		t.Fatal(err)
-	}
-	got := rec.got
-	all := got.Task.Failures[0].Message + got.Task.Failures[0].Output + got.Patch + got.Gates[0].Detail + got.Summary + string(got.Trajectory) + got.BlameSubject
-	if strings.Contains(all, ownSecret) || strings.Contains(all, "ghp_") {
-		t.Fatalf("a secret reached the pull request: %s", all)
-	}
-	if !strings.Contains(got.Patch, "AKIAQ3EXAMPLEFAKE7ZK") {
-		t.Fatal("the patch lost more than the bot's own secrets: it would no longer apply")
-	}
-}
 
 func TestUnconfinedHostIsReportedLoudly(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no bwrap
@@ -151,7 +80,11 @@ func TestRelativeConfigKeepsTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	cfg, log, err := commonEnv("serve", []string{"--config", "redfix.yaml"}, func(string) string { return "" }, &stderr, nil)
+	cl := newCommandLine("serve", &stderr, func(string) string { return "" })
+	if err := cl.parse([]string{"--config", "redfix.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, log, err := cl.load(&stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,10 +23,13 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 		data   string
 		asJSON bool
 	)
-	cfg, log, err := commonEnv("judge-eval", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&data, "data", "", "the labelled set: one JSON case a line (see pkg/judge/testdata/labelled.jsonl)")
-		fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
-	})
+	fs := newCommandLine("judge-eval", stderr, getenv)
+	fs.StringVar(&data, "data", "", "the labelled set: one JSON case a line (see pkg/judge/testdata/labelled.jsonl)")
+	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	if err := fs.parse(args); err != nil {
+		return asUsage("judge-eval", err)
+	}
+	cfg, log, err := fs.load(stderr)
 	if err != nil {
 		return asUsage("judge-eval", err)
 	}

@@ -28,7 +28,6 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -123,7 +122,7 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 	}
 	defer bot.Close()
 	// A published fix on GitHub: the outcome series exist per repository.
-	if _, err := bot.Store.RecordPublished(ctx, store.Fix{Repo: "acme/shop", Number: 7, URL: "https://github.com/acme/shop/pull/7"}); err != nil {
+	if _, err := bot.Store.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: 7, URL: "https://github.com/acme/shop/pull/7"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bot.Intake.Submit(ctx, ingest.Submission{ID: "r1", Repo: "/srv/repo", Commit: "abc123", Report: []byte(`{"Action":"pass","Package":"p"}`)}); err != nil {

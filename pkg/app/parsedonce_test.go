@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
@@ -89,10 +87,7 @@ func TestTriageDurationObserved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := &dto.Metric{}
-	if err := sys.triage.duration.WithLabelValues("triaged").(prometheus.Metric).Write(h); err != nil {
-		t.Fatal(err)
-	}
+	h := gathered(t, sys.Registry, "redfix_triage_duration_seconds", "result", "triaged")
 	if n := h.GetHistogram().GetSampleCount(); n != 2 {
 		t.Errorf("%d triaged samples, want one per report (2)", n)
 	}

@@ -80,7 +80,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		if err != nil {
 			return nil, fmt.Errorf("model client: %w", err)
 		}
-		client := redactingClient{Client: raw, r: red}
+		client := llm.Redacting{Client: raw, Redactor: red}
 		opts := llmpolicy.Options{TextTools: cfg.LLM.ToolFormat == "text", ContextWindow: cfg.LLM.ContextWindow}
 		if k > 1 {
 			temp := cfg.Harness.SampleTemperature
@@ -111,7 +111,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	local := publish.NewLocal(pubDir, log)
 	var publisher worker.Publisher = local
 	if cfg.PublishMode() == "github" {
-		publisher = byRepo{github: publish.NewGitHub(clients, mirrors, log), local: local}
+		publisher = publish.ByRepo{GitHub: publish.NewGitHub(clients, mirrors, log), Local: local}
 	}
 	return &worker.Pipeline{
 		NewAgent:       newAgent,
@@ -123,10 +123,25 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Policy:         name,
 		Gates:          validators.New(runner, validatorsConfig(cfg), log),
 		Judge:          j,
-		Publisher:      redactingPublisher{publisher: publisher, r: red},
+		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Ledger:         ledger,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
 		Log:            log,
 	}, nil
+}
+
+// NewMirrors is the workers' cache of repository mirrors; with GitHub
+// configured, git authenticates to its repositories with their
+// installation's token.
+func NewMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	m := &workspace.Mirrors{Dir: dir, MaxBytes: cfg.Checkouts.MaxMirrorBytes}
+	if clients != nil {
+		m.Auth = clients.GitEnvFor
+	}
+	return m
 }

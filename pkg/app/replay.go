@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/stream"
@@ -30,13 +30,16 @@ func parkedStreams(cfg config.Config) map[string]stream.Config {
 func Replay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var name, id string
 	var list, all, dryRun bool
-	cfg, log, err := common("replay", args, stderr, func(fs *flag.FlagSet) {
-		fs.StringVar(&name, "stream", "reports", "which stream's parked messages: reports or jobs")
-		fs.StringVar(&id, "id", "", "replay only the message parked under this ID (a submission or job ID)")
-		fs.BoolVar(&all, "all", false, "replay every parked message of the stream")
-		fs.BoolVar(&list, "list", false, "list the parked messages as JSON lines, replaying nothing (the default without --all or --id)")
-		fs.BoolVar(&dryRun, "dry-run", false, "list what --all or --id would replay, replaying nothing")
-	})
+	fs := newCommandLine("replay", stderr, os.Getenv)
+	fs.StringVar(&name, "stream", "reports", "which stream's parked messages: reports or jobs")
+	fs.StringVar(&id, "id", "", "replay only the message parked under this ID (a submission or job ID)")
+	fs.BoolVar(&all, "all", false, "replay every parked message of the stream")
+	fs.BoolVar(&list, "list", false, "list the parked messages as JSON lines, replaying nothing (the default without --all or --id)")
+	fs.BoolVar(&dryRun, "dry-run", false, "list what --all or --id would replay, replaying nothing")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	cfg, log, err := fs.load(stderr)
 	if err != nil {
 		return err
 	}

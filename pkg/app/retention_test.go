@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -38,7 +37,7 @@ func TestRunRetentionSweepsFinishedTasks(t *testing.T) {
 	go func() { defer close(done); sys.RunRetention(work, cfg) }()
 	defer func() { stop(); <-done }()
 	pollUntil(t, time.Minute, "the finished task is still indexed", func() bool { return indexed() == 1 })
-	if _, err := sys.Store.GetTask(ctx, "finished"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := sys.Store.GetTask(ctx, "finished"); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("the finished task: %v, want ErrNotFound", err)
 	}
 	if _, err := sys.Store.GetTask(ctx, "waiting"); err != nil {

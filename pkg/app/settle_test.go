@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/report"
@@ -36,7 +37,9 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	triaged := func() int { return int(testutil.ToFloat64(sys.triage.reports.WithLabelValues("triaged"))) }
+	triaged := func() int {
+		return int(gathered(t, sys.Registry, "redfix_triage_reports_total", "result", "triaged").GetCounter().GetValue())
+	}
 
 	// As `bot serve` runs: reports nobody waits for.
 	const n = 40
@@ -44,7 +47,7 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 		submit(fmt.Sprintf("unwatched-%d", i))
 	}
 	pollUntil(t, 2*time.Minute, "the reports were not all triaged", func() bool { return triaged() == n })
-	if held := sys.heldSettlements(); held != 0 {
+	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after %d reports that nobody waited for, want none", held, n)
 	}
 
@@ -54,7 +57,7 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 	if tasks, err := w.Wait(ctx); err != nil || len(tasks) != 0 {
 		t.Fatalf("watched report: tasks %v, err %v; want triaged, nothing failing", tasks, err)
 	}
-	if held := sys.heldSettlements(); held != 0 {
+	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after the only wait ended, want none", held)
 	}
 
@@ -65,12 +68,12 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 	if _, err := gone.Wait(short); !errors.Is(err, context.Canceled) {
 		t.Fatalf("abandoned wait: %v, want context.Canceled", err)
 	}
-	if held := sys.heldSettlements(); held != 0 {
+	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after the wait was abandoned, want none", held)
 	}
 	submit("abandoned")
 	pollUntil(t, 2*time.Minute, "the abandoned report was not triaged", func() bool { return triaged() == n+2 })
-	if held := sys.heldSettlements(); held != 0 {
+	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after a report whose wait was abandoned, want none", held)
 	}
 }
@@ -85,4 +88,28 @@ func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// gathered is the metric name{label="value"} as reg gathers it; the test
+// fails when there is none.
+func gathered(t *testing.T, reg prometheus.Gatherer, name, label, value string) *dto.Metric {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q} gathered", name, label, value)
+	return nil
 }

@@ -7,13 +7,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -22,14 +20,14 @@ import (
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/deliveries"
 	"github.com/redfix/redfix/pkg/gh/webhook"
-	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
-	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
-	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -60,8 +58,8 @@ type System struct {
 	rdb     *redis.Client
 	closers []func()
 
-	triage  *triageMetrics
-	sandbox *sandboxGauge
+	triage  *triage.Metrics
+	sandbox *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
 	modelErrors     *prometheus.CounterVec
@@ -70,7 +68,7 @@ type System struct {
 
 	// waits are the triages someone waits for (Expect): nothing is kept
 	// for a submission nobody asked about.
-	waits waits
+	waits *triage.Waits
 }
 
 // Start connects (or starts embedded servers), checks that each store
@@ -114,10 +112,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	}
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
-	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "redfix_store_memory_full_errors_total",
-		Help: "Redis commands and transactions refused because Redis reached its memory cap (maxmemory, with maxmemory-policy noeviction): redfix's writes fail until memory is freed or the cap raised.",
-	}, func() float64 { return float64(s.Store.MemoryFullErrors()) }))
+	s.Registry.MustRegister(s.Store.MemoryFullMetric())
 
 	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
 	if err != nil {
@@ -127,12 +122,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err != nil {
 		return nil, err
 	}
-	s.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "redfix_queue_malformed_jobs_total",
-		Help: "Queued jobs terminated because they did not decode.",
-	}, func() float64 { return float64(s.Jobs.Malformed()) }))
-	s.triage = newTriageMetrics(s.Registry)
-	s.sandbox = newSandboxGauge(s.Registry, cfg.Sandbox.Mode)
+	s.Registry.MustRegister(s.Jobs.MalformedMetric())
+	s.triage = triage.NewMetrics(s.Registry)
+	s.waits = &triage.Waits{Tasks: s.Store}
+	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
 }
 
@@ -223,7 +216,7 @@ func (s *System) Ready(ctx context.Context) error {
 // repositories: /readyz says it, redfix_sandbox_confined counts it.
 func (s *System) SetSandbox(st sandbox.Status) {
 	s.Sandbox = st
-	s.sandbox.set(st.Confined)
+	s.sandbox.Set(st.Confined)
 }
 
 // NewPipeline assembles the repair pipeline the configuration describes
@@ -231,7 +224,7 @@ func (s *System) SetSandbox(st sandbox.Status) {
 // and its registry counting the model's failed calls
 // (redfix_model_errors_total).
 func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
-	s.modelErrorsOnce.Do(func() { s.modelErrors = newModelErrors(s.Registry) })
+	s.modelErrorsOnce.Do(func() { s.modelErrors = llm.NewErrorCounter(s.Registry) })
 	count := func(class string) { s.modelErrors.WithLabelValues(class).Inc() }
 	return newPipeline(cfg, s.Store, s.GitHub, count, s.log)
 }
@@ -243,7 +236,7 @@ func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
 // does nothing.
 func (s *System) RegisterClusterMetrics() {
 	s.clusterOnce.Do(func() {
-		s.Registry.MustRegister(&clusterCollector{jobs: s.Jobs.Stream(), reports: s.Intake.Stream(), now: time.Now, log: s.log.Named("metrics")})
+		s.Registry.MustRegister(&stream.ClusterCollector{Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), Log: s.log.Named("metrics")})
 	})
 }
 
@@ -254,40 +247,14 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
-		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: s.pullRequestState,
+		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
 	}, s.log.Named("http")).Handler()
 }
 
-// pullRequestState is where a pull request on GitHub stands, from the
-// outcomes its webhooks recorded; ok is false for a local one.
-func (s *System) pullRequestState(ctx context.Context, url string) (string, bool) {
-	repo, n, ok := PullRequestRef(url)
-	if !ok {
-		return "", false
-	}
-	f, err := s.Store.GetFix(ctx, repo, n)
-	if err != nil {
-		return "", false
-	}
-	return string(f.State), true
-}
-
-// OpsHandler serves what a process without the bot's API still exposes:
-// /metrics, /healthz and /readyz.
+// OpsHandler serves what a worker exposes: /metrics, /healthz and /readyz
+// (server.Ops).
 func (s *System) OpsHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.Ready(ctx); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintf(w, "ready\nsandbox: %s\n", s.Sandbox)
-	})
-	return mux
+	return server.Ops(s.Registry, s.Ready, func() string { return s.Sandbox.String() })
 }
 
 // TriageEvent is what triage did with one failure group.
@@ -314,133 +281,21 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		// A report's failure groups past the cap are one dropped outcome.
 		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
 	}, s.log.Named("triage"))
-	gh := s.githubProcessor(cfg)
-	allow := allowlist(cfg)
-	return s.Intake.RunSlots(ctx, triageSlots(cfg.Triage.Concurrency), func(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
-		id := sub.ID
-		release := func(context.Context) {}
-		if sub.Kind == ingest.KindGitHub {
-			// A webhook delivery: a failed run becomes its report, to triage
-			// like one CI posted; an outcome is recorded and that is all.
-			res, err := gh.Process(ctx, sub)
-			if err != nil {
-				if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
-					s.triageFailed(ctx, sub, err)
-					s.settle(id, settlement{err: err})
-				}
-				return err
-			}
-			if res.Report == nil {
-				s.settle(id, settlement{})
-				return nil
-			}
-			sub = *res.Report
-			sub.Verified = true // the webhook's signature was checked before it was stored
-			if a.N == 1 {
-				// The run's report is stored for triage, as a posted one.
-				s.history().count(ctx, store.Count{Event: store.EventReportAccepted, Repo: sub.Repo})
-			}
-			release = res.Release
-		}
-		// The API checked these already; a message stored by another route
-		// or an older version is held to the same rules here.
-		err := ingest.Canonicalize(&sub)
-		if err == nil {
-			if aerr := ingest.Admit(sub, allow); aerr != nil {
-				err = fmt.Errorf("%w: %w", ingest.ErrInvalid, aerr)
-			}
-		}
-		var rep report.Result
-		if err == nil {
-			// The report as the intake parsed it: not parsed again.
-			rep, err = ingest.Checked(sub)
-		}
-		if err != nil {
-			release(context.WithoutCancel(ctx))
-			s.triageFailed(ctx, sub, err)
-			s.settle(id, settlement{err: err})
-			return err
-		}
-		ctx = sandbox.WithRepo(ctx, sub.Repo)
-		began := time.Now()
-		outs, err := t.Process(ctx, triage.Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
-			Submission: sub.ID, Received: sub.Received})
-		if ctx.Err() == nil {
-			result := "triaged"
-			if err != nil {
-				result = "failed"
-			}
-			s.triage.duration.WithLabelValues(result).Observe(time.Since(began).Seconds())
-		}
-		var ids []string
-		for _, o := range outs {
-			s.triageDecided(ctx, sub, o)
-			if onEvent != nil {
-				onEvent(o)
-			}
-			if o.TaskID != "" {
-				ids = append(ids, o.TaskID)
-			}
-		}
-		if err != nil {
-			if answered(err) && a.N >= untriageableAttempts && ctx.Err() == nil {
-				// The repository or the commit is not there, and said so
-				// this many times: parked now, not retried for a day while
-				// it takes its turns from reports that can be triaged.
-				a.Last = true
-				err = fmt.Errorf("%w after %d attempts: %w", ingest.ErrUntriageable, a.N, err)
-			}
-			if a.Last && ctx.Err() == nil {
-				release(context.WithoutCancel(ctx))
-				if !errors.Is(err, ingest.ErrUntriageable) {
-					err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
-				}
-				s.triageFailed(ctx, sub, err)
-				s.settle(id, settlement{err: err})
-			}
-			return err
-		}
-		s.triage.reports.WithLabelValues("triaged").Inc()
-		s.history().count(context.WithoutCancel(ctx), store.Count{Event: store.EventReportTriaged, Repo: sub.Repo})
-		s.settle(id, settlement{tasks: ids})
-		return nil
-	})
-}
-
-// untriageableAttempts is how many times a report whose repository or
-// commit is answered as missing is tried before it is parked.
-const untriageableAttempts = 3
-
-// answered reports an error that is the other side's answer rather than a
-// failure to ask: no such repository (or no access to it), no such commit.
-func answered(err error) bool {
-	return errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
-}
-
-// triageFailed counts a report triage settled without triaging it: invalid
-// (it never can be) or gave_up (its last attempt failed).
-func (s *System) triageFailed(ctx context.Context, sub ingest.Submission, err error) {
-	result := "gave_up"
-	if errors.Is(err, ingest.ErrInvalid) {
-		result = "invalid"
+	in := &triage.Intake{
+		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg),
+		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
 	}
-	s.triage.reports.WithLabelValues(result).Inc()
-	s.history().triageFailed(context.WithoutCancel(ctx), sub, result, err)
+	return in.Run(ctx)
 }
 
-func (s *System) history() history {
-	return history{st: s.Store, now: time.Now, log: s.log.Named("history")}
+func (s *System) history() history.Recorder {
+	return history.Recorder{Store: s.Store, Log: s.log.Named("history")}
 }
 
-// triageDecided counts what triage did with one failure group.
-func (s *System) triageDecided(ctx context.Context, sub ingest.Submission, o triage.Outcome) {
-	switch o.Status {
-	case task.StatusQueued:
-		s.triage.outcomes.WithLabelValues("queued", "").Inc()
-	case task.StatusDropped:
-		s.triage.outcomes.WithLabelValues("dropped", triage.ReasonClass(o.Reason)).Inc()
-	}
-	s.history().triageDecided(context.WithoutCancel(ctx), sub, o)
+// Expect registers a wait for the triage of the submission with id (see
+// triage.Waits): register it before the submission is sent.
+func (s *System) Expect(submission string) *triage.Expectation {
+	return s.waits.Expect(submission)
 }
 
 // RunWorker consumes jobs with pipe until ctx ends.
@@ -451,7 +306,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		pipe.Spending = s.Store
 	}
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: fixRecorder{tasks: s.Store, fixes: s.Store, log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: gh.FixRecorder{Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Once: s.Store, Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.

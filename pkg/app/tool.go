@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
@@ -39,19 +37,18 @@ Example: worker tool --repo . read_file path=calc.go start_line=10
 
 // Tool runs one harness action by hand.
 func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newCommandLine("tool", stderr, os.Getenv)
 	fs.Usage = func() { fmt.Fprint(stderr, toolUsage); fs.PrintDefaults() }
 	var (
-		repoPath, blame, cfgPath string
-		tests                    stringList
-		list                     bool
+		repoPath, blame string
+		tests           stringList
+		list            bool
 	)
 	fs.StringVar(&repoPath, "repo", ".", "the clone to act on")
 	fs.Var(&tests, "test", "a failing test the task names (run_tests' default, get_task_details); repeatable")
 	fs.StringVar(&blame, "blame", "", "the commit get_diff_details shows by default")
-	fs.StringVar(&cfgPath, "config", os.Getenv("REDFIX_CONFIG"), "configuration file (also REDFIX_CONFIG): the model for edit instructions")
 	fs.BoolVar(&list, "list", false, "list the actions and their arguments")
+	// The action and its arguments follow the flags.
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,10 +65,12 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return Usage("tool: " + err.Error())
 	}
-	cfg, err := config.Load(cfgPath, os.Getenv)
+	// The configuration names the model for edit instructions.
+	cfg, log, err := fs.load(stderr)
 	if err != nil {
 		return err
 	}
+	defer func() { _ = log.Sync() }()
 
 	abs, err := filepath.Abs(repoPath)
 	if err != nil {
@@ -99,10 +98,6 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		t.Bisection = task.Bisection{Blame: sha, Bad: head}
 	}
 
-	log, err := cfg.Log.Logger()
-	if err != nil {
-		return err
-	}
 	// The clone's commands (run_tests, the static analysis after an edit)
 	// run confined like a worker's, writing the clone only.
 	ctx, _, err = confine(ctx, cfg, log)

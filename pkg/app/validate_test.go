@@ -11,6 +11,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/worker"
 )
 
 // The ledger module that `worker validate` is tried on: package money, and
@@ -205,7 +206,7 @@ func (l ledger) patchOf(t *testing.T, change map[string]string) string {
 
 // validate runs `worker validate --json` and returns its verdict, gates by
 // name and exit status.
-func validate(t *testing.T, args ...string) (Validation, map[string]task.Gate, int) {
+func validate(t *testing.T, args ...string) (worker.Validation, map[string]task.Gate, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := validateCommand(context.Background(), append(args, "--json"), noEnv, &stdout, &stderr)
@@ -213,7 +214,7 @@ func validate(t *testing.T, args ...string) (Validation, map[string]task.Gate, i
 	if code == 2 {
 		t.Fatalf("validate %q: exit 2: %v\nstderr: %s", args, err, stderr.String())
 	}
-	var v Validation
+	var v worker.Validation
 	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
 		t.Fatalf("validate --json printed no JSON object: %v\n%s", err, stdout.String())
 	}

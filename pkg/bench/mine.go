@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -392,3 +393,28 @@ type nopProgress struct{}
 func (nopProgress) Total(int)         {}
 func (nopProgress) Step(string)       {}
 func (nopProgress) Done(string, bool) {}
+
+// Report is a mine's last lines: what it looked at, what qualified (in
+// o.Out), and why the rest did not.
+func (s MineSummary) Report(o MineOptions, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d commits on the first-parent line; %d run with tests; %d qualified (tasks in %s, reasons in %s); took %s",
+		s.Commits, s.Examined, s.Qualified, o.Out, StatePath(o.Out), took.Round(time.Second))
+	if s.Resumed > 0 {
+		fmt.Fprintf(&b, "; %d decided by an earlier run", s.Resumed)
+	}
+	var kinds []string
+	for k := range s.Skipped {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		return s.Skipped[kinds[i]] > s.Skipped[kinds[j]] || s.Skipped[kinds[i]] == s.Skipped[kinds[j]] && kinds[i] < kinds[j]
+	})
+	if len(kinds) > 0 {
+		b.WriteString("\nskipped:")
+		for _, k := range kinds {
+			fmt.Fprintf(&b, " %s %d;", k, s.Skipped[k])
+		}
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}

@@ -63,3 +63,13 @@ func cut(s string, hidden, limit int) (head, tail string, omitted int, ok bool) 
 	omitted = total - utf8.RuneCountInString(head) - utf8.RuneCountInString(tail)
 	return head, tail, omitted, true
 }
+
+// OneLine joins s's lines (and runs of spaces) into one line and caps it at
+// n characters, marking a cut with "…".
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

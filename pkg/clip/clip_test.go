@@ -77,3 +77,19 @@ func TestKept(t *testing.T) {
 		t.Errorf("Kept of a short text = %d, %d", head, tail)
 	}
 }
+
+func TestOneLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"exit status 1", 20, "exit status 1"},
+		{"  build failed:\n\tcalc.go:3: undefined: x\n", 100, "build failed: calc.go:3: undefined: x"},
+		{"héllo wörld", 5, "héllo…"},
+	} {
+		if got := OneLine(c.in, c.n); got != c.want {
+			t.Errorf("OneLine(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -136,7 +136,7 @@ func soak(b *testing.B, total int) {
 	}
 	testsvc.Poll(b, 10*time.Minute, "the seed reports were not triaged", func() bool { return triaged() == len(repos) })
 	st := store.New(r.Client(), cfg.Redis.Prefix)
-	queued, err := st.FindTasks(ctx, store.TaskFilter{Status: task.StatusQueued})
+	queued, err := st.FindTasks(ctx, task.Filter{Status: task.StatusQueued})
 	if err != nil || len(queued) != len(repos) {
 		b.Fatalf("after the seeds: %d queued tasks (%v), want one per repository (%d)", len(queued), err, len(repos))
 	}
@@ -204,7 +204,7 @@ func soak(b *testing.B, total int) {
 	slope := leastSquaresSlope(xs, ys)
 	end := samples[len(samples)-1].rss
 	_, peak, _ := procMemory(pid)
-	dropped, err := st.FindTasks(ctx, store.TaskFilter{Status: task.StatusDropped, Limit: 1})
+	dropped, err := st.FindTasks(ctx, task.Filter{Status: task.StatusDropped, Limit: 1})
 	if err != nil || len(dropped) == 0 || !strings.Contains(dropped[0].Reason, "duplicate") {
 		b.Fatalf("the duplicates were not dropped as duplicates: %v %v", dropped, err)
 	}

@@ -111,11 +111,11 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 		return "", fmt.Errorf("publish task %s: token: %w", t.ID, err)
 	}
 	secrets := []string{token}
-	pr.Summary = redact(pr.Summary, secrets)
-	pr.Trajectory = []byte(redact(string(pr.Trajectory), secrets))
+	pr.Summary = hideSecrets(pr.Summary, secrets)
+	pr.Trajectory = []byte(hideSecrets(string(pr.Trajectory), secrets))
 	pr.Task.Failures = redactFailures(pr.Task.Failures, secrets)
 
-	title := redact(Title(pr), secrets)
+	title := hideSecrets(Title(pr), secrets)
 	fix, err := commitPatch(ctx, mirror, t.Commit, pr.Patch, commitMessage(title, pr))
 	if err != nil {
 		return "", fmt.Errorf("publish task %s: %w", t.ID, err)
@@ -124,13 +124,13 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 	tests := g.testFiles(ctx, mirror, t)
 	links := r.links(t, tests)
 	// The trajectory's commit carries the description in full, uncut.
-	trajSHA, err := trajectoryCommit(ctx, mirror, pr, title, redact(Body(pr), secrets))
+	trajSHA, err := trajectoryCommit(ctx, mirror, pr, title, hideSecrets(Body(pr), secrets))
 	if err != nil {
 		return "", fmt.Errorf("publish task %s: %w", t.ID, err)
 	}
 	links.Trajectory = r.htmlURL + "/blob/" + trajSHA + "/" + FileTrajectory
 	links.Attachments = "[the trajectory's commit](" + markdown.Dest(r.htmlURL+"/tree/"+trajSHA) + ") (branch " + code(trajRef) + ")"
-	body := redact(BodyWith(pr, links), secrets)
+	body := hideSecrets(BodyWith(pr, links), secrets)
 
 	env := gh.GitAuthEnv(token)
 	if err := push(ctx, mirror, env, t.Repo, trajSHA, "refs/heads/"+trajRef, true); err != nil {
@@ -493,8 +493,8 @@ func refSafe(s string) string {
 // tokenPattern matches GitHub's token formats.
 var tokenPattern = regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)
 
-// redact hides the given secrets and anything shaped like a GitHub token.
-func redact(s string, secrets []string) string {
+// hideSecrets hides the given secrets and anything shaped like a GitHub token.
+func hideSecrets(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= 8 {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
@@ -506,8 +506,8 @@ func redact(s string, secrets []string) string {
 func redactFailures(fs []task.Failure, secrets []string) []task.Failure {
 	out := make([]task.Failure, len(fs))
 	for i, f := range fs {
-		f.Message = redact(f.Message, secrets)
-		f.Output = redact(f.Output, secrets)
+		f.Message = hideSecrets(f.Message, secrets)
+		f.Output = hideSecrets(f.Output, secrets)
 		out[i] = f
 	}
 	return out

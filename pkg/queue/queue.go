@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/job"
@@ -119,6 +120,15 @@ func MessageID(j job.Job) string {
 // Malformed counts the messages that Next parked because they were not
 // valid jobs, since the queue was opened.
 func (q *Queue) Malformed() uint64 { return q.malformed.Load() }
+
+// MalformedMetric is redfix_queue_malformed_jobs_total, read from
+// Malformed at each scrape.
+func (q *Queue) MalformedMetric() prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "redfix_queue_malformed_jobs_total",
+		Help: "Queued jobs terminated because they did not decode.",
+	}, func() float64 { return float64(q.Malformed()) })
+}
 
 // Lag is the number of jobs waiting or in flight: not yet delivered plus
 // delivered and not yet settled. Workers autoscale on it.

@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -24,7 +23,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 		return fmt.Sprintf("%.0f%%", 100**r)
 	},
 	"landRate": landRate,
-	"decided":  func(s store.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
+	"decided":  func(s task.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
 	"dur": func(sec float64) string {
 		return time.Duration(sec * float64(time.Second)).Round(time.Second).String()
 	},
@@ -161,7 +160,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if !d.storeDown { // a store that is down is named in the banner already
-		if recent, err := s.tasks.FindTasks(ctx, store.TaskFilter{Limit: 50}); err != nil {
+		if recent, err := s.tasks.FindTasks(ctx, task.Filter{Limit: 50}); err != nil {
 			s.log.Warn("read for the dashboard", zap.String("what", "recent tasks"), zap.Error(err))
 			d.Unavailable = append(d.Unavailable, "recent tasks")
 		} else {

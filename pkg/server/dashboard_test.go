@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded"
+	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/stream"
 )
@@ -43,29 +44,29 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		}
 	}
 	must(st.Count(ctx, now,
-		store.Count{Event: store.EventReportAccepted, Repo: shop, N: 4},
-		store.Count{Event: store.EventReportRejected, N: 1},
-		store.Count{Event: store.EventReportTriaged, Repo: shop, N: 3},
-		store.Count{Event: store.EventTriageFailed, Class: "invalid", Repo: shop},
-		store.Count{Event: store.EventQueued, Repo: shop, N: 3},
-		store.Count{Event: store.EventDropped, Class: "flaky", Repo: shop, N: 3},
-		store.Count{Event: store.EventDropped, Class: "duplicate", Repo: shop},
-		store.Count{Event: store.EventPublished, Repo: shop, N: 2},
-		store.Count{Event: store.EventPublished, Repo: local},
-		store.Count{Event: store.EventNoPatch, Repo: shop},
-		store.Count{Event: store.EventGateRejected, Class: "oracle", Repo: shop},
-		store.Count{Event: store.EventRepaired, Repo: shop, N: 4},
-		store.Count{Event: store.EventTokens, Repo: shop, N: 4000},
-		store.Count{Event: store.EventCostMicroUSD, Repo: shop, N: 80000},
+		series.Count{Event: series.EventReportAccepted, Repo: shop, N: 4},
+		series.Count{Event: series.EventReportRejected, N: 1},
+		series.Count{Event: series.EventReportTriaged, Repo: shop, N: 3},
+		series.Count{Event: series.EventTriageFailed, Class: "invalid", Repo: shop},
+		series.Count{Event: series.EventQueued, Repo: shop, N: 3},
+		series.Count{Event: series.EventDropped, Class: "flaky", Repo: shop, N: 3},
+		series.Count{Event: series.EventDropped, Class: "duplicate", Repo: shop},
+		series.Count{Event: series.EventPublished, Repo: shop, N: 2},
+		series.Count{Event: series.EventPublished, Repo: local},
+		series.Count{Event: series.EventNoPatch, Repo: shop},
+		series.Count{Event: series.EventGateRejected, Class: "oracle", Repo: shop},
+		series.Count{Event: series.EventRepaired, Repo: shop, N: 4},
+		series.Count{Event: series.EventTokens, Repo: shop, N: 4000},
+		series.Count{Event: series.EventCostMicroUSD, Repo: shop, N: 80000},
 	))
 	// Last week: one landed, one closed.
-	must(st.Count(ctx, now.AddDate(0, 0, -7), store.Count{Event: store.EventLanded, Repo: "acme/shop"}, store.Count{Event: store.EventClosed, Repo: "acme/shop"}))
+	must(st.Count(ctx, now.AddDate(0, 0, -7), series.Count{Event: series.EventLanded, Repo: "acme/shop"}, series.Count{Event: series.EventClosed, Repo: "acme/shop"}))
 	for _, d := range []time.Duration{time.Minute, 2 * time.Minute, 10 * time.Minute} {
 		must(st.RecordTimeToPR(ctx, now, d))
 	}
-	must(st.RecordPullRequest(ctx, store.PullRequest{TaskID: "t1", Repo: "acme/shop", URL: "https://github.com/acme/shop/pull/9", Title: "TestTier", At: now}))
-	must(st.RecordPullRequest(ctx, store.PullRequest{TaskID: "t2", Repo: local, URL: "/tmp/out/redfix-t2", Title: "TestLocal", At: now}))
-	must(st.RecordTriageFailure(ctx, store.TriageFailure{Submission: "s9", Class: "invalid", Reason: "bad <script>alert(1)</script> report", At: now}))
+	must(st.RecordPullRequest(ctx, series.PullRequest{TaskID: "t1", Repo: "acme/shop", URL: "https://github.com/acme/shop/pull/9", Title: "TestTier", At: now}))
+	must(st.RecordPullRequest(ctx, series.PullRequest{TaskID: "t2", Repo: local, URL: "/tmp/out/redfix-t2", Title: "TestLocal", At: now}))
+	must(st.RecordTriageFailure(ctx, series.TriageFailure{Submission: "s9", Class: "invalid", Reason: "bad <script>alert(1)</script> report", At: now}))
 
 	opts := Options{
 		Land: st, History: st, Events: st,

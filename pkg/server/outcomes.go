@@ -8,12 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // LandRates reads the outcomes of published pull requests.
 type LandRates interface {
-	LandRate(ctx context.Context) (store.Land, error)
+	LandRate(ctx context.Context) (task.Land, error)
 }
 
 // landCollector reads the outcomes from the store at each scrape, so that

@@ -17,13 +17,14 @@ import (
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestLandRate(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(embeddedtest.Redis(t), "land-test")
 	t0 := time.Now().Add(-2 * time.Hour)
-	for _, f := range []store.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/api", Number: 2}, {Repo: "acme/web", Number: 5}} {
+	for _, f := range []task.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/api", Number: 2}, {Repo: "acme/web", Number: 5}} {
 		f.PublishedAt = t0
 		if _, err := st.RecordPublished(ctx, f); err != nil {
 			t.Fatal(err)
@@ -97,7 +98,7 @@ redfix_fixes_published_total{repository="acme/web"} 1
 func TestLandRateBeforeAnyDecision(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(embeddedtest.Redis(t), "land-undecided")
-	for _, f := range []store.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/web", Number: 5}} {
+	for _, f := range []task.Fix{{Repo: "acme/api", Number: 1}, {Repo: "acme/web", Number: 5}} {
 		f.PublishedAt = time.Now().Add(-time.Hour)
 		if _, err := st.RecordPublished(ctx, f); err != nil {
 			t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/repourl"
-	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -32,10 +32,10 @@ type Intake interface {
 	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
 }
 
-// Tasks reads the state store; a missing task is store.ErrNotFound.
+// Tasks reads the state store; a missing task is task.ErrNotFound.
 type Tasks interface {
 	GetTask(ctx context.Context, id string) (task.Task, error)
-	FindTasks(ctx context.Context, f store.TaskFilter) ([]task.Task, error)
+	FindTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	CountByStatus(ctx context.Context) (map[task.Status]int64, error)
 }
 
@@ -311,11 +311,11 @@ func (s *Server) countReport(ctx context.Context, result, repo string) {
 	if s.opts.Events == nil || result == "duplicate" {
 		return
 	}
-	ev := store.EventReportAccepted
+	ev := series.EventReportAccepted
 	if result == "rejected" {
-		ev = store.EventReportRejected
+		ev = series.EventReportRejected
 	}
-	if err := s.opts.Events.Count(context.WithoutCancel(ctx), time.Now(), store.Count{Event: ev, Repo: repo}); err != nil {
+	if err := s.opts.Events.Count(context.WithoutCancel(ctx), time.Now(), series.Count{Event: ev, Repo: repo}); err != nil {
 		s.log.Warn("count the report for the dashboard", zap.String("result", result), zap.Error(err))
 	}
 }
@@ -349,8 +349,8 @@ const MaxTaskLimit = 1000
 
 // taskFilter reads the task listing's query: status, repo and limit, each
 // at most once; anything else is refused.
-func taskFilter(q url.Values) (store.TaskFilter, error) {
-	f := store.TaskFilter{Limit: 100}
+func taskFilter(q url.Values) (task.Filter, error) {
+	f := task.Filter{Limit: 100}
 	for name, vs := range q {
 		if len(vs) != 1 {
 			return f, fmt.Errorf("give %s once, not %d times", name, len(vs))
@@ -406,7 +406,7 @@ func summarize(t task.Task) task.Task {
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.tasks.GetTask(r.Context(), r.PathValue("id"))
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, task.ErrNotFound) {
 			return &Error{Code: http.StatusNotFound, Message: "no task " + r.PathValue("id")}
 		}
 		return err

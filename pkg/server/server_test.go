@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/redfix/redfix/pkg/ingest"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -52,12 +51,12 @@ type memTasks map[string]task.Task
 func (m memTasks) GetTask(_ context.Context, id string) (task.Task, error) {
 	t, ok := m[id]
 	if !ok {
-		return task.Task{}, fmt.Errorf("get task %s: %w", id, store.ErrNotFound)
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, task.ErrNotFound)
 	}
 	return t, nil
 }
 
-func (m memTasks) FindTasks(_ context.Context, f store.TaskFilter) ([]task.Task, error) {
+func (m memTasks) FindTasks(_ context.Context, f task.Filter) ([]task.Task, error) {
 	var out []task.Task
 	for _, t := range m {
 		if (f.Status == "" || t.Status == f.Status) && (f.Repo == "" || t.Repo == f.Repo) {

@@ -11,22 +11,22 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/series"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 )
 
 // History reads the time series the store keeps for the dashboard.
 type History interface {
-	Daily(ctx context.Context, from, to time.Time) ([]store.DayCounts, error)
+	Daily(ctx context.Context, from, to time.Time) ([]series.DayCounts, error)
 	TimesToPR(ctx context.Context, from, to time.Time) ([]float64, error)
-	RecentPullRequests(ctx context.Context, n int) ([]store.PullRequest, error)
-	RecentTriageFailures(ctx context.Context, n int) ([]store.TriageFailure, error)
+	RecentPullRequests(ctx context.Context, n int) ([]series.PullRequest, error)
+	RecentTriageFailures(ctx context.Context, n int) ([]series.TriageFailure, error)
 }
 
 // Counter counts events for the history.
 type Counter interface {
-	Count(ctx context.Context, at time.Time, counts ...store.Count) error
+	Count(ctx context.Context, at time.Time, counts ...series.Count) error
 }
 
 // Backlog reads a stream's depth.
@@ -58,19 +58,19 @@ type Period struct {
 	LandRate    *float64 `json:"land_rate"`
 }
 
-func (p *Period) add(c store.Count) {
+func (p *Period) add(c series.Count) {
 	switch c.Event {
-	case store.EventPublished:
+	case series.EventPublished:
 		p.Published += c.N
-	case store.EventNoPatch:
+	case series.EventNoPatch:
 		p.NoPatch += c.N
-	case store.EventFailed:
+	case series.EventFailed:
 		p.Failed += c.N
-	case store.EventReviewed:
+	case series.EventReviewed:
 		p.Reviewed += c.N
-	case store.EventLanded:
+	case series.EventLanded:
 		p.Landed += c.N
-	case store.EventClosed:
+	case series.EventClosed:
 		p.Closed += c.N
 	}
 }
@@ -131,7 +131,7 @@ type QueueDepth struct {
 
 // PullRequestRow is a recent pull request with where it stands.
 type PullRequestRow struct {
-	store.PullRequest
+	series.PullRequest
 	// State is open, landed, landed_with_edits or closed_unmerged for a
 	// pull request on GitHub; "published" for one whose outcome is not
 	// followed (the local publisher's).
@@ -146,15 +146,15 @@ type Stats struct {
 	// PublishRate is published ÷ (published + no_patch + failed), all time.
 	PublishRate float64 `json:"publish_rate"`
 	// Land is absent when outcomes are not tracked.
-	Land           *store.Land           `json:"land,omitempty"`
-	Window         *Window               `json:"window,omitempty"`
-	Overall        *Series               `json:"history,omitempty"`
-	Repos          []Series              `json:"history_by_repo,omitempty"`
-	TimeToPR       *Latency              `json:"time_to_pull_request,omitempty"`
-	Jobs           *QueueDepth           `json:"jobs,omitempty"`
-	Reports        *QueueDepth           `json:"reports,omitempty"`
-	PullRequests   []PullRequestRow      `json:"recent_pull_requests,omitempty"`
-	TriageFailures []store.TriageFailure `json:"recent_triage_failures,omitempty"`
+	Land           *task.Land             `json:"land,omitempty"`
+	Window         *Window                `json:"window,omitempty"`
+	Overall        *Series                `json:"history,omitempty"`
+	Repos          []Series               `json:"history_by_repo,omitempty"`
+	TimeToPR       *Latency               `json:"time_to_pull_request,omitempty"`
+	Jobs           *QueueDepth            `json:"jobs,omitempty"`
+	Reports        *QueueDepth            `json:"reports,omitempty"`
+	PullRequests   []PullRequestRow       `json:"recent_pull_requests,omitempty"`
+	TriageFailures []series.TriageFailure `json:"recent_triage_failures,omitempty"`
 	// Unavailable names what could not be read (the store or a stream
 	// down): the rest is still given.
 	Unavailable []string `json:"unavailable,omitempty"`
@@ -259,7 +259,7 @@ func mondayOf(t time.Time) time.Time {
 
 // fold folds the daily counters into the 30-day window and the daily
 // and weekly series, overall and by repository.
-func fold(days []store.DayCounts, now time.Time) (*Window, *Series, []Series) {
+func fold(days []series.DayCounts, now time.Time) (*Window, *Series, []Series) {
 	w := &Window{Days: historyDays, TriageFailed: map[string]int64{}, Dropped: map[string]int64{}, GateRejections: map[string]int64{}}
 	firstDay := dayOf(now).AddDate(0, 0, -(historyDays - 1)).Format(time.DateOnly)
 	firstWeek := mondayOf(now).AddDate(0, 0, -7*(historyWeeks-1))
@@ -276,25 +276,25 @@ func fold(days []store.DayCounts, now time.Time) (*Window, *Series, []Series) {
 		for _, c := range d.Counts {
 			if inWindow {
 				switch c.Event {
-				case store.EventReportAccepted:
+				case series.EventReportAccepted:
 					w.ReportsAccepted += c.N
-				case store.EventReportRejected:
+				case series.EventReportRejected:
 					w.ReportsRejected += c.N
-				case store.EventReportTriaged:
+				case series.EventReportTriaged:
 					w.ReportsTriaged += c.N
-				case store.EventTriageFailed:
+				case series.EventTriageFailed:
 					w.TriageFailed[c.Class] += c.N
-				case store.EventQueued:
+				case series.EventQueued:
 					w.Queued += c.N
-				case store.EventDropped:
+				case series.EventDropped:
 					w.Dropped[c.Class] += c.N
-				case store.EventGateRejected:
+				case series.EventGateRejected:
 					w.GateRejections[c.Class] += c.N
-				case store.EventRepaired:
+				case series.EventRepaired:
 					w.Repairs += c.N
-				case store.EventTokens:
+				case series.EventTokens:
 					w.Tokens += c.N
-				case store.EventCostMicroUSD:
+				case series.EventCostMicroUSD:
 					costMicro += c.N
 				}
 			}
@@ -340,7 +340,7 @@ func fold(days []store.DayCounts, now time.Time) (*Window, *Series, []Series) {
 
 func countsForSeries(event string) bool {
 	switch event {
-	case store.EventPublished, store.EventNoPatch, store.EventFailed, store.EventReviewed, store.EventLanded, store.EventClosed:
+	case series.EventPublished, series.EventNoPatch, series.EventFailed, series.EventReviewed, series.EventLanded, series.EventClosed:
 		return true
 	}
 	return false

@@ -173,3 +173,45 @@ func (s *Store) expireClaimOf(ctx context.Context, p redis.Pipeliner, t task.Tas
 		p.Eval(ctx, releaseOwnedSrc, []string{s.groupKey(t.BlameClaim)}, t.ID)
 	}
 }
+
+// ClaimGroup makes taskID the owner of the failure group fingerprint unless
+// the group already has one, atomically. owner is the group's task: taskID
+// when created is true, the earlier claimant's otherwise. A new claim lives
+// for the triage TTL (see ClaimTTLs); saving the task sets its life by the
+// task's status.
+func (s *Store) ClaimGroup(ctx context.Context, fingerprint, taskID string) (owner string, created bool, err error) {
+	if fingerprint == "" || taskID == "" {
+		return "", false, fmt.Errorf("claim group %q for task %q: empty fingerprint or task id", fingerprint, taskID)
+	}
+	res, err := claimGroupScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Slice()
+	if err != nil {
+		return "", false, fmt.Errorf("claim group %s for task %s: %w", fingerprint, taskID, err)
+	}
+	if len(res) != 2 {
+		return "", false, fmt.Errorf("claim group %s for task %s: unexpected reply %v", fingerprint, taskID, res)
+	}
+	owner, _ = res[0].(string)
+	n, _ := res[1].(int64)
+	return owner, n == 1, nil
+}
+
+// AddOccurrence counts one more occurrence of the failure group and returns
+// the total.
+func (s *Store) AddOccurrence(ctx context.Context, fingerprint string) (int64, error) {
+	n, err := s.rdb.Incr(ctx, s.occurrencesKey(fingerprint)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count occurrence of group %s: %w", fingerprint, err)
+	}
+	return n, nil
+}
+
+// ReleaseGroup forgets the group's owner if it is still taskID, so that a
+// later failure may claim the group; a group another task has claimed since
+// is left alone.
+// it again (for a group whose task was dropped). Occurrences are kept.
+func (s *Store) ReleaseGroup(ctx context.Context, fingerprint, taskID string) error {
+	if err := s.deleteOwned.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID).Err(); err != nil {
+		return fmt.Errorf("release group %s: %w", fingerprint, err)
+	}
+	return nil
+}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,5 +108,102 @@ func testClaimExpires(t *testing.T, s *Store) {
 			t.Fatal("a dead triage's claim never lapsed")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A group passes to a new task only from the task that holds it.
+func testTakeOverGroup(t *testing.T, s *Store) {
+	ctx := context.Background()
+	if _, created, err := s.ClaimGroup(ctx, "fp-over", "old"); err != nil || !created {
+		t.Fatalf("claim: %v %v", created, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "someone-else", "new"); err != nil || ok {
+		t.Fatalf("take over from a task that does not hold it: %v %v", ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-over", "old", "new"); err != nil || !ok {
+		t.Fatalf("take over from the holder: %v %v", ok, err)
+	}
+	owner, ttl, ok, err := s.GroupClaim(ctx, "fp-over")
+	if err != nil || !ok || owner != "new" || ttl <= 0 || ttl > s.ClaimTTLs().Triage {
+		t.Fatalf("after the take-over: owner %q ttl %s ok %v err %v; want new with the triage claim's life", owner, ttl, ok, err)
+	}
+	if ok, err := s.TakeOverGroup(ctx, "fp-none", "old", "new"); err != nil || ok {
+		t.Fatalf("take over an unclaimed group: %v %v", ok, err)
+	}
+}
+
+func testGroups(t *testing.T, s *Store) {
+	ctx := context.Background()
+	owner, created, err := s.ClaimGroup(ctx, "fp", "task-1")
+	if err != nil || !created || owner != "task-1" {
+		t.Fatalf("first claim: owner %q created %v err %v", owner, created, err)
+	}
+	owner, created, err = s.ClaimGroup(ctx, "fp", "task-2")
+	if err != nil || created || owner != "task-1" {
+		t.Fatalf("second claim: owner %q created %v err %v, want owner task-1", owner, created, err)
+	}
+	for want := int64(1); want <= 3; want++ {
+		n, err := s.AddOccurrence(ctx, "fp")
+		if err != nil || n != want {
+			t.Fatalf("occurrence %d: got %d, %v", want, n, err)
+		}
+	}
+	if err := s.ReleaseGroup(ctx, "fp", "task-2"); err != nil {
+		t.Fatal(err)
+	}
+	if owner, created, err := s.ClaimGroup(ctx, "fp", "task-9"); err != nil || created || owner != "task-1" {
+		t.Fatalf("a release by a task that does not own the group took effect: owner %q created %v err %v", owner, created, err)
+	}
+	if err := s.ReleaseGroup(ctx, "fp", "task-1"); err != nil {
+		t.Fatal(err)
+	}
+	owner, created, err = s.ClaimGroup(ctx, "fp", "task-3")
+	if err != nil || !created || owner != "task-3" {
+		t.Fatalf("claim after release: owner %q created %v err %v", owner, created, err)
+	}
+	if n, err := s.AddOccurrence(ctx, "fp"); err != nil || n != 4 {
+		t.Fatalf("occurrences after release: %d, %v, want 4 (release keeps them)", n, err)
+	}
+	if _, _, err := s.ClaimGroup(ctx, "", "task-4"); err == nil {
+		t.Fatal("claimed a group without a fingerprint")
+	}
+}
+
+func testConcurrentClaimGroup(t *testing.T, s *Store) {
+	ctx := context.Background()
+	const n = 50
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		winners []string
+		owners  = map[string]int{}
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			id := fmt.Sprint("task-", i)
+			owner, created, err := s.ClaimGroup(ctx, "contended", id)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			owners[owner]++
+			if created {
+				winners = append(winners, id)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(winners) != 1 {
+		t.Fatalf("%d claims created the group (%v), want exactly 1", len(winners), winners)
+	}
+	if owners[winners[0]] != n || len(owners) != 1 {
+		t.Fatalf("claimants saw owners %v, want all %d to see %s", owners, n, winners[0])
 	}
 }

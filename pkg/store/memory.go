@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -66,4 +67,13 @@ func (h memoryHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 		}
 		return fmt.Errorf("%w: %w", ErrMemoryFull, err)
 	}
+}
+
+// MemoryFullMetric is redfix_store_memory_full_errors_total, read from
+// MemoryFullErrors at each scrape.
+func (s *Store) MemoryFullMetric() prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "redfix_store_memory_full_errors_total",
+		Help: "Redis commands and transactions refused because Redis reached its memory cap (maxmemory, with maxmemory-policy noeviction): redfix's writes fail until memory is freed or the cap raised.",
+	}, func() float64 { return float64(s.MemoryFullErrors()) })
 }

@@ -14,7 +14,7 @@ import (
 func (s *Store) AddFailures(ctx context.Context, id string, failures []task.Failure) error {
 	err := s.updateTask(ctx, id, func(cur *task.Task) (task.Task, error) {
 		if cur == nil {
-			return task.Task{}, fmt.Errorf("task %s: %w", id, ErrNotFound)
+			return task.Task{}, fmt.Errorf("task %s: %w", id, task.ErrNotFound)
 		}
 		have := map[string]bool{}
 		for _, f := range cur.Failures {

@@ -11,88 +11,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redfix/redfix/pkg/series"
+	"github.com/redfix/redfix/pkg/task"
 )
-
-// FixState is where a published pull request stands.
-type FixState string
-
-// The states of a published fix. Landed ones count for the land rate.
-const (
-	FixOpen            FixState = "open"
-	FixLanded          FixState = "landed"            // merged as redfix wrote it
-	FixLandedWithEdits FixState = "landed_with_edits" // merged after a human pushed to its branch
-	FixClosed          FixState = "closed_unmerged"
-)
-
-// Fix is a pull request redfix published, and what became of it.
-type Fix struct {
-	Repo             string    `json:"repo"` // "owner/name"
-	Number           int       `json:"number"`
-	URL              string    `json:"url"`
-	TaskID           string    `json:"task_id,omitempty"`
-	Fingerprint      string    `json:"fingerprint,omitempty"`
-	State            FixState  `json:"state"`
-	Reviewed         bool      `json:"reviewed"`
-	ChangesRequested bool      `json:"changes_requested"`
-	PublishedAt      time.Time `json:"published_at"`
-	FirstReviewAt    time.Time `json:"first_review_at,omitzero"`
-	ClosedAt         time.Time `json:"closed_at,omitzero"`
-}
-
-// Landed reports whether the fix was merged, with or without edits.
-func (f Fix) Landed() bool { return f.State == FixLanded || f.State == FixLandedWithEdits }
-
-// LandStats are the outcomes of the fixes of one repository, or of all.
-type LandStats struct {
-	Repo             string `json:"repo,omitempty"`
-	Published        int64  `json:"published"`
-	Landed           int64  `json:"landed"`            // with or without edits
-	LandedWithEdits  int64  `json:"landed_with_edits"` // part of Landed
-	ClosedUnmerged   int64  `json:"closed_unmerged"`
-	Open             int64  `json:"open"`
-	Reviewed         int64  `json:"reviewed"`
-	ChangesRequested int64  `json:"changes_requested"`
-	// LandRate is Landed ÷ the pull requests decided (landed or closed
-	// unmerged): nil (null in JSON) while none is decided, since open ones
-	// say nothing yet.
-	LandRate *float64 `json:"land_rate"`
-	// Mean times from publication, in seconds (0 when none happened yet).
-	MeanSecondsToFirstReview float64 `json:"mean_seconds_to_first_review"`
-	MeanSecondsToLand        float64 `json:"mean_seconds_to_land"`
-
-	reviewSeconds, landSeconds int64
-}
-
-func (s *LandStats) add(o LandStats) {
-	s.Published += o.Published
-	s.Landed += o.Landed
-	s.LandedWithEdits += o.LandedWithEdits
-	s.ClosedUnmerged += o.ClosedUnmerged
-	s.Reviewed += o.Reviewed
-	s.ChangesRequested += o.ChangesRequested
-	s.reviewSeconds += o.reviewSeconds
-	s.landSeconds += o.landSeconds
-}
-
-func (s *LandStats) finish() {
-	s.Open = s.Published - s.Landed - s.ClosedUnmerged
-	if decided := s.Landed + s.ClosedUnmerged; decided > 0 {
-		r := float64(s.Landed) / float64(decided)
-		s.LandRate = &r
-	}
-	if s.Reviewed > 0 {
-		s.MeanSecondsToFirstReview = float64(s.reviewSeconds) / float64(s.Reviewed)
-	}
-	if s.Landed > 0 {
-		s.MeanSecondsToLand = float64(s.landSeconds) / float64(s.Landed)
-	}
-}
-
-// Land is the land rate overall and per repository.
-type Land struct {
-	Overall LandStats   `json:"overall"`
-	Repos   []LandStats `json:"repos"`
-}
 
 // The counters kept per repository.
 const (
@@ -111,26 +33,58 @@ func FixKey(repo string, number int) string {
 	return strings.ToLower(repo) + "#" + strconv.Itoa(number)
 }
 
+// landCounts are the counters of the fixes of one repository, or of all,
+// with the sums behind the mean times.
+type landCounts struct {
+	task.LandStats
+	reviewSeconds, landSeconds int64
+}
+
+func (s *landCounts) add(o landCounts) {
+	s.Published += o.Published
+	s.Landed += o.Landed
+	s.LandedWithEdits += o.LandedWithEdits
+	s.ClosedUnmerged += o.ClosedUnmerged
+	s.Reviewed += o.Reviewed
+	s.ChangesRequested += o.ChangesRequested
+	s.reviewSeconds += o.reviewSeconds
+	s.landSeconds += o.landSeconds
+}
+
+// finish is the stats the counters give: the open ones, the land rate and
+// the mean times.
+func (s landCounts) finish() task.LandStats {
+	st := s.LandStats
+	st.Open = st.Published - st.Landed - st.ClosedUnmerged
+	if decided := st.Landed + st.ClosedUnmerged; decided > 0 {
+		r := float64(st.Landed) / float64(decided)
+		st.LandRate = &r
+	}
+	if st.Reviewed > 0 {
+		st.MeanSecondsToFirstReview = float64(s.reviewSeconds) / float64(st.Reviewed)
+	}
+	if st.Landed > 0 {
+		st.MeanSecondsToLand = float64(s.landSeconds) / float64(st.Landed)
+	}
+	return st
+}
+
 func (s *Store) fixKey(repo string, number int) string { return s.key("fix", FixKey(repo, number)) }
 func (s *Store) fixReposKey() string                   { return s.key("fix_repos") }
 func (s *Store) fixStatsKey(repo string) string        { return s.key("fix_stats", strings.ToLower(repo)) }
 
-// ErrNoFix is returned for an outcome of a pull request that redfix did not
-// record as published.
-var ErrNoFix = errors.New("not a published fix")
-
 // RecordPublished records a newly published fix as open. It reports false,
 // changing nothing, when the pull request was recorded before.
-func (s *Store) RecordPublished(ctx context.Context, f Fix) (bool, error) {
+func (s *Store) RecordPublished(ctx context.Context, f task.Fix) (bool, error) {
 	if f.Repo == "" || f.Number <= 0 {
 		return false, fmt.Errorf("record published fix %s#%d: no repository or number", f.Repo, f.Number)
 	}
 	if f.PublishedAt.IsZero() {
 		f.PublishedAt = time.Now().UTC()
 	}
-	f.State = FixOpen
+	f.State = task.FixOpen
 	created := false
-	err := s.updateFix(ctx, f.Repo, f.Number, func(cur *Fix) (*Fix, map[string]int64, error) {
+	err := s.updateFix(ctx, f.Repo, f.Number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
 		if cur != nil {
 			return nil, nil, nil
 		}
@@ -146,11 +100,11 @@ func (s *Store) RecordPublished(ctx context.Context, f Fix) (bool, error) {
 // RecordReview records a review of a published fix: state is the review's
 // ("approved", "changes_requested", "commented"). The first review sets the
 // time to first review; later ones only add a request for changes.
-func (s *Store) RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (Fix, error) {
-	var out Fix
-	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+func (s *Store) RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error) {
+	var out task.Fix
+	err := s.updateFix(ctx, repo, number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
 		if cur == nil {
-			return nil, nil, ErrNoFix
+			return nil, nil, task.ErrNoFix
 		}
 		f, d := *cur, map[string]int64{}
 		if !f.Reviewed {
@@ -169,7 +123,7 @@ func (s *Store) RecordReview(ctx context.Context, repo string, number int, state
 		return &f, d, nil
 	})
 	if err != nil {
-		return Fix{}, fmt.Errorf("record review of %s#%d: %w", repo, number, err)
+		return task.Fix{}, fmt.Errorf("record review of %s#%d: %w", repo, number, err)
 	}
 	return out, nil
 }
@@ -177,28 +131,28 @@ func (s *Store) RecordReview(ctx context.Context, repo string, number int, state
 // RecordClosed records that a published fix was closed: merged (landed,
 // with edits when a human pushed to its branch first) or not. Closing a
 // closed fix again changes nothing.
-func (s *Store) RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (Fix, error) {
-	var out Fix
-	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+func (s *Store) RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error) {
+	var out task.Fix
+	err := s.updateFix(ctx, repo, number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
 		if cur == nil {
-			return nil, nil, ErrNoFix
+			return nil, nil, task.ErrNoFix
 		}
 		f := *cur
 		out = f
-		if f.State != FixOpen {
+		if f.State != task.FixOpen {
 			return nil, nil, nil
 		}
 		d := map[string]int64{}
 		f.ClosedAt = at.UTC()
 		switch {
 		case merged && edited:
-			f.State = FixLandedWithEdits
+			f.State = task.FixLandedWithEdits
 			d[cLanded], d[cLandedWithEdits] = 1, 1
 		case merged:
-			f.State = FixLanded
+			f.State = task.FixLanded
 			d[cLanded] = 1
 		default:
-			f.State = FixClosed
+			f.State = task.FixClosed
 			d[cClosed] = 1
 		}
 		if merged {
@@ -208,45 +162,45 @@ func (s *Store) RecordClosed(ctx context.Context, repo string, number int, merge
 		return &f, d, nil
 	})
 	if err != nil {
-		return Fix{}, fmt.Errorf("record closing of %s#%d: %w", repo, number, err)
+		return task.Fix{}, fmt.Errorf("record closing of %s#%d: %w", repo, number, err)
 	}
 	return out, nil
 }
 
 // RecordReopened puts a fix that was closed unmerged back to open.
-func (s *Store) RecordReopened(ctx context.Context, repo string, number int) (Fix, error) {
-	var out Fix
-	err := s.updateFix(ctx, repo, number, func(cur *Fix) (*Fix, map[string]int64, error) {
+func (s *Store) RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error) {
+	var out task.Fix
+	err := s.updateFix(ctx, repo, number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
 		if cur == nil {
-			return nil, nil, ErrNoFix
+			return nil, nil, task.ErrNoFix
 		}
 		f := *cur
 		out = f
-		if f.State != FixClosed {
+		if f.State != task.FixClosed {
 			return nil, nil, nil
 		}
-		f.State, f.ClosedAt = FixOpen, time.Time{}
+		f.State, f.ClosedAt = task.FixOpen, time.Time{}
 		out = f
 		return &f, map[string]int64{cClosed: -1}, nil
 	})
 	if err != nil {
-		return Fix{}, fmt.Errorf("record reopening of %s#%d: %w", repo, number, err)
+		return task.Fix{}, fmt.Errorf("record reopening of %s#%d: %w", repo, number, err)
 	}
 	return out, nil
 }
 
-// GetFix reads a published fix; ErrNoFix when there is none.
-func (s *Store) GetFix(ctx context.Context, repo string, number int) (Fix, error) {
+// GetFix reads a published fix; task.ErrNoFix when there is none.
+func (s *Store) GetFix(ctx context.Context, repo string, number int) (task.Fix, error) {
 	data, err := s.rdb.Get(ctx, s.fixKey(repo, number)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, ErrNoFix)
+		return task.Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, task.ErrNoFix)
 	}
 	if err != nil {
-		return Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, err)
+		return task.Fix{}, fmt.Errorf("get fix %s#%d: %w", repo, number, err)
 	}
-	var f Fix
+	var f task.Fix
 	if err := json.Unmarshal(data, &f); err != nil {
-		return Fix{}, fmt.Errorf("get fix %s#%d: decode: %w", repo, number, err)
+		return task.Fix{}, fmt.Errorf("get fix %s#%d: decode: %w", repo, number, err)
 	}
 	return f, nil
 }
@@ -254,17 +208,17 @@ func (s *Store) GetFix(ctx context.Context, repo string, number int) (Fix, error
 // updateFix applies change to the fix in a transaction watching its key:
 // the fix is rewritten and the counters moved together, or not at all. A
 // nil fix from change writes nothing.
-func (s *Store) updateFix(ctx context.Context, repo string, number int, change func(cur *Fix) (*Fix, map[string]int64, error)) error {
+func (s *Store) updateFix(ctx context.Context, repo string, number int, change func(cur *task.Fix) (*task.Fix, map[string]int64, error)) error {
 	key := s.fixKey(repo, number)
 	txf := func(tx *redis.Tx) error {
-		var cur *Fix
+		var cur *task.Fix
 		data, err := tx.Get(ctx, key).Bytes()
 		switch {
 		case errors.Is(err, redis.Nil):
 		case err != nil:
 			return fmt.Errorf("read current: %w", err)
 		default:
-			cur = new(Fix)
+			cur = new(task.Fix)
 			if err := json.Unmarshal(data, cur); err != nil {
 				return fmt.Errorf("decode current: %w", err)
 			}
@@ -284,13 +238,13 @@ func (s *Store) updateFix(ctx context.Context, repo string, number int, change f
 				p.HIncrBy(ctx, s.fixStatsKey(next.Repo), field, n)
 			}
 			// The dashboard's history: what happened to fixes, by day.
-			for field, ev := range map[string]string{cLanded: EventLanded, cClosed: EventClosed, cReviewed: EventReviewed} {
+			for field, ev := range map[string]string{cLanded: series.EventLanded, cClosed: series.EventClosed, cReviewed: series.EventReviewed} {
 				at := next.ClosedAt
 				if field == cReviewed {
 					at = next.FirstReviewAt
 				}
 				if deltas[field] > 0 && !at.IsZero() {
-					countDaily(ctx, p, s.dailyKey(day(at)), []Count{{Event: ev, Repo: next.Repo}})
+					countDaily(ctx, p, s.dailyKey(day(at)), []series.Count{{Event: ev, Repo: next.Repo}})
 				}
 			}
 			return nil
@@ -309,23 +263,24 @@ func (s *Store) updateFix(ctx context.Context, repo string, number int, change f
 
 // LandRate is the outcome of the published fixes, overall and by
 // repository (sorted by name).
-func (s *Store) LandRate(ctx context.Context) (Land, error) {
+func (s *Store) LandRate(ctx context.Context) (task.Land, error) {
 	repos, err := s.rdb.SMembers(ctx, s.fixReposKey()).Result()
 	if err != nil {
-		return Land{}, fmt.Errorf("land rate: list repositories: %w", err)
+		return task.Land{}, fmt.Errorf("land rate: list repositories: %w", err)
 	}
 	slices.Sort(repos)
-	land := Land{Repos: make([]LandStats, 0, len(repos))}
+	land := task.Land{Repos: make([]task.LandStats, 0, len(repos))}
+	var overall landCounts
 	for _, repo := range repos {
 		raw, err := s.rdb.HGetAll(ctx, s.fixStatsKey(repo)).Result()
 		if err != nil {
-			return Land{}, fmt.Errorf("land rate of %s: %w", repo, err)
+			return task.Land{}, fmt.Errorf("land rate of %s: %w", repo, err)
 		}
-		st := LandStats{Repo: repo}
+		st := landCounts{LandStats: task.LandStats{Repo: repo}}
 		for field, v := range raw {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return Land{}, fmt.Errorf("land rate of %s: %s %q: %w", repo, field, v, err)
+				return task.Land{}, fmt.Errorf("land rate of %s: %s %q: %w", repo, field, v, err)
 			}
 			switch field {
 			case cPublished:
@@ -346,11 +301,10 @@ func (s *Store) LandRate(ctx context.Context) (Land, error) {
 				st.landSeconds = n
 			}
 		}
-		land.Overall.add(st)
-		st.finish()
-		land.Repos = append(land.Repos, st)
+		overall.add(st)
+		land.Repos = append(land.Repos, st.finish())
 	}
-	land.Overall.finish()
+	land.Overall = overall.finish()
 	return land, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // outcomeBackends are the in-process server and, when one is named, the
@@ -36,7 +37,7 @@ func TestFixOutcomes(t *testing.T) {
 			t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 			publish := func(repo string, n int) {
 				t.Helper()
-				ok, err := s.RecordPublished(ctx, Fix{Repo: repo, Number: n, URL: "https://github.com/" + repo + "/pull/1", PublishedAt: t0})
+				ok, err := s.RecordPublished(ctx, task.Fix{Repo: repo, Number: n, URL: "https://github.com/" + repo + "/pull/1", PublishedAt: t0})
 				if err != nil || !ok {
 					t.Fatalf("publish %s#%d: %v, %v", repo, n, ok, err)
 				}
@@ -46,7 +47,7 @@ func TestFixOutcomes(t *testing.T) {
 			publish("o/a", 3)
 			publish("o/b", 1)
 			// Recorded twice (a redelivered job): counted once.
-			if ok, err := s.RecordPublished(ctx, Fix{Repo: "O/A", Number: 1, PublishedAt: t0}); err != nil || ok {
+			if ok, err := s.RecordPublished(ctx, task.Fix{Repo: "O/A", Number: 1, PublishedAt: t0}); err != nil || ok {
 				t.Fatalf("second record of o/a#1: %v, %v", ok, err)
 			}
 
@@ -62,11 +63,11 @@ func TestFixOutcomes(t *testing.T) {
 			if !f.Reviewed || !f.ChangesRequested || !f.FirstReviewAt.Equal(t0.Add(time.Hour)) {
 				t.Errorf("after two reviews: %+v", f)
 			}
-			if f, err = s.RecordClosed(ctx, "o/a", 1, true, true, t0.Add(5*time.Hour)); err != nil || f.State != FixLandedWithEdits {
+			if f, err = s.RecordClosed(ctx, "o/a", 1, true, true, t0.Add(5*time.Hour)); err != nil || f.State != task.FixLandedWithEdits {
 				t.Fatalf("close o/a#1: %+v, %v", f, err)
 			}
 			// A redelivered close changes nothing.
-			if f, err = s.RecordClosed(ctx, "o/a", 1, false, false, t0.Add(6*time.Hour)); err != nil || f.State != FixLandedWithEdits {
+			if f, err = s.RecordClosed(ctx, "o/a", 1, false, false, t0.Add(6*time.Hour)); err != nil || f.State != task.FixLandedWithEdits {
 				t.Fatalf("close o/a#1 again: %+v, %v", f, err)
 			}
 			// o/a#2: approved after 3 h, landed after 3 h.
@@ -77,17 +78,17 @@ func TestFixOutcomes(t *testing.T) {
 				t.Fatal(err)
 			}
 			// o/b#1: closed, reopened, closed unmerged.
-			for _, step := range []func() (Fix, error){
-				func() (Fix, error) { return s.RecordClosed(ctx, "o/b", 1, false, false, t0.Add(time.Hour)) },
-				func() (Fix, error) { return s.RecordReopened(ctx, "o/b", 1) },
-				func() (Fix, error) { return s.RecordClosed(ctx, "o/b", 1, false, false, t0.Add(2*time.Hour)) },
+			for _, step := range []func() (task.Fix, error){
+				func() (task.Fix, error) { return s.RecordClosed(ctx, "o/b", 1, false, false, t0.Add(time.Hour)) },
+				func() (task.Fix, error) { return s.RecordReopened(ctx, "o/b", 1) },
+				func() (task.Fix, error) { return s.RecordClosed(ctx, "o/b", 1, false, false, t0.Add(2*time.Hour)) },
 			} {
 				if _, err := step(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// Not redfix's pull request.
-			if _, err := s.RecordClosed(ctx, "o/c", 9, true, false, t0); !errors.Is(err, ErrNoFix) {
+			if _, err := s.RecordClosed(ctx, "o/c", 9, true, false, t0); !errors.Is(err, task.ErrNoFix) {
 				t.Errorf("closing an unknown pull request: %v, want ErrNoFix", err)
 			}
 
@@ -114,7 +115,7 @@ func TestFixOutcomes(t *testing.T) {
 
 			// A repository whose pull requests are all open has no land
 			// rate yet (null), not 0.
-			if _, err := s.RecordPublished(ctx, Fix{Repo: "o/d", Number: 1, PublishedAt: t0}); err != nil {
+			if _, err := s.RecordPublished(ctx, task.Fix{Repo: "o/d", Number: 1, PublishedAt: t0}); err != nil {
 				t.Fatal(err)
 			}
 			land, err = s.LandRate(ctx)
@@ -141,7 +142,7 @@ func TestConcurrentFixOutcomes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := New(rdb, testPrefix(t, rdb))
-			if _, err := s.RecordPublished(ctx, Fix{Repo: "o/a", Number: 7}); err != nil {
+			if _, err := s.RecordPublished(ctx, task.Fix{Repo: "o/a", Number: 7}); err != nil {
 				t.Fatal(err)
 			}
 			// Redelivered reviews and closes racing: each counts once.

@@ -114,14 +114,14 @@ func TestRetentionExpiresFinishedTasks(t *testing.T) {
 				t.Fatalf("sweep: %d, %v; want the 3 finished tasks", n, err)
 			}
 			for _, id := range []string{"dropped", "published", "no-patch"} {
-				if _, err := s.GetTask(ctx, id); !errors.Is(err, ErrNotFound) {
+				if _, err := s.GetTask(ctx, id); !errors.Is(err, task.ErrNotFound) {
 					t.Errorf("task %s after the sweep: %v, want ErrNotFound", id, err)
 				}
 			}
 			if _, ok, err := s.Reported(ctx, "published"); err != nil || ok {
 				t.Errorf("the report time of a swept task is kept: %v %v", ok, err)
 			}
-			all, err := s.FindTasks(ctx, TaskFilter{})
+			all, err := s.FindTasks(ctx, task.Filter{})
 			if err != nil || fmt.Sprint(taskIDs(all)) != "[running queued]" && fmt.Sprint(taskIDs(all)) != "[queued running]" {
 				t.Errorf("tasks after the sweep: %v, %v; want queued and running", taskIDs(all), err)
 			}
@@ -210,7 +210,7 @@ func TestRetentionTTLExpiresTheTask(t *testing.T) {
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				_, err := s.GetTask(ctx, "short")
-				if errors.Is(err, ErrNotFound) {
+				if errors.Is(err, task.ErrNotFound) {
 					break
 				}
 				if time.Now().After(deadline) {

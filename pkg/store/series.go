@@ -5,34 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// The events the store counts by day, for the dashboard's history. Each is
-// counted per repository, some with a class (a reason, a gate).
-const (
-	EventReportAccepted = "report_accepted" // a report stored for triage
-	EventReportRejected = "report_rejected" // a report the ingest API refused
-	EventReportTriaged  = "report_triaged"  // a report triage went through
-	EventTriageFailed   = "triage_failed"   // class: invalid or gave_up
-	EventQueued         = "queued"          // a failure group became a repair job
-	EventDropped        = "dropped"         // class: triage's reason class
-	EventPublished      = "published"       // a pull request opened (any publisher)
-	EventNoPatch        = "no_patch"        // a repair found nothing that passed the gates
-	EventFailed         = "failed"          // a repair the machinery failed
-	EventGateRejected   = "gate_rejected"   // class: the gate
-	EventRepaired       = "repaired"        // a repair that ran to its end (the cost figures' denominator)
-	EventTokens         = "tokens"          // model tokens of the repairs
-	EventCostMicroUSD   = "cost_micro_usd"  // model cost of the repairs, in millionths of a dollar
-	EventReviewed       = "reviewed"        // a published fix got its first review
-	EventLanded         = "landed"          // a published fix was merged
-	EventClosed         = "closed_unmerged" // a published fix was closed unmerged
+	"github.com/redfix/redfix/pkg/series"
 )
 
 // SeriesTTL is how long the daily counters and samples are kept.
@@ -43,27 +23,6 @@ const maxDailySamples = 5000
 
 // maxRecent bounds the recent pull requests and triage failures kept.
 const maxRecent = 100
-
-// Count is an event to count: N of it (1 when 0) for a repository, with an
-// optional class.
-type Count struct {
-	Event, Class, Repo string
-	N                  int64
-}
-
-// SeriesRepo is the name a repository's series are kept under: owner/name
-// in lower case for a remote URL or an owner/name, the path for a local
-// repository, so that a task's canonical location and a pull request's
-// owner/name meet.
-func SeriesRepo(repo string) string {
-	if u, err := url.Parse(repo); err == nil && u.Scheme != "" && u.Host != "" {
-		return strings.ToLower(strings.TrimSuffix(strings.Trim(u.Path, "/"), ".git"))
-	}
-	if strings.HasPrefix(repo, "/") {
-		return repo
-	}
-	return strings.ToLower(repo)
-}
 
 func day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
@@ -78,7 +37,7 @@ func (s *Store) triageFailuresKey() string      { return s.key("recent_triage_fa
 func field(event, class, repo string) string { return event + "|" + class + "|" + repo }
 
 // Count adds the counts to the day of at.
-func (s *Store) Count(ctx context.Context, at time.Time, counts ...Count) error {
+func (s *Store) Count(ctx context.Context, at time.Time, counts ...series.Count) error {
 	if len(counts) == 0 {
 		return nil
 	}
@@ -93,26 +52,20 @@ func (s *Store) Count(ctx context.Context, at time.Time, counts ...Count) error 
 	return nil
 }
 
-func countDaily(ctx context.Context, p redis.Pipeliner, key string, counts []Count) {
+func countDaily(ctx context.Context, p redis.Pipeliner, key string, counts []series.Count) {
 	for _, c := range counts {
 		n := c.N
 		if n == 0 {
 			n = 1
 		}
-		p.HIncrBy(ctx, key, field(c.Event, c.Class, SeriesRepo(c.Repo)), n)
+		p.HIncrBy(ctx, key, field(c.Event, c.Class, series.Repo(c.Repo)), n)
 	}
 	p.Expire(ctx, key, SeriesTTL)
 }
 
-// DayCounts are one day's counters.
-type DayCounts struct {
-	Day    string // YYYY-MM-DD, UTC
-	Counts []Count
-}
-
 // Daily reads the counters of the days from from to to (UTC days, both
 // included), oldest first; a day without events has no counts.
-func (s *Store) Daily(ctx context.Context, from, to time.Time) ([]DayCounts, error) {
+func (s *Store) Daily(ctx context.Context, from, to time.Time) ([]series.DayCounts, error) {
 	var days []string
 	for d := from.UTC().Truncate(24 * time.Hour); !d.After(to.UTC()); d = d.Add(24 * time.Hour) {
 		days = append(days, day(d))
@@ -127,7 +80,7 @@ func (s *Store) Daily(ctx context.Context, from, to time.Time) ([]DayCounts, err
 	if err != nil {
 		return nil, fmt.Errorf("read daily counters: %w", err)
 	}
-	out := make([]DayCounts, len(days))
+	out := make([]series.DayCounts, len(days))
 	for i, d := range days {
 		out[i].Day = d
 		for f, v := range cmds[i].Val() {
@@ -136,7 +89,7 @@ func (s *Store) Daily(ctx context.Context, from, to time.Time) ([]DayCounts, err
 			if len(parts) != 3 || err != nil {
 				continue // not ours; never fatal for a dashboard
 			}
-			out[i].Counts = append(out[i].Counts, Count{Event: parts[0], Class: parts[1], Repo: parts[2], N: n})
+			out[i].Counts = append(out[i].Counts, series.Count{Event: parts[0], Class: parts[1], Repo: parts[2], N: n})
 		}
 		sort.Slice(out[i].Counts, func(a, b int) bool {
 			x, y := out[i].Counts[a], out[i].Counts[b]
@@ -216,36 +169,18 @@ func (s *Store) Reported(ctx context.Context, taskID string) (at time.Time, ok b
 	return at, true, nil
 }
 
-// PullRequest is a pull request redfix opened, for the dashboard's list.
-type PullRequest struct {
-	TaskID string    `json:"task_id"`
-	Repo   string    `json:"repo"`
-	URL    string    `json:"url"`
-	Title  string    `json:"title,omitempty"`
-	At     time.Time `json:"at"`
-}
-
-// TriageFailure is a report triage gave up on, with why.
-type TriageFailure struct {
-	Submission string    `json:"submission"`
-	Repo       string    `json:"repo,omitempty"`
-	Class      string    `json:"class"` // invalid or gave_up
-	Reason     string    `json:"reason"`
-	At         time.Time `json:"at"`
-}
-
 // RecordPullRequest adds a pull request to the recent ones.
-func (s *Store) RecordPullRequest(ctx context.Context, pr PullRequest) error {
+func (s *Store) RecordPullRequest(ctx context.Context, pr series.PullRequest) error {
 	return s.pushRecent(ctx, s.recentPRsKey(), pr)
 }
 
 // RecentPullRequests are the last n pull requests opened, newest first.
-func (s *Store) RecentPullRequests(ctx context.Context, n int) ([]PullRequest, error) {
-	return readRecent[PullRequest](ctx, s, s.recentPRsKey(), n)
+func (s *Store) RecentPullRequests(ctx context.Context, n int) ([]series.PullRequest, error) {
+	return readRecent[series.PullRequest](ctx, s, s.recentPRsKey(), n)
 }
 
 // RecordTriageFailure adds a report triage gave up on to the recent ones.
-func (s *Store) RecordTriageFailure(ctx context.Context, f TriageFailure) error {
+func (s *Store) RecordTriageFailure(ctx context.Context, f series.TriageFailure) error {
 	if s.redactor != nil {
 		f.Reason = s.redactor.String(f.Reason)
 	}
@@ -254,8 +189,8 @@ func (s *Store) RecordTriageFailure(ctx context.Context, f TriageFailure) error 
 
 // RecentTriageFailures are the last n reports triage gave up on, newest
 // first.
-func (s *Store) RecentTriageFailures(ctx context.Context, n int) ([]TriageFailure, error) {
-	return readRecent[TriageFailure](ctx, s, s.triageFailuresKey(), n)
+func (s *Store) RecentTriageFailures(ctx context.Context, n int) ([]series.TriageFailure, error) {
+	return readRecent[series.TriageFailure](ctx, s, s.triageFailuresKey(), n)
 }
 
 func (s *Store) pushRecent(ctx context.Context, key string, v any) error {

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/pkg/series"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestDailySeries(t *testing.T) {
@@ -15,13 +18,13 @@ func TestDailySeries(t *testing.T) {
 			s := New(rdb, prefix)
 			d1 := time.Date(2026, 11, 1, 23, 30, 0, 0, time.UTC)
 			d3 := d1.Add(48 * time.Hour)
-			if err := s.Count(ctx, d1, Count{Event: EventPublished, Repo: "https://github.com/Acme/Shop"}, Count{Event: EventDropped, Class: "flaky", Repo: "/srv/repo"}); err != nil {
+			if err := s.Count(ctx, d1, series.Count{Event: series.EventPublished, Repo: "https://github.com/Acme/Shop"}, series.Count{Event: series.EventDropped, Class: "flaky", Repo: "/srv/repo"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Count(ctx, d1.Add(10*time.Minute), Count{Event: EventPublished, Repo: "https://github.com/acme/shop.git", N: 2}); err != nil {
+			if err := s.Count(ctx, d1.Add(10*time.Minute), series.Count{Event: series.EventPublished, Repo: "https://github.com/acme/shop.git", N: 2}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Count(ctx, d3, Count{Event: EventGateRejected, Class: "oracle", Repo: "a|b"}); err != nil {
+			if err := s.Count(ctx, d3, series.Count{Event: series.EventGateRejected, Class: "oracle", Repo: "a|b"}); err != nil {
 				t.Fatal(err)
 			}
 			days, err := s.Daily(ctx, d1.Add(-24*time.Hour), d3)
@@ -36,11 +39,11 @@ func TestDailySeries(t *testing.T) {
 			}
 			// 23:40 UTC on the 1st is still the 1st; both spellings of the
 			// repository meet under owner/name.
-			want := []Count{{Event: EventDropped, Class: "flaky", Repo: "/srv/repo", N: 1}, {Event: EventPublished, Repo: "acme/shop", N: 3}}
+			want := []series.Count{{Event: series.EventDropped, Class: "flaky", Repo: "/srv/repo", N: 1}, {Event: series.EventPublished, Repo: "acme/shop", N: 3}}
 			if got := days[1].Counts; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 				t.Errorf("2026-11-01: %+v, want %+v", got, want)
 			}
-			if got := days[3].Counts; len(got) != 1 || got[0] != (Count{Event: EventGateRejected, Class: "oracle", Repo: "a|b", N: 1}) {
+			if got := days[3].Counts; len(got) != 1 || got[0] != (series.Count{Event: series.EventGateRejected, Class: "oracle", Repo: "a|b", N: 1}) {
 				t.Errorf("2026-11-03: %+v", got)
 			}
 			ttl, err := rdb.TTL(ctx, prefix+":daily:2026-11-01").Result()
@@ -58,7 +61,7 @@ func TestFixOutcomesCountedByDay(t *testing.T) {
 			s := New(rdb, testPrefix(t, rdb))
 			t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 			for n := 1; n <= 2; n++ {
-				if _, err := s.RecordPublished(ctx, Fix{Repo: "Acme/Shop", Number: n, PublishedAt: t0}); err != nil {
+				if _, err := s.RecordPublished(ctx, task.Fix{Repo: "Acme/Shop", Number: n, PublishedAt: t0}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -112,7 +115,7 @@ func TestTimesToPRAndRecentLists(t *testing.T) {
 				t.Fatalf("samples of days 2-4: %v, %v", got, err)
 			}
 			for i := range maxRecent + 5 {
-				if err := s.RecordPullRequest(ctx, PullRequest{TaskID: "t" + string(rune('a'+i%26)), URL: "u", At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
+				if err := s.RecordPullRequest(ctx, series.PullRequest{TaskID: "t" + string(rune('a'+i%26)), URL: "u", At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -123,7 +126,7 @@ func TestTimesToPRAndRecentLists(t *testing.T) {
 			if all, err := s.RecentPullRequests(ctx, 0); err != nil || len(all) != maxRecent {
 				t.Fatalf("kept %d, %v; want the last %d", len(all), err, maxRecent)
 			}
-			if err := s.RecordTriageFailure(ctx, TriageFailure{Submission: "s1", Class: "invalid", Reason: "no repository"}); err != nil {
+			if err := s.RecordTriageFailure(ctx, series.TriageFailure{Submission: "s1", Class: "invalid", Reason: "no repository"}); err != nil {
 				t.Fatal(err)
 			}
 			fs, err := s.RecentTriageFailures(ctx, 10)

@@ -7,13 +7,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// RepoSpend is what the model calls for one repository cost on one UTC day.
-type RepoSpend struct {
-	Tokens  int     `json:"tokens"`
-	CostUSD float64 `json:"cost_usd"`
-}
+	"github.com/redfix/redfix/pkg/task"
+)
 
 // spendTTL keeps a day's counter past its end, so that it can be read the
 // next morning, and then lets it go.
@@ -41,20 +37,20 @@ func (s *Store) AddRepoSpend(ctx context.Context, repo string, at time.Time, tok
 
 // RepoSpend reads repo's counter for the UTC day of at (zero when nothing
 // was spent).
-func (s *Store) RepoSpend(ctx context.Context, repo string, at time.Time) (RepoSpend, error) {
+func (s *Store) RepoSpend(ctx context.Context, repo string, at time.Time) (task.RepoSpend, error) {
 	vals, err := s.rdb.HGetAll(ctx, s.spendKey(repo, at)).Result()
 	if err != nil {
-		return RepoSpend{}, fmt.Errorf("read the spend of %s: %w", repo, err)
+		return task.RepoSpend{}, fmt.Errorf("read the spend of %s: %w", repo, err)
 	}
-	var out RepoSpend
+	var out task.RepoSpend
 	if v := vals["tokens"]; v != "" {
 		if out.Tokens, err = strconv.Atoi(v); err != nil {
-			return RepoSpend{}, fmt.Errorf("read the spend of %s: tokens %q: %w", repo, v, err)
+			return task.RepoSpend{}, fmt.Errorf("read the spend of %s: tokens %q: %w", repo, v, err)
 		}
 	}
 	if v := vals["cost_usd"]; v != "" {
 		if out.CostUSD, err = strconv.ParseFloat(v, 64); err != nil {
-			return RepoSpend{}, fmt.Errorf("read the spend of %s: cost %q: %w", repo, v, err)
+			return task.RepoSpend{}, fmt.Errorf("read the spend of %s: cost %q: %w", repo, v, err)
 		}
 	}
 	return out, nil

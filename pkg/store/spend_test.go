@@ -13,7 +13,7 @@ import (
 func testTaskSpend(t *testing.T, s *Store) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	if err := s.AddTaskSpend(ctx, "nope", task.Spend{Calls: 1}); !errors.Is(err, ErrNotFound) {
+	if err := s.AddTaskSpend(ctx, "nope", task.Spend{Calls: 1}); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("spend of a missing task: %v", err)
 	}
 	tk := newTask("t1", now, task.StatusRunning)
@@ -50,7 +50,7 @@ func testTaskSpend(t *testing.T, s *Store) {
 func testRepoSpend(t *testing.T, s *Store) {
 	ctx := context.Background()
 	day := time.Date(2026, 11, 23, 23, 59, 0, 0, time.UTC)
-	if got, err := s.RepoSpend(ctx, "github.com/o/a", day); err != nil || got != (RepoSpend{}) {
+	if got, err := s.RepoSpend(ctx, "github.com/o/a", day); err != nil || got != (task.RepoSpend{}) {
 		t.Fatalf("nothing spent: %+v, %v", got, err)
 	}
 	for _, add := range []struct {

@@ -4,6 +4,7 @@
 package task
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -190,6 +191,27 @@ func (s Spend) Add(o Spend) Spend {
 		out.Model = o.Model
 	}
 	return out
+}
+
+// RepoSpend is what the model calls for one repository cost on one UTC
+// day.
+type RepoSpend struct {
+	Tokens  int     `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+}
+
+// ErrNotFound is returned for a task that is not there.
+var ErrNotFound = errors.New("not found")
+
+// Filter selects tasks; a zero field selects every task.
+type Filter struct {
+	// Status keeps the tasks that stand in it now.
+	Status Status
+	// Repo keeps one repository's tasks, named as tasks name it (the
+	// canonical form, repourl.Canonical).
+	Repo string
+	// Limit is how many at most (the store's default when <= 0).
+	Limit int
 }
 
 // Tests are the failing tests' IDs.

@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -35,7 +34,7 @@ var takeOverFrom = []task.Status{task.StatusFailed, task.StatusOverBudget}
 // failure; otherwise reason says why this one is dropped.
 func (t *Triage) ownedByAnother(ctx context.Context, fingerprint, owner, id string) (reason string, tookOver bool, err error) {
 	prev, err := t.store.GetTask(ctx, owner)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, task.ErrNotFound) {
 		// Its triage is still running (it saves the task when it decides).
 		return "duplicate of task " + owner, false, nil
 	}

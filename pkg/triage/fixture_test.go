@@ -11,7 +11,6 @@ import (
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/report"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -109,7 +108,7 @@ func (s *memStore) GetTask(_ context.Context, id string) (task.Task, error) {
 	defer s.mu.Unlock()
 	t, ok := s.tasks[id]
 	if !ok {
-		return task.Task{}, fmt.Errorf("get task %s: %w", id, store.ErrNotFound)
+		return task.Task{}, fmt.Errorf("get task %s: %w", id, task.ErrNotFound)
 	}
 	return t, nil
 }

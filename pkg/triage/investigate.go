@@ -198,3 +198,23 @@ func reproConfidence(f task.Flakiness) float64 {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// ReproduceAt is Investigate without the bisection: the tests reproduced
+// at head in a clone of repoPath, reruns times each, each with its own
+// evidence.
+func ReproduceAt(ctx context.Context, repoPath, head string, tests []string, reruns int) (Verdict, error) {
+	ws, err := workspace.Open(ctx, repoPath, head, "")
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reproduce: %w", err)
+	}
+	defer ws.Close()
+	ids, err := testrun.Canonical(ws.Dir, tests)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reproduce: %w", err)
+	}
+	rep, err := Reproduce(ctx, testrun.Runner{}, ws.Dir, ids, reruns)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reproduce: %w", err)
+	}
+	return Verdict{Repo: repoPath, Commit: ws.Commit, Tests: ids, Flakiness: rep.Flakiness, Evidence: rep.Tests, TestRuns: rep.Flakiness.Runs}, nil
+}

@@ -31,7 +31,7 @@ type Store interface {
 	// taking it back if it lapsed; false means another task holds it now.
 	RefreshGroup(ctx context.Context, fingerprint, taskID string) (bool, error)
 	SaveTask(ctx context.Context, t task.Task) error
-	// GetTask reads a task; an error wrapping store.ErrNotFound when
+	// GetTask reads a task; an error wrapping task.ErrNotFound when
 	// there is none.
 	GetTask(ctx context.Context, id string) (task.Task, error)
 	// GroupClaim is the group's owner and how long its claim has left.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,10 @@ type Consumer struct {
 	// as usual.
 	Ready func(context.Context) error
 	Log   *zap.Logger
+
+	// left is the consume loop Run leaves behind when the drain timeout
+	// passes with jobs still running; Wait waits for it.
+	left sync.WaitGroup
 }
 
 // RepairRecorder keeps what became of each repair. An outcome without a
@@ -197,7 +202,9 @@ func (m *Metrics) observe(result string, d time.Duration) {
 // Run consumes until ctx ends. A job running then is handed back to the
 // queue at once (its repair is cancelled and the delivery nak'ed without
 // delay, for another worker to start over); Run returns once every slot
-// has handed its job back, or DrainTimeout after ctx ended.
+// has handed its job back, or DrainTimeout after ctx ended. In the latter
+// case the consume loop goes on until its last job returns: the Consumer
+// owns it, and Wait waits for it.
 func (c *Consumer) Run(ctx context.Context) error {
 	slots := c.Slots
 	if slots < 1 {
@@ -211,7 +218,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return c.Jobs.Consume(ctx, slots, c.handle, opts...)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Jobs.Consume(ctx, slots, c.handle, opts...) }()
+	c.left.Add(1)
+	go func() {
+		defer c.left.Done()
+		done <- c.Jobs.Consume(ctx, slots, c.handle, opts...)
+	}()
 	select {
 	case err := <-done:
 		return err
@@ -228,6 +239,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return nil
 	}
 }
+
+// Wait waits until the jobs that Run left running at its drain timeout
+// have returned (at once when it left none). A process that exits after
+// Run need not call it: the queue redelivers those jobs.
+func (c *Consumer) Wait() { c.left.Wait() }
 
 func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	start := time.Now()

@@ -21,7 +21,6 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
@@ -65,7 +64,7 @@ type Ledger interface {
 // RepoSpending counts what each repository's tasks spend on the model per
 // UTC day (store.Store).
 type RepoSpending interface {
-	RepoSpend(ctx context.Context, repo string, at time.Time) (store.RepoSpend, error)
+	RepoSpend(ctx context.Context, repo string, at time.Time) (task.RepoSpend, error)
 	AddRepoSpend(ctx context.Context, repo string, at time.Time, tokens int, costUSD float64) error
 }
 

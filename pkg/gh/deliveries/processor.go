@@ -20,7 +20,7 @@ import (
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/ingest"
-	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // ClientFor gives the GitHub client for a repository (its App
@@ -37,9 +37,9 @@ type Collector interface {
 type State interface {
 	ClaimRun(ctx context.Context, run, owner string, ttl time.Duration) (ok bool, holder string, err error)
 	ReleaseRun(ctx context.Context, run, owner string) error
-	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (store.Fix, error)
-	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (store.Fix, error)
-	RecordReopened(ctx context.Context, repo string, number int) (store.Fix, error)
+	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error)
+	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error)
+	RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error)
 }
 
 // RunClaimTTL is how long a triaged run is remembered: longer than GitHub
@@ -154,7 +154,7 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 	pr := d.PR.GetPullRequest()
 	log = log.With(zap.Int("pull_request", pr.GetNumber()))
 	var (
-		f   store.Fix
+		f   task.Fix
 		err error
 	)
 	switch d.PR.GetAction() {
@@ -170,7 +170,7 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 		}
 		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr), at)
 	}
-	if errors.Is(err, store.ErrNoFix) {
+	if errors.Is(err, task.ErrNoFix) {
 		log.Info("pull request is not a published fix; ignored")
 		return Result{Note: "not a published fix"}, nil
 	}
@@ -192,7 +192,7 @@ func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Deliver
 		at = time.Now()
 	}
 	f, err := p.State.RecordReview(ctx, d.Repo, pr.GetNumber(), strings.ToLower(rv.GetState()), at)
-	if errors.Is(err, store.ErrNoFix) {
+	if errors.Is(err, task.ErrNoFix) {
 		log.Info("review of a pull request that is not a published fix; ignored")
 		return Result{Note: "not a published fix"}, nil
 	}

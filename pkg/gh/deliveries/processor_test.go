@@ -15,6 +15,7 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestRunTriagedOnce(t *testing.T) {
@@ -93,7 +94,7 @@ func TestOutcomes(t *testing.T) {
 		t.Errorf("closing an unknown pull request: %q", res.Note)
 	}
 	published := time.Date(2019, 5, 15, 15, 0, 0, 0, time.UTC)
-	if _, err := st.RecordPublished(ctx, store.Fix{Repo: pr.Repository.FullName, Number: pr.Number, PublishedAt: published}); err != nil {
+	if _, err := st.RecordPublished(ctx, task.Fix{Repo: pr.Repository.FullName, Number: pr.Number, PublishedAt: published}); err != nil {
 		t.Fatal(err)
 	}
 	deliver("pull_request_review", review)
@@ -109,7 +110,7 @@ func TestOutcomes(t *testing.T) {
 	deliver("pull_request_review", changes)
 	// The published closed example is not merged.
 	deliver("pull_request", closed)
-	if f, _ = st.GetFix(ctx, pr.Repository.FullName, pr.Number); f.State != store.FixClosed || !f.ChangesRequested {
+	if f, _ = st.GetFix(ctx, pr.Repository.FullName, pr.Number); f.State != task.FixClosed || !f.ChangesRequested {
 		t.Errorf("after closing: %+v", f)
 	}
 	deliver("pull_request", ghtest.EditPayload(t, ghtest.WebhookPayload(t, ex, "pull_request", "reopened"), ours))
@@ -118,7 +119,7 @@ func TestOutcomes(t *testing.T) {
 		p["merged"], p["merged_at"], p["commits"] = true, "2019-05-15T17:00:00Z", 3
 	})
 	deliver("pull_request", merged)
-	if f, _ = st.GetFix(ctx, pr.Repository.FullName, pr.Number); f.State != store.FixLandedWithEdits {
+	if f, _ = st.GetFix(ctx, pr.Repository.FullName, pr.Number); f.State != task.FixLandedWithEdits {
 		t.Errorf("after a merge of a branch with 3 commits: %+v", f)
 	}
 	land, err := st.LandRate(ctx)

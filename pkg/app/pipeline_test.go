@@ -42,8 +42,8 @@ func TestPipelinePublishesOnGitHubWhenConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, ok := unwrapRedacting(t, pipe.Publisher).(byRepo)
-	if !ok || b.github == nil || b.local == nil {
+	b, ok := unwrapRedacting(t, pipe.Publisher).(publish.ByRepo)
+	if !ok || b.GitHub == nil || b.Local == nil {
 		t.Fatalf("with GitHub configured the publisher is %T", pipe.Publisher)
 	}
 	if m := pipe.Checkouts.(*workspace.Mirrors); m.Auth == nil {
@@ -65,7 +65,7 @@ func TestWorkerPipelinePublishesOnGitHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := investigate(ctx, s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1, false)
+	v, err := triage.ReproduceAt(ctx, s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +127,9 @@ func TestWorkerPipelinePublishesOnGitHub(t *testing.T) {
 // goes through.
 func unwrapRedacting(t *testing.T, p any) any {
 	t.Helper()
-	r, ok := p.(redactingPublisher)
+	r, ok := p.(publish.Redacting)
 	if !ok {
 		t.Fatalf("the publisher %T does not redact", p)
 	}
-	return r.publisher
+	return r.Publisher
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -12,15 +11,6 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/ingest"
 )
-
-func TestTriageSlotsBoundedByCPU(t *testing.T) {
-	n := runtime.NumCPU()
-	for _, c := range []struct{ configured, want int }{{0, n}, {1, 1}, {n, n}, {n + 5, n}, {-1, n}} {
-		if got := triageSlots(c.configured); got != c.want {
-			t.Errorf("triageSlots(%d) = %d, want %d", c.configured, got, c.want)
-		}
-	}
-}
 
 // The reports waiting for triage are a gauge, with the oldest one's age;
 // only the bot's cluster metrics carry them.

@@ -1,10 +1,10 @@
-package app
+package triage
 
 import "runtime"
 
-// triageSlots is how many reports triage works on at once: the configured
+// slots is how many reports triage works on at once: the configured
 // number, or the CPUs, never more than the CPUs (each runs go test).
-func triageSlots(configured int) int {
+func slots(configured int) int {
 	n := runtime.NumCPU()
 	if configured <= 0 || configured > n {
 		return n

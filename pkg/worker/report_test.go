@@ -1,4 +1,4 @@
-package app
+package worker
 
 import (
 	"errors"
@@ -13,7 +13,6 @@ import (
 	"github.com/redfix/redfix/pkg/markdown/markdowntest"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/worker"
 )
 
 // report.md shows the repository's and the agent's text as text: nothing
@@ -24,16 +23,16 @@ func TestAttemptReportOfHostileText(t *testing.T) {
 		Failures:        []task.Failure{{Package: "p", Test: "TestX/`@org/team`", Message: evil}},
 		FlakinessByTest: []task.TestFlakiness{{Test: "TestX/`@org/team`", Runs: 2, Failures: 2, Verdict: evil}},
 	}
-	a := &attempt{dir: t.TempDir(), started: time.Now(), red: redact.New(), task: &tk,
-		err: errors.New(evil),
-		outcome: &worker.Outcome{Status: task.StatusFailed, Reason: evil, Gates: []task.Gate{{Name: "static", Verdict: task.GateFail, Detail: evil}},
+	a := &RepairReport{Dir: t.TempDir(), Started: time.Now(), Redactor: redact.New(), Task: &tk,
+		Err: errors.New(evil),
+		Outcome: &Outcome{Status: task.StatusFailed, Reason: evil, Gates: []task.Gate{{Name: "static", Verdict: task.GateFail, Detail: evil}},
 			Agent: harness.Result{Steps: 2, Stop: "exit", Summary: evil, Patch: "+" + evil}},
 	}
-	a.note("blame: %s %q", "c0ffee", evil)
-	if err := a.write(); err != nil {
+	a.Note("blame: %s %q", "c0ffee", evil)
+	if err := a.Write(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(a.dir, "report.md"))
+	b, err := os.ReadFile(filepath.Join(a.Dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,15 +49,15 @@ func TestAttemptReportOfHostileText(t *testing.T) {
 	}
 
 	// Each round shown: its reason, gates and patch are text too.
-	a.outcome.Rounds, a.outcome.Steps = 1, 5
-	a.outcome.AllRounds = []task.Round{
-		{Candidate: 1, N: 1, Steps: 3, Stop: "exit", Verdict: task.RoundRejected, Reason: evil, Gates: a.outcome.Gates, Patch: "+" + evil},
+	a.Outcome.Rounds, a.Outcome.Steps = 1, 5
+	a.Outcome.AllRounds = []task.Round{
+		{Candidate: 1, N: 1, Steps: 3, Stop: "exit", Verdict: task.RoundRejected, Reason: evil, Gates: a.Outcome.Gates, Patch: "+" + evil},
 		{Candidate: 1, N: 2, Steps: 2, Stop: "exit", Verdict: task.RoundTestsFail, Reason: evil, Patch: "+" + evil},
 	}
-	if err := a.write(); err != nil {
+	if err := a.Write(); err != nil {
 		t.Fatal(err)
 	}
-	if b, err = os.ReadFile(filepath.Join(a.dir, "report.md")); err != nil {
+	if b, err = os.ReadFile(filepath.Join(a.Dir, "report.md")); err != nil {
 		t.Fatal(err)
 	}
 	d = markdowntest.Read(string(b))

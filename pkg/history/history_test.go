@@ -1,4 +1,4 @@
-package app
+package history
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 	ctx := context.Background()
 	st := store.New(embeddedtest.Redis(t), "history-test")
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	h := history{st: st, now: func() time.Time { return now }, log: zaptest.NewLogger(t)}
+	h := Recorder{Store: st, Now: func() time.Time { return now }, Log: zaptest.NewLogger(t)}
 	tk := task.Task{ID: "t1", Repo: "https://github.com/acme/shop", CreatedAt: now.Add(-5 * time.Minute), Failures: []task.Failure{{Test: "TestX"}}}
 	spend := llm.Spend{Calls: 3, Usage: llm.Usage{PromptTokens: 900, CompletionTokens: 100}, CostUSD: 0.0125}
 	must := func(err error) {
@@ -35,9 +35,9 @@ func TestHistoryRecordsRepairs(t *testing.T) {
 	}
 	// The report reached redfix 20 minutes before; triage made the task
 	// 5 minutes before.
-	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-20 * time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
+	h.TriageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-20 * time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
 	// A redelivery of the report later does not move the start.
-	h.triageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
+	h.TriageDecided(ctx, ingest.Submission{ID: "s1", Repo: tk.Repo, Received: now.Add(-time.Minute)}, triage.Outcome{TaskID: "t1", Status: task.StatusQueued})
 	// An attempt that is retried counts the rounds the gates rejected in
 	// it, and nothing else; the attempt that settles counts its own.
 	must(h.RecordRepair(ctx, tk, worker.Outcome{Rejections: map[string]int{"revert": 1}, Spend: spend}))

@@ -1,4 +1,4 @@
-package app
+package worker
 
 import (
 	"fmt"
@@ -12,38 +12,42 @@ import (
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/worker"
 )
 
-// attempt is what `worker repair` tried, written under --out whatever the
-// outcome: report.md for people, trajectory.jsonl for the agent's steps.
-// Outside text goes into report.md as code or escaped prose (package
-// markdown), as in a pull request's body.
-type attempt struct {
-	dir     string
-	started time.Time
-	notes   []string
-	task    *task.Task
-	outcome *worker.Outcome
-	err     error
-	red     *redact.Redactor // what is written goes through it
+// RepairReport is what a one-shot repair (`worker repair`) tried, written
+// in Dir whatever the outcome: report.md for people, trajectory.jsonl for
+// the agent's steps. Outside text goes into report.md as code or escaped
+// prose (package markdown), as in a pull request's body.
+type RepairReport struct {
+	Dir     string
+	Started time.Time
+	// Notes are what came before the repair (how the blame commit was
+	// found), one line each.
+	Notes []string
+	// Task is the task repaired, once it is known; Outcome and Err what
+	// the repair returned, once it ran.
+	Task     *task.Task
+	Outcome  *Outcome
+	Err      error
+	Redactor *redact.Redactor // what is written goes through it
 }
 
-func (a *attempt) note(format string, args ...any) {
-	a.notes = append(a.notes, fmt.Sprintf(format, args...))
+// Note adds a line to the notes.
+func (a *RepairReport) Note(format string, args ...any) {
+	a.Notes = append(a.Notes, fmt.Sprintf(format, args...))
 }
 
-// write writes report.md and, when the agent ran, trajectory.jsonl.
-func (a *attempt) write() error {
-	if err := os.MkdirAll(a.dir, 0o755); err != nil {
-		return fmt.Errorf("make %s: %w", a.dir, err)
+// Write writes report.md and, when the agent ran, trajectory.jsonl.
+func (a *RepairReport) Write() error {
+	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", a.Dir, err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# redfix repair attempt\n\n")
-	if t := a.task; t != nil {
+	if t := a.Task; t != nil {
 		fmt.Fprintf(&b, "Repository %s at %s.\n\n## Failing tests\n\n", markdown.Code(t.Repo), markdown.Code(task.Short(t.Commit)))
 		for _, f := range t.Failures {
-			fmt.Fprintf(&b, "- %s: %s\n", markdown.Code(f.ID()), markdown.Text(oneLine(f.Message, 300)))
+			fmt.Fprintf(&b, "- %s: %s\n", markdown.Code(f.ID()), markdown.Text(clip.OneLine(f.Message, 300)))
 		}
 		if len(t.FlakinessByTest) > 0 {
 			b.WriteString("\nRe-runs at the failing commit:\n\n")
@@ -52,17 +56,17 @@ func (a *attempt) write() error {
 			}
 		}
 	}
-	if len(a.notes) > 0 {
+	if len(a.Notes) > 0 {
 		b.WriteString("\n## Triage\n\n")
-		for _, n := range a.notes {
+		for _, n := range a.Notes {
 			fmt.Fprintf(&b, "- %s\n", markdown.Text(n))
 		}
 	}
 	b.WriteString("\n## Outcome\n\n")
-	if o := a.outcome; o != nil {
-		fmt.Fprintf(&b, "Stopped: %s\n\n", markdown.Text(stopLine(*o)))
-		if a.err != nil {
-			b.WriteString("Error:\n\n" + markdown.CodeBlock("text", clip.Middle(a.err.Error(), 16<<10)))
+	if o := a.Outcome; o != nil {
+		fmt.Fprintf(&b, "Stopped: %s\n\n", markdown.Text(StopLine(*o)))
+		if a.Err != nil {
+			b.WriteString("Error:\n\n" + markdown.CodeBlock("text", clip.Middle(a.Err.Error(), 16<<10)))
 		}
 		r := o.Agent
 		if o.Rounds > 0 {
@@ -86,14 +90,14 @@ func (a *attempt) write() error {
 			}
 		}
 		if len(o.Trajectory) > 0 {
-			if err := os.WriteFile(filepath.Join(a.dir, "trajectory.jsonl"), a.red.JSONLines(o.Trajectory), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(a.Dir, "trajectory.jsonl"), a.Redactor.JSONLines(o.Trajectory), 0o644); err != nil {
 				return fmt.Errorf("write the trajectory: %w", err)
 			}
 			b.WriteString("\nEvery step is in trajectory.jsonl.\n")
 		}
 	}
-	fmt.Fprintf(&b, "\nTook %s.\n", time.Since(a.started).Round(time.Second))
-	if err := os.WriteFile(filepath.Join(a.dir, "report.md"), []byte(a.red.String(b.String())), 0o644); err != nil {
+	fmt.Fprintf(&b, "\nTook %s.\n", time.Since(a.Started).Round(time.Second))
+	if err := os.WriteFile(filepath.Join(a.Dir, "report.md"), []byte(a.Redactor.String(b.String())), 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
 	return nil
@@ -107,14 +111,14 @@ func writeGates(b *strings.Builder, gates []task.Gate) {
 	}
 	b.WriteString("Gates:\n\n")
 	for _, g := range gates {
-		fmt.Fprintf(b, "- %s: %s: %s\n", markdown.Text(g.Name), markdown.Text(g.Verdict), markdown.Text(oneLine(g.Detail, 400)))
+		fmt.Fprintf(b, "- %s: %s: %s\n", markdown.Text(g.Name), markdown.Text(g.Verdict), markdown.Text(clip.OneLine(g.Detail, 400)))
 	}
 	b.WriteString("\n")
 }
 
 // writeRounds gives each round of each candidate: its steps, how it ended,
 // its gates and its patch.
-func writeRounds(b *strings.Builder, o worker.Outcome) {
+func writeRounds(b *strings.Builder, o Outcome) {
 	for _, r := range o.AllRounds {
 		title := fmt.Sprintf("Round %d", r.N)
 		if o.Candidates > 1 {
@@ -128,7 +132,7 @@ func writeRounds(b *strings.Builder, o worker.Outcome) {
 		if r.Verdict == task.RoundAccepted {
 			ended = "every gate passed"
 		}
-		fmt.Fprintf(b, "%s, stopped by %s: %s.\n\n", plural(r.Steps, "step"), markdown.Text(strconv.Quote(orNone(r.Stop))), markdown.Text(oneLine(ended, 600)))
+		fmt.Fprintf(b, "%s, stopped by %s: %s.\n\n", plural(r.Steps, "step"), markdown.Text(strconv.Quote(orNone(r.Stop))), markdown.Text(clip.OneLine(ended, 600)))
 		writeGates(b, r.Gates)
 		if p := strings.TrimSpace(r.Patch); p != "" {
 			b.WriteString("Its patch:\n\n" + markdown.CodeBlock("diff", clip.Middle(p, 32<<10)))
@@ -137,7 +141,7 @@ func writeRounds(b *strings.Builder, o worker.Outcome) {
 }
 
 // chosenRounds are the chosen candidate's rounds.
-func chosenRounds(o worker.Outcome) []task.Round {
+func chosenRounds(o Outcome) []task.Round {
 	var rs []task.Round
 	for _, r := range o.AllRounds {
 		if r.Candidate == o.Chosen {
@@ -154,8 +158,8 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// stopLine says in one line why a repair stopped.
-func stopLine(o worker.Outcome) string {
+// StopLine says in one line why a repair stopped.
+func StopLine(o Outcome) string {
 	switch {
 	case o.Status == task.StatusPublished:
 		return "published " + o.PullRequest
@@ -168,16 +172,7 @@ func stopLine(o worker.Outcome) string {
 	if reason == "" {
 		reason = string(o.Status)
 	}
-	return oneLine(reason, 300)
-}
-
-// oneLine joins text's lines into one and caps it at n characters.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return clip.OneLine(reason, 300)
 }
 
 func orNone(s string) string {

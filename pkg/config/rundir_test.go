@@ -1,4 +1,4 @@
-package app
+package config
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
-
-	"github.com/redfix/redfix/pkg/config"
 )
 
 // A one-shot command gets a private directory of its own for the run under
@@ -25,9 +23,9 @@ func TestOneShotRunDirIsPrivate(t *testing.T) {
 	}
 	var dirs []string
 	for range 2 {
-		cfg := config.Default()
+		cfg := Default()
 		cfg.DataDir = data
-		cleanup, err := runDir(&cfg, "triage-", log)
+		cleanup, err := cfg.RunDir("triage-", log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,9 +51,9 @@ func TestOneShotRunDirIsPrivate(t *testing.T) {
 		}
 	}
 
-	cfg := config.Default()
+	cfg := Default()
 	cfg.DataDir = data
-	cleanup, err := runDir(&cfg, "repair-", log)
+	cleanup, err := cfg.RunDir("repair-", log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +70,9 @@ func TestOneShotRefusesUnsafeDataDir(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Default()
+	cfg := Default()
 	cfg.DataDir = link
-	if _, err := runDir(&cfg, "bench-", zaptest.NewLogger(t)); err == nil || !strings.Contains(err.Error(), "not private") {
-		t.Fatalf("runDir on a link: %v, want it refused", err)
+	if _, err := cfg.RunDir("bench-", zaptest.NewLogger(t)); err == nil || !strings.Contains(err.Error(), "not private") {
+		t.Fatalf("RunDir on a link: %v, want it refused", err)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package triage
 
 import (
 	"context"
@@ -10,18 +10,26 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
+// Tasks reads the tasks a triage made (store.Store).
+type Tasks interface {
+	GetTask(ctx context.Context, id string) (task.Task, error)
+}
+
+// Waits are the submissions whose triage someone waits for (the demo, the
+// tests). The intake records how a triage ended only for these, so a bot
+// that serves, where nobody waits, keeps nothing per report.
+type Waits struct {
+	// Tasks is where Wait reads the tasks a triage made.
+	Tasks Tasks
+
+	mu sync.Mutex
+	m  map[string]*waiter // by submission id, until settled or given up
+}
+
 // settlement is how the triage of one submission ended.
 type settlement struct {
 	tasks []string
 	err   error
-}
-
-// waits are the submissions whose triage someone waits for. The triage
-// loop records a settlement only for these, so a bot that serves, where
-// nobody waits, keeps nothing per report.
-type waits struct {
-	mu sync.Mutex
-	m  map[string]*waiter // by submission id, until settled or given up
 }
 
 // waiter is one submission's settlement and the expectations sharing it.
@@ -34,7 +42,7 @@ type waiter struct {
 // Expectation is a wait for one submission's triage, registered before the
 // submission is sent so that a triage that ends first is not missed.
 type Expectation struct {
-	s    *System
+	ws   *Waits
 	id   string
 	w    *waiter
 	once sync.Once
@@ -42,26 +50,26 @@ type Expectation struct {
 
 // Expect registers a wait for the triage of the submission with id: its
 // settlement is kept until Wait returns or Release is called.
-func (s *System) Expect(submission string) *Expectation {
-	s.waits.mu.Lock()
-	defer s.waits.mu.Unlock()
-	if s.waits.m == nil {
-		s.waits.m = map[string]*waiter{}
+func (ws *Waits) Expect(submission string) *Expectation {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.m == nil {
+		ws.m = map[string]*waiter{}
 	}
-	w := s.waits.m[submission]
+	w := ws.m[submission]
 	if w == nil {
 		w = &waiter{done: make(chan struct{})}
-		s.waits.m[submission] = w
+		ws.m[submission] = w
 	}
 	w.n++
-	return &Expectation{s: s, id: submission, w: w}
+	return &Expectation{ws: ws, id: submission, w: w}
 }
 
 // Release gives the wait up; the settlement is no longer kept for it.
 // Calling it again does nothing.
 func (e *Expectation) Release() {
 	e.once.Do(func() {
-		ws := &e.s.waits
+		ws := e.ws
 		ws.mu.Lock()
 		defer ws.mu.Unlock()
 		e.w.n--
@@ -72,24 +80,28 @@ func (e *Expectation) Release() {
 }
 
 // settle hands the triage's end to those who wait for the submission, if
-// anyone does; otherwise it is forgotten at once.
-func (s *System) settle(id string, st settlement) {
-	s.waits.mu.Lock()
-	defer s.waits.mu.Unlock()
-	w := s.waits.m[id]
+// anyone does; otherwise it is forgotten at once. A nil Waits waits for
+// nothing.
+func (ws *Waits) settle(id string, st settlement) {
+	if ws == nil {
+		return
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w := ws.m[id]
 	if w == nil {
 		return
 	}
-	delete(s.waits.m, id)
+	delete(ws.m, id)
 	w.st = st
 	close(w.done)
 }
 
-// heldSettlements is how many submissions are waited for.
-func (s *System) heldSettlements() int {
-	s.waits.mu.Lock()
-	defer s.waits.mu.Unlock()
-	return len(s.waits.m)
+// Held is how many submissions are waited for.
+func (ws *Waits) Held() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.m)
 }
 
 // Wait waits until the submission has been triaged and each task it made
@@ -112,7 +124,7 @@ func (e *Expectation) Wait(ctx context.Context) ([]task.Task, error) {
 		var tasks []task.Task
 		done := true
 		for _, id := range ids {
-			t, err := e.s.Store.GetTask(ctx, id)
+			t, err := e.ws.Tasks.GetTask(ctx, id)
 			if err != nil {
 				return nil, fmt.Errorf("wait for task %s: %w", id, err)
 			}

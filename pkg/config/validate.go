@@ -1,0 +1,137 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redfix/redfix/pkg/repourl"
+)
+
+// PublishMode is the publisher to use: publish.mode, else "github" when
+// GitHub is configured, else "local".
+func (c Config) PublishMode() string {
+	if c.Publish.Mode != "" {
+		return c.Publish.Mode
+	}
+	if c.GitHub.Enabled() {
+		return "github"
+	}
+	return "local"
+}
+
+// Validate reports settings that cannot work.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Triage.Reruns < 1 {
+		errs = append(errs, fmt.Errorf("triage.reruns must be at least 1, got %d", c.Triage.Reruns))
+	}
+	if c.Triage.BisectConfidence != 0 && (c.Triage.BisectConfidence < 0.5 || c.Triage.BisectConfidence >= 1) {
+		errs = append(errs, fmt.Errorf("triage.bisect_confidence must be at least 0.5 and below 1, got %v", c.Triage.BisectConfidence))
+	}
+	if c.Triage.DailyJobs < 0 {
+		errs = append(errs, fmt.Errorf("triage.daily_jobs must not be negative, got %d", c.Triage.DailyJobs))
+	}
+	for repo, n := range c.Triage.DailyJobsByRepo {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("triage.daily_jobs_by_repo[%s] must not be negative, got %d", repo, n))
+		}
+	}
+	if c.Triage.MaxGroupsPerReport < 1 {
+		errs = append(errs, fmt.Errorf("triage.max_groups_per_report must be at least 1, got %d", c.Triage.MaxGroupsPerReport))
+	}
+	if c.Triage.BisectParallel < 0 || c.Triage.BisectParallel > 64 {
+		errs = append(errs, fmt.Errorf("triage.bisect_parallel must be 0..64, got %d", c.Triage.BisectParallel))
+	}
+	if c.Harness.MaxSteps < 3 {
+		errs = append(errs, fmt.Errorf("harness.max_steps must be at least 3, got %d", c.Harness.MaxSteps))
+	}
+	if c.Validators.OracleRuns < 1 {
+		errs = append(errs, fmt.Errorf("validators.oracle_runs must be at least 1, got %d", c.Validators.OracleRuns))
+	}
+	if c.Validators.MaxPatchLines < 0 || c.Validators.MaxPatchFiles < 0 {
+		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
+	}
+	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
+		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
+	}
+	if c.Worker.ShutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("worker.shutdown_timeout must not be negative, got %s", c.Worker.ShutdownTimeout))
+	}
+	if c.Worker.Slots < 1 {
+		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
+	}
+	if n := nonEmpty(c.NATS.User+c.NATS.Password, c.NATS.Token, c.NATS.CredentialsFile); n > 1 {
+		errs = append(errs, errors.New("nats: set one of user and password, token, or credentials_file"))
+	}
+	if (c.NATS.User == "") != (c.NATS.Password == "") {
+		errs = append(errs, errors.New("nats.user and nats.password go together"))
+	}
+	if c.StartupWait < 0 {
+		errs = append(errs, fmt.Errorf("startup_wait must not be negative, got %s", c.StartupWait))
+	}
+	if c.Redis.TaskRetention < 0 {
+		errs = append(errs, fmt.Errorf("redis.task_retention must not be negative (0 keeps finished tasks forever), got %s", c.Redis.TaskRetention))
+	}
+	if c.Redis.RetentionSweepInterval < time.Second {
+		errs = append(errs, fmt.Errorf("redis.retention_sweep_interval must be at least 1s, got %s", c.Redis.RetentionSweepInterval))
+	}
+	if c.NATS.MaxDeliver < 1 {
+		errs = append(errs, fmt.Errorf("nats.max_deliver must be at least 1, got %d", c.NATS.MaxDeliver))
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("log.level must be debug, info, warn or error, got %q", c.Log.Level))
+	}
+	if _, err := repourl.NewAllowlist(c.HTTP.AllowRepos...); err != nil {
+		errs = append(errs, fmt.Errorf("http.allow_repos: %w", err))
+	}
+	switch c.PublishMode() {
+	case "local":
+	case "github":
+		if !c.GitHub.Enabled() {
+			errs = append(errs, errors.New("publish.mode github needs github.token or github.app_id"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("publish.mode must be local or github, got %q", c.Publish.Mode))
+	}
+	if c.GitHub.AppID != 0 && c.GitHub.PrivateKeyFile == "" {
+		errs = append(errs, errors.New("github.app_id needs github.private_key_file"))
+	}
+	if c.GitHub.AppID == 0 && c.GitHub.PrivateKeyFile != "" {
+		errs = append(errs, errors.New("github.private_key_file needs github.app_id"))
+	}
+	if c.GitHub.AppID != 0 && c.GitHub.Token != "" {
+		errs = append(errs, errors.New("github.token and github.app_id are both set: choose one"))
+	}
+	if c.Checkouts.MaxMirrorBytes < 0 {
+		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
+	}
+	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
+	errs = append(errs, c.validateModel()...)
+	switch c.Sandbox.Mode {
+	case "auto", "required", "off":
+	default:
+		errs = append(errs, fmt.Errorf("sandbox.mode must be auto, required or off, got %q", c.Sandbox.Mode))
+	}
+	if c.Sandbox.GoCache != "per_repo" && c.Sandbox.GoCache != "shared" {
+		errs = append(errs, fmt.Errorf("sandbox.go_cache must be per_repo or shared, got %q", c.Sandbox.GoCache))
+	}
+	if c.Sandbox.MemoryMB < 64 || c.Sandbox.TmpMB < 1 || c.Sandbox.FileSizeMB < 1 || c.Sandbox.CPUTime < time.Second {
+		errs = append(errs, fmt.Errorf("sandbox limits too small to run anything: memory_mb %d (at least 64), tmp_mb %d, file_size_mb %d, cpu_time %s (at least 1s)",
+			c.Sandbox.MemoryMB, c.Sandbox.TmpMB, c.Sandbox.FileSizeMB, c.Sandbox.CPUTime))
+	}
+	return errors.Join(errs...)
+}
+
+// nonEmpty counts the non-empty strings.
+func nonEmpty(ss ...string) int {
+	n := 0
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
+}

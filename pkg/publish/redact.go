@@ -1,0 +1,39 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redfix/redfix/pkg/redact"
+)
+
+// Publisher opens a pull request and returns its address.
+type Publisher interface {
+	Publish(ctx context.Context, pr PullRequest) (string, error)
+}
+
+// Redacting redacts a pull request before Publisher publishes it: its task
+// (failures, outputs), summary, trajectory and blame subject. The patch
+// loses only the bot's own secret values, so that it still applies.
+type Redacting struct {
+	Publisher Publisher
+	Redactor  *redact.Redactor
+}
+
+// Publish publishes pr, redacted.
+func (p Redacting) Publish(ctx context.Context, pr PullRequest) (string, error) {
+	t, err := redact.Value(p.Redactor, pr.Task)
+	if err != nil {
+		return "", fmt.Errorf("redact task %s: %w", pr.Task.ID, err)
+	}
+	gates, err := redact.Value(p.Redactor, pr.Gates)
+	if err != nil {
+		return "", fmt.Errorf("redact gates of task %s: %w", pr.Task.ID, err)
+	}
+	pr.Task, pr.Gates = t, gates
+	pr.Summary = p.Redactor.String(pr.Summary)
+	pr.BlameSubject = p.Redactor.String(pr.BlameSubject)
+	pr.Trajectory = p.Redactor.JSONLines(pr.Trajectory)
+	pr.Patch = p.Redactor.Values(pr.Patch)
+	return p.Publisher.Publish(ctx, pr)
+}

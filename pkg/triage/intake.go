@@ -1,0 +1,186 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/repourl"
+	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/series"
+)
+
+// Submissions are the stored reports, consumed slots at a time
+// (ingest.Intake).
+type Submissions interface {
+	RunSlots(ctx context.Context, slots int, handle ingest.Handler) error
+}
+
+// Deliveries turns a stored GitHub delivery into what there is to triage:
+// a failed run's report, or nothing (an outcome recorded)
+// (deliveries.Processor).
+type Deliveries interface {
+	Process(ctx context.Context, sub ingest.Submission) (deliveries.Result, error)
+}
+
+// Recorder keeps what became of the reports for the dashboard
+// (history.Recorder).
+type Recorder interface {
+	Count(ctx context.Context, counts ...series.Count)
+	// TriageFailed keeps a report settled without being triaged; class is
+	// invalid or gave_up.
+	TriageFailed(ctx context.Context, sub ingest.Submission, class string, err error)
+	TriageDecided(ctx context.Context, sub ingest.Submission, o Outcome)
+}
+
+// Intake triages the stored submissions until its context ends. A GitHub
+// delivery becomes its failed run's report first; every report is held to
+// the ingest API's rules again (whatever route stored it), triaged, and
+// what came of it counted and recorded. A report whose repository or
+// commit is answered as missing is parked after untriageableAttempts
+// tries.
+type Intake struct {
+	Reports Submissions
+	// Slots is how many reports are triaged at once: never more than the
+	// CPUs, and the CPUs when 0.
+	Slots  int
+	Triage interface {
+		Process(ctx context.Context, in Input) ([]Outcome, error)
+	}
+	GitHub Deliveries
+	// Allow is the ingest API's allowlist.
+	Allow  *repourl.Allowlist
+	Record Recorder
+	// Metrics, when set, count the reports and groups triaged.
+	Metrics *Metrics
+	// Waits, when set, hear how the triage of the submissions they wait
+	// for ended.
+	Waits *Waits
+	// OnOutcome, when set, hears of every group's outcome.
+	OnOutcome func(Outcome)
+}
+
+// untriageableAttempts is how many times a report whose repository or
+// commit is answered as missing is tried before it is parked.
+const untriageableAttempts = 3
+
+// answered reports an error that is the other side's answer rather than a
+// failure to ask: no such repository (or no access to it), no such commit.
+func answered(err error) bool {
+	return errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
+}
+
+// Run triages stored submissions until ctx ends.
+func (in *Intake) Run(ctx context.Context) error {
+	return in.Reports.RunSlots(ctx, slots(in.Slots), in.process)
+}
+
+// process triages one stored submission. Its error asks the stream for a
+// redelivery, or parks the submission (ingest.ErrInvalid,
+// ingest.ErrUntriageable).
+func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
+	id := sub.ID
+	release := func(context.Context) {}
+	if sub.Kind == ingest.KindGitHub {
+		// A webhook delivery: a failed run becomes its report, to triage
+		// like one CI posted; an outcome is recorded and that is all.
+		res, err := in.GitHub.Process(ctx, sub)
+		if err != nil {
+			if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
+				in.failed(ctx, sub, err)
+				in.Waits.settle(id, settlement{err: err})
+			}
+			return err
+		}
+		if res.Report == nil {
+			in.Waits.settle(id, settlement{})
+			return nil
+		}
+		sub = *res.Report
+		sub.Verified = true // the webhook's signature was checked before it was stored
+		if a.N == 1 {
+			// The run's report is stored for triage, as a posted one.
+			in.Record.Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
+		}
+		release = res.Release
+	}
+	// The API checked these already; a message stored by another route
+	// or an older version is held to the same rules here.
+	err := ingest.Canonicalize(&sub)
+	if err == nil {
+		if aerr := ingest.Admit(sub, in.Allow); aerr != nil {
+			err = fmt.Errorf("%w: %w", ingest.ErrInvalid, aerr)
+		}
+	}
+	var rep report.Result
+	if err == nil {
+		// The report as the intake parsed it: not parsed again.
+		rep, err = ingest.Checked(sub)
+	}
+	if err != nil {
+		release(context.WithoutCancel(ctx))
+		in.failed(ctx, sub, err)
+		in.Waits.settle(id, settlement{err: err})
+		return err
+	}
+	ctx = sandbox.WithRepo(ctx, sub.Repo)
+	began := time.Now()
+	outs, err := in.Triage.Process(ctx, Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
+		Submission: sub.ID, Received: sub.Received})
+	if ctx.Err() == nil {
+		result := "triaged"
+		if err != nil {
+			result = "failed"
+		}
+		in.Metrics.took(result, time.Since(began))
+	}
+	var ids []string
+	for _, o := range outs {
+		in.Metrics.decided(o)
+		in.Record.TriageDecided(context.WithoutCancel(ctx), sub, o)
+		if in.OnOutcome != nil {
+			in.OnOutcome(o)
+		}
+		if o.TaskID != "" {
+			ids = append(ids, o.TaskID)
+		}
+	}
+	if err != nil {
+		if answered(err) && a.N >= untriageableAttempts && ctx.Err() == nil {
+			// The repository or the commit is not there, and said so
+			// this many times: parked now, not retried for a day while
+			// it takes its turns from reports that can be triaged.
+			a.Last = true
+			err = fmt.Errorf("%w after %d attempts: %w", ingest.ErrUntriageable, a.N, err)
+		}
+		if a.Last && ctx.Err() == nil {
+			release(context.WithoutCancel(ctx))
+			if !errors.Is(err, ingest.ErrUntriageable) {
+				err = fmt.Errorf("triage gave up after %d attempts: %w", a.N, err)
+			}
+			in.failed(ctx, sub, err)
+			in.Waits.settle(id, settlement{err: err})
+		}
+		return err
+	}
+	in.Metrics.settled("triaged")
+	in.Record.Count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
+	in.Waits.settle(id, settlement{tasks: ids})
+	return nil
+}
+
+// failed counts a report triage settled without triaging it: invalid (it
+// never can be) or gave_up (its last attempt failed).
+func (in *Intake) failed(ctx context.Context, sub ingest.Submission, err error) {
+	result := "gave_up"
+	if errors.Is(err, ingest.ErrInvalid) {
+		result = "invalid"
+	}
+	in.Metrics.settled(result)
+	in.Record.TriageFailed(context.WithoutCancel(ctx), sub, result, err)
+}
