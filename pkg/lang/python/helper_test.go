@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
+
+var _ lang.Driver = Driver{}
 
 // confined is a context whose commands run in a sandbox that must confine:
 // under CI=true a host that cannot is a failure, elsewhere the test is

@@ -1,6 +1,42 @@
 package python
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
+)
+
+func TestDetect(t *testing.T) {
+	for _, c := range []struct {
+		files map[string]string
+		want  int
+	}{
+		{map[string]string{"pyproject.toml": "[project]\n"}, 90},
+		{map[string]string{"setup.py": ""}, 90},
+		{map[string]string{"pytest.ini": ""}, 90},
+		{map[string]string{"conftest.py": ""}, 90},
+		{map[string]string{"script.py": ""}, 10},
+		{map[string]string{"README": "", "pkg/deep.py": ""}, 0},
+	} {
+		if got := (Driver{}).Detect(repo(t, c.files)); got != c.want {
+			t.Errorf("Detect(%v) = %d, want %d", c.files, got, c.want)
+		}
+	}
+	// A repository with both a go.mod and a pyproject.toml is Go's unless
+	// the configuration says otherwise.
+	both := repo(t, map[string]string{"go.mod": "module example.com/m\n", "pyproject.toml": ""})
+	ds := lang.New(golang.Driver{}, Driver{})
+	if d, err := ds.For("example.com/m", both); err != nil || d.Name() != "go" {
+		t.Errorf("For(go.mod and pyproject.toml) = %v, %v", d, err)
+	}
+	if err := ds.Override("example.com/*", "python"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ds.For("example.com/m", both); err != nil || d.Name() != "python" {
+		t.Errorf("an override to python = %v, %v", d, err)
+	}
+}
 
 func TestFileRules(t *testing.T) {
 	d := Driver{}
