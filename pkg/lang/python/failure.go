@@ -44,10 +44,26 @@ func describeBuild(f *task.Failure, dir string, aliases []string) {
 	report.Relativize(f, ".", dir, aliases...)
 	msg := lastErrorLine(f.Output)
 	if msg == "" {
+		msg = usageError(f.Output)
+	}
+	if msg == "" {
 		msg = firstLine(f.Output)
 	}
 	f.Message = clip.Middle(msg, maxMessage)
 	f.Frames = frames(f.Output, dir, aliases)
+}
+
+// usageErrorRE is argparse's complaint, as pytest prints it when its
+// options (the repository's addopts among them) do not parse.
+var usageErrorRE = regexp.MustCompile(`(?m)^\S+: (error: .+)$`)
+
+// usageError is pytest's "error: unrecognized arguments: -x", "" when the
+// output has none.
+func usageError(out string) string {
+	if m := usageErrorRE.FindStringSubmatch(out); m != nil {
+		return strings.TrimSpace(m[1])
+	}
+	return ""
 }
 
 func firstLine(s string) string {

@@ -368,3 +368,36 @@ func TestRunTimesOut(t *testing.T) {
 		t.Errorf("timed out %v, missing %q, incomplete %q", o.TimedOut, o.Missing, o.Incomplete)
 	}
 }
+
+// When pytest itself cannot start (a conftest.py that fails to import, an
+// option of the repository's configuration it does not know), each asked
+// file is a build failure in pytest's words, and nothing is missing.
+func TestRunWhenPytestCannotStart(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	for name, c := range map[string]struct {
+		files   map[string]string
+		message string
+	}{
+		"conftest": {map[string]string{"tests/conftest.py": "import not_installed\n"}, "ModuleNotFoundError: No module named 'not_installed'"},
+		"addopts":  {map[string]string{"pytest.ini": "[pytest]\naddopts = --no-such-option\n"}, "error: unrecognized arguments: --no-such-option"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{"tests/test_a.py": "def test_a():\n    pass\n", "tests/test_b.py": "def test_b():\n    pass\n"}
+			for k, v := range c.files {
+				files[k] = v
+			}
+			dir := repo(t, files)
+			o := mustRun(t, ctx, d, dir, 2, "tests/test_a.py::test_a", "tests/test_b.py")
+			if len(o.Build) != 2 || o.Build[0].Package != "tests/test_a.py" || o.Build[0].Message != c.message {
+				t.Fatalf("Build = %+v\n%s", o.Build, o.Output)
+			}
+			if len(o.Passed)+len(o.Failed)+len(o.Missing) != 0 {
+				t.Errorf("passed %q, failed %+v, missing %q", o.Passed, o.Failed, o.Missing)
+			}
+			if r := o.Runs["tests/test_b.py"]; r.Fail == 0 {
+				t.Errorf("the file asked for whole did not fail: %+v", r)
+			}
+		})
+	}
+}
