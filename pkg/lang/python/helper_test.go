@@ -66,6 +66,17 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+func writeBench(b *testing.B, dir, name, text string) {
+	b.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // repo is a checkout made of files.
 func repo(t *testing.T, files map[string]string) string {
 	t.Helper()

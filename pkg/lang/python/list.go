@@ -3,7 +3,6 @@ package python
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/testrun"
@@ -26,15 +25,11 @@ func (d Driver) List(ctx context.Context, dir string, pkgs []string) ([]testrun.
 	if len(targets) == 0 {
 		return nil, nil
 	}
-	env, err := d.prepare(ctx, dir)
+	env, outbox, done, err := d.session(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	outbox, err := newOutbox()
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(outbox)
+	defer done()
 	c, err := d.collect(ctx, env, dir, outbox, r, argsOf(targets), "list")
 	if err != nil {
 		return nil, fmt.Errorf("list the tests of %s: %w", strings.Join(pkgs, " "), err)

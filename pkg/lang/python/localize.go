@@ -74,15 +74,11 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 	if len(targets) == 0 {
 		return testrun.Spectra{}, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), dir, testrun.ErrNotFound)
 	}
-	env, err := d.prepare(ctx, dir)
+	env, outbox, done, err := d.session(ctx, dir)
 	if err != nil {
 		return testrun.Spectra{}, err
 	}
-	outbox, err := newOutbox()
-	if err != nil {
-		return testrun.Spectra{}, err
-	}
-	defer os.RemoveAll(outbox)
+	defer done()
 	c, err := d.collect(ctx, env, dir, outbox, r, dirs, "localize")
 	if err != nil {
 		return testrun.Spectra{}, fmt.Errorf("localize: %w", err)

@@ -128,15 +128,11 @@ func (d Driver) Build(ctx context.Context, dir string, pkgs []string) (testrun.O
 	if err != nil || len(targets) == 0 {
 		return all, err
 	}
-	env, err := d.prepare(ctx, dir)
+	env, outbox, done, err := d.session(ctx, dir)
 	if err != nil {
 		return testrun.Outcome{}, err
 	}
-	outbox, err := newOutbox()
-	if err != nil {
-		return testrun.Outcome{}, err
-	}
-	defer os.RemoveAll(outbox)
+	defer done()
 	c, err := d.collect(ctx, env, dir, outbox, r, argsOf(targets), "build")
 	if err != nil {
 		return testrun.Outcome{}, err
@@ -198,18 +194,46 @@ func pytestArgs(dir, junit string) []string {
 // writes every test): a name no module path can be tells those apart.
 const suiteName = "redfix-pytest"
 
-// vars is the environment of the repository's commands: no bytecode
-// written into the checkout (PYTHONDONTWRITEBYTECODE; what a test compiles
-// on purpose goes to the outbox, PYTHONPYCACHEPREFIX), and redfix's plugin
-// on the import path. PYTHONHASHSEED is left random, as in CI: a test
-// that depends on the order of a set must show it over count runs.
+// vars is the environment of the repository's commands: redfix's plugin
+// on the import path, and bytecode kept out of the checkout.
+//
+// Bytecode goes to the repository's cache (PYTHONPYCACHEPREFIX), where it
+// outlives the run for the interpreter's and the dependencies' modules,
+// while what was compiled of the checkout and the outbox is dropped when
+// the operation ends (session). PYTHONDONTWRITEBYTECODE would keep
+// imports from writing but not a test that compiles on purpose
+// (py_compile, compileall), and with a prefix it makes every process
+// compile pytest and the standard library again: a run takes three to
+// four times as long. PYTHONHASHSEED is left random, as in CI: a test that
+// depends on the order of a set must show it over count runs.
 func (e pyEnv) vars(outbox string, extra ...string) []string {
 	importPath := append([]string{outbox}, e.path...)
 	return append([]string{
-		"PYTHONDONTWRITEBYTECODE=1",
-		"PYTHONPYCACHEPREFIX=" + filepath.Join(outbox, "pycache"),
+		"PYTHONPYCACHEPREFIX=" + e.pycache,
 		"PYTHONPATH=" + strings.Join(importPath, string(os.PathListSeparator)),
 	}, extra...)
+}
+
+// session prepares the checkout at dir for an operation and makes its
+// outbox; done removes the outbox and the bytecode compiled of the
+// checkout and the outbox.
+func (d Driver) session(ctx context.Context, dir string) (env pyEnv, outbox string, done func(), err error) {
+	env, err = d.prepare(ctx, dir)
+	if err != nil {
+		return pyEnv{}, "", nil, err
+	}
+	outbox, err = newOutbox()
+	if err != nil {
+		return pyEnv{}, "", nil, err
+	}
+	return env, outbox, func() {
+		_ = os.RemoveAll(outbox)
+		for _, p := range append([]string{dir, outbox}, aliasesOf(dir)...) {
+			if filepath.IsAbs(p) {
+				_ = os.RemoveAll(filepath.Join(env.pycache, p))
+			}
+		}
+	}, nil
 }
 
 // writePlugin writes redfix's pytest plugin into outbox.
@@ -334,15 +358,11 @@ func aliasesOf(dir string) []string {
 // run runs targets count times and adds up what the runs did (see Run).
 // own gives each target its own entry in Runs and Passed.
 func (d Driver) run(ctx context.Context, dir string, r *resolver, targets []testrun.Target, count int, own bool, all testrun.Outcome) (testrun.Outcome, error) {
-	env, err := d.prepare(ctx, dir)
+	env, outbox, done, err := d.session(ctx, dir)
 	if err != nil {
 		return testrun.Outcome{}, err
 	}
-	outbox, err := newOutbox()
-	if err != nil {
-		return testrun.Outcome{}, err
-	}
-	defer os.RemoveAll(outbox)
+	defer done()
 	args := argsOf(targets)
 	var runs []results
 	var timedOut []bool

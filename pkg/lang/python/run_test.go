@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/sandbox"
 )
 
 // calcRepo is a small project with a bug in add, and tests of every kind:
@@ -353,6 +354,10 @@ def test_compiles():
 	}
 	if found := pyc(dir); len(found) != 0 {
 		t.Errorf("bytecode in the checkout: %q", found)
+	}
+	// What was compiled of the checkout is not kept in the cache either.
+	if _, err := os.Stat(filepath.Join(sandbox.CacheDir(ctx), "python", "pycache", dir)); !os.IsNotExist(err) {
+		t.Errorf("the checkout's bytecode is kept in the repository's cache: %v", err)
 	}
 }
 

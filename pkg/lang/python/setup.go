@@ -40,6 +40,8 @@ type pyEnv struct {
 	// path are directories put before the checkout's on the import path:
 	// a src layout's src.
 	path []string
+	// pycache is where bytecode is written (see vars).
+	pycache string
 	// notes say what of the declared dependencies was left out; a setup
 	// that fails says them.
 	notes []string
@@ -79,7 +81,7 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	if err != nil {
 		return pyEnv{}, err
 	}
-	env := pyEnv{python: base, base: base}
+	env := pyEnv{python: base, base: base, pycache: filepath.Join(sandbox.CacheDir(ctx), "python", "pycache")}
 	if fi, err := untrusted.Lstat(dir, "src"); err == nil && fi.IsDir() {
 		if _, err := untrusted.Lstat(dir, "src/__init__.py"); err != nil {
 			env.path = append(env.path, filepath.Join(dir, "src"))

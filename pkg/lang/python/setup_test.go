@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -207,5 +208,36 @@ func TestSetupWithoutDependenciesMakesNoEnvironment(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sandbox.CacheDir(ctx), "python")); err == nil {
 		t.Error("a virtual environment was made for nothing")
+	}
+}
+
+// An interpreter that cannot import pytest and coverage gets a virtual
+// environment that can, even for a project that declares nothing: pip is
+// asked for them (here Debian's site packages, which the environment
+// sees, satisfy it; elsewhere the index does).
+func TestSetupInstallsTheToolsAnInterpreterLacks(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	base, _ := d.interpreter()
+	// In the repository's cache: the sandbox shows the host's /tmp empty.
+	bare := filepath.Join(sandbox.CacheDir(ctx), "bare")
+	if out, err := exec.Command(base, "-m", "venv", "--without-pip", bare).CombinedOutput(); err != nil {
+		t.Fatalf("an interpreter without pytest: %v\n%s", err, out)
+	}
+	if exec.Command(filepath.Join(bare, "bin", "python"), "-c", "import pytest").Run() == nil {
+		t.Fatal("the bare interpreter imports pytest: the test proves nothing")
+	}
+	d.Python = filepath.Join(bare, "bin", "python")
+	dir := repo(t, map[string]string{"test_x.py": "def test_x():\n    pass\n"})
+	env, err := d.prepare(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(env.python, filepath.Join(sandbox.CacheDir(ctx), "python", "venv-")) {
+		t.Errorf("the tests run on %s, not in a virtual environment", env.python)
+	}
+	o := mustRun(t, ctx, d, dir, 1, "test_x.py::test_x")
+	if !slices.Equal(o.Passed, []string{"test_x.py::test_x"}) {
+		t.Errorf("passed %q\n%s", o.Passed, o.Output)
 	}
 }
