@@ -341,6 +341,8 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 			res.Failures = append(res.Failures, f)
 		case t.runs.Pass > 0:
 			res.Passed = append(res.Passed, id)
+		case t.runs.Skip > 0:
+			res.Skipped = append(res.Skipped, id)
 		}
 	}
 	if p.result == "" {

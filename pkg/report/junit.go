@@ -151,6 +151,7 @@ type junitSuite struct {
 	// suite's end, which has the system-out and system-err added to them.
 	total    int
 	passed   []string
+	skipped  []string
 	pending  []*junitCase
 	failures []task.Failure
 	builds   []task.Failure
@@ -330,7 +331,12 @@ func (p *junitParser) closeCase(tc *junitCase) error {
 		s.total++
 		s.passed = append(s.passed, id)
 	case statusSkipped:
+		id := task.Failure{Package: tc.pkg, Test: tc.name}.ID()
+		if err := p.keepID(len(id)); err != nil {
+			return err
+		}
 		s.total++
+		s.skipped = append(s.skipped, id)
 	default:
 		if err := p.keepID(len(tc.pkg) + 1 + len(tc.name)); err != nil {
 			return err
@@ -378,6 +384,7 @@ func (p *junitParser) closeSuite(s *junitSuite) {
 func (s *junitSuite) addTo(res *Result) {
 	res.Total += s.total
 	res.Passed = append(res.Passed, s.passed...)
+	res.Skipped = append(res.Skipped, s.skipped...)
 	res.Failures = append(res.Failures, s.failures...)
 	res.BuildErrors = append(res.BuildErrors, s.builds...)
 	for _, c := range s.children {

@@ -61,6 +61,10 @@ func TestParseJUnitPytest(t *testing.T) {
 	if res.Total != 4 || len(res.Passed) != 1 {
 		t.Errorf("total %d passed %v", res.Total, res.Passed)
 	}
+	// A skipped test ran: it is named, neither passed nor failed.
+	if !slices.Equal(res.Skipped, []string{"tests.test_db.test_slow"}) {
+		t.Errorf("skipped %q", res.Skipped)
+	}
 	checkFailures(t, res.Failures, []failure{
 		{id: "tests.test_parse.TestParse.test_unicode", message: "AssertionError: assert 'é' == 'e'\n  - e\n  + é",
 			frames: []string{"tests/test_parse.py:14"}, outputHas: "parsing é"},

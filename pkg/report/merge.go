@@ -13,6 +13,7 @@ func Merge(results ...Result) Result {
 		}
 		m.Total += r.Total
 		m.Passed = append(m.Passed, r.Passed...)
+		m.Skipped = append(m.Skipped, r.Skipped...)
 		m.Failures = append(m.Failures, r.Failures...)
 		m.BuildErrors = append(m.BuildErrors, r.BuildErrors...)
 		m.NotRun = append(m.NotRun, r.NotRun...)

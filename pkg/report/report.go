@@ -18,9 +18,13 @@ import (
 
 // Result is what a report says.
 type Result struct {
-	Format   string         `json:"format"` // "go-test-json" or "junit"
-	Total    int            `json:"total"`
-	Passed   []string       `json:"passed,omitempty"` // test IDs
+	Format string   `json:"format"` // "go-test-json" or "junit"
+	Total  int      `json:"total"`
+	Passed []string `json:"passed,omitempty"` // test IDs
+	// Skipped are the tests that were skipped (JUnit's <skipped>, which
+	// pytest also writes for an expected failure; go test's skips): they
+	// ran, and neither passed nor failed. Like Runs, not carried in JSON.
+	Skipped  []string       `json:"-"`
 	Failures []task.Failure `json:"failures,omitempty"`
 	// BuildErrors are packages that did not compile, with their output.
 	BuildErrors []task.Failure `json:"build_errors,omitempty"`

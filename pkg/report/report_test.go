@@ -156,6 +156,9 @@ func TestParseGoTestJSONRealRun(t *testing.T) {
 	if !slices.Contains(res.Passed, "example.com/m/a.TestSub/ok") || !slices.Contains(res.Passed, "example.com/m/c.TestPass") {
 		t.Errorf("Passed = %q", res.Passed)
 	}
+	if !slices.Equal(res.Skipped, []string{"example.com/m/c.TestSkip"}) {
+		t.Errorf("Skipped = %q", res.Skipped)
+	}
 	// TestSub, TestSub/ok, TestSub/bad, TestPanic, TestPass, TestSkip.
 	if res.Total != 6 {
 		t.Errorf("Total = %d, want 6", res.Total)

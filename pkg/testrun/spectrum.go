@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"path/filepath"
@@ -72,9 +73,7 @@ func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (
 	}
 	defer os.RemoveAll(outbox)
 	var sp Spectra
-	// covered[line] counts the failing and passing tests that ran it.
-	type counts struct{ ef, ep int }
-	covered := map[lineKey]*counts{}
+	var spectrum Spectrum
 	for _, d := range order {
 		bin, err := r.coverBinary(ctx, dir, d, outbox)
 		if err != nil {
@@ -123,30 +122,69 @@ func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (
 			} else {
 				sp.Passing = append(sp.Passing, u.id)
 			}
-			for l := range lines {
-				c := covered[l]
-				if c == nil {
-					c = &counts{}
-					covered[l] = c
+			spectrum.Add(func(yield func(string, int) bool) {
+				for l := range lines {
+					if !yield(l.file, l.line) {
+						return
+					}
 				}
-				if u.failing {
-					c.ef++
-				} else {
-					c.ep++
-				}
-			}
+			}, u.failing)
 		}
 	}
-	F := float64(len(sp.Failing))
-	for l, c := range covered {
+	sp.Suspects = spectrum.Suspects(n)
+	return sp, nil
+}
+
+// Spectrum counts, line by line, the failing and the passing tests that ran
+// it, and ranks the lines by Ochiai as Localize does. Other languages'
+// drivers measure their tests' coverage their own way and rank with it.
+type Spectrum struct {
+	lines   map[lineKey]*lineCounts
+	failing int
+}
+
+// lineCounts are the failing (ef) and passing (ep) tests that ran a line.
+type lineCounts struct{ ef, ep int }
+
+// Add records one test, failing or passing, and the lines it ran: file
+// (relative to the checkout's root) and 1-based line, each once.
+func (s *Spectrum) Add(lines iter.Seq2[string, int], failing bool) {
+	if s.lines == nil {
+		s.lines = map[lineKey]*lineCounts{}
+	}
+	if failing {
+		s.failing++
+	}
+	for file, line := range lines {
+		k := lineKey{file, line}
+		c := s.lines[k]
+		if c == nil {
+			c = &lineCounts{}
+			s.lines[k] = c
+		}
+		if failing {
+			c.ef++
+		} else {
+			c.ep++
+		}
+	}
+}
+
+// Suspects ranks the lines that a failing test ran by Ochiai, ef / sqrt(F
+// × (ef + ep)), most suspicious first (ties: fewer passing tests, then by
+// file and line); at most n when n > 0.
+func (s *Spectrum) Suspects(n int) []Suspect {
+	var out []Suspect
+	F := float64(s.failing)
+	for l, c := range s.lines {
 		if c.ef == 0 || F == 0 {
 			continue
 		}
 		score := float64(c.ef) / math.Sqrt(F*float64(c.ef+c.ep))
-		sp.Suspects = append(sp.Suspects, Suspect{File: l.file, Line: l.line, Score: score, Failing: c.ef, Passing: c.ep})
+		out = append(out, Suspect{File: l.file, Line: l.line, Score: score, Failing: c.ef, Passing: c.ep})
 	}
-	sort.Slice(sp.Suspects, func(i, j int) bool {
-		a, b := sp.Suspects[i], sp.Suspects[j]
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
 		if a.Score != b.Score {
 			return a.Score > b.Score
 		}
@@ -158,10 +196,10 @@ func (r Runner) Localize(ctx context.Context, dir string, ids []string, n int) (
 		}
 		return a.Line < b.Line
 	})
-	if n > 0 && len(sp.Suspects) > n {
-		sp.Suspects = sp.Suspects[:n]
+	if n > 0 && len(out) > n {
+		out = out[:n]
 	}
-	return sp, nil
+	return out
 }
 
 type lineKey struct {

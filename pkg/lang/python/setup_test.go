@@ -1,0 +1,243 @@
+package python
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/sandbox"
+)
+
+// wheel is a pure-Python wheel of the project name at version, holding
+// the files (paths inside the wheel), made as the wheel format says: a zip
+// with the package, and a .dist-info with METADATA, WHEEL and a RECORD of
+// every file's hash.
+func wheel(t *testing.T, name, version string, files map[string]string) (filename string, data []byte) {
+	t.Helper()
+	dist := strings.ReplaceAll(name, "-", "_")
+	info := fmt.Sprintf("%s-%s.dist-info", dist, version)
+	all := map[string]string{}
+	for k, v := range files {
+		all[k] = v
+	}
+	all[info+"/METADATA"] = fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version)
+	all[info+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: redfix-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+	var names []string
+	for k := range all {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var record strings.Builder
+	for _, n := range names {
+		sum := sha256.Sum256([]byte(all[n]))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", n, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[n]))
+	}
+	fmt.Fprintf(&record, "%s/RECORD,,\n", info)
+	all[info+"/RECORD"] = record.String()
+	names = append(names, info+"/RECORD")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(all[n])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s-%s-py3-none-any.whl", dist, version), buf.Bytes()
+}
+
+// simpleIndex serves wheels as a PEP 503 simple repository on loopback,
+// and counts the requests it answers.
+type simpleIndex struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []string
+}
+
+func newSimpleIndex(t *testing.T, wheels map[string][]byte) *simpleIndex {
+	t.Helper()
+	ix := &simpleIndex{}
+	byProject := map[string][]string{}
+	for fn := range wheels {
+		project := strings.ReplaceAll(strings.ToLower(strings.SplitN(fn, "-", 2)[0]), "_", "-")
+		byProject[project] = append(byProject[project], fn)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/simple/{project}/", func(w http.ResponseWriter, r *http.Request) {
+		fns, ok := byProject[r.PathValue("project")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, "<!DOCTYPE html><html><body>\n")
+		for _, fn := range fns {
+			sum := sha256.Sum256(wheels[fn])
+			fmt.Fprintf(w, "<a href=\"/files/%s#sha256=%s\">%s</a>\n", fn, hex.EncodeToString(sum[:]), fn)
+		}
+		fmt.Fprint(w, "</body></html>\n")
+	})
+	mux.HandleFunc("/files/{file}", func(w http.ResponseWriter, r *http.Request) {
+		data, ok := wheels[r.PathValue("file")]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(data)
+	})
+	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ix.mu.Lock()
+		ix.requests = append(ix.requests, r.URL.Path)
+		ix.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ix.Close)
+	return ix
+}
+
+func (ix *simpleIndex) count() int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return len(ix.requests)
+}
+
+// Dependencies come from the configured index into a virtual environment
+// kept in the repository's cache, made once; the tests import them, and
+// still have Debian's pytest.
+func TestSetupInstallsFromTheIndex(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	fn1, w1 := wheel(t, "redfix-tinydep", "1.0", map[string]string{"redfix_tinydep/__init__.py": "VALUE = 42\n"})
+	fn2, w2 := wheel(t, "redfix-testdep", "2.0", map[string]string{"redfix_testdep.py": "def twice(x):\n    return 2 * x\n"})
+	ix := newSimpleIndex(t, map[string][]byte{fn1: w1, fn2: w2})
+	d.IndexURL = ix.URL + "/simple/"
+	dir := repo(t, map[string]string{
+		"pyproject.toml": `[project]
+name = "app"
+version = "0.1"
+dependencies = ["redfix-tinydep==1.0"]
+
+[project.optional-dependencies]
+test = ["app[extra]"]
+extra = ["redfix-testdep>=2"]
+docs = ["sphinx"]
+`,
+		// The project itself, and another index, are left out.
+		"requirements-dev.txt": "-e .\n--index-url http://unreachable.invalid/simple\n",
+		"tests/test_app.py": `import redfix_testdep
+import redfix_tinydep
+
+
+def test_value():
+    assert redfix_tinydep.VALUE == 42
+    assert redfix_testdep.twice(2) == 4
+`,
+	})
+	if err := d.Setup(ctx, dir); err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if ix.count() == 0 {
+		t.Fatal("the index was not asked")
+	}
+	venvs, _ := filepath.Glob(filepath.Join(sandbox.CacheDir(ctx), "python", "venv-*", readyFile))
+	if len(venvs) != 1 {
+		t.Errorf("virtual environments made whole in the cache: %q", venvs)
+	}
+	o := mustRun(t, ctx, d, dir, 1, "tests/test_app.py::test_value")
+	if !slices.Equal(o.Passed, []string{"tests/test_app.py::test_value"}) {
+		t.Fatalf("the dependencies are not importable: passed %q, failed %+v, build %+v\n%s", o.Passed, o.Failed, o.Build, o.Output)
+	}
+	// Kept: a second setup, and the runs, make nothing again.
+	n := ix.count()
+	if err := d.Setup(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if ix.count() != n {
+		t.Errorf("a second Setup asked the index again: %q", ix.requests[n:])
+	}
+	// An edited dependency file is another environment.
+	writeTree(t, dir, map[string]string{"requirements.txt": "redfix-nothere==9.9\n"})
+	err := d.Setup(ctx, dir)
+	if err == nil {
+		t.Fatal("a setup whose dependency the index lacks succeeded")
+	}
+	t.Logf("the failed setup: %v", err)
+	for _, want := range []string{"pip install", "--index-url " + d.IndexURL, "exited with status", "redfix-nothere"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the setup's error does not say %q: %v", want, err)
+		}
+	}
+	// A run of a checkout whose setup fails is that error, not a test
+	// failure.
+	if _, err := d.Run(ctx, dir, []string{"tests/test_app.py::test_value"}, 1); err == nil || !strings.Contains(err.Error(), "pip install") {
+		t.Errorf("Run with a failing setup: %v", err)
+	}
+	if venvs, _ := filepath.Glob(filepath.Join(sandbox.CacheDir(ctx), "python", "venv-*", readyFile)); len(venvs) != 1 {
+		t.Errorf("a failed setup left an environment marked whole: %q", venvs)
+	}
+}
+
+// With nothing declared, the tests run on the interpreter itself.
+func TestSetupWithoutDependenciesMakesNoEnvironment(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	dir := repo(t, map[string]string{"pyproject.toml": "[project]\nname = \"bare\"\n", "test_x.py": "def test_x():\n    pass\n"})
+	env, err := d.prepare(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, _ := d.interpreter(); env.python != base {
+		t.Errorf("python = %s, want the interpreter %s", env.python, base)
+	}
+	if _, err := os.Stat(filepath.Join(sandbox.CacheDir(ctx), "python")); err == nil {
+		t.Error("a virtual environment was made for nothing")
+	}
+}
+
+// An interpreter that cannot import pytest and coverage gets a virtual
+// environment that can, even for a project that declares nothing: pip is
+// asked for them (here Debian's site packages, which the environment
+// sees, satisfy it; elsewhere the index does).
+func TestSetupInstallsTheToolsAnInterpreterLacks(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	base, _ := d.interpreter()
+	// In the repository's cache: the sandbox shows the host's /tmp empty.
+	bare := filepath.Join(sandbox.CacheDir(ctx), "bare")
+	if out, err := exec.Command(base, "-m", "venv", "--without-pip", bare).CombinedOutput(); err != nil {
+		t.Fatalf("an interpreter without pytest: %v\n%s", err, out)
+	}
+	if exec.Command(filepath.Join(bare, "bin", "python"), "-c", "import pytest").Run() == nil {
+		t.Fatal("the bare interpreter imports pytest: the test proves nothing")
+	}
+	d.Python = filepath.Join(bare, "bin", "python")
+	dir := repo(t, map[string]string{"test_x.py": "def test_x():\n    pass\n"})
+	env, err := d.prepare(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(env.python, filepath.Join(sandbox.CacheDir(ctx), "python", "venv-")) {
+		t.Errorf("the tests run on %s, not in a virtual environment", env.python)
+	}
+	o := mustRun(t, ctx, d, dir, 1, "test_x.py::test_x")
+	if !slices.Equal(o.Passed, []string{"test_x.py::test_x"}) {
+		t.Errorf("passed %q\n%s", o.Passed, o.Output)
+	}
+}
