@@ -35,6 +35,7 @@ type Config struct {
 	GitHub     GitHub     `yaml:"github"`
 	Checkouts  Checkouts  `yaml:"checkouts"`
 	Sandbox    Sandbox    `yaml:"sandbox"`
+	Languages  Languages  `yaml:"languages"`
 
 	// StartupWait is how long `bot serve` and `worker run` wait at start
 	// for NATS and Redis to answer before they exit naming the store and

@@ -236,3 +236,32 @@ func TestSandboxSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestLanguages(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "redfix.yaml")
+	if err := os.WriteFile(file, []byte("languages:\n  repos:\n    - pattern: acme/*\n      driver: python\n  python:\n    index_url: http://127.0.0.1:9/simple\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(file, func(k string) string {
+		if k == "REDFIX_PYTHON" {
+			return "/opt/py/bin/python3"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Languages.Repos) != 1 || cfg.Languages.Repos[0] != (LanguageRepo{"acme/*", "python"}) {
+		t.Errorf("repos = %+v", cfg.Languages.Repos)
+	}
+	if cfg.Languages.Python.IndexURL != "http://127.0.0.1:9/simple" || cfg.Languages.Python.Interpreter != "/opt/py/bin/python3" {
+		t.Errorf("python = %+v", cfg.Languages.Python)
+	}
+	if err := os.WriteFile(file, []byte("languages:\n  repos:\n    - pattern: acme/*\n      driver: cobol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "languages.repos[0].driver must be go or python") {
+		t.Errorf("an unknown driver: err = %v", err)
+	}
+}

@@ -73,6 +73,8 @@ var envVars = []struct {
 		c.GitHub.ResyncInterval = d
 		return nil
 	}},
+	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
+	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},
 	{"REDFIX_SANDBOX", func(c *Config, v string) error { c.Sandbox.Mode = v; return nil }},
 	{"REDFIX_SANDBOX_NETWORK", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)

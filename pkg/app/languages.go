@@ -1,0 +1,31 @@
+package app
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/testrun"
+)
+
+// testTimeout bounds each test command a driver runs.
+const testTimeout = 10 * time.Minute
+
+// languages is the language drivers of the configuration: Go and Python,
+// Go first on a tie, with the repositories it names for a driver.
+func languages(cfg config.Config) (*lang.Drivers, error) {
+	py := cfg.Languages.Python
+	d := lang.New(
+		golang.Driver{Tests: testrun.Runner{Timeout: testTimeout}},
+		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
+	)
+	for _, r := range cfg.Languages.Repos {
+		if err := d.Override(r.Pattern, r.Driver); err != nil {
+			return nil, fmt.Errorf("configure languages: %w", err)
+		}
+	}
+	return d, nil
+}
