@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
@@ -81,7 +82,7 @@ func TestConsumerRecordsEveryRound(t *testing.T) {
 			t.Errorf("the task's round %d: %+v", i+1, r)
 		}
 	}
-	waitFor(t, time.Minute, "the repair's outcome was not recorded", func() bool { return len(rec.all()) == 1 })
+	testsvc.Poll(t, time.Minute, "the repair's outcome was not recorded", func() bool { return len(rec.all()) == 1 })
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(rejections(map[string]int{"regression": 1})), "redfix_gate_rejections_total"); err != nil {
 		t.Error(err)
 	}
@@ -121,15 +122,15 @@ func TestConsumerCountsARedeliveredJobOnce(t *testing.T) {
 		t.Fatal("the first worker's agent never started")
 	}
 	secondJobs := start(secondGuessAgent{}, 0)
-	waitFor(t, time.Minute, "the second worker did not get the job", func() bool { return len(secondJobs.seen()) == 1 })
-	waitFor(t, 2*time.Minute, "the second delivery's repair was not recorded", func() bool { return len(rec.all()) == 1 })
+	testsvc.Poll(t, time.Minute, "the second worker did not get the job", func() bool { return len(secondJobs.seen()) == 1 })
+	testsvc.Poll(t, 2*time.Minute, "the second delivery's repair was not recorded", func() bool { return len(rec.all()) == 1 })
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(rejections(map[string]int{"regression": 1})), "redfix_gate_rejections_total"); err != nil {
 		t.Error(err)
 	}
 
 	// The first worker's repair ends the same way, after the job settled.
 	close(held.hold)
-	waitFor(t, 2*time.Minute, "the first delivery did not end", func() bool {
+	testsvc.Poll(t, 2*time.Minute, "the first delivery did not end", func() bool {
 		return counterValue(t, reg, "redfix_jobs_total", string(task.StatusNoPatch)) == 2
 	})
 	firstJobs.handling.Wait()

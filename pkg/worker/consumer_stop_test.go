@@ -55,12 +55,12 @@ func TestConsumerShutdownRedeliversJob(t *testing.T) {
 	r2.pipeline.Ledger, r2.store = r1.store, r1.store
 	jobs := &recordingJobs{q: q}
 	startConsumer(t, consumer(t, jobs, r2))
-	waitFor(t, time.Minute, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
+	testsvc.Poll(t, time.Minute, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
 	waitStatus(t, r2, tk.ID, task.StatusPublished)
 	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
 		t.Fatalf("second worker's attempts %v, want [2]", a)
 	}
-	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
 }
 
 // stuckAgent ignores cancellation until released: a repair that does not
@@ -154,7 +154,7 @@ func TestConsumerTakesOverAbandonedJob(t *testing.T) {
 	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
 		t.Fatalf("attempts %v, want [2]", a)
 	}
-	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
 }
 
 // A worker whose store (a real redis-server) goes away pulls no job until
@@ -181,16 +181,16 @@ func TestConsumerPausesWhileTheStoreIsDown(t *testing.T) {
 		return err
 	}
 	startConsumer(t, c)
-	waitFor(t, 30*time.Second, "the worker never asked whether its store answers", func() bool { return asked.Load() > 0 })
+	testsvc.Poll(t, 30*time.Second, "the worker never asked whether its store answers", func() bool { return asked.Load() > 0 })
 
 	srv.Stop()
-	waitFor(t, 30*time.Second, "the worker did not notice its store is down", func() bool { return refused.Load() > 0 })
+	testsvc.Poll(t, 30*time.Second, "the worker did not notice its store is down", func() bool { return refused.Load() > 0 })
 	tk := demoTask(s, "fp-store-down")
 	enqueue(t, q, tk)
 	after := refused.Load()
 	// The worker asks again, and is refused, after the job is queued: had
 	// it pulled, it would have had the job.
-	waitFor(t, time.Minute, "the paused worker did not ask again", func() bool { return refused.Load() >= after+3 })
+	testsvc.Poll(t, time.Minute, "the paused worker did not ask again", func() bool { return refused.Load() >= after+3 })
 	if a := jobs.seen(); len(a) != 0 {
 		t.Fatalf("the worker pulled jobs %v while its store was down", a)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config/logtest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/job"
@@ -138,20 +139,6 @@ func status(t *testing.T, r *rig, id string) task.Task {
 	return tk
 }
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		<-tick.C
-	}
-}
-
 // waitStatus waits for the task to reach st and returns it.
 func waitStatus(t *testing.T, r *rig, id string, st task.Status) task.Task {
 	t.Helper()
@@ -166,20 +153,6 @@ func waitStatus(t *testing.T, r *rig, id string, st task.Status) task.Task {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("task %s is %q (%s), want %q", id, last.Status, last.Reason, st)
-		}
-		<-tick.C
-	}
-}
-
-// holdsFor checks cond every poll until d has passed.
-func holdsFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if !cond() {
-			t.Fatalf("%s stopped holding", what)
 		}
 		<-tick.C
 	}
@@ -201,7 +174,7 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 	startConsumer(t, c)
 
 	got := waitStatus(t, r, tk.ID, task.StatusPublished)
-	waitFor(t, time.Minute, "the job's metrics", func() bool {
+	testsvc.Poll(t, time.Minute, "the job's metrics", func() bool {
 		return counterValue(t, reg, "redfix_jobs_total", "published") == 1
 	})
 	if h := histogramOf(t, reg, "redfix_job_agent_steps"); h.GetSampleCount() != 1 || h.GetSampleSum() < 1 {
@@ -213,8 +186,8 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 	if got.PullRequest == "" || len(r.pullRequests(t)) != 1 {
 		t.Fatalf("published task %+v; pull requests %v", got, r.pullRequests(t))
 	}
-	waitFor(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
-	holdsFor(t, 3*q.Config().AckWait, "one delivery of an acked job", func() bool { return len(jobs.seen()) == 1 })
+	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Holds(t, 3*q.Config().AckWait, "one delivery of an acked job", func() bool { return len(jobs.seen()) == 1 })
 	if a := jobs.seen(); a[0] != 1 {
 		t.Fatalf("attempts %v, want [1]", a)
 	}
@@ -237,14 +210,14 @@ func TestConsumerParksPermanentFailure(t *testing.T) {
 	if !strings.Contains(got.Reason, "deleted") || !strings.Contains(got.Reason, "no such repository") {
 		t.Fatalf("reason %q, want the permanent failure naming the repository", got.Reason)
 	}
-	waitFor(t, 10*time.Second, "the parked job is still on the queue", func() bool { return lag(t, q) == 0 })
-	waitFor(t, 30*time.Second, "the job is parked", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the parked job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the job is parked", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		n, err := q.Stream().ParkedCount(ctx)
 		return err == nil && n == 1
 	})
-	holdsFor(t, 4*q.Config().AckWait, "one delivery of a parked job", func() bool {
+	testsvc.Holds(t, 4*q.Config().AckWait, "one delivery of a parked job", func() bool {
 		return len(jobs.seen()) == 1 && lag(t, q) == 0
 	})
 	if agent.called.Load() {
@@ -261,7 +234,7 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 	jobs := &recordingJobs{q: q}
 	startConsumer(t, consumer(t, jobs, r))
 
-	waitFor(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
 		st := status(t, r, tk.ID)
 		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
 	})
@@ -271,7 +244,7 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 	}
 	// The job is held back for the retry delay, not redelivered after
 	// AckWait nor dropped.
-	holdsFor(t, 4*q.Config().AckWait, "the job waits on the queue for its retry", func() bool {
+	testsvc.Holds(t, 4*q.Config().AckWait, "the job waits on the queue for its retry", func() bool {
 		return len(jobs.seen()) == 1 && lag(t, q) == 1
 	})
 }
@@ -294,7 +267,7 @@ func TestConsumerLogsEachKeyOnce(t *testing.T) {
 	c := consumer(t, q, r)
 	c.Log = log
 	stop := startConsumer(t, c)
-	waitFor(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
 		st := status(t, r, tk.ID)
 		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
 	})
@@ -328,8 +301,8 @@ func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
 	if !strings.Contains(got.Reason, "gave up after 1 attempts") || !strings.Contains(got.Reason, "503") {
 		t.Fatalf("reason %q, want giving up with the last error", got.Reason)
 	}
-	waitFor(t, 10*time.Second, "the failed job is still on the queue", func() bool { return lag(t, q) == 0 })
-	holdsFor(t, 4*q.Config().AckWait, "one delivery of a job that failed for good", func() bool {
+	testsvc.Poll(t, 10*time.Second, "the failed job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Holds(t, 4*q.Config().AckWait, "one delivery of a job that failed for good", func() bool {
 		return len(jobs.seen()) == 1
 	})
 }
