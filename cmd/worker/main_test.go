@@ -11,14 +11,14 @@ import (
 
 func TestRunUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := run(context.Background(), nil, &out, &errOut); app.ExitCode(err) != 2 || !strings.Contains(errOut.String(), "usage: worker") {
+	if err := program.Run(context.Background(), nil, &out, &errOut); app.ExitCode(err) != 2 || !strings.Contains(errOut.String(), "usage: worker") {
 		t.Fatalf("no command: %v, stderr %q", err, errOut.String())
 	}
 	errOut.Reset()
-	if err := run(context.Background(), []string{"frobnicate"}, &out, &errOut); app.ExitCode(err) != 2 || !strings.Contains(err.Error(), "frobnicate") {
+	if err := program.Run(context.Background(), []string{"frobnicate"}, &out, &errOut); app.ExitCode(err) != 2 || !strings.Contains(err.Error(), "frobnicate") {
 		t.Fatalf("unknown command: %v", err)
 	}
-	if err := run(context.Background(), []string{"help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "commands:") {
+	if err := program.Run(context.Background(), []string{"help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "commands:") {
 		t.Fatalf("help: %v, stdout %q", err, out.String())
 	}
 }
