@@ -170,49 +170,22 @@ func (s *Store) IndexTaskExpiry(ctx context.Context) (int, error) {
 	if s.retention <= 0 {
 		return 0, nil
 	}
-	done := s.retentionMigrationKey()
-	if n, err := s.rdb.Exists(ctx, done).Result(); err != nil {
-		return 0, fmt.Errorf("index the expiry of stored tasks: %w", err)
-	} else if n == 1 {
-		return 0, nil
+	n, err := s.migrateTasks(ctx, s.retentionMigrationKey(), func(p redis.Pipeliner, t task.Task) bool {
+		if t.Repo != "" {
+			p.SAdd(ctx, s.taskReposKey(), t.Repo)
+		}
+		if !t.Status.Final() {
+			return false
+		}
+		// Only where the task has no expiry yet: one saved by this
+		// version since keeps its own. The sweep deletes the task when it
+		// is due.
+		at := t.UpdatedAt.Add(s.retention)
+		p.ZAddNX(ctx, s.taskExpiryKey(), redis.Z{Score: float64(at.UnixMilli()), Member: t.ID})
+		return true
+	})
+	if err != nil {
+		return n, fmt.Errorf("index the expiry of stored tasks: %w", err)
 	}
-	const page = 500
-	indexed := 0
-	for start := int64(0); ; start += page {
-		ids, err := s.rdb.ZRange(ctx, s.tasksKey(), start, start+page-1).Result()
-		if err != nil {
-			return indexed, fmt.Errorf("index the expiry of stored tasks: %w", err)
-		}
-		if len(ids) == 0 {
-			break
-		}
-		tasks, err := s.readTasks(ctx, ids)
-		if err != nil {
-			return indexed, fmt.Errorf("index the expiry of stored tasks: %w", err)
-		}
-		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, t := range tasks {
-				if t.Repo != "" {
-					p.SAdd(ctx, s.taskReposKey(), t.Repo)
-				}
-				if !t.Status.Final() {
-					continue
-				}
-				// Only where the task has no expiry yet: one saved by this
-				// version since keeps its own. The sweep deletes the task
-				// when it is due.
-				at := t.UpdatedAt.Add(s.retention)
-				p.ZAddNX(ctx, s.taskExpiryKey(), redis.Z{Score: float64(at.UnixMilli()), Member: t.ID})
-				indexed++
-			}
-			return nil
-		})
-		if err != nil {
-			return indexed, fmt.Errorf("index the expiry of stored tasks: %w", err)
-		}
-	}
-	if err := s.rdb.Set(ctx, done, s.now().UTC().Format(time.RFC3339), 0).Err(); err != nil {
-		return indexed, fmt.Errorf("index the expiry of stored tasks: %w", err)
-	}
-	return indexed, nil
+	return n, nil
 }

@@ -290,43 +290,60 @@ func (s *Store) readTasks(ctx context.Context, ids []string) ([]task.Task, error
 // done); it returns how many tasks it indexed. Running it twice, or from
 // two processes at once, is harmless.
 func (s *Store) IndexTasksByRepo(ctx context.Context) (int, error) {
-	done := s.key("migrations", "repo_tasks")
+	n, err := s.migrateTasks(ctx, s.key("migrations", "repo_tasks"), func(p redis.Pipeliner, t task.Task) bool {
+		if t.Repo == "" {
+			return false
+		}
+		p.ZAdd(ctx, s.repoTasksKey(t.Repo), redis.Z{Score: float64(t.CreatedAt.UnixMicro()), Member: t.ID})
+		return true
+	})
+	if err != nil {
+		return n, fmt.Errorf("index tasks by repository: %w", err)
+	}
+	return n, nil
+}
+
+// migrateTasks runs a migration over every stored task once per store:
+// unless the marker key done is set, each page of tasks is read and apply
+// queues its commands for each task in one pipeline; apply says whether
+// it counted the task. The marker is set at the end, so a migration cut
+// short runs again whole, and apply must be harmless twice.
+func (s *Store) migrateTasks(ctx context.Context, done string, apply func(p redis.Pipeliner, t task.Task) bool) (int, error) {
 	if n, err := s.rdb.Exists(ctx, done).Result(); err != nil {
-		return 0, fmt.Errorf("index tasks by repository: %w", err)
+		return 0, err
 	} else if n == 1 {
 		return 0, nil
 	}
 	const page = 500
-	indexed := 0
+	counted := 0
 	for start := int64(0); ; start += page {
 		ids, err := s.rdb.ZRange(ctx, s.tasksKey(), start, start+page-1).Result()
 		if err != nil {
-			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+			return counted, err
 		}
 		if len(ids) == 0 {
 			break
 		}
 		tasks, err := s.readTasks(ctx, ids)
 		if err != nil {
-			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+			return counted, err
 		}
 		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, t := range tasks {
-				if t.Repo != "" {
-					p.ZAdd(ctx, s.repoTasksKey(t.Repo), redis.Z{Score: float64(t.CreatedAt.UnixMicro()), Member: t.ID})
-					indexed++
+				if apply(p, t) {
+					counted++
 				}
 			}
 			return nil
 		})
 		if err != nil {
-			return indexed, fmt.Errorf("index tasks by repository: %w", err)
+			return counted, err
 		}
 	}
-	if err := s.rdb.Set(ctx, done, time.Now().UTC().Format(time.RFC3339), 0).Err(); err != nil {
-		return indexed, fmt.Errorf("index tasks by repository: %w", err)
+	if err := s.rdb.Set(ctx, done, s.now().UTC().Format(time.RFC3339), 0).Err(); err != nil {
+		return counted, err
 	}
-	return indexed, nil
+	return counted, nil
 }
 
 // CountByStatus is the number of tasks in each status; statuses with none
