@@ -31,7 +31,8 @@ const (
 	GateRegression = "regression"
 )
 
-// TestRunner runs Go tests in a checkout (testrun.Runner is one).
+// TestRunner runs Go tests in a checkout (testrun.Runner is one), for an
+// Input without a Language.
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
@@ -120,6 +121,9 @@ type Input struct {
 	Task  task.Task
 	// BlameDiff is the diff of the commit that broke the tests; may be empty.
 	BlameDiff string
+	// Lang is the repository's language driver, chosen once for the job;
+	// nil is Go, run with the gates' runner.
+	Lang Language
 }
 
 // gate is one step of Check.
@@ -137,7 +141,7 @@ type gate struct {
 // are recorded as not run ("skipped: <gate> failed").
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
-	c := &candidate{in: in}
+	c := &candidate{in: in, lang: v.language(in)}
 	c.files, c.parseErr = unidiff.Parse(in.Patch)
 	if c.parseErr != nil {
 		c.files = nil // the gates judge a patch that cannot be read whole by its error alone
@@ -182,6 +186,7 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 // candidate is the patch under check and what the gates share about it.
 type candidate struct {
 	in       Input
+	lang     Language // runs the tests too
 	files    []unidiff.File
 	parseErr error
 	base     *workspace.Workspace // a second checkout at Base, made on demand
