@@ -154,7 +154,12 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		if !c.isGo() {
 			what = "test module(s) importing the changed ones"
 		}
-		where += fmt.Sprintf(" and %d %s: %s", n, what, strings.Join(capList(ran[len(primary):], 10), " "))
+		if len(primary) == 0 {
+			where = c.testTool() + " on"
+		} else {
+			where += " and"
+		}
+		where += fmt.Sprintf(" %d %s: %s", n, what, strings.Join(capList(ran[len(primary):], 10), " "))
 	}
 	var notes []string
 	if len(notRun) > 0 {
