@@ -220,6 +220,13 @@ def test_units():
     c.add("bolt", 5)
     assert units(c) == 7
 `
+	// A test that has always failed: not the patch's.
+	shopTestLegacy = `from shop.pricing import Catalog
+
+
+def test_legacy_rounding():
+    assert Catalog().prices == {"legacy": 1}, "legacy prices were never loaded"
+`
 )
 
 // shopTest is the failing test the patches are validated against.
@@ -256,7 +263,7 @@ func newShop(t *testing.T) ledger {
 		"pyproject.toml": shopPyproject, "shop/__init__.py": `"""A small shop."""` + "\n",
 		"shop/pricing.py": shopPricingGood, "shop/cart.py": shopCart, "shop/count.py": shopCount,
 		"tests/__init__.py": "", "tests/test_pricing.py": shopTestPricing, "tests/test_discount.py": shopTestDiscount,
-		"tests/test_cart.py": shopTestCart, "tests/test_count.py": shopTestCount,
+		"tests/test_cart.py": shopTestCart, "tests/test_count.py": shopTestCount, "tests/test_legacy.py": shopTestLegacy,
 	})
 	if _, err := repo.CommitAll(ctx, "a shop: prices, discounts, carts"); err != nil {
 		t.Fatal(err)
@@ -292,7 +299,8 @@ func TestValidatePythonHonestFixPassesEveryGate(t *testing.T) {
 	// The failing test's module first, then the test modules that import
 	// the changed one; test_count imports none of it.
 	wantGate(t, gates, "regression", task.GatePass,
-		"pytest tests/test_discount.py and 2 test module(s) importing the changed ones: tests/test_cart.py tests/test_pricing.py")
+		"pytest tests/test_discount.py and 3 test module(s) importing the changed ones: tests/test_cart.py tests/test_legacy.py tests/test_pricing.py",
+		"no new failure", "failing at base "+task.Short(v.Base)+" too, not blamed: tests/test_legacy.py::test_legacy_rounding")
 	if strings.Contains(gates["regression"].Detail, "test_count") {
 		t.Errorf("regression ran test_count.py, which imports nothing that changed: %s", gates["regression"].Detail)
 	}

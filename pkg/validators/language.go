@@ -21,7 +21,6 @@ type Language interface {
 	Resolve(dir, id string) (testrun.Target, error)
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
-	PackageOf(dir, rel string) (pkg string, ok bool)
 	Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error)
 	IsTestFile(rel string) bool
 	IsTestData(rel string) bool
@@ -42,8 +41,6 @@ type goLanguage struct{ TestRunner }
 func (goLanguage) Name() string { return langGo }
 
 func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
-
-func (goLanguage) PackageOf(string, string) (string, bool) { return "", false }
 
 func (goLanguage) Check(context.Context, string, []string) ([]findings.Finding, error) {
 	return nil, nil // Go's static gate runs its own checks (staticChecks)

@@ -19,7 +19,7 @@ var (
 	// pySkipRE matches what skips a test or keeps pytest from collecting
 	// it: marks (skip, skipif, xfail, as decorators or pytestmark),
 	// pytest.skip(), unittest's skips, __test__ = False, collect_ignore.
-	pySkipRE = regexp.MustCompile(`(^|\W)mark\.(skip|skipif|xfail)\b|(^|\W)pytest\.(skip|xfail|importorskip)\s*(\(|\.)|(^|\W)unittest\.(skip|skipIf|skipUnless|expectedFailure)\b|^@(skip|skipIf|skipUnless|expectedFailure)\b|\.skipTest\s*\(|\bSkipTest\b|^__test__\s*=|\bcollect_ignore(_glob)?\b|\bdeselect`)
+	pySkipRE = regexp.MustCompile(`(^|\W)mark\.(skip|skipif|xfail)\b|(^|\W)pytest\.(skip|xfail|importorskip)\s*(\(|\.)|(^|\W)unittest\.(skip|skipIf|skipUnless|expectedFailure)\b|^@(skip|skipIf|skipUnless|expectedFailure)\b|\.skipTest\s*\(|\bSkipTest\b|^__test__\s*=|\bcollect_ignore(_glob)?\b|--deselect\b`)
 	// pyAssertRE matches the lines that make a Python test fail: assert
 	// statements, pytest.raises/warns/fail/approx, unittest's
 	// self.assert…/self.fail…, mocks' and libraries' assert_…(), raise

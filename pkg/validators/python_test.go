@@ -114,6 +114,10 @@ func TestPythonIntegrity(t *testing.T) {
 			change: map[string]string{"calc/calc.py": fixed, "tests/test_calc.py": pyCalcTest + "\n\ndef test_zero():\n    assert add(0, 0) == 0\n"},
 		},
 		{
+			name:   "new tests named after skipping and deselecting",
+			change: map[string]string{"tests/test_calc.py": pyCalcTest + "\n\ndef test_deselect_rows():\n    assert add(1, 1) == 2\n\n\ndef test_skip_list():\n    assert label(3) == \"3\"\n"},
+		},
+		{
 			name:   "a moved assertion",
 			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "    assert add(x, y) == want\n    assert label(42 + base) == \"forty-two\"\n", "    assert label(42 + base) == \"forty-two\"\n    assert add(x, y) == want\n", 1)},
 		},

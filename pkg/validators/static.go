@@ -152,9 +152,15 @@ func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate,
 		}
 	}
 	sort.Strings(files)
-	what := fmt.Sprintf("%s checks on %s", c.driver().Name(), listOr(files, "no file"))
+	var sources []string // what the evidence names
+	for _, p := range files {
+		if c.isSource(p) {
+			sources = append(sources, p)
+		}
+	}
+	what := fmt.Sprintf("%s checks on %s", c.driver().Name(), listOr(sources, "no file"))
 	if c.isPython() {
-		what = "compile and pyflakes on " + listOr(files, "no file")
+		what = "compile and pyflakes on " + listOr(sources, "no file")
 	}
 	head, err := c.driver().Check(ctx, c.in.Dir, files)
 	if err != nil {
