@@ -98,6 +98,9 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 		}
 	}
 	p := f.Path()
+	if c.isPython() {
+		bad = append(bad, pyConfigViolations(f)...)
+	}
 	test := c.isTestFile(p)
 	helper := !test && isTestHelper(dir, p)
 	if !test && !helper {

@@ -95,7 +95,7 @@ func pyDeletedTests(files []unidiff.File, isTest func(string) bool) []string {
 var (
 	// pyUnderTestRE matches a line that asks whether pytest runs it: its
 	// environment variables, its modules, its command line.
-	pyUnderTestRE = regexp.MustCompile(`PYTEST_|["']_?pytest["']\s*(not\s+)?in\s+sys\.(modules|argv)|sys\.modules\s*(\.get\s*\(|\[)\s*["']_?pytest|find_spec\(\s*["']_?pytest|sys\.argv.*pytest|["']py\.test`)
+	pyUnderTestRE = regexp.MustCompile(`PYTEST_|["']PYTEST|CURRENT_TEST|["']_?pytest["']\s*(not\s+)?in\s+sys\.(modules|argv)|sys\.modules\s*(\.get\s*\(|\[)\s*["']_?pytest|find_spec\(\s*["']_?pytest|sys\.argv.*pytest|["']py\.test`)
 	// pyStackRE matches a look at the call stack or the interpreter's
 	// command line; pyTestFrameRE what a test's frame or command shows.
 	pyStackRE     = regexp.MustCompile(`\binspect\.(stack|currentframe|getouterframes)\s*\(|\bsys\._getframe\s*\(|\btraceback\.(extract_stack|format_stack|walk_stack)\s*\(|\bsys\.(argv|orig_argv|executable)\b`)
@@ -140,6 +140,37 @@ func pyDetectsTests(files []unidiff.File, isTest func(string) bool) []string {
 				first = frame[0]
 			}
 			bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test by looking for a test on the call stack or command line: %s", p, first.NewLine, norm(first.Text)))
+		}
+	}
+	return bad
+}
+
+// pyConfigFiles hold pytest's configuration (pyproject.toml, setup.cfg and
+// tox.ini among other things).
+var pyConfigFiles = map[string]bool{"pytest.ini": true, ".pytest.ini": true, "pyproject.toml": true, "setup.cfg": true, "tox.ini": true}
+
+// pyConfigRE matches the lines of pytest's configuration that decide
+// which tests run and how their outcomes count.
+var pyConfigRE = regexp.MustCompile(`^\[(pytest|tool:pytest|tool\.pytest[\w.]*)\]|^(addopts|testpaths|python_files|python_classes|python_functions|norecursedirs|collect_ignore\w*|usefixtures|xfail_strict|filterwarnings|markers|required_plugins|minversion)\s*=|--deselect|--ignore|(^|\s)-p\s*no:|(^|\s)-k\s`)
+
+// pyConfigViolations are the changes of a patch to pytest's configuration:
+// what decides which tests run is not the code's to change.
+func pyConfigViolations(f unidiff.File) []string {
+	p := f.Path()
+	if !pyConfigFiles[path.Base(p)] {
+		return nil
+	}
+	if path.Base(p) == "pytest.ini" || path.Base(p) == ".pytest.ini" {
+		return []string{fmt.Sprintf("%s: %s pytest's configuration (it decides which tests run and how they count)", p, editVerb(f))}
+	}
+	var bad []string
+	for _, l := range f.Changes() {
+		if t := norm(l.Text); pyConfigRE.MatchString(t) {
+			what := "adds"
+			if l.Removed() {
+				what = "removes"
+			}
+			bad = append(bad, fmt.Sprintf("%s:%d: %s pytest configuration (it decides which tests run and how they count): %s", p, l.Number(), what, t))
 		}
 	}
 	return bad

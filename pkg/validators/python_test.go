@@ -118,6 +118,25 @@ func TestPythonIntegrity(t *testing.T) {
 			change: map[string]string{"tests/test_calc.py": pyCalcTest + "\n\ndef test_deselect_rows():\n    assert add(1, 1) == 2\n\n\ndef test_skip_list():\n    assert label(3) == \"3\"\n"},
 		},
 		{
+			name:   "pytest's options in pyproject.toml",
+			change: map[string]string{"calc/calc.py": fixed, "pyproject.toml": "[project]\nname = \"calc\"\n\n[tool.pytest.ini_options]\naddopts = \"--deselect tests/test_calc.py::test_add\"\n"},
+			detail: []string{"pyproject.toml:4: adds pytest configuration (it decides which tests run and how they count): [tool.pytest.ini_options]", `pyproject.toml:5: adds pytest configuration`},
+		},
+		{
+			name:   "a dependency in pyproject.toml",
+			change: map[string]string{"calc/calc.py": fixed, "pyproject.toml": "[project]\nname = \"calc\"\ndependencies = [\"attrs\"]\n"},
+		},
+		{
+			name:   "pytest.ini",
+			change: map[string]string{"pytest.ini": "[pytest]\npython_functions = check_*\n"},
+			detail: []string{"pytest.ini: adds pytest's configuration"},
+		},
+		{
+			name:   "pytest's variable spelled in two",
+			change: map[string]string{"calc/calc.py": strings.Replace(pyCalc, "    return x - y\n", "    if os.environ.get(\"PYTEST\" + \"_CURRENT_TEST\"):\n        return x + y\n    return x - y\n", 1)},
+			detail: []string{"calc/calc.py:7: detects that it runs under test"},
+		},
+		{
 			name:   "a moved assertion",
 			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "    assert add(x, y) == want\n    assert label(42 + base) == \"forty-two\"\n", "    assert label(42 + base) == \"forty-two\"\n    assert add(x, y) == want\n", 1)},
 		},
