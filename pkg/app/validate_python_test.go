@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -419,5 +420,31 @@ func TestValidatePythonCatchesCheats(t *testing.T) {
 			}
 			wantGate(t, gates, c.gate, task.GateFail, c.detail...)
 		})
+	}
+}
+
+// A clone no driver knows is a usage error that says so, before any test
+// runs.
+func TestValidateRepositoryWithoutLanguage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "notes")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"README.md": "# notes\n"})
+	if _, err := repo.CommitAll(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	l := ledger{dir: dir}
+	patch := writePatch(t, l.patchOf(t, map[string]string{"README.md": "# notes\n\nmore\n"}))
+	var stdout, stderr bytes.Buffer
+	err = validateCommand(ctx, []string{"--repo", dir, "--patch", patch, "--test", "test_x"}, noEnv, &stdout, &stderr)
+	if ExitCode(err) != 2 || !strings.Contains(err.Error(), "no language driver knows how to run this repository's tests") {
+		t.Errorf("exit %d, %v; want 2 naming the missing driver", ExitCode(err), err)
 	}
 }
