@@ -125,7 +125,7 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 		bad = append(bad, fmt.Sprintf("%s: %s (test edits are not allowed for this repository)", p, what))
 	}
 	if c.isPython() && strings.HasSuffix(p, ".py") {
-		return append(bad, pyTestFileViolations(f)...)
+		return append(bad, pyTestFileViolations(dir, f)...)
 	}
 	if !strings.HasSuffix(p, ".go") {
 		return bad

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	sitter "github.com/tree-sitter/go-tree-sitter"
+
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -31,9 +33,9 @@ var (
 
 // pyTestFileViolations are what a patch may not do to a Python test file
 // even when the policy allows test edits.
-func pyTestFileViolations(f unidiff.File) []string {
+func pyTestFileViolations(dir string, f unidiff.File) []string {
 	p := f.Path()
-	var bad []string
+	bad := pyMultilineAsserts(dir, f)
 	if path.Base(p) == "conftest.py" {
 		bad = append(bad, fmt.Sprintf("%s: %s pytest's conftest.py (its fixtures and hooks decide what the tests below it run and report)", p, editVerb(f)))
 	}
@@ -54,6 +56,70 @@ func pyTestFileViolations(f unidiff.File) []string {
 		}
 	}
 	return bad
+}
+
+// pyMultilineAsserts names the assert statements over several lines that
+// the test file held before the patch and no longer holds as they were
+// (one edited on a line of its own but the first, which the line rule does
+// not see): the file before is rebuilt from the one after by undoing the
+// patch, both are read with tree-sitter.
+func pyMultilineAsserts(dir string, f unidiff.File) []string {
+	if f.OldPath == "" || f.NewPath == "" {
+		return nil
+	}
+	after, err := readBeneath(dir, f.NewPath, maxSourceBytes)
+	if err != nil {
+		return nil
+	}
+	before, err := undo(string(after), f)
+	if err != nil {
+		return nil
+	}
+	now := map[string]int{}
+	for _, a := range pyAsserts(after) {
+		now[a.text]++
+	}
+	var bad []string
+	for _, a := range pyAsserts([]byte(before)) {
+		if now[a.text] > 0 {
+			now[a.text]--
+			continue
+		}
+		if a.multiline {
+			bad = append(bad, fmt.Sprintf("%s:%d: removes or edits an assertion: %s", f.OldPath, a.line, a.first))
+		}
+	}
+	return bad
+}
+
+// pyAssert is an assert statement of a file.
+type pyAssert struct {
+	text      string // its text, blanks collapsed
+	first     string // its first line
+	line      int
+	multiline bool
+}
+
+func pyAsserts(src []byte) []pyAssert {
+	tree, ok := parsePy(src)
+	if !ok {
+		return nil
+	}
+	defer tree.close()
+	var out []pyAssert
+	walkPy(tree.root(), func(n *sitter.Node) bool {
+		if n.Kind() != "assert_statement" {
+			return true
+		}
+		text := n.Utf8Text(src)
+		first, _, _ := strings.Cut(text, "\n")
+		out = append(out, pyAssert{
+			text: strings.Join(strings.Fields(text), " "), first: norm(first), line: line(n),
+			multiline: n.EndPosition().Row > n.StartPosition().Row,
+		})
+		return false
+	})
+	return out
 }
 
 // pyDeletedTests names the test functions and classes the patch removes

@@ -43,7 +43,9 @@ CASES = [
 @pytest.mark.parametrize("x, y, want", CASES)
 def test_add(x, y, want, base):
     assert add(x, y) == want
-    assert label(42 + base) == "forty-two"
+    assert label(42 + base) == (
+        "forty-two"
+    )
 
 
 class TestLabel:
@@ -138,7 +140,7 @@ func TestPythonIntegrity(t *testing.T) {
 		},
 		{
 			name:   "a moved assertion",
-			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "    assert add(x, y) == want\n    assert label(42 + base) == \"forty-two\"\n", "    assert label(42 + base) == \"forty-two\"\n    assert add(x, y) == want\n", 1)},
+			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "    assert add(x, y) == want\n    assert label(42 + base) == (\n        \"forty-two\"\n    )\n", "    assert label(42 + base) == (\n        \"forty-two\"\n    )\n    assert add(x, y) == want\n", 1)},
 		},
 		{
 			name:   "test edits not allowed",
@@ -167,14 +169,19 @@ func TestPythonIntegrity(t *testing.T) {
 			detail: []string{"adds a skip: __test__ = False"},
 		},
 		{
+			name:   "a line of a multi-line assertion edited",
+			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "        \"forty-two\"\n", "        label(42 + base)\n", 1)},
+			detail: []string{`tests/test_calc.py:14: removes or edits an assertion: assert label(42 + base) == (`},
+		},
+		{
 			name:   "pytest.raises removed",
 			change: map[string]string{"tests/test_calc.py": strings.Replace(pyCalcTest, "        with pytest.raises(TypeError):\n            label()\n", "        label(1)\n", 1)},
-			detail: []string{"tests/test_calc.py:22: removes an assertion: with pytest.raises(TypeError):"},
+			detail: []string{"tests/test_calc.py:24: removes an assertion: with pytest.raises(TypeError):"},
 		},
 		{
 			name:   "test class deleted",
 			change: map[string]string{"tests/test_calc.py": pyCalcTest[:strings.Index(pyCalcTest, "class TestLabel:")]},
-			detail: []string{"tests/test_calc.py:17: deletes test TestLabel", "deletes test test_seven", "deletes test test_raises"},
+			detail: []string{"tests/test_calc.py:19: deletes test TestLabel", "deletes test test_seven", "deletes test test_raises"},
 		},
 		{
 			name:   "test data",
