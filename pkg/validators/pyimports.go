@@ -188,22 +188,27 @@ func pyImports(rel string, src []byte) []string {
 // left out (their tests run anyway).
 func pyImporters(mods []pyModule, changed []string, skip map[string]bool) []Dependent {
 	exact := map[string][]string{}
+	suffix := map[string][]string{} // "pricing", "shop.pricing" of "src.shop.pricing"
 	for _, m := range mods {
-		if m.dotted != "" {
-			exact[m.dotted] = append(exact[m.dotted], m.rel)
+		if m.dotted == "" {
+			continue
+		}
+		exact[m.dotted] = append(exact[m.dotted], m.rel)
+		for i := strings.IndexByte(m.dotted, '.'); i >= 0; {
+			s := m.dotted[i+1:]
+			suffix[s] = append(suffix[s], m.rel)
+			j := strings.IndexByte(s, '.')
+			if j < 0 {
+				break
+			}
+			i += j + 1
 		}
 	}
 	resolve := func(name string) []string {
 		if fs := exact[name]; len(fs) > 0 {
 			return fs
 		}
-		var out []string
-		for _, m := range mods {
-			if strings.HasSuffix(m.dotted, "."+name) {
-				out = append(out, m.rel)
-			}
-		}
-		return out
+		return suffix[name]
 	}
 	importers := map[string][]string{} // file -> files importing it
 	for _, m := range mods {
