@@ -2,10 +2,11 @@
 // may become a pull request: integrity (no cheating on tests), revert (not a
 // plain undo of the blame commit), static analysis (no new build, vet or
 // format findings), oracle (the failing tests now pass, several times) and
-// regression (the tests around the change still pass). Each gate gives a
-// task.Gate verdict with a detail a reviewer can read; the error of Check is
-// kept for the machinery failing (a cancelled context, git or go not
-// running), never for a rejected patch.
+// regression (the tests around the change still pass), each with the rules
+// of the repository's language (Input.Lang: Go's or Python's). Each gate
+// gives a task.Gate verdict with a detail a reviewer can read; the error of
+// Check is kept for the machinery failing (a cancelled context, git or go
+// not running), never for a rejected patch.
 package validators
 
 import (
@@ -88,7 +89,8 @@ type Validators struct {
 	log    *zap.Logger
 }
 
-// New returns the gates, running tests with runner.
+// New returns the gates, running tests with runner for an input without a
+// language (Input.Lang runs its own).
 func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
 	if cfg.OracleRuns <= 0 {
 		cfg.OracleRuns = DefaultOracleRuns
