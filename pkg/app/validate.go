@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -40,7 +39,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	fs := newCommandLine("validate", stderr, getenv)
 	fs.StringVar(&repoPath, "repo", ".", "the local clone; the patch applies to its HEAD")
 	fs.StringVar(&patchPath, "patch", "", "the candidate patch, a unified diff (git diff, diff -u)")
-	fs.Var(&tests, "test", "a test the patch must make pass, as reports name it or bare (TestParse/sub); repeatable")
+	fs.Var(&tests, "test", "a test the patch must make pass, as reports name it or bare (TestParse/sub, tests/test_x.py::test_y[p], test_y); repeatable")
 	fs.StringVar(&blame, "blame", "", "the commit that broke the tests, if known (enables the revert check)")
 	fs.BoolVar(&asJSON, "json", false, "print the verdicts as one JSON object")
 	if err := fs.parse(args); err != nil {
@@ -72,12 +71,18 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	}
 	ctx = sandbox.WithRepo(ctx, abs)
 	log = log.With(zap.String("repo", abs))
-	runner := testrun.Runner{Timeout: 10 * time.Minute}
+	drivers, err := languages(cfg)
+	if err != nil {
+		return asUsage("validate", err)
+	}
 	j, err := newJudge(cfg, log)
 	if err != nil {
 		return Machinery(err)
 	}
-	validator := worker.Validator{Tests: runner, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
+	// The clone's driver runs its tests, and the gates' (validators.New's
+	// runner is for an input without a language, which this one is not).
+	runner := testrun.Runner{Timeout: testTimeout}
+	validator := worker.Validator{Languages: drivers, Tests: runner, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
 	v, err := validator.Validate(ctx, worker.ValidateRequest{Repo: abs, Patch: string(patch), PatchName: patchPath, Tests: tests, Blame: blame})
 	if err != nil {
 		return validateError(abs, err)
@@ -109,6 +114,8 @@ func validateError(repo string, err error) error {
 	switch ie.Input {
 	case "repo":
 		return Usage(fmt.Sprintf("validate: %s is not a git repository with commits: %v", repo, ie.Err))
+	case "language":
+		return Usage(fmt.Sprintf("validate: %s: %v", repo, ie.Err))
 	case "blame":
 		return Usage(fmt.Sprintf("validate: --blame: %v", ie.Err))
 	case "test":

@@ -24,18 +24,25 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 	var bad []string
 	bad = append(bad, v.sizeViolations(c.files)...)
 	for _, f := range c.files {
-		bad = append(bad, v.fileViolations(c.in.Dir, f)...)
+		bad = append(bad, v.fileViolations(c, f)...)
 	}
-	bad = append(bad, deletedTests(c.files)...)
-	bad = append(bad, detectsTests(c.in.Dir, c.files)...)
-	bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
+	switch {
+	case c.isGo():
+		bad = append(bad, deletedTests(c.files)...)
+		bad = append(bad, detectsTests(c.in.Dir, c.files)...)
+		bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
+	case c.isPython():
+		bad = append(bad, pyDeletedTests(c.files, c.isTestFile)...)
+		bad = append(bad, pyDetectsTests(c.files, c.isTestFile)...)
+		bad = append(bad, pySpecialCases(c.in.Dir, c.files, c.isTestFile, pyTestLiterals(c.in.Dir, c.driver(), c.in.Task.Tests()))...)
+	}
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
 	}
 	tests := 0
 	var kept []string // protected files the patch may change
 	for _, f := range c.files {
-		if isTestFile(f.Path()) {
+		if c.isTestFile(f.Path()) {
 			tests++
 		}
 		for _, p := range f.Paths() {
@@ -82,7 +89,8 @@ func (v *Validators) sizeViolations(files []unidiff.File) []string {
 	return bad
 }
 
-func (v *Validators) fileViolations(dir string, f unidiff.File) []string {
+func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
+	dir := c.in.Dir
 	bad := v.protectedViolations(dir, f)
 	for _, p := range f.Paths() {
 		if !v.allowed(p) {
@@ -90,11 +98,15 @@ func (v *Validators) fileViolations(dir string, f unidiff.File) []string {
 		}
 	}
 	p := f.Path()
-	helper := !isTestFile(p) && isTestHelper(dir, p)
-	if !isTestFile(p) && !helper {
+	if c.isPython() {
+		bad = append(bad, pyConfigViolations(f)...)
+	}
+	test := c.isTestFile(p)
+	helper := !test && isTestHelper(dir, p)
+	if !test && !helper {
 		return bad
 	}
-	if isTestData(p) && f.OldPath != "" && !strings.HasSuffix(p, ".go") {
+	if c.driver().IsTestData(p) && f.OldPath != "" && !c.isSource(p) {
 		// Expected output: changing it changes what the tests demand.
 		what := "changes"
 		if f.NewPath == "" {
@@ -111,6 +123,9 @@ func (v *Validators) fileViolations(dir string, f unidiff.File) []string {
 			what = "adds test file"
 		}
 		bad = append(bad, fmt.Sprintf("%s: %s (test edits are not allowed for this repository)", p, what))
+	}
+	if c.isPython() && strings.HasSuffix(p, ".py") {
+		return append(bad, pyTestFileViolations(dir, f)...)
 	}
 	if !strings.HasSuffix(p, ".go") {
 		return bad

@@ -33,7 +33,7 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 	if err != nil {
 		return pass(fmt.Sprintf("the blame diff cannot be read (%v): nothing to compare with", err)), nil
 	}
-	m := measureRevert(c.files, blame)
+	m := measureRevert(c.files, blame, c.isTestFile)
 	name := blameName(c.in.Task)
 	rule := fmt.Sprintf("a revert is at least %.0f%% of the patch's changed lines undoing more than %.0f%% of the blame's changed non-test lines; lines compared without indentation, brace-only and blank lines ignored",
 		100*v.cfg.RevertThreshold, 100*RevertCoverage)
@@ -68,7 +68,7 @@ func (m revertMeasure) coverage() float64 {
 
 // measureRevert pairs the patch's lines with the inverse lines of the blame,
 // each blame line used at most once.
-func measureRevert(patch, blame []unidiff.File) revertMeasure {
+func measureRevert(patch, blame []unidiff.File, isTest func(string) bool) revertMeasure {
 	type key struct {
 		file  string
 		added bool // the blame added the line
@@ -87,7 +87,7 @@ func measureRevert(patch, blame []unidiff.File) revertMeasure {
 				file = f.NewPath
 			}
 			avail[key{file, l.Added(), t}]++
-			if !isTestFile(f.Path()) {
+			if !isTest(f.Path()) {
 				m.blameLines++
 			}
 		}
@@ -108,7 +108,7 @@ func measureRevert(patch, blame []unidiff.File) revertMeasure {
 			if avail[k] > 0 {
 				avail[k]--
 				m.matched++
-				if !isTestFile(f.Path()) {
+				if !isTest(f.Path()) {
 					m.matchedBlame++
 				}
 			}

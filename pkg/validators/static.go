@@ -20,6 +20,9 @@ import (
 // are compared by file and message, without line numbers, which the patch
 // moves.
 func (v *Validators) static(ctx context.Context, c *candidate) (task.Gate, error) {
+	if !c.isGo() {
+		return v.driverStatic(ctx, c)
+	}
 	checks := staticChecks(c.in.Dir, c.files)
 	head, err := findings.Run(ctx, c.in.Dir, checks)
 	if err != nil {
@@ -136,4 +139,51 @@ func capList(xs []string, n int) []string {
 		return xs
 	}
 	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("… and %d more", len(xs)-n))
+}
+
+// driverStatic is the static gate through the language's driver: its
+// checks (for Python, compile and pyflakes) on the changed files, after the
+// patch and at the base; only the findings the base does not have fail it.
+func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate, error) {
+	var files []string
+	for _, f := range c.files {
+		if p := f.NewPath; p != "" && !c.driver().IsTestData(p) {
+			files = append(files, p)
+		}
+	}
+	sort.Strings(files)
+	var sources []string // what the evidence names
+	for _, p := range files {
+		if c.isSource(p) {
+			sources = append(sources, p)
+		}
+	}
+	what := fmt.Sprintf("%s checks on %s", c.driver().Name(), listOr(sources, "no file"))
+	if c.isPython() {
+		what = "compile and pyflakes on " + listOr(sources, "no file")
+	}
+	head, err := c.driver().Check(ctx, c.in.Dir, files)
+	if err != nil {
+		return task.Gate{}, fmt.Errorf("static checks: %w", err)
+	}
+	if len(head) == 0 {
+		return pass("clean: " + what), nil
+	}
+	dir, err := c.baseDir(ctx)
+	if err != nil {
+		return task.Gate{}, err
+	}
+	base, err := c.driver().Check(ctx, dir, files)
+	if err != nil {
+		return task.Gate{}, fmt.Errorf("static checks at base: %w", err)
+	}
+	fresh, old := findings.Compare(head, base)
+	if len(fresh) == 0 {
+		return pass(fmt.Sprintf("no new finding: %s; %d finding(s) already at base %s", what, old, task.Short(c.in.Base))), nil
+	}
+	detail := fmt.Sprintf("%d new finding(s) (%s):\n- %s", len(fresh), what, strings.Join(capList(findings.Texts(fresh), 30), "\n- "))
+	if old > 0 {
+		detail += fmt.Sprintf("\n(%d other finding(s) already at base %s are not blamed)", old, task.Short(c.in.Base))
+	}
+	return fail(detail), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // oracle runs the task's failing tests OracleRuns times in one go test
@@ -23,7 +24,7 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 		return task.Gate{Verdict: task.GateNotRun, Detail: "the task names no failing test to check"}, nil
 	}
 	n := v.cfg.OracleRuns
-	o, err := v.runner.Run(ctx, c.in.Dir, ids, n)
+	o, err := c.driver().Run(ctx, c.in.Dir, ids, n)
 	if err != nil {
 		if infra(ctx, err) || !isTestNotFound(err) {
 			return task.Gate{}, fmt.Errorf("run the failing tests: %w", err)
@@ -46,17 +47,21 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 		}
 	}
 	if o.TimedOut {
-		problems = append(problems, "go test timed out")
+		problems = append(problems, c.testTool()+" timed out")
 	}
 	for _, id := range ids {
 		if !passedIn(o, id) && !mentioned(problems, id) {
 			problems = append(problems, id+" did not pass")
 		}
 	}
-	if len(problems) > 0 {
-		return fail(fmt.Sprintf("go test -count=%d: %s:\n- %s", n, o.Summary(), strings.Join(capList(problems, 20), "\n- "))), nil
+	cmd := fmt.Sprintf("go test -count=%d", n)
+	if !c.isGo() {
+		cmd = fmt.Sprintf("%s, %d runs", c.testTool(), n)
 	}
-	return pass(fmt.Sprintf("%d/%d runs passed for each of %s (go test -count=%d)", n, n, strings.Join(ids, ", "), n)), nil
+	if len(problems) > 0 {
+		return fail(fmt.Sprintf("%s: %s:\n- %s", cmd, o.Summary(), strings.Join(capList(problems, 20), "\n- "))), nil
+	}
+	return pass(fmt.Sprintf("%d/%d runs passed for each of %s (%s)", n, n, strings.Join(ids, ", "), cmd)), nil
 }
 
 // regression runs every test of the changed packages and of the failing
@@ -66,30 +71,25 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 // packages the budget left no time for are named.
 func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, error) {
 	start := time.Now()
-	changed := goPackages(c.in.Dir, c.files)
-	pkgs := map[string]bool{}
-	for _, p := range changed {
-		pkgs[p] = true
+	var (
+		primary []string
+		deps    []Dependent
+		err     error
+	)
+	if c.isGo() {
+		primary, deps, err = v.goTargets(ctx, c)
+	} else {
+		primary, deps, err = v.pyTargets(c)
 	}
-	for _, id := range c.in.Task.Tests() {
-		if t, err := testrun.Resolve(c.in.Dir, id); err == nil {
-			pkgs[t.Dir] = true
+	if err != nil {
+		return task.Gate{}, err
+	}
+	if len(primary) == 0 && len(deps) == 0 {
+		what := "no Go package is changed or tested by the task"
+		if !c.isGo() {
+			what = "no test is named by the task, changed, or imports a changed module"
 		}
-	}
-	if len(pkgs) == 0 {
-		return task.Gate{Verdict: task.GateNotRun, Detail: "no Go package is changed or tested by the task"}, nil
-	}
-	primary := keys(pkgs)
-	var deps []Dependent
-	if len(changed) > 0 && v.cfg.RegressionBudget >= 0 {
-		var err error
-		deps, err = dependents(ctx, c.in.Dir, changed)
-		if err != nil {
-			if infra(ctx, err) {
-				return task.Gate{}, err
-			}
-			v.log.Warn("dependents of the changed packages", zap.Error(err))
-		}
+		return task.Gate{Verdict: task.GateNotRun, Detail: what}, nil
 	}
 
 	var (
@@ -101,7 +101,7 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		notRun   []string
 	)
 	runBatch := func(batch []string) error {
-		o, err := v.runner.RunPackages(ctx, c.in.Dir, batch)
+		o, err := c.driver().RunPackages(ctx, c.in.Dir, batch)
 		if err != nil {
 			return fmt.Errorf("run the tests of %s: %w", strings.Join(batch, " "), err)
 		}
@@ -112,12 +112,14 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		}
 		for id, msg := range failingIDs(o) {
 			failing[id] = msg
-			pkgOf[id] = packageOfFailure(id, batch, c.in.Dir)
+			pkgOf[id] = c.packageOfFailure(id, batch)
 		}
 		return nil
 	}
-	if err := runBatch(primary); err != nil {
-		return task.Gate{}, err
+	if len(primary) > 0 {
+		if err := runBatch(primary); err != nil {
+			return task.Gate{}, err
+		}
 	}
 	seen := map[string]bool{}
 	for _, p := range primary {
@@ -146,9 +148,18 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		}
 	}
 
-	where := "go test " + strings.Join(primary, " ")
+	where := c.testTool() + " " + strings.Join(primary, " ")
 	if n := len(ran) - len(primary); n > 0 {
-		where += fmt.Sprintf(" and %d dependent package(s): %s", n, strings.Join(capList(ran[len(primary):], 10), " "))
+		what := "dependent package(s)"
+		if !c.isGo() {
+			what = "test module(s) importing the changed ones"
+		}
+		if len(primary) == 0 {
+			where = c.testTool() + " on"
+		} else {
+			where += " and"
+		}
+		where += fmt.Sprintf(" %d %s: %s", n, what, strings.Join(capList(ran[len(primary):], 10), " "))
 	}
 	var notes []string
 	if len(notRun) > 0 {
@@ -172,14 +183,14 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	basePkgs := map[string]bool{}
 	for _, ps := range pkgOf {
 		for _, p := range ps {
-			if hasGoFiles(dirOf(dir, p)) {
+			if c.existsAtBase(dir, p) {
 				basePkgs[p] = true
 			}
 		}
 	}
 	atBase = keys(basePkgs)
 	if len(atBase) > 0 {
-		base, err := v.runner.RunPackages(ctx, dir, atBase)
+		base, err := c.driver().RunPackages(ctx, dir, atBase)
 		if err != nil {
 			return task.Gate{}, fmt.Errorf("run the tests of %s at base: %w", strings.Join(atBase, " "), err)
 		}
@@ -204,6 +215,103 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		return pass(fmt.Sprintf("%s: %d tests passed, no new failure%s", where, passed, joinNotes(notes))), nil
 	}
 	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), joinNotes(notes), strings.Join(capList(fresh, 20), "\n- "))), nil
+}
+
+// goTargets are the Go packages whose tests the regression gate runs
+// first (the changed ones and the failing tests'), and the packages that
+// depend on the changed ones, nearest first.
+func (v *Validators) goTargets(ctx context.Context, c *candidate) ([]string, []Dependent, error) {
+	changed := goPackages(c.in.Dir, c.files)
+	pkgs := map[string]bool{}
+	for _, p := range changed {
+		pkgs[p] = true
+	}
+	for _, id := range c.in.Task.Tests() {
+		if t, err := testrun.Resolve(c.in.Dir, id); err == nil {
+			pkgs[t.Dir] = true
+		}
+	}
+	if len(pkgs) == 0 {
+		return nil, nil, nil
+	}
+	var deps []Dependent
+	if len(changed) > 0 && v.cfg.RegressionBudget >= 0 {
+		var err error
+		deps, err = dependents(ctx, c.in.Dir, changed)
+		if err != nil {
+			if infra(ctx, err) {
+				return nil, nil, err
+			}
+			v.log.Warn("dependents of the changed packages", zap.Error(err))
+		}
+	}
+	return keys(pkgs), deps, nil
+}
+
+// pyTargets are, for Python (and the languages whose packages are test
+// files), the test files whose tests the regression gate runs first (the
+// failing tests' and the changed test modules), and the test modules that
+// import the changed modules, nearest first.
+func (v *Validators) pyTargets(c *candidate) ([]string, []Dependent, error) {
+	first := map[string]bool{}
+	for _, id := range c.in.Task.Tests() {
+		if t, err := c.driver().Resolve(c.in.Dir, id); err == nil {
+			first[t.ImportPath] = true
+		}
+	}
+	var changed []string
+	for _, f := range c.files {
+		for _, p := range f.Paths() {
+			if !strings.HasSuffix(p, ".py") {
+				continue
+			}
+			changed = append(changed, p)
+			if isTestModule(p) && p == f.NewPath {
+				if fi, err := untrusted.Lstat(c.in.Dir, p); err == nil && fi.Mode().IsRegular() {
+					first[p] = true
+				}
+			}
+		}
+	}
+	if len(changed) == 0 || v.cfg.RegressionBudget < 0 || !c.isPython() {
+		return keys(first), nil, nil
+	}
+	mods, err := pyImportGraph(c.in.Dir)
+	if err != nil {
+		v.log.Warn("importers of the changed modules", zap.Error(err))
+		return keys(first), nil, nil
+	}
+	return keys(first), pyImporters(mods, changed, first), nil
+}
+
+// existsAtBase reports whether the package p (a Go package's pattern, a
+// test file or directory) is in the base checkout at dir.
+func (c *candidate) existsAtBase(dir, p string) bool {
+	if c.isGo() {
+		return hasGoFiles(dirOf(dir, p))
+	}
+	_, err := untrusted.Lstat(dir, p)
+	return err == nil
+}
+
+// packageOfFailure is packageOfFailure in the candidate's language: for
+// Python, the batch's test file (or directory) a node id is in.
+func (c *candidate) packageOfFailure(id string, batch []string) []string {
+	if c.isGo() {
+		return packageOfFailure(id, batch, c.in.Dir)
+	}
+	name := strings.TrimPrefix(id, "the build of ")
+	file, _, _ := strings.Cut(name, "::")
+	best := ""
+	for _, p := range batch {
+		if (file == p || strings.HasPrefix(file, p+"/") || p == ".") && len(p) > len(best) {
+			best = p
+		}
+	}
+	if best != "" {
+		return []string{best}
+	}
+	return batch
 }
 
 // dependentBatch is how many dependent packages one go test runs: small

@@ -2,10 +2,11 @@
 // may become a pull request: integrity (no cheating on tests), revert (not a
 // plain undo of the blame commit), static analysis (no new build, vet or
 // format findings), oracle (the failing tests now pass, several times) and
-// regression (the tests around the change still pass). Each gate gives a
-// task.Gate verdict with a detail a reviewer can read; the error of Check is
-// kept for the machinery failing (a cancelled context, git or go not
-// running), never for a rejected patch.
+// regression (the tests around the change still pass), each with the rules
+// of the repository's language (Input.Lang: Go's or Python's). Each gate
+// gives a task.Gate verdict with a detail a reviewer can read; the error of
+// Check is kept for the machinery failing (a cancelled context, git or go
+// not running), never for a rejected patch.
 package validators
 
 import (
@@ -31,7 +32,8 @@ const (
 	GateRegression = "regression"
 )
 
-// TestRunner runs Go tests in a checkout (testrun.Runner is one).
+// TestRunner runs Go tests in a checkout (testrun.Runner is one), for an
+// Input without a Language.
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
@@ -87,7 +89,8 @@ type Validators struct {
 	log    *zap.Logger
 }
 
-// New returns the gates, running tests with runner.
+// New returns the gates, running tests with runner for an input without a
+// language (Input.Lang runs its own).
 func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
 	if cfg.OracleRuns <= 0 {
 		cfg.OracleRuns = DefaultOracleRuns
@@ -120,6 +123,9 @@ type Input struct {
 	Task  task.Task
 	// BlameDiff is the diff of the commit that broke the tests; may be empty.
 	BlameDiff string
+	// Lang is the repository's language driver, chosen once for the job;
+	// nil is Go, run with the gates' runner.
+	Lang Language
 }
 
 // gate is one step of Check.
@@ -137,7 +143,7 @@ type gate struct {
 // are recorded as not run ("skipped: <gate> failed").
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
-	c := &candidate{in: in}
+	c := &candidate{in: in, lang: v.language(in)}
 	c.files, c.parseErr = unidiff.Parse(in.Patch)
 	if c.parseErr != nil {
 		c.files = nil // the gates judge a patch that cannot be read whole by its error alone
@@ -182,6 +188,7 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 // candidate is the patch under check and what the gates share about it.
 type candidate struct {
 	in       Input
+	lang     Language // runs the tests too
 	files    []unidiff.File
 	parseErr error
 	base     *workspace.Workspace // a second checkout at Base, made on demand

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -56,8 +57,8 @@ type ValidateRequest struct {
 }
 
 // InputError is a request that cannot be validated as given: Input names
-// what is wrong with it ("repo", "blame" or "test"). Any other error of
-// Validate is the machinery failing.
+// what is wrong with it ("repo", "language", "blame" or "test"). Any other
+// error of Validate is the machinery failing.
 type InputError struct {
 	Input string
 	Err   error
@@ -74,6 +75,12 @@ type TestRunner interface {
 // Validator runs the gates and the judge on a patch in hand: the use case
 // of `worker validate`.
 type Validator struct {
+	// Languages chooses the clone's language driver (lang.Drivers), once:
+	// it names and runs the tests, and the gates hold the patch to its
+	// rules. Nil runs Go, with Tests.
+	Languages interface {
+		For(repo, dir string) (lang.Driver, error)
+	}
 	Tests TestRunner
 	Gates Gates
 	Judge Judge
@@ -110,16 +117,35 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 	}
 	defer ws.Close()
 
+	var (
+		language validators.Language
+		tests    TestRunner = v.Tests
+		resolve             = testrun.Resolve
+	)
+	if v.Languages != nil {
+		d, err := v.Languages.For(req.Repo, ws.Dir)
+		if err != nil {
+			if errors.Is(err, lang.ErrNoDriver) {
+				return Validation{}, &InputError{Input: "language", Err: err}
+			}
+			return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, err)
+		}
+		if err := d.Setup(ctx, ws.Dir); err != nil {
+			return Validation{}, fmt.Errorf("set up the dependencies of %s at %s: %w", req.Repo, task.Short(head), err)
+		}
+		language, tests, resolve = d, d, d.Resolve
+	}
+
 	// The tests at the base, before the patch: their failures are the task.
 	for _, id := range req.Tests {
-		target, err := testrun.Resolve(ws.Dir, id)
+		target, err := resolve(ws.Dir, id)
 		if err != nil {
 			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
 				return Validation{}, &InputError{Input: "test", Err: err}
 			}
 			return Validation{}, err
 		}
-		o, err := v.Tests.Run(ctx, ws.Dir, []string{target.ID}, 1)
+		o, err := tests.Run(ctx, ws.Dir, []string{target.ID}, 1)
 		if err != nil {
 			return Validation{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
 		}
@@ -166,7 +192,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		return Validation{}, err
 	}
 	gates, err := v.Gates.Check(ctx, validators.Input{
-		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff,
+		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff, Lang: language,
 	})
 	if err != nil {
 		return Validation{}, err
