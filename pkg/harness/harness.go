@@ -69,6 +69,7 @@ type Harness struct {
 	cfg     Config
 	policy  Policy
 	runner  TestRunner
+	lang    Language // nil: Go, through runner
 	patcher Patcher
 	log     *zap.Logger
 }
