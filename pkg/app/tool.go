@@ -114,7 +114,16 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		patcher = llmpolicy.NewPatcher(client, log)
 	}
-	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log)
+	// The tools work through the clone's language driver, as a job's do.
+	drivers, err := languages(cfg)
+	if err != nil {
+		return err
+	}
+	drv, err := drivers.For(abs, abs)
+	if err != nil {
+		return fmt.Errorf("tool: %w", err)
+	}
+	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log).WithLanguage(drv)
 	obs, err := h.Execute(ctx, ws, t, harness.Action{Name: name, Args: raw})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"strings"
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
@@ -29,7 +30,8 @@ type Language interface {
 // WithLanguage is a harness like h whose tools work through l, the
 // driver a job chose for its repository: tests run with it, tests are
 // named as it names them, edits are checked with it and symbols found in
-// its index. A harness without one works on Go with its TestRunner.
+// its index. Go files keep the checks and ranking they get without one;
+// a harness without one works on Go with its TestRunner.
 func (h *Harness) WithLanguage(l Language) *Harness {
 	c := *h
 	c.runner, c.lang = l, l
@@ -52,10 +54,11 @@ func (s *session) buildIndex() (*codeindex.Index, error) {
 	return codeindex.Build(s.ws.Dir)
 }
 
-// isTestFile reports a file of tests (ranked after code in searches).
+// isTestFile reports a file of tests (ranked after code in searches): a
+// Go file by its name, as always; another by the driver.
 func (s *session) isTestFile(rel string) bool {
-	if s.h.lang != nil {
+	if s.h.lang != nil && !strings.HasSuffix(rel, ".go") {
 		return s.h.lang.IsTestFile(rel)
 	}
-	return len(rel) > len("_test.go") && rel[len(rel)-len("_test.go"):] == "_test.go"
+	return strings.HasSuffix(rel, "_test.go")
 }

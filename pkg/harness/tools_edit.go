@@ -149,12 +149,13 @@ func (s *session) fileDiff(ctx context.Context, rel string) (string, error) {
 }
 
 // diagnose runs gofmt on an edited Go file, and go build then go vet on its
-// package; with a language driver, the driver's checks on the file. It
-// returns the findings that the task's commit does not have (the edit's),
-// empty when there are none, and how many findings were there before.
-// Files not of the language have none.
+// package (in the module that holds it, nested ones too); another file of
+// the language driver's, the driver's checks on it. It returns the
+// findings that the task's commit does not have (the edit's), empty when
+// there are none, and how many findings were there before. Files of no
+// language have none.
 func (s *session) diagnose(ctx context.Context, abs, rel string) (fresh string, old int, err error) {
-	if s.h.lang != nil {
+	if s.h.lang != nil && !strings.HasSuffix(rel, ".go") {
 		return s.diagnoseWith(ctx, s.h.lang, rel)
 	}
 	if !strings.HasSuffix(rel, ".go") {
