@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -187,6 +188,23 @@ func TestIsPackageArg(t *testing.T) {
 	} {
 		if got := isPackageArg(a); got != want {
 			t.Errorf("isPackageArg(%q) = %v, want %v", a, got, want)
+		}
+	}
+}
+
+// The policy is told how a Python repository's tests are named; Go's
+// descriptions stay as they are, with or without the Go driver.
+func TestSpecsForPython(t *testing.T) {
+	log := zaptest.NewLogger(t)
+	py := New(Config{}, nil, testRunner(), nil, log).WithLanguage(python.Driver{}).specs()
+	goSpecs := New(Config{}, nil, testRunner(), nil, log).WithLanguage(golang.Driver{}).specs()
+	plain := New(Config{}, nil, testRunner(), nil, log).specs()
+	for i, sp := range Specs() {
+		if goSpecs[i].Description != sp.Description || plain[i].Description != sp.Description {
+			t.Errorf("Go's %s changed: %q", sp.Name, goSpecs[i].Description)
+		}
+		if sp.Name == ActRunTests && !strings.Contains(py[i].Description, "tests/test_x.py::TestC::test_y[param]") {
+			t.Errorf("Python's run_tests: %q", py[i].Description)
 		}
 	}
 }
