@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -241,5 +242,26 @@ func TestPipelineRepairsPythonOffline(t *testing.T) {
 	}
 	if !strings.Contains(res.Agent.Patch, "+            if qty >= t.min_qty:") {
 		t.Errorf("patch:\n%s", res.Agent.Patch)
+	}
+}
+
+// worker tool works through the clone's driver: pytest by node id, the
+// Python index for symbols.
+func TestToolOnPython(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	dir, _, _ := pyShopRepo(t, ctx)
+	run := func(args ...string) (string, error) {
+		var stdout, stderr bytes.Buffer
+		err := Tool(ctx, args, &stdout, &stderr)
+		return stdout.String() + stderr.String(), err
+	}
+	out, err := run("--repo", dir, "--test", "tests/test_discount.py::test_volume_discount[at_threshold]", "run_tests")
+	if err != nil || !strings.Contains(out, "FAIL: 0 passed, 1 failed (the task's failing tests)") || !strings.Contains(out, "assert 10000 == 9500") {
+		t.Errorf("run_tests: %v\n%s", err, out)
+	}
+	out, err = run("--repo", dir, "search_method_in_class", "class=Catalog", "name=discount")
+	if err != nil || !strings.Contains(out, "shop/pricing.py") || !strings.Contains(out, "if qty > t.min_qty:") {
+		t.Errorf("search_method_in_class: %v\n%s", err, out)
 	}
 }
