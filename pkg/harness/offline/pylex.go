@@ -2,6 +2,7 @@ package offline
 
 import (
 	"go/token"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -242,4 +243,89 @@ func negatePyIf(line string, toks []tok) (Mutation, bool) {
 		repl = "not " + c
 	}
 	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+}
+
+// pyDefRE is a Python function's or method's def line.
+var pyDefRE = regexp.MustCompile(`^\s*(?:async\s+)?def\s+(\w+)`)
+
+// indentOf is the width of a line's leading blanks (a tab as 8, as
+// Python's tokenizer counts it).
+func indentOf(s string) int {
+	w := 0
+	for _, c := range s {
+		switch c {
+		case ' ':
+			w++
+		case '\t':
+			w += 8 - w%8
+		default:
+			return w
+		}
+	}
+	return w
+}
+
+// pyFuncSpan is the span of the innermost Python function or method
+// holding line n: from its def line to the last line indented under it.
+// ok is false outside functions, or when a line between is unknown.
+func (f *fileModel) pyFuncSpan(n int) (start, end int, name string, ok bool) {
+	first, known := f.line(n)
+	if !known {
+		return 0, 0, "", false
+	}
+	// The indentation a def must have less of to hold line n.
+	limit := indentOf(first) + 1
+	if strings.TrimSpace(first) == "" {
+		limit = 1 << 30
+	}
+	for s := n; s >= 1; s-- {
+		t, known := f.line(s)
+		if !known {
+			return 0, 0, "", false
+		}
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		in := indentOf(t)
+		if in >= limit && s != n {
+			continue
+		}
+		if m := pyDefRE.FindStringSubmatch(t); m != nil && (s == n || in < limit) {
+			e := s
+			for l := s + 1; l <= len(f.lines); l++ {
+				tl, known := f.line(l)
+				if !known {
+					break
+				}
+				if strings.TrimSpace(tl) == "" {
+					continue
+				}
+				if indentOf(tl) <= in {
+					break
+				}
+				e = l
+			}
+			if e >= n {
+				return s, e, m[1], true
+			}
+		}
+		if in < limit {
+			limit = in
+		}
+		if limit == 0 && s != n {
+			return 0, 0, "", false
+		}
+	}
+	return 0, 0, "", false
+}
+
+// pyNotCalls are the names a Python test calls that are not the code under
+// test: builtins and pytest's helpers.
+var pyNotCalls = map[string]bool{
+	"if": true, "elif": true, "while": true, "for": true, "return": true, "assert": true, "not": true, "and": true, "or": true, "in": true,
+	"print": true, "len": true, "str": true, "int": true, "float": true, "bool": true, "list": true, "dict": true, "set": true,
+	"tuple": true, "range": true, "sorted": true, "enumerate": true, "zip": true, "isinstance": true, "type": true, "open": true,
+	"super": true, "getattr": true, "setattr": true, "hasattr": true, "min": true, "max": true, "sum": true, "abs": true, "any": true,
+	"all": true, "repr": true, "raises": true, "approx": true, "fixture": true, "parametrize": true, "skip": true, "fail": true,
+	"warns": true, "mark": true, "param": true,
 }

@@ -1,6 +1,9 @@
 package offline
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestMutationsPython(t *testing.T) {
 	cases := []struct {
@@ -77,5 +80,44 @@ func TestScanPython(t *testing.T) {
 		if _, ok := scanPython(bad); ok {
 			t.Errorf("scanPython(%q) scanned", bad)
 		}
+	}
+}
+
+func TestPyFuncSpan(t *testing.T) {
+	src := `class Catalog:
+    rate = 1
+
+    def discount(self, qty):
+        for t in self.tiers:
+
+            if qty > t.min_qty:
+                return t.percent_off
+        return 0
+
+    @property
+    def size(self):
+        def inner():
+            return 1
+        return inner()
+
+
+def quote(c, qty):
+    return c.discount(qty)
+`
+	f := modelOf("shop/pricing.py", src)
+	for n, want := range map[int]string{4: "discount:4-9", 7: "discount:4-9", 9: "discount:4-9", 14: "inner:13-14", 15: "size:12-15", 19: "quote:18-19"} {
+		s, e, name, ok := f.funcSpan(n)
+		if got := fmt.Sprintf("%s:%d-%d", name, s, e); !ok || got != want {
+			t.Errorf("line %d: %s (%v), want %s", n, got, ok, want)
+		}
+	}
+	for _, n := range []int{1, 2, 11, 17} {
+		if s, e, name, ok := f.funcSpan(n); ok {
+			t.Errorf("line %d is in %s %d-%d", n, name, s, e)
+		}
+	}
+	funcs := f.funcs()
+	if funcs["discount"] != [2]int{4, 9} || funcs["quote"] != [2]int{18, 19} {
+		t.Errorf("funcs = %v", funcs)
 	}
 }

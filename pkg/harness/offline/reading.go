@@ -251,7 +251,14 @@ func (s *state) collectCalls(m *fileModel, n int) {
 		if i == start && strings.HasPrefix(t, "func ") {
 			continue
 		}
+		py := strings.HasSuffix(m.path, ".py")
+		if py && pyDefRE.MatchString(t) {
+			continue
+		}
 		for _, c := range callRE.FindAllStringSubmatch(t, -1) {
+			if py && (pyNotCalls[c[1]] || strings.HasPrefix(c[1], "test_")) {
+				continue
+			}
 			if !notCalls[c[1]] && !strings.HasPrefix(c[1], "Test") {
 				s.called[c[1]] = true
 			}
