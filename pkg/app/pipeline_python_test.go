@@ -265,3 +265,24 @@ func TestToolOnPython(t *testing.T) {
 		t.Errorf("search_method_in_class: %v\n%s", err, out)
 	}
 }
+
+// A clone no driver knows still has the tools that read it.
+func TestToolWithoutADriver(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("# notes\nnothing to run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CommitAll(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Tool(ctx, []string{"--repo", dir, "read_file", "path=NOTES.md"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "nothing to run") {
+		t.Errorf("read_file: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+}
