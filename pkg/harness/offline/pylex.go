@@ -133,7 +133,6 @@ func pyString(line string, i int) (end int, ok bool) {
 	if len(prefix) == 2 && prefix != "rb" && prefix != "br" && prefix != "fr" && prefix != "rf" {
 		return 0, false
 	}
-	raw := strings.Contains(prefix, "r")
 	q := line[j : j+1]
 	if strings.HasPrefix(line[j:], q+q+q) {
 		q = q + q + q
@@ -141,10 +140,10 @@ func pyString(line string, i int) (end int, ok bool) {
 	k := j + len(q)
 	for k < len(line) {
 		switch {
-		case line[k] == '\\' && !raw && k+1 < len(line):
+		case line[k] == '\\' && k+1 < len(line):
+			// An escape; in a raw string the backslash stays, but it
+			// still keeps the quote after it in the string.
 			k += 2
-		case line[k] == '\\' && raw && k+1 < len(line):
-			k += 2 // a raw string's backslash still keeps a quote in it
 		case strings.HasPrefix(line[k:], q):
 			return k + len(q), true
 		default:
