@@ -32,6 +32,10 @@ func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, tr
 	return a.h.Run(ctx, ws, t, traj)
 }
 
+// WithLanguage is the agent with its tools working through the job's
+// language driver.
+func (a agent) WithLanguage(l harness.Language) worker.Agent { return agent{h: a.h.WithLanguage(l)} }
+
 func (a agent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, traj io.Writer) (harness.Result, error) {
 	return a.h.Revise(ctx, ws, t, prior, evidence, traj)
 }
@@ -60,6 +64,10 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 // class of every failed model call (llm.ErrorClass).
 func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
 	runner := testrun.Runner{Timeout: 10 * time.Minute}
+	drivers, err := languages(cfg)
+	if err != nil {
+		return nil, err
+	}
 	// Each episode gets its share of the task's budget: the candidates run
 	// side by side.
 	k := max(cfg.Harness.Samples, 1)
@@ -127,6 +135,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Ledger:         ledger,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
+		Languages:      drivers,
 		Log:            log,
 	}, nil
 }

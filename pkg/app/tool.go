@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
@@ -114,7 +116,19 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		patcher = llmpolicy.NewPatcher(client, log)
 	}
+	// The tools work through the clone's language driver, as a job's do;
+	// a clone no driver knows still has the tools that read and search.
+	drivers, err := languages(cfg)
+	if err != nil {
+		return err
+	}
 	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log)
+	switch drv, err := drivers.For(abs, abs); {
+	case err == nil:
+		h = h.WithLanguage(drv)
+	case !errors.Is(err, lang.ErrNoDriver):
+		return fmt.Errorf("tool: %w", err)
+	}
 	obs, err := h.Execute(ctx, ws, t, harness.Action{Name: name, Args: raw})
 	if err != nil {
 		return err

@@ -69,6 +69,7 @@ type Harness struct {
 	cfg     Config
 	policy  Policy
 	runner  TestRunner
+	lang    Language // nil: Go, through runner
 	patcher Patcher
 	log     *zap.Logger
 }
@@ -98,7 +99,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	ctx = sandbox.WithTree(ctx, ws.Dir)
 	s := newSession(h, ws, t)
 	defer s.close()
-	ep := &Episode{Task: t, Tools: Specs(), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
+	ep := &Episode{Task: t, Tools: h.specs(), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
 	base := len(prior)
 	res := Result{}
 	var (

@@ -309,7 +309,7 @@ func splitLines(content string) []string {
 
 func (s *session) index() (*codeindex.Index, error) {
 	if s.idx == nil {
-		idx, err := codeindex.Build(s.ws.Dir)
+		idx, err := s.buildIndex()
 		if err != nil {
 			return nil, err
 		}

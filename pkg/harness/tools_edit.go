@@ -149,10 +149,15 @@ func (s *session) fileDiff(ctx context.Context, rel string) (string, error) {
 }
 
 // diagnose runs gofmt on an edited Go file, and go build then go vet on its
-// package. It returns the findings that the task's commit does not have
-// (the edit's), empty when there are none, and how many findings were
-// there before. Non-Go files have none.
+// package (in the module that holds it, nested ones too); another file of
+// the language driver's, the driver's checks on it. It returns the
+// findings that the task's commit does not have (the edit's), empty when
+// there are none, and how many findings were there before. Files of no
+// language have none.
 func (s *session) diagnose(ctx context.Context, abs, rel string) (fresh string, old int, err error) {
+	if s.h.lang != nil && !strings.HasSuffix(rel, ".go") {
+		return s.diagnoseWith(ctx, s.h.lang, rel)
+	}
 	if !strings.HasSuffix(rel, ".go") {
 		return "", 0, nil
 	}
@@ -193,6 +198,38 @@ func (s *session) diagnose(ctx context.Context, abs, rel string) (fresh string, 
 			return "", 0, fmt.Errorf("static analysis of %s at %s: %w", rel, task.Short(s.t.Commit), err)
 		}
 	}
+	return newFindings(head, base)
+}
+
+// diagnoseWith runs the driver's checks on the edited file, in the
+// workspace and in a checkout of the task's commit.
+func (s *session) diagnoseWith(ctx context.Context, l Language, rel string) (fresh string, old int, err error) {
+	if !l.IsSource(rel) {
+		return "", 0, nil
+	}
+	head, err := l.Check(ctx, s.ws.Dir, []string{rel})
+	if err != nil {
+		return "", 0, fmt.Errorf("static analysis of %s: %w", rel, err)
+	}
+	if len(head) == 0 {
+		return "", 0, nil
+	}
+	baseRoot, err := s.baseCheckout(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	var base []findings.Finding
+	if _, err := os.Stat(filepath.Join(baseRoot, filepath.FromSlash(rel))); err == nil {
+		if base, err = l.Check(ctx, baseRoot, []string{rel}); err != nil {
+			return "", 0, fmt.Errorf("static analysis of %s at %s: %w", rel, task.Short(s.t.Commit), err)
+		}
+	}
+	return newFindings(head, base)
+}
+
+// newFindings are the findings of head that base does not have, as the
+// edit's observation shows them, and how many were there before.
+func newFindings(head, base []findings.Finding) (string, int, error) {
 	news, old := findings.Compare(head, base)
 	texts := findings.Texts(news)
 	if len(texts) > 40 {

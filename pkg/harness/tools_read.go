@@ -12,7 +12,6 @@ import (
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -344,7 +343,7 @@ func globMatch(pat, parts []string) bool {
 func (s *session) latestTestedChange(ctx context.Context) (sha, where string, err error) {
 	var dirs []string
 	for _, id := range s.t.Tests() {
-		if t, err := testrun.Resolve(s.ws.Dir, id); err == nil && !slices.Contains(dirs, t.Dir) {
+		if t, err := s.resolveTest(id); err == nil && !slices.Contains(dirs, t.Dir) {
 			dirs = append(dirs, t.Dir)
 		}
 	}

@@ -204,6 +204,8 @@ func (s *session) rankHits(hits []fileHits, defs map[string]bool) {
 			file := fr
 			if i := strings.LastIndex(fr, ".go:"); i >= 0 {
 				file = fr[:i+3]
+			} else if i := strings.LastIndex(fr, ".py:"); i >= 0 {
+				file = fr[:i+3]
 			}
 			inFrames[path.Base(filepath.ToSlash(file))] = true
 		}
@@ -216,7 +218,7 @@ func (s *session) rankHits(hits []fileHits, defs map[string]bool) {
 		if inFrames[path.Base(h.file)] {
 			sc += 2
 		}
-		if !strings.HasSuffix(h.file, "_test.go") {
+		if !s.isTestFile(h.file) {
 			sc++
 		}
 		return sc

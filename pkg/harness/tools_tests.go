@@ -136,8 +136,19 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 }
 
 // isPackageArg tells a package argument ("./...", "./cmd/x", ".", an import
-// path) from a test id ("TestX", "TestX/sub", "import/path.TestX").
+// path; for Python a test file or directory, "tests/test_x.py", "tests")
+// from a test id ("TestX", "TestX/sub", "import/path.TestX"; pytest's node
+// ids "tests/test_x.py::test_y[p]" and bare names "test_y").
 func isPackageArg(a string) bool {
+	if strings.Contains(a, "::") {
+		return false
+	}
+	if strings.HasSuffix(a, ".py") || strings.HasSuffix(a, ".py/") {
+		return true
+	}
+	if !strings.Contains(a, "/") && (strings.HasPrefix(a, "test_") || strings.Contains(a, ".test_")) {
+		return false // a bare Python test, or pytest's JUnit dialect
+	}
 	if a == "." || a == "./..." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasSuffix(a, "/...") {
 		return true
 	}
@@ -163,7 +174,7 @@ func (s *session) oracleIn(o testrun.Outcome, oracle []string) oracleState {
 	}
 	st := oracleAllPassed
 	for _, id := range oracle {
-		if t, err := testrun.Resolve(s.ws.Dir, id); err == nil {
+		if t, err := s.resolveTest(id); err == nil {
 			id = t.ID
 		}
 		runs, ok := o.Runs[id]
@@ -284,7 +295,7 @@ func (s *session) listTests(ctx context.Context, pkgs, tests []string) (Observat
 			tests = s.t.Tests()
 		}
 		for _, id := range tests {
-			if t, err := testrun.Resolve(s.ws.Dir, id); err == nil && !slices.Contains(pkgs, t.Dir) {
+			if t, err := s.resolveTest(id); err == nil && !slices.Contains(pkgs, t.Dir) {
 				pkgs = append(pkgs, t.Dir)
 			}
 		}

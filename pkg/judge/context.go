@@ -54,7 +54,7 @@ func WithContext(dir string, in Input) Input {
 	}
 	if len(in.Code) == 0 {
 		if files, err := unidiff.Parse(in.Patch); err == nil {
-			in.Code = changes(dir, files)
+			in.Code = changes(dir, files, nil)
 		}
 	}
 	return in
@@ -200,8 +200,8 @@ func dataFiles(root, pkgDir string, lits []string) []Source {
 }
 
 // changes shows each changed function of the patch's Go files before and
-// after; for other files, the hunks' regions.
-func changes(dir string, files []unidiff.File) []Change {
+// after, and of the files other declares (by path) with its declsAt.
+func changes(dir string, files []unidiff.File, other func(path string) declsAt) []Change {
 	var out []Change
 	for _, f := range files {
 		if len(out) >= maxChanges {
@@ -218,11 +218,17 @@ func changes(dir string, files []unidiff.File) []Change {
 		if !ok {
 			continue
 		}
+		at := funcsAt
 		if !strings.HasSuffix(f.NewPath, ".go") {
-			continue
+			if other == nil {
+				continue
+			}
+			if at = other(f.NewPath); at == nil {
+				continue
+			}
 		}
-		bf := funcsAt(before, oldLines(f))
-		af := funcsAt(string(after), newLines(f))
+		bf := at(before, oldLines(f))
+		af := at(string(after), newLines(f))
 		names := map[string]bool{}
 		for n := range bf {
 			names[n] = true
@@ -319,6 +325,10 @@ func newLines(f unidiff.File) map[int]bool {
 	}
 	return m
 }
+
+// declsAt gives the declarations of a file's text (src) that hold one of
+// lines, by name.
+type declsAt func(src string, lines map[int]bool) map[string]string
 
 // funcsAt are the top-level declarations of src that hold one of lines,
 // by name ("func (r *Repo) Parse", "var defaults").

@@ -48,6 +48,8 @@ type candidate struct {
 	err    error
 
 	blameDiff, blameSubject, blameBody string
+	// lang is the job's driver (nil without Pipeline.Languages).
+	lang Language
 }
 
 // accepted reports whether every gate passed (the judge may not have run).
@@ -73,6 +75,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) (
 	par := min(max(p.Parallel, 1), k)
 	cands := make([]*candidate, k)
 	sem := make(chan struct{}, par)
+	job := &jobLanguage{}
 	var wg sync.WaitGroup
 	for i := range cands {
 		cands[i] = &candidate{n: i + 1}
@@ -86,7 +89,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) (
 					c.err = fmt.Errorf("candidate %d panicked: %v", c.n, r)
 				}
 			}()
-			p.attempt(ctx, t, c, log.With(zap.Int("candidate", c.n)))
+			p.attempt(ctx, t, c, job, log.With(zap.Int("candidate", c.n)))
 		}(cands[i])
 	}
 	wg.Wait()
@@ -105,7 +108,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) (
 
 // attempt runs one candidate: a workspace, an episode, the gates, and as
 // many feedback rounds as configured while the gates reject it.
-func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *zap.Logger) {
+func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *jobLanguage, log *zap.Logger) {
 	ws, err := p.checkout(ctx, t)
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, gitrepo.ErrUnknownRevision) || errors.Is(err, gitrepo.ErrNoRepository) || missingRepo(err)) {
@@ -125,7 +128,18 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, log *
 		}
 	}
 
+	if c.lang, err = p.language(ctx, job, t, ws); err != nil {
+		c.err = err
+		return
+	}
 	agent := p.NewAgent()
+	if c.lang != nil {
+		if la, ok := agent.(LanguageAgent); ok {
+			agent = la.WithLanguage(c.lang)
+		} else {
+			log.Warn("the agent cannot work through the job's language driver; its tools assume Go", zap.String("language", c.lang.Name()))
+		}
+	}
 	mark := c.traj.Len() // where the round's steps start in the trajectory
 	res, err := agent.Run(ctx, ws, t, &c.traj)
 	c.res, c.steps, c.spend = res, res.Steps, res.Spend
@@ -274,7 +288,12 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
 		// The judge's calls are the candidate's spend too.
 		var tally llm.Tally
-		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), judge.WithContext(clean.Dir, in))
+		if c.lang != nil {
+			in = judge.WithContextIn(clean.Dir, c.lang, in)
+		} else {
+			in = judge.WithContext(clean.Dir, in)
+		}
+		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), in)
 		c.spend = c.spend.Add(tally.Spent())
 		if err != nil {
 			return fmt.Errorf("judge on task %s: %w", t.ID, err)

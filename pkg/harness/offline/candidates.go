@@ -179,7 +179,7 @@ func rank(ev evidence) []*Candidate {
 	}
 	for _, d := range ev.diffs {
 		f := ev.models[d.NewPath]
-		if f == nil || !isGoSource(d.NewPath) {
+		if f == nil || !isSource(d.NewPath) {
 			continue
 		}
 		for _, h := range d.Hunks {
@@ -232,7 +232,7 @@ func rank(ev evidence) []*Candidate {
 		return locs[i].line < locs[j].line
 	})
 	for _, l := range locs {
-		if !isGoSource(l.path) {
+		if !isSource(l.path) {
 			continue
 		}
 		f := ev.models[l.path]
@@ -241,7 +241,7 @@ func rank(ev evidence) []*Candidate {
 			continue
 		}
 		s := sus[l]
-		for _, m := range Mutations(text) {
+		for _, m := range MutationsIn(l.path, text) {
 			c := &Candidate{Path: l.path, Line: l.line, Old: text, New: m.New, Template: m.Template, What: m.What,
 				Score: s.score + m.Prior, Why: s.why,
 				changes: []change{{start: l.line, end: l.line, repl: []string{m.New}}}}
@@ -344,7 +344,7 @@ func dedupe(s []string) []string {
 // names, saying "in NAME, " and why.
 func markFuncs(models map[string]*fileModel, names map[string]bool, get func(location) *suspicion, score float64, why string) {
 	for p, f := range models {
-		if !isGoSource(p) {
+		if !isSource(p) {
 			continue
 		}
 		for name, span := range f.funcs() {
@@ -487,7 +487,31 @@ func splitChange(a, b []string, ch change) []change {
 	return out
 }
 
-// isGoSource reports whether path is a non-test Go file.
-func isGoSource(path string) bool {
-	return strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go")
+// isSource reports whether path is a file of code the templates can change
+// (Go or Python) and not a test's.
+func isSource(path string) bool {
+	_, ok := dialectOf(path)
+	return ok && !isTestPath(path)
+}
+
+// isTestPath reports a file of tests: Go's _test.go; Python's test_*.py,
+// *_test.py, conftest.py, and the .py files under a tests or test
+// directory.
+func isTestPath(p string) bool {
+	if strings.HasSuffix(p, "_test.go") {
+		return true
+	}
+	if !strings.HasSuffix(p, ".py") {
+		return false
+	}
+	base := path.Base(p)
+	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" {
+		return true
+	}
+	for _, seg := range strings.Split(path.Dir(p), "/") {
+		if seg == "tests" || seg == "test" {
+			return true
+		}
+	}
+	return false
 }

@@ -5,15 +5,22 @@ import (
 	"testing"
 )
 
-func TestIsGoSource(t *testing.T) {
+func TestIsSource(t *testing.T) {
 	for p, want := range map[string]bool{
-		"stats/window.go":      true,
-		"stats/window_test.go": false,
-		"README.md":            false,
-		"":                     false,
+		"stats/window.go":       true,
+		"stats/window_test.go":  false,
+		"README.md":             false,
+		"":                      false,
+		"shop/pricing.py":       true,
+		"shop/test_pricing.py":  false,
+		"shop/pricing_test.py":  false,
+		"tests/helpers.py":      false,
+		"conftest.py":           false,
+		"shop/testing.py":       true,
+		"shop/data/prices.json": false,
 	} {
-		if got := isGoSource(p); got != want {
-			t.Errorf("isGoSource(%q) = %v", p, got)
+		if got := isSource(p); got != want {
+			t.Errorf("isSource(%q) = %v", p, got)
 		}
 	}
 }

@@ -176,7 +176,7 @@ func (s *state) build() {
 	s.built = true
 	var frames []location
 	for _, fr := range s.frameRefs() {
-		if p, ok := s.resolve(fr.path); ok && isGoSource(p) {
+		if p, ok := s.resolve(fr.path); ok && isSource(p) {
 			frames = append(frames, location{p, fr.line})
 		}
 	}

@@ -78,8 +78,13 @@ outer:
 }
 
 // funcSpan is the span of the top-level declaration holding line n: from its
-// "func" line to its closing "}" at column 0. ok is false outside functions.
+// "func" line to its closing "}" at column 0; in a Python file, of the
+// innermost function or method holding it (pyFuncSpan). ok is false
+// outside functions.
 func (f *fileModel) funcSpan(n int) (start, end int, name string, ok bool) {
+	if strings.HasSuffix(f.path, ".py") {
+		return f.pyFuncSpan(n)
+	}
 	for s := n; s >= 1; s-- {
 		t, known := f.line(s)
 		if !known {
@@ -108,8 +113,12 @@ var funcDeclRE = regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?(\w+)`)
 // funcs lists the file's function declarations: name → [start, end].
 func (f *fileModel) funcs() map[string][2]int {
 	out := map[string][2]int{}
+	re := funcDeclRE
+	if strings.HasSuffix(f.path, ".py") {
+		re = pyDefRE
+	}
 	for i, t := range f.lines {
-		if m := funcDeclRE.FindStringSubmatch(t); m != nil {
+		if m := re.FindStringSubmatch(t); m != nil {
 			if s, e, _, ok := f.funcSpan(i + 1); ok {
 				out[m[1]] = [2]int{s, e}
 			}

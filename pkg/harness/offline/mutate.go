@@ -33,6 +33,54 @@ const (
 	TplUndoFile   = "undo-blame-file"
 )
 
+// dialect is what the templates need of a language: its tokens (as
+// go/token's kinds, which name the operators both languages share), how it
+// spells them, and the lines and forms that are its own.
+type dialect struct {
+	// scan tokenizes one line; ok is false when it does not scan cleanly
+	// (inside a multi-line string, say).
+	scan func(line string) ([]tok, bool)
+	// skip reports a line (trimmed) no template applies to: comments,
+	// imports, type declarations.
+	skip func(trimmed string) bool
+	// decl reports a declaration's line, where only constants change.
+	decl func(line string, toks []tok) bool
+	// spell is how the language writes an operator.
+	spell func(token.Token) string
+	// bools are the language's false and true; not its negation.
+	bools [2]string
+	not   string
+	// negate negates a condition the line tests.
+	negate func(line string, toks []tok) (Mutation, bool)
+}
+
+// goDialect is Go, tokenized by go/scanner.
+var goDialect = dialect{
+	scan: scanLine,
+	skip: func(trimmed string) bool {
+		return strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "import") ||
+			strings.HasPrefix(trimmed, "package ") || strings.HasPrefix(trimmed, "type ")
+	},
+	decl: func(line string, toks []tok) bool {
+		return toks[0].tok == token.FUNC || toks[0].tok == token.VAR && !strings.Contains(line, "=")
+	},
+	spell:  token.Token.String,
+	bools:  [2]string{"false", "true"},
+	not:    "!",
+	negate: negateIf,
+}
+
+// dialectOf is the dialect of the file at path, by its extension.
+func dialectOf(path string) (dialect, bool) {
+	switch {
+	case strings.HasSuffix(path, ".go"):
+		return goDialect, true
+	case strings.HasSuffix(path, ".py"):
+		return pyDialect, true
+	}
+	return dialect{}, false
+}
+
 type tok struct {
 	off, end int
 	tok      token.Token
@@ -104,17 +152,29 @@ var swaps = map[token.Token][]struct {
 
 // Mutations applies every repair template to one line of Go source, most
 // likely first. Lines that are declarations, comments or imports get none.
-func Mutations(line string) []Mutation {
-	trimmed := strings.TrimSpace(line)
-	if trimmed == "" || strings.HasPrefix(trimmed, "//") || strings.HasPrefix(trimmed, "import") ||
-		strings.HasPrefix(trimmed, "package ") || strings.HasPrefix(trimmed, "type ") {
+func Mutations(line string) []Mutation { return mutations(goDialect, line) }
+
+// MutationsIn applies the repair templates to one line of the file at path,
+// with the tokens of the file's language (Go or Python, by its extension);
+// a file of another language gets none.
+func MutationsIn(path, line string) []Mutation {
+	d, ok := dialectOf(path)
+	if !ok {
 		return nil
 	}
-	toks, ok := scanLine(line)
+	return mutations(d, line)
+}
+
+func mutations(d dialect, line string) []Mutation {
+	trimmed := strings.TrimSpace(line)
+	if trimmed == "" || d.skip(trimmed) {
+		return nil
+	}
+	toks, ok := d.scan(line)
 	if !ok || len(toks) == 0 {
 		return nil
 	}
-	decl := toks[0].tok == token.FUNC || toks[0].tok == token.VAR && !strings.Contains(line, "=")
+	decl := d.decl(line, toks)
 	var out []Mutation
 	add := func(off, end int, repl, tpl, what string, prior float64) {
 		out = append(out, Mutation{New: line[:off] + repl + line[end:], Template: tpl, What: what, Prior: prior})
@@ -147,8 +207,10 @@ func Mutations(line string) []Mutation {
 		if decl && t.tok != token.INT {
 			continue
 		}
+		was := line[t.off:t.end]
 		for _, s := range swaps[t.tok] {
-			add(t.off, t.end, s.to.String(), s.tpl, "`"+t.tok.String()+"` → `"+s.to.String()+"`"+in(i), s.prior)
+			to := d.spell(s.to)
+			add(t.off, t.end, to, s.tpl, "`"+was+"` → `"+to+"`"+in(i), s.prior)
 		}
 		switch t.tok {
 		case token.ADD, token.SUB:
@@ -177,9 +239,15 @@ func Mutations(line string) []Mutation {
 			if t.tok == token.QUO {
 				to = token.MUL
 			}
-			add(t.off, t.end, to.String(), TplArithScale, "`"+t.tok.String()+"` → `"+to.String()+"`"+in(i), 1.5)
+			add(t.off, t.end, to.String(), TplArithScale, "`"+was+"` → `"+to.String()+"`"+in(i), 1.5)
 		case token.NOT:
-			add(t.off, t.end, "", TplNot, "remove `!`", 3)
+			// Go's "!x" loses its "!"; Python's "not x" (and "x not in
+			// y", "x is not y") its "not ".
+			end := t.end
+			if d.not != "!" && i+1 < len(toks) {
+				end = toks[i+1].off
+			}
+			add(t.off, end, "", TplNot, "remove `"+d.not+"`", 3)
 		case token.INT:
 			n, err := strconv.Atoi(t.lit)
 			if err != nil || prev(i) == token.PERIOD {
@@ -191,10 +259,10 @@ func Mutations(line string) []Mutation {
 			}
 		case token.IDENT:
 			switch {
-			case t.lit == "true" || t.lit == "false":
-				to := "false"
-				if t.lit == "false" {
-					to = "true"
+			case t.lit == d.bools[0] || t.lit == d.bools[1]:
+				to := d.bools[0]
+				if t.lit == d.bools[0] {
+					to = d.bools[1]
 				}
 				add(t.off, t.end, to, TplBoolConst, "`"+t.lit+"` → `"+to+"`", 1.5)
 			case t.lit == "len" && next(i).tok == token.LPAREN:
@@ -209,7 +277,7 @@ func Mutations(line string) []Mutation {
 			}
 		}
 	}
-	if m, ok := negateIf(line, toks); ok {
+	if m, ok := d.negate(line, toks); ok {
 		out = append(out, m)
 	}
 	return out

@@ -81,7 +81,7 @@ func (s *state) observe(step harness.Step) {
 		_ = json.Unmarshal(a.Args, &args)
 		s.found[args.Pattern] = nil
 		if !obs.IsError && obs.Find != nil {
-			s.found[args.Pattern] = goFiles(obs.Find.Files)
+			s.found[args.Pattern] = codeFiles(obs.Find.Files)
 		}
 	case harness.ActSearchMethod, harness.ActSearchMethodInFile, harness.ActSearchCode:
 		var args harness.NameArgs
@@ -119,18 +119,19 @@ func (s *state) readListing(m *fileModel, l *harness.ListingResult) {
 	m.extend(l.Total)
 }
 
-// goFiles are the Go files among files.
-func goFiles(files []string) []string {
+// codeFiles are the files among files in a language the templates know
+// (Go, Python).
+func codeFiles(files []string) []string {
 	var out []string
 	for _, f := range files {
-		if strings.HasSuffix(f, ".go") {
+		if _, ok := dialectOf(f); ok {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// places are where a search found what it looked for, in Go files: the
+// places are where a search found what it looked for, in code files: the
 // symbols a symbol search found, or the lines a code search matched.
 func places(obs harness.Observation) []location {
 	var out []location
@@ -141,7 +142,7 @@ func places(obs harness.Observation) []location {
 	}
 	if obs.Search != nil {
 		for _, h := range obs.Search.Hits {
-			if strings.HasSuffix(h.File, ".go") {
+			if _, ok := dialectOf(h.File); ok {
 				out = append(out, location{path: h.File, line: h.Line})
 			}
 		}

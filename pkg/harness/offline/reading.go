@@ -28,7 +28,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	reads := 0
 	for p := range s.models {
-		if isGoSource(p) {
+		if isSource(p) {
 			reads++
 		}
 	}
@@ -39,7 +39,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	var files []changed
 	for _, d := range s.diffs {
-		if !isGoSource(d.NewPath) {
+		if !isSource(d.NewPath) {
 			continue
 		}
 		n := 0
@@ -65,7 +65,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	// 2. Blame hunks the whole-file read did not show (long files).
 	for _, d := range s.diffs {
 		m := s.models[d.NewPath]
-		if m == nil || !isGoSource(d.NewPath) || m.complete() {
+		if m == nil || !isSource(d.NewPath) || m.complete() {
 			continue
 		}
 		for _, h := range d.Hunks {
@@ -80,7 +80,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	// 3. Source files the stack traces name.
 	for _, fr := range s.frameRefs() {
-		if !isGoSource(fr.path) {
+		if !isSource(fr.path) {
 			continue
 		}
 		p, ok := s.resolve(fr.path)
@@ -147,7 +147,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 		}
 		for _, n := range names {
 			for _, l := range s.methods[n] {
-				if !isGoSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
+				if !isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
 					continue
 				}
 				if a, ok := try(harness.ActReadFile, fmt.Sprintf(
@@ -166,11 +166,11 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 		s.testRead = true
 		return harness.Action{}, false
 	}
-	fn, _, _ := strings.Cut(s.failures[0].Test, "/")
-	// Where is it? A frame in a _test.go file, or search for the function.
+	fn := testFunc(s.failures[0].Test)
+	// Where is it? A frame in a file of tests, or search for the function.
 	var at *location
 	for _, fr := range s.frameRefs() {
-		if strings.HasSuffix(fr.path, "_test.go") {
+		if isTestPath(fr.path) {
 			if p, ok := s.resolve(fr.path); ok {
 				at = &location{p, fr.line}
 				break
@@ -184,7 +184,7 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 	}
 	if at == nil {
 		for _, l := range s.methods[fn] {
-			if strings.HasSuffix(l.path, "_test.go") {
+			if isTestPath(l.path) {
 				at = &l
 				break
 			}
@@ -251,7 +251,14 @@ func (s *state) collectCalls(m *fileModel, n int) {
 		if i == start && strings.HasPrefix(t, "func ") {
 			continue
 		}
+		py := strings.HasSuffix(m.path, ".py")
+		if py && pyDefRE.MatchString(t) {
+			continue
+		}
 		for _, c := range callRE.FindAllStringSubmatch(t, -1) {
+			if py && (pyNotCalls[c[1]] || strings.HasPrefix(c[1], "test_")) {
+				continue
+			}
 			if !notCalls[c[1]] && !strings.HasPrefix(c[1], "Test") {
 				s.called[c[1]] = true
 			}
@@ -261,7 +268,7 @@ func (s *state) collectCalls(m *fileModel, n int) {
 
 func (s *state) defined(name string) bool {
 	for p, m := range s.models {
-		if isGoSource(p) {
+		if isSource(p) {
 			if _, ok := m.funcs()[name]; ok {
 				return true
 			}

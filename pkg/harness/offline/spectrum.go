@@ -31,7 +31,7 @@ func (s *state) wantsLocalize(left int) bool {
 		return false
 	}
 	for _, d := range s.diffs {
-		if isGoSource(d.NewPath) {
+		if isSource(d.NewPath) {
 			return false
 		}
 	}
@@ -56,7 +56,7 @@ func (s *state) afterLocalize(obs harness.Observation) {
 func (s *state) topSuspects() []testrun.Suspect {
 	var out []testrun.Suspect
 	for _, sus := range s.suspects {
-		if sus.Score >= minSpectrum && isGoSource(sus.File) {
+		if sus.Score >= minSpectrum && isSource(sus.File) {
 			out = append(out, sus)
 		}
 	}
@@ -183,7 +183,7 @@ func scoreGotValues(ev evidence, get func(location) *suspicion) {
 		inFunc[n] = true
 	}
 	for p, f := range ev.models {
-		if !isGoSource(p) {
+		if !isSource(p) {
 			continue
 		}
 		candidate := map[int]bool{}

@@ -95,8 +95,7 @@ func (s *state) otherTests() []string {
 	oracle := map[string]bool{}
 	pkg := ""
 	for _, f := range s.failures {
-		fn, _, _ := strings.Cut(f.Test, "/")
-		oracle[fn] = true
+		oracle[testFunc(f.Test)] = true
 		if pkg == "" {
 			pkg = f.Package
 		}
@@ -104,18 +103,26 @@ func (s *state) otherTests() []string {
 	var ids []string
 	seen := map[string]bool{}
 	for p, m := range s.models {
-		if !strings.HasSuffix(p, "_test.go") || (pkg != "" && path.Dir(p) != "." && !strings.HasSuffix(pkg, "/"+path.Dir(p)) && pkg != path.Dir(p)) {
+		re := testFuncRE
+		switch {
+		case task.IsTestFilePath(pkg):
+			// Python: the module-level tests of the failing test's file.
+			if p != pkg {
+				continue
+			}
+			re = pyTestFuncRE
+		case !strings.HasSuffix(p, "_test.go") || (pkg != "" && path.Dir(p) != "." && !strings.HasSuffix(pkg, "/"+path.Dir(p)) && pkg != path.Dir(p)):
 			continue
 		}
 		for _, l := range m.lines {
-			mm := testFuncRE.FindStringSubmatch(l)
+			mm := re.FindStringSubmatch(l)
 			if mm == nil || oracle[mm[1]] || seen[mm[1]] {
 				continue
 			}
 			seen[mm[1]] = true
 			id := mm[1]
 			if pkg != "" {
-				id = pkg + "." + id
+				id = task.Failure{Package: pkg, Test: id}.ID()
 			}
 			ids = append(ids, id)
 		}
@@ -124,7 +131,22 @@ func (s *state) otherTests() []string {
 	return ids
 }
 
-var testFuncRE = regexp.MustCompile(`^func (Test\w*)\(\w+ \*testing\.T\)`)
+var (
+	testFuncRE   = regexp.MustCompile(`^func (Test\w*)\(\w+ \*testing\.T\)`)
+	pyTestFuncRE = regexp.MustCompile(`^(?:async )?def (test\w*)\(`)
+)
+
+// testFunc is the function of a failing test: Go's top-level test of a
+// subtest ("TestX/case" → "TestX"), Python's function of a node id's test
+// part ("TestC::test_y[p]" → "test_y").
+func testFunc(test string) string {
+	test, _, _ = strings.Cut(test, "[")
+	test, _, _ = strings.Cut(test, "/")
+	if i := strings.LastIndex(test, "::"); i >= 0 {
+		test = test[i+2:]
+	}
+	return test
+}
 
 // afterUndo takes in the edit that undid (or restored) a candidate.
 func (s *state) afterUndo(obs harness.Observation) {

@@ -1,0 +1,288 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/llm/llmtest"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/validators"
+)
+
+// pyShop is a Python repository whose second commit broke its volume
+// discount: an order of exactly a tier's minimum no longer gets it.
+var pyShop = map[string]string{
+	"pyproject.toml":    "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n",
+	"shop/__init__.py":  "",
+	"tests/__init__.py": "",
+	"shop/pricing.py": `"""Quote orders from a catalog of unit prices."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Tier:
+    min_qty: int
+    percent_off: int
+
+
+class Catalog:
+    def __init__(self):
+        self.prices = {}
+        self.tiers = []
+
+    def set_price(self, sku, cents):
+        self.prices[sku] = cents
+
+    def add_tier(self, tier):
+        self.tiers.append(tier)
+        self.tiers.sort(key=lambda t: t.min_qty, reverse=True)
+
+    def discount(self, qty):
+        for t in self.tiers:
+            if qty >= t.min_qty:
+                return t.percent_off
+        return 0
+
+    def quote(self, sku, qty):
+        total = self.prices[sku] * qty
+        return total - total * self.discount(qty) // 100
+`,
+	"tests/test_discount.py": `import pytest
+
+from shop.pricing import Catalog, Tier
+
+
+@pytest.fixture
+def catalog():
+    c = Catalog()
+    c.set_price("widget", 1000)
+    c.add_tier(Tier(min_qty=10, percent_off=5))
+    return c
+
+
+@pytest.mark.parametrize("qty, want", [(9, 9000), (10, 9500), (20, 19000)], ids=["below", "at_threshold", "above"])
+def test_volume_discount(catalog, qty, want):
+    assert catalog.quote("widget", qty) == want
+`,
+}
+
+// pyShopRepo writes the repository and returns it with its good and bad
+// commits; it skips without Debian's python3 and pytest.
+func pyShopRepo(t *testing.T, ctx context.Context) (dir, good, bad string) {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
+		t.Skipf("needs /usr/bin/python3 with pytest (python3-pytest): %v", err)
+	}
+	dir = t.TempDir()
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(files map[string]string) {
+		for rel, text := range files {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(pyShop)
+	if good, err = repo.CommitAll(ctx, "pricing: volume discounts"); err != nil {
+		t.Fatal(err)
+	}
+	write(map[string]string{"shop/pricing.py": strings.Replace(pyShop["shop/pricing.py"], "qty >= t.min_qty", "qty > t.min_qty", 1)})
+	if bad, err = repo.CommitAll(ctx, "pricing: stop at the first tier that applies"); err != nil {
+		t.Fatal(err)
+	}
+	return dir, good, bad
+}
+
+// passingGates stands for the gates, which run Go's rules on this branch:
+// it passes every patch and keeps what it was given.
+type passingGates struct {
+	mu  sync.Mutex
+	ins []validators.Input
+}
+
+func (g *passingGates) Check(_ context.Context, in validators.Input) ([]task.Gate, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ins = append(g.ins, in)
+	return []task.Gate{{Name: "stand-in", Verdict: task.GatePass, Detail: "the gates' Python rules are another branch's"}}, nil
+}
+
+// The pipeline the configuration builds repairs a Python repository with a
+// scripted model over HTTP: it chooses the Python driver from the checkout
+// and sets it up, the agent's tools run pytest by node id, find the method
+// with tree-sitter's index and check the edit with pyflakes, and the
+// judge reads the test function and the method before and after.
+func TestPipelineRepairsPython(t *testing.T) {
+	clearEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir, good, bad := pyShopRepo(t, ctx)
+	const failing = "tests/test_discount.py::test_volume_discount[at_threshold]"
+	out, err := python.Driver{}.Run(ctx, dir, []string{failing}, 1)
+	if err != nil || len(out.Failed) != 1 {
+		t.Fatalf("at the head: %v %s", err, out.Summary())
+	}
+	blocks := "<<<<<<< SEARCH\n            if qty > t.min_qty:\n=======\n            if qty >= t.min_qty:\n>>>>>>> REPLACE\n"
+	editArgs, _ := json.Marshal(map[string]string{"path": "shop/pricing.py", "blocks": blocks})
+	srv := llmtest.NewServer(t,
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c1", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c2", "search_method", `{"name":"discount"}`)}},
+		llmtest.Reply{Content: "The tier's minimum must count.", ToolCalls: []llm.ToolCall{call("c3", "edit", string(editArgs))}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c4", "run_tests", `{"tests":["tests/test_discount.py"]}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c5", "exit", `{"summary":"An order of exactly a tier's minimum gets the tier again."}`)}},
+		llmtest.Reply{Content: `{"acceptable": true, "reason": "Restores the at-least threshold the test asks for."}`},
+	)
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = srv.URL, "test-key", "test-model"
+	cfg.Harness.FeedbackRounds = 0
+	p, err := newPipeline(cfg, nil, nil, nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := &passingGates{}
+	p.Gates = gates
+	var stages []string
+	var mu sync.Mutex
+	p.Progress = func(stage, detail string) { mu.Lock(); stages = append(stages, stage+": "+detail); mu.Unlock() }
+	tk := task.Task{ID: "task-py", Fingerprint: "fp-py", Repo: dir, Commit: bad, Branch: "main", Failures: out.Failed,
+		Bisection: task.Bisection{Good: good, Bad: bad, Blame: bad}, Status: task.StatusRunning}
+	res, err := p.Repair(ctx, tk)
+	if err != nil {
+		t.Fatalf("repair: %v\nstages: %q", err, stages)
+	}
+	if res.Status != task.StatusPublished || !res.Agent.TestsPassed {
+		t.Fatalf("outcome %s: %s (stages %q)", res.Status, res.Reason, stages)
+	}
+	if !strings.Contains(res.Agent.Patch, "+            if qty >= t.min_qty:") {
+		t.Errorf("patch:\n%s", res.Agent.Patch)
+	}
+	if !strings.Contains(strings.Join(stages, "\n"), "setup: python: set up "+dir) {
+		t.Errorf("no setup stage for the Python driver: %q", stages)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("the model got %d requests, want 5 turns and the judge", len(reqs))
+	}
+	// What the tools answered, as the model saw it.
+	seen := func(n int) string { m := reqs[n].Messages; return m[len(m)-1].Text() }
+	for n, want := range map[int][]string{
+		1: {"FAIL: 0 passed, 1 failed (the task's failing tests)", "--- FAIL: " + failing, "assert 10000 == 9500"},
+		2: {"shop/pricing.py", "def discount(self, qty)"},
+		4: {"PASS: 3 passed, 0 failed (these include the task's failing tests)"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(seen(n), w) {
+				t.Errorf("request %d does not show %q:\n%s", n+1, w, seen(n))
+			}
+		}
+	}
+	var judged strings.Builder
+	for _, m := range reqs[5].Messages {
+		judged.WriteString(m.Text())
+	}
+	for _, w := range []string{"def test_volume_discount(catalog, qty, want):", "def catalog():", "shop/pricing.py: method Catalog.discount", "if qty > t.min_qty:", "if qty >= t.min_qty:"} {
+		if !strings.Contains(judged.String(), w) {
+			t.Errorf("the judge's prompt lacks %q:\n%s", w, judged.String())
+		}
+	}
+	if len(gates.ins) != 1 || !strings.Contains(gates.ins[0].Patch, "qty >= t.min_qty") {
+		t.Errorf("gates got %+v", gates.ins)
+	}
+}
+
+// Without a model, the offline policy repairs the Python repository
+// through the same pipeline, its templates working on Python's tokens.
+func TestPipelineRepairsPythonOffline(t *testing.T) {
+	clearEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir, good, bad := pyShopRepo(t, ctx)
+	out, err := python.Driver{}.Run(ctx, dir, []string{"tests/test_discount.py::test_volume_discount[at_threshold]"}, 1)
+	if err != nil || len(out.Failed) != 1 {
+		t.Fatalf("at the head: %v %s", err, out.Summary())
+	}
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	p, err := newPipeline(cfg, nil, nil, nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Gates = &passingGates{}
+	tk := task.Task{ID: "task-py-offline", Fingerprint: "fp-py-offline", Repo: dir, Commit: bad, Branch: "main", Failures: out.Failed,
+		Bisection: task.Bisection{Good: good, Bad: bad, Blame: bad}, Status: task.StatusRunning}
+	res, err := p.Repair(ctx, tk)
+	if err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	if res.Status != task.StatusPublished || !res.Agent.TestsPassed || p.Policy != "offline" {
+		t.Fatalf("outcome %s by %s: %s\n%s", res.Status, p.Policy, res.Reason, res.Trajectory)
+	}
+	if !strings.Contains(res.Agent.Patch, "+            if qty >= t.min_qty:") {
+		t.Errorf("patch:\n%s", res.Agent.Patch)
+	}
+}
+
+// worker tool works through the clone's driver: pytest by node id, the
+// Python index for symbols.
+func TestToolOnPython(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	dir, _, _ := pyShopRepo(t, ctx)
+	run := func(args ...string) (string, error) {
+		var stdout, stderr bytes.Buffer
+		err := Tool(ctx, args, &stdout, &stderr)
+		return stdout.String() + stderr.String(), err
+	}
+	out, err := run("--repo", dir, "--test", "tests/test_discount.py::test_volume_discount[at_threshold]", "run_tests")
+	if err != nil || !strings.Contains(out, "FAIL: 0 passed, 1 failed (the task's failing tests)") || !strings.Contains(out, "assert 10000 == 9500") {
+		t.Errorf("run_tests: %v\n%s", err, out)
+	}
+	out, err = run("--repo", dir, "search_method_in_class", "class=Catalog", "name=discount")
+	if err != nil || !strings.Contains(out, "shop/pricing.py") || !strings.Contains(out, "if qty > t.min_qty:") {
+		t.Errorf("search_method_in_class: %v\n%s", err, out)
+	}
+}
+
+// A clone no driver knows still has the tools that read it.
+func TestToolWithoutADriver(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, err := gitrepo.Init(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("# notes\nnothing to run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CommitAll(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Tool(ctx, []string{"--repo", dir, "read_file", "path=NOTES.md"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "nothing to run") {
+		t.Errorf("read_file: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+}

@@ -1,0 +1,330 @@
+package offline
+
+import (
+	"go/token"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Python's tokens, for the repair templates. The templates work on one line
+// at a time, which a whole-file parser cannot take (a line is rarely a
+// statement of its own: "if qty > t.min_qty:" lacks its body), so this is a
+// lexer of Python's tokens as the language reference defines them, giving
+// go/token's kinds to the operators Go shares (<, <=, ==, +=, …) and to the
+// keywords the templates care about ("and" is LAND, "not" NOT, "if" and
+// "elif" IF, "def" and "class" FUNC). A line inside a multi-line string, or
+// with a character Python has no token for, does not scan.
+
+// pyKeyword is the kind of the keywords no template changes: not an
+// operand, so that "return -1" is not read as a subtraction.
+const pyKeyword = token.DEFAULT
+
+// pyOther is the kind of Python's operators no template changes (**, @,
+// ~, ->, ...).
+const pyOther = token.ELLIPSIS
+
+var pyKeywords = map[string]token.Token{
+	"and": token.LAND, "or": token.LOR, "not": token.NOT,
+	"if": token.IF, "elif": token.IF, "else": token.ELSE,
+	"def": token.FUNC, "class": token.FUNC, "return": token.RETURN, "for": token.FOR,
+	"import": token.IMPORT, "from": token.IMPORT,
+	"as": pyKeyword, "assert": pyKeyword, "async": pyKeyword, "await": pyKeyword, "break": pyKeyword,
+	"continue": pyKeyword, "del": pyKeyword, "except": pyKeyword, "finally": pyKeyword, "global": pyKeyword,
+	"in": pyKeyword, "is": pyKeyword, "lambda": pyKeyword, "nonlocal": pyKeyword, "pass": pyKeyword,
+	"raise": pyKeyword, "try": pyKeyword, "while": pyKeyword, "with": pyKeyword, "yield": pyKeyword,
+}
+
+// pyOps are Python's operators and delimiters, longest first.
+var pyOps = []struct {
+	text string
+	tok  token.Token
+}{
+	{"**=", pyOther}, {"//=", token.QUO_ASSIGN}, {">>=", token.SHR_ASSIGN}, {"<<=", token.SHL_ASSIGN}, {"...", pyOther},
+	{"**", pyOther}, {"//", token.QUO}, {"==", token.EQL}, {"!=", token.NEQ}, {"<=", token.LEQ}, {">=", token.GEQ},
+	{"+=", token.ADD_ASSIGN}, {"-=", token.SUB_ASSIGN}, {"*=", token.MUL_ASSIGN}, {"/=", token.QUO_ASSIGN},
+	{"%=", token.REM_ASSIGN}, {"&=", token.AND_ASSIGN}, {"|=", token.OR_ASSIGN}, {"^=", token.XOR_ASSIGN},
+	{"@=", pyOther}, {"->", pyOther}, {":=", token.DEFINE}, {"<<", token.SHL}, {">>", token.SHR},
+	{"+", token.ADD}, {"-", token.SUB}, {"*", token.MUL}, {"/", token.QUO}, {"%", token.REM},
+	{"<", token.LSS}, {">", token.GTR}, {"=", token.ASSIGN}, {"&", token.AND}, {"|", token.OR}, {"^", token.XOR},
+	{"~", pyOther}, {"@", pyOther}, {"(", token.LPAREN}, {")", token.RPAREN}, {"[", token.LBRACK},
+	{"]", token.RBRACK}, {"{", token.LBRACE}, {"}", token.RBRACE}, {",", token.COMMA}, {":", token.COLON},
+	{".", token.PERIOD}, {";", token.SEMICOLON},
+}
+
+// scanPython tokenizes one line of Python.
+func scanPython(line string) ([]tok, bool) {
+	var toks []tok
+	i := 0
+	for i < len(line) {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\f' || c == '\r':
+			i++
+			continue
+		case c == '#':
+			toks = append(toks, tok{off: i, end: len(line), tok: token.COMMENT, lit: line[i:]})
+			return toks, true
+		case c == '\\' && strings.TrimSpace(line[i+1:]) == "":
+			return toks, true // a continuation
+		}
+		if end, ok := pyString(line, i); ok {
+			if end < 0 {
+				return toks, false // a string that goes on past the line
+			}
+			toks = append(toks, tok{off: i, end: end, tok: token.STRING, lit: line[i:end]})
+			i = end
+			continue
+		}
+		if c >= '0' && c <= '9' || c == '.' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9' {
+			end, kind := pyNumber(line, i)
+			toks = append(toks, tok{off: i, end: end, tok: kind, lit: line[i:end]})
+			i = end
+			continue
+		}
+		if r, n := utf8.DecodeRuneInString(line[i:]); r == '_' || unicode.IsLetter(r) {
+			end := i + n
+			for end < len(line) {
+				r, n := utf8.DecodeRuneInString(line[end:])
+				if r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				end += n
+			}
+			word := line[i:end]
+			kind, ok := pyKeywords[word]
+			if !ok {
+				kind = token.IDENT
+			}
+			toks = append(toks, tok{off: i, end: end, tok: kind, lit: word})
+			i = end
+			continue
+		}
+		matched := false
+		for _, op := range pyOps {
+			if strings.HasPrefix(line[i:], op.text) {
+				toks = append(toks, tok{off: i, end: i + len(op.text), tok: op.tok})
+				i += len(op.text)
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			return toks, false // "!", "$", "?", a backquote: not Python
+		}
+	}
+	return toks, true
+}
+
+// pyString reports whether a string literal starts at i (with its prefix:
+// r, b, u, f and their pairs, in either case) and where it ends: -1 when
+// it is not closed on the line (a triple-quoted string that goes on, or a
+// broken one).
+func pyString(line string, i int) (end int, ok bool) {
+	j := i
+	for j < len(line) && j-i < 2 && strings.IndexByte("rRbBuUfF", line[j]) >= 0 {
+		j++
+	}
+	if j >= len(line) || (line[j] != '\'' && line[j] != '"') {
+		return 0, false
+	}
+	prefix := strings.ToLower(line[i:j])
+	if len(prefix) == 2 && prefix != "rb" && prefix != "br" && prefix != "fr" && prefix != "rf" {
+		return 0, false
+	}
+	q := line[j : j+1]
+	if strings.HasPrefix(line[j:], q+q+q) {
+		q = q + q + q
+	}
+	k := j + len(q)
+	for k < len(line) {
+		switch {
+		case line[k] == '\\' && k+1 < len(line):
+			// An escape; in a raw string the backslash stays, but it
+			// still keeps the quote after it in the string.
+			k += 2
+		case strings.HasPrefix(line[k:], q):
+			return k + len(q), true
+		default:
+			k++
+		}
+	}
+	return -1, true
+}
+
+// pyNumber scans a number at i: an integer (decimal, 0x, 0o, 0b, with
+// underscores) is INT, anything with a point, an exponent or a j FLOAT.
+func pyNumber(line string, i int) (end int, kind token.Token) {
+	end, kind = i, token.INT
+	for end < len(line) {
+		c := line[end]
+		switch {
+		case c >= '0' && c <= '9' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			if (c == 'e' || c == 'E') && !strings.HasPrefix(strings.ToLower(line[i:]), "0x") {
+				kind = token.FLOAT
+				if end+1 < len(line) && (line[end+1] == '+' || line[end+1] == '-') {
+					end++
+				}
+			}
+			if c == 'j' || c == 'J' {
+				kind = token.FLOAT
+			}
+			end++
+		case c == '.':
+			kind = token.FLOAT
+			end++
+		default:
+			return end, kind
+		}
+	}
+	return end, kind
+}
+
+// pyDialect is Python.
+var pyDialect = dialect{
+	scan: scanPython,
+	skip: func(trimmed string) bool {
+		return strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "import ") ||
+			strings.HasPrefix(trimmed, "from ") || strings.HasPrefix(trimmed, "@") || strings.HasPrefix(trimmed, "class ")
+	},
+	decl: func(_ string, toks []tok) bool {
+		return toks[0].tok == token.FUNC || toks[0].lit == "async" && len(toks) > 1 && toks[1].tok == token.FUNC
+	},
+	spell: func(t token.Token) string {
+		switch t {
+		case token.LAND:
+			return "and"
+		case token.LOR:
+			return "or"
+		}
+		return t.String()
+	},
+	bools:  [2]string{"False", "True"},
+	not:    "not",
+	negate: negatePyIf,
+}
+
+// negatePyIf negates the condition of an "if cond:" or "elif cond:" line
+// whose condition is not a single comparison or a negation already (other
+// templates cover those).
+func negatePyIf(line string, toks []tok) (Mutation, bool) {
+	if n := len(toks); n > 0 && toks[n-1].tok == token.COMMENT {
+		toks = toks[:n-1]
+	}
+	if len(toks) < 3 || toks[0].tok != token.IF || toks[len(toks)-1].tok != token.COLON {
+		return Mutation{}, false
+	}
+	cond := toks[1 : len(toks)-1]
+	simple := true
+	cmps, logic := 0, 0
+	for _, t := range cond {
+		switch t.tok {
+		case token.DEFINE, token.COLON, token.SEMICOLON, pyKeyword:
+			return Mutation{}, false
+		case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+			cmps++
+			simple = false
+		case token.LAND, token.LOR:
+			logic++
+			simple = false
+		case token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.AND, token.OR, token.XOR, pyOther:
+			simple = false
+		}
+	}
+	if cond[0].tok == token.NOT || (cmps == 1 && logic == 0) {
+		return Mutation{}, false
+	}
+	start, end := cond[0].off, cond[len(cond)-1].end
+	c := line[start:end]
+	repl := "not (" + c + ")"
+	if simple {
+		repl = "not " + c
+	}
+	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+}
+
+// pyDefRE is a Python function's or method's def line.
+var pyDefRE = regexp.MustCompile(`^\s*(?:async\s+)?def\s+(\w+)`)
+
+// indentOf is the width of a line's leading blanks (a tab as 8, as
+// Python's tokenizer counts it).
+func indentOf(s string) int {
+	w := 0
+	for _, c := range s {
+		switch c {
+		case ' ':
+			w++
+		case '\t':
+			w += 8 - w%8
+		default:
+			return w
+		}
+	}
+	return w
+}
+
+// pyFuncSpan is the span of the innermost Python function or method
+// holding line n: from its def line to the last line indented under it.
+// ok is false outside functions, or when a line between is unknown.
+func (f *fileModel) pyFuncSpan(n int) (start, end int, name string, ok bool) {
+	first, known := f.line(n)
+	if !known {
+		return 0, 0, "", false
+	}
+	// The indentation a def must have less of to hold line n.
+	limit := indentOf(first) + 1
+	if strings.TrimSpace(first) == "" {
+		limit = 1 << 30
+	}
+	for s := n; s >= 1; s-- {
+		t, known := f.line(s)
+		if !known {
+			return 0, 0, "", false
+		}
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		in := indentOf(t)
+		if in >= limit && s != n {
+			continue
+		}
+		if m := pyDefRE.FindStringSubmatch(t); m != nil && (s == n || in < limit) {
+			e := s
+			for l := s + 1; l <= len(f.lines); l++ {
+				tl, known := f.line(l)
+				if !known {
+					break
+				}
+				if strings.TrimSpace(tl) == "" {
+					continue
+				}
+				if indentOf(tl) <= in {
+					break
+				}
+				e = l
+			}
+			if e >= n {
+				return s, e, m[1], true
+			}
+		}
+		if in < limit {
+			limit = in
+		}
+		if limit == 0 && s != n {
+			return 0, 0, "", false
+		}
+	}
+	return 0, 0, "", false
+}
+
+// pyNotCalls are the names a Python test calls that are not the code under
+// test: builtins and pytest's helpers.
+var pyNotCalls = map[string]bool{
+	"if": true, "elif": true, "while": true, "for": true, "return": true, "assert": true, "not": true, "and": true, "or": true, "in": true,
+	"print": true, "len": true, "str": true, "int": true, "float": true, "bool": true, "list": true, "dict": true, "set": true,
+	"tuple": true, "range": true, "sorted": true, "enumerate": true, "zip": true, "isinstance": true, "type": true, "open": true,
+	"super": true, "getattr": true, "setattr": true, "hasattr": true, "min": true, "max": true, "sum": true, "abs": true, "any": true,
+	"all": true, "repr": true, "raises": true, "approx": true, "fixture": true, "parametrize": true, "skip": true, "fail": true,
+	"warns": true, "mark": true, "param": true,
+}

@@ -1,0 +1,34 @@
+package harness
+
+// languageSpecs are the tools' descriptions as a language's driver (by its
+// name) changes them: how its tests are named, what its declarations are.
+// A language not here gets Go's.
+var languageSpecs = map[string]map[string]string{
+	"python": {
+		ActFindFile:            "Find files by name or glob (e.g. \"pricing.py\", \"test_*.py\", \"src/**/x*.py\") among the repository's files.",
+		ActSearchClass:         "Find Python classes by name: location, declaration and method list.",
+		ActSearchMethod:        "Find Python functions and methods by name (\"quote\" or \"Catalog.quote\"): location, signature and body.",
+		ActSearchMethodInFile:  "Find a Python function or method by name within one file: location, signature and body.",
+		ActSearchMethodInClass: "Find a method of a Python class by the class's and the method's names: location, signature and body.",
+		ActRunTests: "Run tests with pytest and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. " +
+			"Test ids are pytest's node ids (\"tests/test_x.py::test_y\", \"tests/test_x.py::TestC::test_y[param]\") or bare test names (\"test_y\"); " +
+			"test files and directories (\"tests/test_x.py\", \"tests\") run all their tests. With list, names the tests of files or directories without running them; " +
+			"with localize, ranks the lines most likely at fault.",
+	},
+}
+
+// specs are the tools as the episode's policy sees them: Specs, with the
+// descriptions of the harness's language.
+func (h *Harness) specs() []ToolSpec {
+	specs := Specs()
+	named, ok := h.lang.(interface{ Name() string })
+	if !ok {
+		return specs
+	}
+	for i := range specs {
+		if d, ok := languageSpecs[named.Name()][specs[i].Name]; ok {
+			specs[i].Description = d
+		}
+	}
+	return specs
+}
