@@ -136,3 +136,50 @@ func TestTriageCommandOnAPythonRepository(t *testing.T) {
 		t.Fatalf("verdict %+v, want %s reliable, blamed on %s", v, pythontest.Test, task.Short(shas[pythontest.Broken]))
 	}
 }
+
+// A report of a repository that no language driver knows is triaged once:
+// each failure is dropped with that reason, and the report is settled,
+// not retried.
+func TestReportOfARepositoryNoDriverKnowsIsDropped(t *testing.T) {
+	clearEnv(t)
+	dir, shas := pythontest.History(t, "a Makefile project\n\n-- Makefile --\ntest:\n\t./check.sh\n-- check.sh --\nexit 1\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sys, cfg := startSystem(t, map[string]string{"REDFIX_ALLOW_REPOS": dir})
+	work, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sys.RunTriage(work, cfg, nil) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("triage loop: %v", err)
+		}
+	}()
+	const junit = `<testsuite name="check"><testcase classname="check" name="test_one"><failure message="exit 1">check.sh failed</failure></testcase></testsuite>`
+	bot := httptest.NewServer(sys.Handler(cfg))
+	defer bot.Close()
+	settled := sys.Expect("make-run-1")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, bot.URL+"/api/v1/reports?"+url.Values{"repo": {dir}, "commit": {shas[0]}}.Encode(), strings.NewReader(junit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Redfix-Delivery", "make-run-1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST the report: %d", resp.StatusCode)
+	}
+	tasks, err := settled.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the report was not settled as triaged: %v", err)
+	}
+	if len(tasks) != 1 || tasks[0].Status != task.StatusDropped || !strings.Contains(tasks[0].Reason, "no language driver") || triage.ReasonClass(tasks[0].Reason) != triage.ReasonCannotRun {
+		for _, tk := range tasks {
+			t.Logf("task %s: %s: %s", tk.ID, tk.Status, tk.Reason)
+		}
+		t.Fatal("want one task dropped: no language driver")
+	}
+}
