@@ -84,8 +84,8 @@ func bindRunner(r Runner, d Runner) Runner {
 	return r
 }
 
-// language is the report's driver as bisection takes it: nil (Go's) when
-// no driver was chosen.
+// bisectLanguage is the report's driver as bisection takes it: nil (Go's)
+// when triage has no Languages.
 func (p *process) bisectLanguage() bisect.Language {
 	if p.lang == nil {
 		return nil

@@ -86,8 +86,8 @@ func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
 	if len(queue.jobs) != 1 || queue.jobs[0].Task.Failures[0].ID() != pythontest.Test {
 		t.Errorf("jobs %+v, want one naming %s", queue.jobs, pythontest.Test)
 	}
-	// The Go runner was never asked: a report of a passing test at the
-	// same commit does not reproduce (pytest ran it, and it passed).
+	// A report naming a test that passes at the same commit does not
+	// reproduce: pytest ran it, by its node id, and it passed.
 	rep.Failures[0].Test = "test_add"
 	outs, err = tr.Process(ctx, Input{Repo: dir, Commit: head, Report: rep})
 	if err != nil {
