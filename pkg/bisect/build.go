@@ -187,10 +187,11 @@ func (b BuildBisector) BuildPackage(ctx context.Context, dir, pkg string) (Resul
 		}
 	}
 	t, err := languageOr(b.Lang).Resolve(dir, pkg)
+	other := !isGo(b.Lang)
 	switch {
-	case b.Lang != nil && err != nil:
+	case other && err != nil:
 		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package here: " + err.Error()}, nil
-	case b.Lang != nil && !t.IsPackage():
+	case other && !t.IsPackage():
 		return ResultMissing, &task.Failure{Package: pkg, Message: "not a package"}, nil
 	case errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous):
 		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package in the module"}, nil

@@ -28,6 +28,15 @@ func (goLanguage) Setup(context.Context, string) error { return nil }
 
 func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
 
+// isGo reports Go's language: nil, or a driver named "go".
+func isGo(l Language) bool {
+	if l == nil {
+		return true
+	}
+	n, ok := l.(interface{ Name() string })
+	return ok && n.Name() == "go"
+}
+
 // languageOr is l, or Go's when l is nil.
 func languageOr(l Language) Language {
 	if l == nil {

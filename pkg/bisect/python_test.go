@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
@@ -69,5 +70,20 @@ func TestBisectSkipsCommitsWhoseSetupFails(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), task.Short(shas[1])) || bis.Blame != "" {
 		t.Errorf("err %q, blame %q: want the untestable commit %s named, no blame", err, bis.Blame, task.Short(shas[1]))
+	}
+}
+
+// The build bisection through a language: Go's driver says what Go always
+// said of a package that is not there; another language says it its way.
+func TestBuildPackageMissingThroughALanguage(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	_, f, err := bisect.BuildBisector{Lang: golang.Driver{}}.BuildPackage(ctx, dir, "example.com/m/x")
+	if err != nil || f == nil || !strings.HasPrefix(f.Message, "not a Go module: ") {
+		t.Errorf("Go's driver: %+v, %v; want Go's message", f, err)
+	}
+	_, f, err = bisect.BuildBisector{Lang: python.Driver{}}.BuildPackage(ctx, dir, "tests/test_x.py")
+	if err != nil || f == nil || !strings.HasPrefix(f.Message, "no such package here: ") {
+		t.Errorf("Python's driver: %+v, %v", f, err)
 	}
 }
