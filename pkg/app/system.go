@@ -49,8 +49,9 @@ type System struct {
 	// Sandbox is what the host gives the commands run for repositories;
 	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status
-	// TriageRunner, when set before RunTriage, runs triage's tests
-	// (testrun's default runner otherwise).
+	// TriageRunner, when set before RunTriage, runs triage's tests (each
+	// report's language driver otherwise; triage.ReportRuns(nil, …)
+	// reports the driver's runs).
 	TriageRunner triage.Runner
 
 	log     *zap.Logger
@@ -263,6 +264,10 @@ type TriageEvent = triage.Outcome
 // RunTriage triages stored submissions until ctx ends. onEvent, when set,
 // hears of every group's outcome.
 func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
+	langs, err := languages(cfg)
+	if err != nil {
+		return err
+	}
 	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
@@ -280,6 +285,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		HumanFixes: gh.HumanFixes{Clients: s.GitHub},
 		// A report's failure groups past the cap are one dropped outcome.
 		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
+		// Each report's tests run with its repository's language driver.
+		Languages: langs,
 	}, s.log.Named("triage"))
 	in := &triage.Intake{
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg),

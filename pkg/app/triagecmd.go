@@ -24,7 +24,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	good := fs.String("good", "", "a commit where the test passes (default: probe back from --bad)")
 	bad := fs.String("bad", "HEAD", "a commit where the test fails")
 	var tests stringList
-	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
+	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub, tests/test_x.py::test_y, test_y); repeatable")
 	reruns := fs.Int("reruns", triage.DefaultReruns, "runs at the failing commit to tell reliable from flaky")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	confidence := fs.Float64("confidence", bisect.DefaultConfidence, "the posterior a culprit needs before bisection names it")
@@ -74,7 +74,11 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		b.Cache = store.New(rdb, cfg.Redis.Prefix)
 	}
-	v, err := triage.InvestigateWith(ctx, b, *repo, *good, *bad, tests, *reruns)
+	langs, err := languages(cfg)
+	if err != nil {
+		return err
+	}
+	v, err := triage.InvestigateIn(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,12 @@ type RunCache interface {
 
 // Bisector finds the commit that broke some tests.
 type Bisector struct {
+	// Runner runs the tests: Lang when it runs tests and Runner is nil,
+	// else go test with testrun's defaults.
 	Runner Runner
+	// Lang names the tests and sets a commit's dependencies up before its
+	// tests run there: the repository's language driver. Nil is Go's.
+	Lang Language
 	// MaxSteps bounds the test runs (the verification at bad included); 0
 	// bounds them by the range's length (several times what plain
 	// bisection would take).
@@ -115,6 +120,9 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	repoDir := repo.Dir
 	if b.Runner == nil {
 		b.Runner = testrun.Runner{}
+		if r, ok := b.Lang.(Runner); ok {
+			b.Runner = r
+		}
 	}
 	log := b.Log
 	if log == nil {
@@ -128,7 +136,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err := repo.Checkout(ctx, badSHA); err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	ids, err := testrun.Canonical(repoDir, tests)
+	ids, err := Canonical(b.Lang, repoDir, tests)
 	if err != nil {
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}
@@ -137,7 +145,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	pr := &gitProber{runner: b.Runner, tests: ids, slots: pool.slots, cache: b.Cache, log: log}
+	pr := &gitProber{runner: b.Runner, lang: languageOr(b.Lang), tests: ids, slots: pool.slots, cache: b.Cache, log: log}
 	steps := 0
 	if err := pr.load(ctx); err != nil {
 		pool.close(context.WithoutCancel(ctx))

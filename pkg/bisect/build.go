@@ -24,8 +24,13 @@ type Builder interface {
 // history, one build per commit; builds are kept in Cache (keyed by the
 // package's import path) and reused across searches.
 type BuildBisector struct {
+	// Builder builds: Lang when it builds and Builder is nil, else go
+	// build with testrun's defaults.
 	Builder Builder
-	Cache   RunCache
+	// Lang names the packages and sets a commit's dependencies up before
+	// the build: the repository's language driver. Nil is Go's.
+	Lang  Language
+	Cache RunCache
 	// ProbeLimit is DefaultProbeLimit when 0: how far back the search
 	// starts when no good commit is given.
 	ProbeLimit int
@@ -45,9 +50,7 @@ func (b BuildBisector) Bisect(ctx context.Context, repoDir, good, bad, pkg strin
 // BisectRepo is Bisect on a repository: a checkout's, whose git directory
 // is kept apart.
 func (b BuildBisector) BisectRepo(ctx context.Context, repo gitrepo.Repo, good, bad, pkg string) (res task.Bisection, err error) {
-	if b.Builder == nil {
-		b.Builder = testrun.Runner{}
-	}
+	b.Builder = b.builder()
 	repoDir := repo.Dir
 	badSHA, err := repo.Resolve(ctx, bad)
 	if err != nil {
@@ -169,12 +172,27 @@ func (b BuildBisector) BisectRepo(ctx context.Context, repo gitrepo.Repo, good, 
 // build; missing (with why) when the module has no such package, or there
 // is no Go module there at all (a report from another language's runner,
 // a commit before go.mod).
+//
+// With a Lang, the package is resolved by it, and a checkout whose
+// dependencies cannot be set up does not build: its failure is the
+// setup's error (the command and its output).
 func (b BuildBisector) BuildPackage(ctx context.Context, dir, pkg string) (Result, *task.Failure, error) {
-	if b.Builder == nil {
-		b.Builder = testrun.Runner{}
+	b.Builder = b.builder()
+	if b.Lang != nil {
+		if err := b.Lang.Setup(ctx, dir); err != nil {
+			if ctx.Err() != nil {
+				return 0, nil, ctx.Err()
+			}
+			return ResultFail, &task.Failure{Package: pkg, Message: err.Error()}, nil
+		}
 	}
-	t, err := testrun.Resolve(dir, pkg)
+	t, err := languageOr(b.Lang).Resolve(dir, pkg)
+	other := !isGo(b.Lang)
 	switch {
+	case other && err != nil:
+		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package here: " + err.Error()}, nil
+	case other && !t.IsPackage():
+		return ResultMissing, &task.Failure{Package: pkg, Message: "not a package"}, nil
 	case errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous):
 		return ResultMissing, &task.Failure{Package: pkg, Message: "no such package in the module"}, nil
 	case err != nil:
@@ -203,4 +221,16 @@ func (b BuildBisector) BuildPackage(ctx context.Context, dir, pkg string) (Resul
 		f.Package = pkg
 	}
 	return ResultFail, &f, nil
+}
+
+// builder is Builder, else Lang when it builds, else go build with
+// testrun's defaults.
+func (b BuildBisector) builder() Builder {
+	if b.Builder != nil {
+		return b.Builder
+	}
+	if bl, ok := b.Lang.(Builder); ok {
+		return bl
+	}
+	return testrun.Runner{}
 }

@@ -21,6 +21,7 @@ import (
 // concurrent probe, and keeps the results in the cache.
 type gitProber struct {
 	runner Runner
+	lang   Language
 	tests  []string // canonical IDs
 	path   []string // position → commit
 	slots  chan gitrepo.Repo
@@ -101,12 +102,23 @@ func (g *gitProber) Probe(ctx context.Context, i int) ([]Result, error) {
 // runAt runs each test once in the checkout at dir: one result per test.
 // A test whose module, package or function is not there is missing (it
 // passes, as `go test -run` would); a package that does not build is a
-// skip.
+// skip, and so is every test at a commit whose dependencies cannot be set
+// up (the language's Setup fails there).
 func (g *gitProber) runAt(ctx context.Context, dir string) ([]Result, error) {
 	rs := make([]Result, len(g.tests))
+	if err := g.lang.Setup(ctx, dir); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		g.log.Info("bisect: setup failed, the commit cannot be tested", zap.Error(err))
+		for k := range rs {
+			rs[k] = ResultSkip
+		}
+		return rs, nil
+	}
 	var present []string
 	for k, id := range g.tests {
-		t, err := testrun.Resolve(dir, id)
+		t, err := g.lang.Resolve(dir, id)
 		switch {
 		case errors.Is(err, testrun.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
 			rs[k] = ResultMissing

@@ -12,7 +12,6 @@ import (
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // testEvidence records a test group's CI failures, re-runs its tests in the
@@ -27,12 +26,12 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 			return bis, nil, "", fmt.Errorf("record CI failure of %s: %w", f.ID(), err)
 		}
 	}
-	ids, err := testrun.Canonical(dir, out.Tests)
+	ids, err := bisect.Canonical(p.bisectLanguage(), dir, out.Tests)
 	if err != nil {
 		return bis, nil, fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(commit), err), nil
 	}
 	hist := p.history(ctx, ids, log)
-	rep, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
+	rep, err := Reproduce(work, p.runner, dir, ids, hist.reruns)
 	out.TestRuns += rep.Flakiness.Runs
 	if lostTo() != "" {
 		return bis, nil, "", err
@@ -46,7 +45,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 	}
 	tk.Flakiness = rep.Flakiness
 	tk.FlakinessByTest = ByTest(rep.Tests)
-	tk.Failures = relativeFailures(dir, tk.Failures, rep)
+	tk.Failures = canonicalFailures(p.bisectLanguage(), dir, relativeFailures(dir, tk.Failures, rep))
 	history, err := p.record(ctx, rep)
 	if err != nil {
 		return bis, nil, "", err
@@ -77,7 +76,10 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 	}
 
 	reason, err = p.fixedAtHead(work, repo, tk, log, func() (bool, string, error) {
-		at, err := Reproduce(work, t.runner, dir, ids, hist.reruns)
+		if ok, why := p.setUp(work, dir); !ok {
+			return false, why, nil
+		}
+		at, err := Reproduce(work, p.runner, dir, ids, hist.reruns)
 		out.TestRuns += at.Flakiness.Runs
 		var nr *NotRunError
 		switch {
@@ -92,7 +94,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, reason, err
 	}
 
-	b := t.bisector(log)
+	b := t.bisector(p.runner, p.bisectLanguage(), log)
 	b.FlakeRate = hist.score.Rate
 	bis, err = p.bisect(work, b, repo, p.in.Good, commit, ids, log)
 	out.TestRuns += bis.Steps
@@ -107,10 +109,11 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 	return bis, nil, "", nil
 }
 
-// bisector is the service's bisection: its bounds, and the store's runs by
-// commit as its cache when the store keeps them.
-func (t *Triage) bisector(log *zap.Logger) bisect.Bisector {
-	b := bisect.Bisector{Runner: t.runner, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}
+// bisector is the service's bisection with runner and the language l (Go's
+// when nil): its bounds, and the store's runs by commit as its cache when
+// the store keeps them.
+func (t *Triage) bisector(runner Runner, l bisect.Language, log *zap.Logger) bisect.Bisector {
+	b := bisect.Bisector{Runner: runner, Lang: l, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}
 	if c, ok := t.store.(RunCache); ok {
 		b.Cache = c
 	}
@@ -121,15 +124,6 @@ func (t *Triage) bisector(log *zap.Logger) bisect.Bisector {
 // (a build failure names its package and no test).
 func isBuildGroup(g Group) bool {
 	return len(g.Failures) > 0 && !slices.ContainsFunc(g.Failures, func(f task.Failure) bool { return f.Test != "" })
-}
-
-// builder is the runner when it builds (bisect.Builder), testrun's default
-// otherwise.
-func (t *Triage) builder() bisect.Builder {
-	if b, ok := t.runner.(bisect.Builder); ok {
-		return b
-	}
-	return testrun.Runner{}
 }
 
 // buildEvidence reproduces a build group's failures in the workspace and
@@ -145,7 +139,7 @@ func (p *process) buildEvidence(ctx, work context.Context, repo gitrepo.Repo, tk
 			pkgs = append(pkgs, f.Package)
 		}
 	}
-	b := bisect.BuildBisector{Builder: p.t.builder(), Log: log}
+	b := bisect.BuildBisector{Builder: p.builder(), Lang: p.bisectLanguage(), Log: log}
 	if c, ok := p.t.store.(RunCache); ok {
 		b.Cache = c
 	}

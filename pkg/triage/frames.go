@@ -3,6 +3,7 @@ package triage
 import (
 	"strings"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -48,6 +49,30 @@ func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Fa
 		}
 		report.Relativize(&f, pkgDir, root, rootList...)
 		out[i] = f
+	}
+	return out
+}
+
+// canonicalFailures names the failures whose tests the language l (Go's
+// when nil) names by file as it does: pytest's JUnit dialect
+// ("tests.test_x", "test_y") becomes the node id's file and test
+// ("tests/test_x.py", "test_y"), so that the task names
+// "tests/test_x.py::test_y". Go's import paths are left as they are.
+func canonicalFailures(l bisect.Language, dir string, fs []task.Failure) []task.Failure {
+	if l == nil {
+		return fs
+	}
+	out := make([]task.Failure, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		if f.Test == "" {
+			continue
+		}
+		t, err := l.Resolve(dir, f.ID())
+		if err != nil || t.IsPackage() || !task.IsTestFilePath(t.ImportPath) || t.ID == f.ID() {
+			continue
+		}
+		out[i].Package, out[i].Test = t.ImportPath, t.Test
 	}
 	return out
 }

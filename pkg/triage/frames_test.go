@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -33,5 +34,43 @@ func TestRelativeFailures(t *testing.T) {
 	}
 	if ci[0].Frames[0] != "/home/runner/work/m/m/tbl/tbl.go:5" {
 		t.Error("the report's failures were changed in place")
+	}
+}
+
+// A Python failure's traceback as CI's pytest printed it (native style,
+// CI's absolute paths) becomes relative to the repository, learnt from
+// pytest's frames in the reproduction; its test gets pytest's node id.
+func TestRelativeFailuresPython(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"pyproject.toml": "[project]\nname = \"calc\"\n", "calc/ops.py": "def total(xs):\n    return 0\n", "tests/test_calc.py": "def test_total():\n    pass\n"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := "/home/runner/work/calc/calc/"
+	ci := []task.Failure{{
+		Package: "tests.test_calc", Test: "test_total",
+		Message: "AssertionError: assert 2 == 3",
+		Output:  "Traceback (most recent call last):\n  File \"" + root + "tests/test_calc.py\", line 9, in test_total\n  File \"" + root + "calc/ops.py\", line 7, in total\nAssertionError: assert 2 == 3\n",
+		Frames:  []string{root + "calc/ops.py:7", root + "tests/test_calc.py:9"},
+	}}
+	rep := Reproduction{Tests: []TestEvidence{{Test: "tests/test_calc.py::test_total", Failure: &task.Failure{Frames: []string{"calc/ops.py:7", "tests/test_calc.py:9"}}}}}
+	got := canonicalFailures(python.Driver{}, dir, relativeFailures(dir, ci, rep))
+	if want := []string{"calc/ops.py:7", "tests/test_calc.py:9"}; !slices.Equal(got[0].Frames, want) {
+		t.Errorf("frames = %v, want %v", got[0].Frames, want)
+	}
+	if strings.Contains(got[0].Output, "/home/runner") {
+		t.Errorf("output keeps CI's paths:\n%s", got[0].Output)
+	}
+	if got[0].ID() != "tests/test_calc.py::test_total" || got[0].Message != ci[0].Message {
+		t.Errorf("failure %s: %q, want the node id with CI's message", got[0].ID(), got[0].Message)
+	}
+	// Go's failures keep their import paths.
+	if fs := canonicalFailures(nil, dir, ci); fs[0].ID() != "tests.test_calc.test_total" {
+		t.Errorf("without a language: %s", fs[0].ID())
 	}
 }

@@ -123,6 +123,12 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		return lost(err)
 	}
 	tk.Commit = ws.Commit
+	if reason, err := p.language(work, ws, log); err != nil || reason != "" {
+		if lostTo() != "" || err != nil {
+			return lost(err)
+		}
+		return decide(reason)
+	}
 	var (
 		bis    task.Bisection
 		bisErr error

@@ -96,24 +96,29 @@ func Investigate(ctx context.Context, repoPath, good, bad string, tests []string
 // InvestigateWith is Investigate with the bisector b's settings; its
 // runner, when set, makes the re-runs too.
 func InvestigateWith(ctx context.Context, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	var runner Runner = b.Runner
-	if runner == nil {
-		runner = testrun.Runner{}
-	}
+	return InvestigateIn(ctx, nil, b, repoPath, good, bad, tests, reruns)
+}
+
+// InvestigateIn is InvestigateWith on a repository of any language: langs
+// chooses its driver from the checkout at bad (nil: Go's), which sets the
+// checkout up, names the tests and runs them unless b has a runner (or b's
+// runner is ReportRuns(nil, …), which then reports the driver's runs). A
+// repository no driver knows, or whose setup fails, is an error saying so.
+func InvestigateIn(ctx context.Context, langs Languages, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
 	log := b.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return investigate(ctx, runner, b, log, repoPath, good, bad, tests, reruns)
+	return investigate(ctx, b.Runner, langs, b, log, repoPath, good, bad, tests, reruns)
 }
 
 // Investigate is the package's Investigate with the service's runner,
-// bisection bound, reruns and log.
+// languages, bisection bound, reruns and log.
 func (t *Triage) Investigate(ctx context.Context, repoPath, good, bad string, tests []string) (Verdict, error) {
-	return investigate(ctx, t.runner, t.bisector(t.log), t.log, repoPath, good, bad, tests, t.cfg.Reruns)
+	return investigate(ctx, t.runner, t.cfg.Languages, t.bisector(nil, nil, t.log), t.log, repoPath, good, bad, tests, t.cfg.Reruns)
 }
 
-func investigate(ctx context.Context, runner Runner, b bisect.Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.Bisector, log *zap.Logger, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
 	if len(tests) == 0 {
 		return Verdict{}, errors.New("investigate: no test named")
 	}
@@ -136,8 +141,21 @@ func investigate(ctx context.Context, runner Runner, b bisect.Bisector, log *zap
 	defer ws.Close()
 	v := Verdict{Repo: repo, Commit: ws.Commit}
 	log = log.With(zap.String("repo", repo), zap.String("commit", ws.Commit))
+	if langs != nil {
+		d, err := langs.For(repo, ws.Dir)
+		if err != nil {
+			return v, fmt.Errorf("investigate %s: %w", repoPath, err)
+		}
+		if err := d.Setup(ctx, ws.Dir); err != nil {
+			return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
+		}
+		runner, b.Lang = bindRunner(runner, d), d
+	} else if runner == nil {
+		runner = testrun.Runner{}
+	}
+	b.Runner = runner
 
-	ids, err := testrun.Canonical(ws.Dir, tests)
+	ids, err := bisect.Canonical(b.Lang, ws.Dir, tests)
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
@@ -160,9 +178,6 @@ func investigate(ctx context.Context, runner Runner, b bisect.Bisector, log *zap
 	log.Info("reproduced", zap.String("verdict", v.Flakiness.Verdict), zap.Int("runs", v.Flakiness.Runs), zap.Int("failures", v.Flakiness.Failures))
 	if v.Flakiness.Verdict != VerdictReliable {
 		return v, nil
-	}
-	if b.Runner == nil {
-		b.Runner = runner
 	}
 	if b.Log == nil {
 		b.Log = log

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -80,6 +81,13 @@ type process struct {
 	headAsked              bool
 	headBranch, headCommit string
 	headErr                error
+	// The report's language driver (nil for Go when triage has no
+	// Languages) and the runner of its tests, chosen once (see language);
+	// langReason drops every group when the repository cannot run.
+	lang       lang.Driver
+	runner     Runner
+	langChosen bool
+	langReason string
 }
 
 func (p *process) close() {

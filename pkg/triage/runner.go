@@ -18,22 +18,29 @@ type Runner interface {
 // ReportRuns is next (testrun's default runner when nil) telling report of
 // every run as it ends: which tests, how many times, what became of them
 // and how long it took. Commands a person watches show it as progress.
+//
+// With next nil, triage runs each report's tests with the report's
+// language driver, and reports them.
 func ReportRuns(next Runner, report func(stage, detail string)) Runner {
-	if next == nil {
-		next = testrun.Runner{}
-	}
 	return reportingRunner{next: next, report: report}
 }
 
 type reportingRunner struct {
-	next   Runner
+	next   Runner // testrun's default when nil
 	report func(stage, detail string)
+}
+
+func (r reportingRunner) runner() Runner {
+	if r.next == nil {
+		return testrun.Runner{}
+	}
+	return r.next
 }
 
 // Build builds with next when it builds (bisect.Builder), testrun's
 // default otherwise, and reports it.
 func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
-	b, ok := r.next.(bisect.Builder)
+	b, ok := r.runner().(bisect.Builder)
 	if !ok {
 		b = testrun.Runner{}
 	}
@@ -50,7 +57,7 @@ func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (
 
 func (r reportingRunner) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
 	start := time.Now()
-	out, err := r.next.Run(ctx, dir, ids, count)
+	out, err := r.runner().Run(ctx, dir, ids, count)
 	tests := strings.Join(ids, " ")
 	if len(ids) > 3 {
 		tests = fmt.Sprintf("%s and %d more", strings.Join(ids[:3], " "), len(ids)-3)

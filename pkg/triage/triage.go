@@ -15,7 +15,6 @@ import (
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -88,6 +87,11 @@ type Config struct {
 	// triage decides one by one (reproduces, bisects, makes a task of);
 	// DefaultMaxGroupsPerReport when 0. See Process.
 	MaxGroupsPerReport int
+	// Languages chooses each report's language driver from its checkout
+	// at the failing commit: the driver sets the checkout up, and runs,
+	// names and builds its tests for the reproduction and the bisection.
+	// Nil runs every repository as Go.
+	Languages Languages
 }
 
 // Checkouts opens a workspace of repo at commit under parent.
@@ -112,12 +116,10 @@ type Triage struct {
 	now    func() time.Time
 }
 
-// New makes the service. A nil runner runs go test with testrun's defaults;
-// a nil log logs nothing.
+// New makes the service. A nil runner runs each report's tests with its
+// language driver (go test with testrun's defaults when cfg has no
+// Languages); a nil log logs nothing.
 func New(store Store, q Queue, runner Runner, cfg Config, log *zap.Logger) *Triage {
-	if runner == nil {
-		runner = testrun.Runner{}
-	}
 	if log == nil {
 		log = zap.NewNop()
 	}

@@ -1,0 +1,118 @@
+package triage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/bisect"
+	clipper "github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Languages chooses a repository's language driver from its checkout
+// (lang.Drivers satisfies it); the error wraps lang.ErrNoDriver when no
+// driver knows the repository.
+type Languages interface {
+	For(repo, dir string) (lang.Driver, error)
+}
+
+// maxSetupReason bounds the setup's error kept in a drop reason.
+const maxSetupReason = 8 << 10
+
+// language chooses the report's driver, once, from the workspace at the
+// failing commit, and sets the checkout's dependencies up with it. A
+// non-empty reason drops every group of the report: no driver knows the
+// repository (ReasonCannotRun, never retried: its files say so), or its
+// setup failed (the reason names the command and its output). With no
+// Languages configured, the repository is Go's and there is nothing to
+// set up.
+func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *zap.Logger) (reason string, err error) {
+	if p.langChosen {
+		return p.langReason, nil
+	}
+	t := p.t
+	p.runner = t.runner
+	if t.cfg.Languages == nil {
+		if p.runner == nil {
+			p.runner = testrun.Runner{}
+		}
+		p.langChosen = true
+		return "", nil
+	}
+	d, err := t.cfg.Languages.For(p.in.Repo, ws.Dir)
+	switch {
+	case errors.Is(err, lang.ErrNoDriver):
+		p.langChosen, p.langReason = true, "cannot run its tests: "+err.Error()
+		return p.langReason, nil
+	case err != nil:
+		return "", fmt.Errorf("choose the language of %s: %w", p.in.Repo, err)
+	}
+	p.lang, p.runner = d, bindRunner(t.runner, d)
+	log.Info("language", zap.String("driver", d.Name()))
+	if err := d.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		// A setup that fails is the repository's problem (a dependency
+		// that does not install), not triage's: dropped with what failed,
+		// not retried.
+		p.langChosen, p.langReason = true, "cannot run its tests: the "+d.Name()+" setup failed: "+clipper.Middle(err.Error(), maxSetupReason)
+		return p.langReason, nil
+	}
+	p.langChosen = true
+	return "", nil
+}
+
+// bindRunner is the runner of a report whose driver is d: r when it runs
+// tests itself, d when r is nil, and d's runs reported when r is
+// ReportRuns(nil, …).
+func bindRunner(r Runner, d Runner) Runner {
+	switch rr := r.(type) {
+	case nil:
+		return d
+	case reportingRunner:
+		if rr.next == nil {
+			rr.next = d
+		}
+		return rr
+	}
+	return r
+}
+
+// bisectLanguage is the report's driver as bisection takes it: nil (Go's)
+// when triage has no Languages.
+func (p *process) bisectLanguage() bisect.Language {
+	if p.lang == nil {
+		return nil
+	}
+	return p.lang
+}
+
+// builder is the report's runner when it builds (bisect.Builder), else its
+// driver, else go build with testrun's defaults.
+func (p *process) builder() bisect.Builder {
+	if b, ok := p.runner.(bisect.Builder); ok {
+		return b
+	}
+	if p.lang != nil {
+		return p.lang
+	}
+	return testrun.Runner{}
+}
+
+// setUp sets the checkout at dir up before its tests run at another commit
+// (the default branch's head): false with the reason when it cannot be.
+func (p *process) setUp(ctx context.Context, dir string) (ok bool, why string) {
+	if p.lang == nil {
+		return true, ""
+	}
+	if err := p.lang.Setup(ctx, dir); err != nil {
+		return false, "setup failed: " + clipper.Middle(err.Error(), maxSetupReason)
+	}
+	return true, ""
+}

@@ -1,0 +1,200 @@
+package triage
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// drivers are the Go and Python drivers, as the service has them.
+func drivers(py python.Driver) *lang.Drivers {
+	return lang.New(golang.Driver{}, py)
+}
+
+// pythonContext is a test's context whose commands run confined, for the
+// repository dir.
+func pythonContext(t *testing.T, dir string) context.Context {
+	t.Helper()
+	pythontest.Require(t)
+	ctx, cancel := context.WithTimeout(pythontest.Confined(t, dir), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A pytest JUnit report of a Python repository is triaged as a Go one is:
+// the Python driver is chosen from the checkout, the failure reproduced
+// with pytest, bisected to the commit that broke it, and queued as a task
+// naming the test by its node id, with the failing assertion's message
+// and frames relative to the repository.
+func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
+	pythontest.Require(t)
+	dir, shas := pythontest.History(t, pythontest.Calc...)
+	ctx := pythonContext(t, dir)
+	head := shas[len(shas)-1]
+	rep, err := report.ParseJUnit(bytes.NewReader(pythontest.JUnitAt(t, dir, head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].Test != pythontest.TestName {
+		t.Fatalf("CI's report: failures %+v, want %s alone", rep.Failures, pythontest.TestName)
+	}
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(), Languages: drivers(python.Driver{Python: pythontest.Python})}, zaptest.NewLogger(t))
+	outs, err := tr.Process(ctx, Input{Repo: dir, Commit: head, Branch: "main", Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusQueued || outs[0].Task == nil {
+		t.Fatalf("outcomes = %+v, want one queued", outs)
+	}
+	tk := *outs[0].Task
+	if tk.Bisection.Blame != shas[pythontest.Broken] {
+		t.Errorf("blame %s (%s), want %s", task.Short(tk.Bisection.Blame), tk.Bisection.Subject, task.Short(shas[pythontest.Broken]))
+	}
+	if tk.Flakiness != (task.Flakiness{Runs: 2, Failures: 2, Verdict: VerdictReliable}) {
+		t.Errorf("flakiness = %+v", tk.Flakiness)
+	}
+	if len(tk.Failures) != 1 || tk.Failures[0].ID() != pythontest.Test {
+		t.Fatalf("task failures %+v, want %s", tk.Failures, pythontest.Test)
+	}
+	f := tk.Failures[0]
+	t.Logf("task's failure: %s: %q, frames %q", f.ID(), f.Message, f.Frames)
+	if !strings.Contains(f.Message, pythontest.FailureMessage) {
+		t.Errorf("message %q, want the assertion's %q", f.Message, pythontest.FailureMessage)
+	}
+	if len(f.Frames) == 0 {
+		t.Error("no frames")
+	}
+	for _, fr := range f.Frames {
+		if strings.HasPrefix(fr, "/") || strings.Contains(fr, "ci/checkout") {
+			t.Errorf("frame %q is not relative to the repository", fr)
+		}
+	}
+	if len(queue.jobs) != 1 || queue.jobs[0].Task.Failures[0].ID() != pythontest.Test {
+		t.Errorf("jobs %+v, want one naming %s", queue.jobs, pythontest.Test)
+	}
+	// A report naming a test that passes at the same commit does not
+	// reproduce: pytest ran it, by its node id, and it passed.
+	rep.Failures[0].Test = "test_add"
+	outs, err = tr.Process(ctx, Input{Repo: dir, Commit: head, Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || ReasonClass(outs[0].Reason) != ReasonNotReproduced {
+		t.Errorf("a passing test's report: %+v, want not reproduced", outs)
+	}
+}
+
+// A repository whose files no driver knows is dropped with that reason,
+// and triage ends without an error: the report is never retried.
+func TestProcessDropsRepositoryNoDriverKnows(t *testing.T) {
+	t.Parallel()
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("a Makefile project", map[string]string{"Makefile": "test:\n\t./check.sh\n", "check.sh": "exit 1\n"})
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Languages: drivers(python.Driver{})}, zaptest.NewLogger(t))
+	in := Input{Repo: f.Dir, Commit: sha, Report: report.Result{Format: "junit", Failures: []task.Failure{
+		{Package: "check", Test: "test_one", Message: "exit 1"},
+		{Package: "check", Test: "test_two", Message: "exit status 2"},
+	}}}
+	outs, err := tr.Process(testContext(t), in)
+	if err != nil {
+		t.Fatalf("Process: %v, want the groups dropped, no error (an error is retried)", err)
+	}
+	if len(outs) == 0 {
+		t.Fatal("no outcomes")
+	}
+	for _, o := range outs {
+		if o.Status != task.StatusDropped || !strings.Contains(o.Reason, lang.ErrNoDriver.Error()) || ReasonClass(o.Reason) != ReasonCannotRun {
+			t.Errorf("outcome %+v, want dropped: no driver (class %s)", o, ReasonCannotRun)
+		}
+		if saved := store.tasks[o.TaskID]; saved.Status != task.StatusDropped || saved.Reason != o.Reason {
+			t.Errorf("saved task %+v, want dropped with the reason", saved)
+		}
+		if o.TestRuns != 0 {
+			t.Errorf("%d test runs for a repository nothing can run", o.TestRuns)
+		}
+	}
+	if len(queue.jobs) != 0 {
+		t.Errorf("jobs %+v", queue.jobs)
+	}
+	// Decided: the groups stay with the dropped tasks, so that the same
+	// report again is a duplicate rather than another attempt.
+	if len(store.released) != 0 {
+		t.Errorf("groups released %v: the report would be triaged again", store.released)
+	}
+}
+
+// A Python repository whose dependencies cannot be installed (its
+// requirement is on no index the driver can reach) is dropped with the
+// setup command that failed and its output, not retried, and no test run.
+func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
+	pythontest.Require(t)
+	// An index that refuses connections: a port that was free a moment ago.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := "http://" + l.Addr().String() + "/simple/"
+	l.Close()
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("needs a package", map[string]string{
+		"pyproject.toml":    "[project]\nname = \"needy\"\nversion = \"0.1\"\n",
+		"requirements.txt":  "redfix-absent-package==1.0\n",
+		"tests/test_x.py":   "def test_x():\n    assert False\n",
+		"tests/__init__.py": "\n",
+	})
+	ctx := pythonContext(t, f.Dir)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Languages: drivers(python.Driver{Python: pythontest.Python, IndexURL: index})}, zaptest.NewLogger(t))
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Format: "junit", Failures: []task.Failure{
+		{Package: "tests.test_x", Test: "test_x", Message: "assert False"},
+	}}})
+	if err != nil {
+		t.Fatalf("Process: %v, want the group dropped, no error", err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped {
+		t.Fatalf("outcomes %+v, want one dropped", outs)
+	}
+	reason := outs[0].Reason
+	t.Logf("reason: %s", reason)
+	for _, want := range []string{"setup failed", "pip install", "redfix-absent-package"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("reason %q does not say %q", reason, want)
+		}
+	}
+	if ReasonClass(reason) != ReasonCannotRun || outs[0].TestRuns != 0 || len(queue.jobs) != 0 {
+		t.Errorf("outcome %+v, jobs %d: want cannot_run, no test run, no job", outs[0], len(queue.jobs))
+	}
+}
+
+// Without Languages triage is Go's as before: the same Python report's
+// test cannot be named by go test, and is dropped as such.
+func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
+	pythontest.Require(t)
+	dir, shas := pythontest.History(t, pythontest.Calc...)
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, zaptest.NewLogger(t))
+	outs, err := tr.Process(testContext(t), Input{Repo: dir, Commit: shas[len(shas)-1], Report: report.Result{Format: "junit", Failures: []task.Failure{
+		{Package: pythontest.TestClassname, Test: pythontest.TestName, Message: pythontest.FailureMessage},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || ReasonClass(outs[0].Reason) != ReasonCannotRun || strings.Contains(outs[0].Reason, "no language driver") {
+		t.Errorf("outcomes %+v, want cannot run (go test cannot name it)", outs)
+	}
+}
