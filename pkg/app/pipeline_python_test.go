@@ -21,10 +21,11 @@ import (
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
+	"github.com/redfix/redfix/pkg/worker"
 )
 
-// pyShop is a Python repository whose second commit broke its volume
-// discount: an order of exactly a tier's minimum no longer gets it.
+// pyShop is a Python repository whose second commit (which also checks
+// the tiers it is given) broke its volume discount: an order of exactly a tier's minimum no longer gets it.
 var pyShop = map[string]string{
 	"pyproject.toml":    "[project]\nname = \"shop\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n",
 	"shop/__init__.py":  "",
@@ -108,25 +109,52 @@ func pyShopRepo(t *testing.T, ctx context.Context) (dir, good, bad string) {
 	if good, err = repo.CommitAll(ctx, "pricing: volume discounts"); err != nil {
 		t.Fatal(err)
 	}
-	write(map[string]string{"shop/pricing.py": strings.Replace(pyShop["shop/pricing.py"], "qty >= t.min_qty", "qty > t.min_qty", 1)})
+	// The breaking commit does more than the bug: a fix that undoes only
+	// the bug is not a revert of it.
+	broken := strings.Replace(pyShop["shop/pricing.py"], "qty >= t.min_qty", "qty > t.min_qty", 1)
+	broken = strings.Replace(broken, "    def add_tier(self, tier):\n", "    def add_tier(self, tier):\n        if not 0 < tier.percent_off <= 100:\n            raise ValueError(f\"a tier takes 1 to 100 percent off, not {tier.percent_off}\")\n", 1)
+	write(map[string]string{"shop/pricing.py": broken})
 	if bad, err = repo.CommitAll(ctx, "pricing: stop at the first tier that applies"); err != nil {
 		t.Fatal(err)
 	}
 	return dir, good, bad
 }
 
-// passingGates stands for the gates, which run Go's rules on this branch:
-// it passes every patch and keeps what it was given.
-type passingGates struct {
-	mu  sync.Mutex
-	ins []validators.Input
+// recordedGates are the pipeline's own gates, with what they were given
+// and what they said kept.
+type recordedGates struct {
+	next  worker.Gates
+	mu    sync.Mutex
+	ins   []validators.Input
+	gates [][]task.Gate
 }
 
-func (g *passingGates) Check(_ context.Context, in validators.Input) ([]task.Gate, error) {
+func (g *recordedGates) Check(ctx context.Context, in validators.Input) ([]task.Gate, error) {
+	gates, err := g.next.Check(ctx, in)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ins = append(g.ins, in)
-	return []task.Gate{{Name: "stand-in", Verdict: task.GatePass, Detail: "the gates' Python rules are another branch's"}}, nil
+	g.gates = append(g.gates, gates)
+	return gates, err
+}
+
+// ranPython checks that every gate ran, passed, and held the patch to
+// Python's rules: the job's driver was their language.
+func (g *recordedGates) ranPython(t *testing.T) {
+	t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.ins) != 1 || g.ins[0].Lang == nil || g.ins[0].Lang.Name() != "python" || !strings.Contains(g.ins[0].Patch, "qty >= t.min_qty") {
+		t.Fatalf("the gates got %d inputs: %+v", len(g.ins), g.ins)
+	}
+	if len(g.gates[0]) < 4 {
+		t.Errorf("only %d gates ran: %+v", len(g.gates[0]), g.gates[0])
+	}
+	for _, gt := range g.gates[0] {
+		if gt.Verdict != task.GatePass {
+			t.Errorf("gate %s: %s %s", gt.Name, gt.Verdict, gt.Detail)
+		}
+	}
 }
 
 // The pipeline the configuration builds repairs a Python repository with a
@@ -162,7 +190,7 @@ func TestPipelineRepairsPython(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gates := &passingGates{}
+	gates := &recordedGates{next: p.Gates}
 	p.Gates = gates
 	var stages []string
 	var mu sync.Mutex
@@ -208,9 +236,7 @@ func TestPipelineRepairsPython(t *testing.T) {
 			t.Errorf("the judge's prompt lacks %q:\n%s", w, judged.String())
 		}
 	}
-	if len(gates.ins) != 1 || !strings.Contains(gates.ins[0].Patch, "qty >= t.min_qty") {
-		t.Errorf("gates got %+v", gates.ins)
-	}
+	gates.ranPython(t)
 }
 
 // Without a model, the offline policy repairs the Python repository
@@ -230,7 +256,8 @@ func TestPipelineRepairsPythonOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Gates = &passingGates{}
+	gates := &recordedGates{next: p.Gates}
+	p.Gates = gates
 	tk := task.Task{ID: "task-py-offline", Fingerprint: "fp-py-offline", Repo: dir, Commit: bad, Branch: "main", Failures: out.Failed,
 		Bisection: task.Bisection{Good: good, Bad: bad, Blame: bad}, Status: task.StatusRunning}
 	res, err := p.Repair(ctx, tk)
@@ -243,6 +270,7 @@ func TestPipelineRepairsPythonOffline(t *testing.T) {
 	if !strings.Contains(res.Agent.Patch, "+            if qty >= t.min_qty:") {
 		t.Errorf("patch:\n%s", res.Agent.Patch)
 	}
+	gates.ranPython(t)
 }
 
 // worker tool works through the clone's driver: pytest by node id, the

@@ -277,7 +277,16 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		c.gates = []task.Gate{{Name: "apply", Verdict: task.GateFail, Detail: "the patch does not apply to a clean checkout of " + task.Short(c.ws.Commit) + ": " + firstLine(out)}}
 		return nil
 	}
-	gates, err := p.Gates.Check(ctx, validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff})
+	in := validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff}
+	if c.lang != nil {
+		// The gates run the tests on the clean checkout: its dependencies
+		// as the candidate's (a cached environment, for Python).
+		if err := c.lang.Setup(ctx, clean.Dir); err != nil {
+			return fmt.Errorf("set up the clean checkout for the gates of task %s: %w", t.ID, err)
+		}
+		in.Lang = c.lang
+	}
+	gates, err := p.Gates.Check(ctx, in)
 	if err != nil {
 		return fmt.Errorf("gates on task %s: %w", t.ID, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -23,6 +24,7 @@ type Language interface {
 	Setup(ctx context.Context, dir string) error
 	harness.Language
 	judge.Language
+	validators.Language
 }
 
 // Languages chooses a repository's driver from its checkout (lang.Drivers).
