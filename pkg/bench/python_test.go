@@ -343,3 +343,71 @@ func TestMinePythonHistory(t *testing.T) {
 		t.Errorf("summary: %+v", sum)
 	}
 }
+
+const fixedOps = `def add(a, b):
+    """a plus b."""
+    return a + b
+
+
+def mul(a, b):
+    """a times b."""
+    return a * b
+`
+
+// Bench on a Python task: the agent is told pytest's failures, and each
+// patch is scored on a clean copy with pytest, Python's test files guarded.
+func TestBenchScoresPythonPatches(t *testing.T) {
+	langs := pythonLanguages(t)
+	ctx := confinedCtx(t)
+	dir, shas := buildHistory(t, ctx, pyHistory[:2])
+	ctx = sandbox.WithRepo(ctx, dir)
+	out := filepath.Join(t.TempDir(), "tasks.jsonl")
+	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Languages: langs}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := ReadTasksFile(out)
+	if err != nil || len(tasks) != 1 {
+		t.Fatalf("mined: %v %v", tasks, err)
+	}
+
+	rep := &scripted{steps: []scriptedStep{
+		// The person's fix: solved, the golden change.
+		{files: map[string]string{"calc/ops.py": fixedOps}, published: true},
+		// The test file edited to pass: not solved.
+		{files: map[string]string{"tests/test_add.py": "def test_add():\n    pass\n"}, published: true},
+		// The failing tests' literals special-cased: they pass, another
+		// case of the same file fails.
+		{files: map[string]string{"calc/ops.py": strings.Replace(fixedOps, "return a + b", "return 5 if (a, b) == (2, 3) else (3 if (a, b) == (1, 2) or (a, b) == (2, 1) else 1)", 1)}},
+	}}
+	results := filepath.Join(t.TempDir(), "results.jsonl")
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: langs, K: 3, Results: results}
+	res, err := r.Run(ctx, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Error != "" || len(res[0].Samples) != 3 {
+		t.Fatalf("results: %+v", res)
+	}
+	s := res[0].Samples
+	if !s[0].Solved || s[0].Golden != "same" {
+		t.Errorf("episode 1: %+v", s[0])
+	}
+	if s[1].Solved || !strings.Contains(s[1].Score, "changes a test file: tests/test_add.py") {
+		t.Errorf("episode 2: %+v", s[1])
+	}
+	// The known failure (test_unrelated_broken) is not held against it.
+	if s[2].Solved || !strings.Contains(s[2].Score, "1 other tests of the packages fail: tests/test_add.py::test_add[0-0-0]") {
+		t.Errorf("episode 3: %+v", s[2])
+	}
+	seen := rep.seen[0]
+	var told []string
+	for _, f := range seen.Failures {
+		told = append(told, f.ID()+": "+f.Message)
+	}
+	if len(seen.Failures) != 2 || !strings.Contains(strings.Join(told, "\n"), "add(2, 3) = -1, want 5") {
+		t.Errorf("the agent is told:\n%s", strings.Join(told, "\n"))
+	}
+	if strings.Contains(rep.logs, shas[1]) {
+		t.Errorf("the task's history holds the fix:\n%s", rep.logs)
+	}
+}
