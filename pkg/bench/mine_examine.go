@@ -82,6 +82,13 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
 		return Task{}, nil, err
 	}
+	// The old code may declare other dependencies.
+	if err := l.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return Task{}, nil, ctx.Err()
+		}
+		return Task{}, skipf(SkipSetup, "without the fix: %s", setupReason(err)), nil
+	}
 	without, err := runs(ctx, o, l, ws.Dir, passing)
 	if err != nil {
 		return Task{}, nil, err

@@ -227,6 +227,20 @@ def test_dep():
 -- README.md --
 calc: small arithmetic.
 `,
+	`Drop the dependency (the old code's setup fails)
+-- pyproject.toml --
+[project]
+name = "calc"
+version = "0.1.0"
+-- calc/dep.py --
+NAME = "dep, without a dependency"
+-- tests/test_dep.py --
+from calc.dep import NAME
+
+
+def test_dep():
+    assert NAME.startswith("dep")
+`,
 }
 
 // pythonLanguages are the drivers the wiring builds, Go's and Python's, on
@@ -278,7 +292,7 @@ func TestMinePythonHistory(t *testing.T) {
 	t.Logf("progress:\n%s", progress.String())
 
 	want := []string{SkipRoot, "qualified", SkipCodeOnly, SkipTestOnly, SkipCodeOnly, SkipFlaky, SkipTestsBuild,
-		SkipPassOld, SkipFailFix, SkipNetwork, SkipSetup, "no-python-change"}
+		SkipPassOld, SkipFailFix, SkipNetwork, SkipSetup, "no-python-change", SkipSetup}
 	verdicts := map[string]Verdict{}
 	if err := readLines(StatePath(out), func(b []byte) error {
 		var v Verdict
@@ -312,6 +326,9 @@ func TestMinePythonHistory(t *testing.T) {
 	if v := verdicts[shas[11]]; v.Reason != "no-python-change: no Python file changed" {
 		t.Errorf("readme reason: %q", v.Reason)
 	}
+	if v := verdicts[shas[12]]; !strings.HasPrefix(v.Reason, "setup-failed: without the fix: ") || !strings.Contains(v.Reason, "redfix-no-such-package") {
+		t.Errorf("the old code's setup: %q", v.Reason)
+	}
 
 	tasks, err := ReadTasksFile(out)
 	if err != nil {
@@ -339,7 +356,7 @@ func TestMinePythonHistory(t *testing.T) {
 	if !strings.Contains(tk.Golden, "+    return a + b") || strings.Contains(tk.Golden, "test_add") || tk.LinesChanged != 2 {
 		t.Errorf("golden patch (%d lines):\n%s", tk.LinesChanged, tk.Golden)
 	}
-	if sum.Commits != len(pyHistory) || sum.Qualified != 1 || sum.Examined != 7 {
+	if sum.Commits != len(pyHistory) || sum.Qualified != 1 || sum.Examined != 8 {
 		t.Errorf("summary: %+v", sum)
 	}
 }
