@@ -140,7 +140,15 @@ func listedTests(ctx context.Context, l Language, root string, files []string) (
 	sort.Strings(ids)
 	why := ""
 	if listErr != nil && len(ids) == 0 {
-		why = oneLine(listErr.Error(), 300)
+		// What the driver said of the first changed file, if it names one.
+		msg := listErr.Error()
+		for _, f := range files {
+			if i := strings.Index(msg, "\n"+f+": "); i >= 0 {
+				msg = msg[i+1:]
+				break
+			}
+		}
+		why = oneLine(msg, 300)
 	}
 	return ids, why, nil
 }

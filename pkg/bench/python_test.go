@@ -208,6 +208,28 @@ from calc.fetch import PORT
 def test_fetch():
     socket.create_connection(("127.0.0.1", PORT), timeout=5).close()
 `,
+	`Mul by a loop, its test file broken (does not collect)
+-- calc/ops.py --
+def add(a, b):
+    """a plus b; add(a, 0) is a."""
+    return a + b
+
+
+def mul(a, b):
+    """a times b, for any numbers, once by a loop."""
+    return float(a) * float(b)
+
+
+def neg(a):
+    """minus a."""
+    return -a
+-- tests/test_loop.py --
+from calc.ops import mul
+
+
+def test_loop(:
+    assert mul(2, 2) == 4
+`,
 	`Depend on a package the index does not have
 -- pyproject.toml --
 [project]
@@ -292,7 +314,7 @@ func TestMinePythonHistory(t *testing.T) {
 	t.Logf("progress:\n%s", progress.String())
 
 	want := []string{SkipRoot, "qualified", SkipCodeOnly, SkipTestOnly, SkipCodeOnly, SkipFlaky, SkipTestsBuild,
-		SkipPassOld, SkipFailFix, SkipNetwork, SkipSetup, "no-python-change", SkipSetup}
+		SkipPassOld, SkipFailFix, SkipNetwork, SkipBuild, SkipSetup, "no-python-change", SkipSetup}
 	verdicts := map[string]Verdict{}
 	if err := readLines(StatePath(out), func(b []byte) error {
 		var v Verdict
@@ -320,13 +342,16 @@ func TestMinePythonHistory(t *testing.T) {
 		t.Errorf("flaky reason: %q", v.Reason)
 	}
 	// A setup that fails names its command and what the index said.
-	if v := verdicts[shas[10]]; !strings.Contains(v.Reason, "pip") || !strings.Contains(v.Reason, "redfix-no-such-package") {
+	if v := verdicts[shas[11]]; !strings.Contains(v.Reason, "pip") || !strings.Contains(v.Reason, "redfix-no-such-package") {
 		t.Errorf("setup reason: %q", v.Reason)
 	}
-	if v := verdicts[shas[11]]; v.Reason != "no-python-change: no Python file changed" {
+	if v := verdicts[shas[12]]; v.Reason != "no-python-change: no Python file changed" {
 		t.Errorf("readme reason: %q", v.Reason)
 	}
-	if v := verdicts[shas[12]]; !strings.HasPrefix(v.Reason, "setup-failed: without the fix: ") || !strings.Contains(v.Reason, "redfix-no-such-package") {
+	if v := verdicts[shas[10]]; !strings.HasPrefix(v.Reason, "does-not-build: tests/test_loop.py: ") || !strings.Contains(v.Reason, "SyntaxError") {
+		t.Errorf("a test file that does not collect: %q", v.Reason)
+	}
+	if v := verdicts[shas[13]]; !strings.HasPrefix(v.Reason, "setup-failed: without the fix: ") || !strings.Contains(v.Reason, "redfix-no-such-package") {
 		t.Errorf("the old code's setup: %q", v.Reason)
 	}
 
@@ -356,7 +381,7 @@ func TestMinePythonHistory(t *testing.T) {
 	if !strings.Contains(tk.Golden, "+    return a + b") || strings.Contains(tk.Golden, "test_add") || tk.LinesChanged != 2 {
 		t.Errorf("golden patch (%d lines):\n%s", tk.LinesChanged, tk.Golden)
 	}
-	if sum.Commits != len(pyHistory) || sum.Qualified != 1 || sum.Examined != 8 {
+	if sum.Commits != len(pyHistory) || sum.Qualified != 1 || sum.Examined != 9 {
 		t.Errorf("summary: %+v", sum)
 	}
 }
