@@ -6,12 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/termsafe"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // Bench is `worker bench`: every task of a tasks file replayed through the
@@ -109,8 +107,12 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// happen; on lines for a log they would only repeat the results.
 		pipe.Progress = func(stage, detail string) { progress.Step(stage + ": " + detail) }
 	}
+	langs, err := languages(cfg)
+	if err != nil {
+		return err
+	}
 	r := &bench.Runner{
-		Repairer: pipe, Policy: pipe.Policy, Tests: testrun.Runner{Timeout: 10 * time.Minute},
+		Repairer: pipe, Policy: pipe.Policy, Languages: langs,
 		K: k, Jobs: jobs, Results: results, WorkDir: filepath.Join(cfg.DataDir, "bench"),
 		Progress: progress, Log: log,
 	}

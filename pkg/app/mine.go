@@ -14,7 +14,6 @@ import (
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/termsafe"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/triage"
 )
 
@@ -64,7 +63,11 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mine: the repository's tests run UNCONFINED: %s\n", sbox)
 	}
 	ctx = sandbox.WithRepo(ctx, abs)
-	o.Runner = testrun.Runner{Timeout: 10 * time.Minute}
+	langs, err := languages(cfg)
+	if err != nil {
+		return err
+	}
+	o.Languages = langs
 	o.Progress = bench.NewProgress(stdout, "commits")
 	o.Log = log
 	started := time.Now()

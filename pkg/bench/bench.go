@@ -34,8 +34,11 @@ type Runner struct {
 	Repairer Repairer
 	// Policy names the policy, for the report.
 	Policy string
-	// Tests runs the tests that score each patch.
-	Tests testrun.Runner
+	// Languages chooses each task's driver, once, from its checkout; its
+	// tests run through it (the task, and the scoring of each patch). nil
+	// is Go's, running go test with Tests.
+	Languages Languages
+	Tests     testrun.Runner
 	// K is how many independent episodes each task gets (SR@k); Jobs how
 	// many tasks run at once.
 	K, Jobs int
@@ -333,6 +336,8 @@ type prepared struct {
 	// relative to the module root.
 	pkgs  []string
 	blame task.Bisection
+	// lang is the repository's driver.
+	lang Language
 }
 
 func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
@@ -370,10 +375,13 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	if _, err := repo.Git(ctx, "checkout", "-q", "-B", "main", "FETCH_HEAD"); err != nil {
 		return p, err
 	}
+	if p.lang, err = language(r.Languages, r.Tests, t.Repo, p.repo); err != nil {
+		return p, err
+	}
 	if strings.TrimSpace(t.TestPatch) != "" {
 		if files, err := patchFiles(t.TestPatch); err != nil {
 			return p, fmt.Errorf("test_patch: %w", err)
-		} else if bad := nonTestFiles(files); len(bad) > 0 {
+		} else if bad := nonTestFiles(p.lang, files); len(bad) > 0 {
 			return p, fmt.Errorf("test_patch changes files that are not tests: %s", strings.Join(bad, ", "))
 		}
 		pf := filepath.Join(dir, "tests.diff")
@@ -406,7 +414,10 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	}
 	defer ws.Close()
 	ctx = sandbox.WithRepo(ctx, p.repo)
-	out, err := r.Tests.Run(ctx, ws.Dir, t.Tests, 1)
+	if err := p.lang.Setup(ctx, ws.Dir); err != nil {
+		return p, fmt.Errorf("set up the task's dependencies: %w", err)
+	}
+	out, err := p.lang.Run(ctx, ws.Dir, t.Tests, 1)
 	if err != nil {
 		return p, fmt.Errorf("reproduce: %w", err)
 	}
@@ -414,23 +425,25 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 		return p, fmt.Errorf("the task's tests: %s", strings.Join(out.Unknown, "; "))
 	}
 	p.failures = append(append(p.failures, out.Failed...), out.Build...)
-	mod, err := testrun.Module(ws.Dir)
-	if err != nil {
-		return p, err
+	mod := ""
+	if isGo(p.lang) {
+		if mod, err = testrun.Module(ws.Dir); err != nil {
+			return p, err
+		}
 	}
-	// Every test of the task fails (itself or one of its subtests), or its
-	// package does not build.
+	// Every test of the task fails (itself or one of its subtests,
+	// parameters or members), or its package does not build.
 	var passing []string
 	for _, id := range t.Tests {
-		tg, err := testrun.Resolve(ws.Dir, id)
+		tg, err := p.lang.Resolve(ws.Dir, id)
 		if err != nil {
 			return p, err
 		}
-		if len(t.Packages) == 0 && !slices.Contains(p.pkgs, tg.Dir) {
-			p.pkgs = append(p.pkgs, tg.Dir)
+		if d := packageDir(p.lang, tg); len(t.Packages) == 0 && !slices.Contains(p.pkgs, d) {
+			p.pkgs = append(p.pkgs, d)
 		}
 		if len(out.Build) == 0 && !slices.ContainsFunc(out.Failed, func(f task.Failure) bool {
-			return f.ID() == tg.ID || strings.HasPrefix(f.ID(), tg.ID+"/")
+			return under(f.ID(), tg.ID)
 		}) {
 			passing = append(passing, tg.ID)
 		}
@@ -439,7 +452,11 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 		return p, fmt.Errorf("the task's tests do not fail at its commit: %s (%s)", strings.Join(passing, ", "), out.Summary())
 	}
 	for _, imp := range t.Packages {
-		if d := relDir(mod, imp); !slices.Contains(p.pkgs, d) {
+		d := imp // another language's package is named as RunPackages takes it
+		if isGo(p.lang) {
+			d = relDir(mod, imp)
+		}
+		if !slices.Contains(p.pkgs, d) {
 			p.pkgs = append(p.pkgs, d)
 		}
 	}

@@ -35,6 +35,9 @@ const (
 	SkipFlaky      = "flaky"
 	SkipFailFix    = "fails-with-fix"
 	SkipPassOld    = "passes-without-fix"
+	// SkipSetup: the language's setup of the fix's dependencies failed
+	// (a Python requirement the package index does not serve).
+	SkipSetup = "setup-failed"
 )
 
 // MineOptions says what to mine and how.
@@ -52,8 +55,11 @@ type MineOptions struct {
 	// Runs is how many times each test runs in each direction (default 3).
 	Runs int
 	// Out is the tasks file; the state file is Out + ".state.jsonl".
-	Out    string
-	Runner testrun.Runner
+	Out string
+	// Languages chooses the repository's driver, once, from its checkout
+	// at Head; nil is Go's, running go test with Runner.
+	Languages Languages
+	Runner    testrun.Runner
 	// Progress is told of each commit; nil for none.
 	Progress Progress
 	Log      *zap.Logger
@@ -107,12 +113,6 @@ type fileStat struct {
 	path           string
 	added, removed int
 }
-
-func isTestFile(p string) bool {
-	return strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") || strings.Contains(p, "/testdata/")
-}
-
-func isCode(p string) bool { return strings.HasSuffix(p, ".go") && !isTestFile(p) }
 
 // Mine walks the first-parent history from Head back to Since, newest
 // first, and appends a task to Out for every commit that qualifies. What it
@@ -180,10 +180,21 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	}
 	sum.Resumed = len(done)
 
+	// The driver is chosen once, from the checkout at the head.
+	ws, err := workspace.Open(ctx, abs, head, "")
+	if err != nil {
+		return sum, fmt.Errorf("mine: %w", err)
+	}
+	defer func() { _ = ws.Close() }()
+	l, err := language(o.Languages, o.Runner, abs, ws.Dir)
+	if err != nil {
+		return sum, fmt.Errorf("mine %s: %w", abs, err)
+	}
+
 	// The bar counts the commits left to run tests on.
 	left := 0
 	for _, c := range history {
-		if !done[c.sha] && classify(c, o.MaxLines) == nil {
+		if !done[c.sha] && classify(l, c, o.MaxLines) == nil {
 			left++
 		}
 	}
@@ -192,12 +203,6 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	}
 	o.Progress.Total(left)
 
-	var ws *workspace.Workspace
-	defer func() {
-		if ws != nil {
-			_ = ws.Close()
-		}
-	}()
 	for _, c := range history {
 		if done[c.sha] {
 			continue
@@ -209,8 +214,8 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 			return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", err)
 		}
 		v := Verdict{Commit: c.sha, Subject: c.subject}
-		skip := classify(c, o.MaxLines)
-		if skip == nil {
+		skip := classify(l, c, o.MaxLines)
+		if skip == nil && isGo(l) {
 			if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
 				if ctx.Err() != nil {
 					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
@@ -221,13 +226,8 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		if skip != nil {
 			v.Skip, v.Reason = skip.kind, skip.reason
 		} else {
-			if ws == nil {
-				if ws, err = workspace.Open(ctx, abs, head, ""); err != nil {
-					return sum, fmt.Errorf("mine: %w", err)
-				}
-			}
 			started := time.Now()
-			t, skip, err := examine(ctx, o, ws, c, abs)
+			t, skip, err := examine(ctx, o, l, ws, c, abs)
 			if err != nil {
 				if ctx.Err() != nil {
 					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
@@ -286,18 +286,18 @@ func skipf(kind, format string, args ...any) *skipped {
 
 // classify decides from a commit's diff alone whether its tests are worth
 // running; nil means they are.
-func classify(c commit, maxLines int) *skipped {
+func classify(l Language, c commit, maxLines int) *skipped {
 	if c.parent == "" {
 		return skipf(SkipRoot, "the first commit has no old code to compare with")
 	}
 	var code, tests, lines int
 	for _, f := range c.files {
 		switch {
-		case isTestFile(f.path):
-			if strings.HasSuffix(f.path, "_test.go") {
+		case l.IsTestFile(f.path):
+			if isTestSource(l, f.path) {
 				tests++
 			}
-		case isCode(f.path):
+		case isCode(l, f.path):
 			code++
 			lines += f.added + f.removed
 		default:
@@ -306,7 +306,7 @@ func classify(c commit, maxLines int) *skipped {
 	}
 	switch {
 	case code == 0 && tests == 0:
-		return skipf(SkipNoGo, "no Go file changed")
+		return skipNoCode(l)
 	case tests == 0:
 		return skipf(SkipCodeOnly, "code changed without a test")
 	case code == 0:

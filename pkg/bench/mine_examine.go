@@ -24,39 +24,38 @@ import (
 )
 
 // examine runs a candidate's tests with the fix and without it.
-func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c commit, repo string) (Task, *skipped, error) {
+func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, c commit, repo string) (Task, *skipped, error) {
 	r := ws.Repo
 	o.Progress.Step(task.Short(c.sha) + " with the fix")
 	if err := r.Checkout(ctx, c.sha); err != nil {
 		return Task{}, nil, err
 	}
-	mod, err := testrun.Module(ws.Dir)
-	if err != nil {
-		return Task{}, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
-	}
 	var testFiles, codeFiles []string
 	for _, f := range c.files {
-		if isTestFile(f.path) {
+		if l.IsTestFile(f.path) {
 			testFiles = append(testFiles, f.path)
 		} else {
 			codeFiles = append(codeFiles, f.path)
 		}
 	}
-	ids, err := testFuncs(ws.Dir, mod, testFiles)
-	if err != nil {
-		return Task{}, nil, err
+	if err := l.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return Task{}, nil, ctx.Err()
+		}
+		return Task{}, skipf(SkipSetup, "%s", setupReason(err)), nil
 	}
-	if len(ids) == 0 {
-		return Task{}, skipf(SkipNoTests, "the changed test files define no test function"), nil
+	ids, skip, err := fixTests(ctx, l, ws.Dir, testFiles)
+	if err != nil || skip != nil {
+		return Task{}, skip, err
 	}
-	withFix, err := runs(ctx, o, ws.Dir, ids)
+	withFix, err := runs(ctx, o, l, ws.Dir, ids)
 	if err != nil {
 		return Task{}, nil, err
 	}
 	if len(withFix.Build) > 0 {
 		return Task{}, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
 	}
-	if networkRE.MatchString(failureText(withFix)) {
+	if needsNetwork(l, failureText(withFix)) {
 		return Task{}, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
 	}
 	var passing, flakyFix []string
@@ -83,11 +82,18 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
 		return Task{}, nil, err
 	}
-	without, err := runs(ctx, o, ws.Dir, passing)
+	// The old code may declare other dependencies.
+	if err := l.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return Task{}, nil, ctx.Err()
+		}
+		return Task{}, skipf(SkipSetup, "without the fix: %s", setupReason(err)), nil
+	}
+	without, err := runs(ctx, o, l, ws.Dir, passing)
 	if err != nil {
 		return Task{}, nil, err
 	}
-	if networkRE.MatchString(failureText(without)) {
+	if needsNetwork(l, failureText(without)) {
 		return Task{}, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
 	}
 	if len(without.Build) > 0 {
@@ -121,15 +127,15 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}
 	var pkgs, dirs []string
 	for _, id := range failing {
-		t, err := testrun.Resolve(ws.Dir, id)
+		t, err := l.Resolve(ws.Dir, id)
 		if err != nil {
 			return Task{}, nil, err
 		}
 		if !slices.Contains(pkgs, t.ImportPath) {
-			pkgs, dirs = append(pkgs, t.ImportPath), append(dirs, t.Dir)
+			pkgs, dirs = append(pkgs, t.ImportPath), append(dirs, packageDir(l, t))
 		}
 	}
-	all, err := o.Runner.RunPackages(ctx, ws.Dir, dirs)
+	all, err := l.RunPackages(ctx, ws.Dir, dirs)
 	if err != nil {
 		return Task{}, nil, err
 	}
@@ -150,7 +156,7 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}
 	lines := 0
 	for _, f := range c.files {
-		if !isTestFile(f.path) {
+		if !l.IsTestFile(f.path) {
 			lines += f.added + f.removed
 		}
 	}
@@ -160,15 +166,15 @@ func examine(ctx context.Context, o MineOptions, ws *workspace.Workspace, c comm
 	}, nil, nil
 }
 
-// runs runs the tests o.Runs times, each in a go test process of its own as
+// runs runs the tests o.Runs times, each in a test process of its own as
 // CI runs them (a test that leaves global state behind is not flaky for
 // failing a second run in the same process), and adds up their outcomes.
 // It stops at the first run that does not build.
-func runs(ctx context.Context, o MineOptions, dir string, ids []string) (testrun.Outcome, error) {
+func runs(ctx context.Context, o MineOptions, l Language, dir string, ids []string) (testrun.Outcome, error) {
 	var all testrun.Outcome
 	all.Runs = map[string]report.Runs{}
 	for i := 0; i < o.Runs; i++ {
-		out, err := o.Runner.Run(ctx, dir, ids, 1)
+		out, err := l.Run(ctx, dir, ids, 1)
 		if err != nil {
 			return all, err
 		}
@@ -208,6 +214,57 @@ func takeFiles(ctx context.Context, r gitrepo.Repo, rev string, paths []string) 
 	}
 	_, err = r.Git(ctx, append([]string{"checkout", rev, "--"}, take...)...)
 	return err
+}
+
+// fixTests are the tests that a fix's changed test files define, checked
+// out at root: for Go, the top-level test functions of its _test.go files
+// (read with go/parser: go test -list would build and list whole
+// packages); for another language, what its driver collects from the
+// files.
+func fixTests(ctx context.Context, l Language, root string, testFiles []string) ([]string, *skipped, error) {
+	if isGo(l) {
+		mod, err := testrun.Module(root)
+		if err != nil {
+			return nil, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
+		}
+		ids, err := testFuncs(root, mod, testFiles)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ids) == 0 {
+			return nil, skipf(SkipNoTests, "the changed test files define no test function"), nil
+		}
+		return ids, nil, nil
+	}
+	var sources []string
+	for _, f := range testFiles {
+		if isTestSource(l, f) {
+			if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f))); err == nil && fi.Mode().IsRegular() {
+				sources = append(sources, f) // not deleted by the fix
+			}
+		}
+	}
+	ids, why, err := listedTests(ctx, l, root, sources)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ids) == 0 {
+		if why != "" {
+			return nil, skipf(SkipBuild, "%s", why), nil
+		}
+		return nil, skipf(SkipNoTests, "the changed test files define no test"), nil
+	}
+	return ids, nil, nil
+}
+
+// packageDir is what RunPackages takes for a target's package: Go's
+// directory ("./x"), another language's package as its driver names it (a
+// Python test file).
+func packageDir(l Language, t testrun.Target) string {
+	if isGo(l) {
+		return t.Dir
+	}
+	return t.ImportPath
 }
 
 // testFuncs lists the top-level tests (func TestX(t *testing.T)) that the
@@ -279,4 +336,21 @@ func firstLine(texts ...string) string {
 		}
 	}
 	return "(no output)"
+}
+
+// setupReason is a failed setup in a line: its first line (the command)
+// and the line of its output that says why (the first that says ERROR, else
+// the last).
+func setupReason(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	why := ""
+	for _, l := range lines[1:] {
+		if l = strings.TrimSpace(l); l != "" && (why == "" || !strings.Contains(why, "ERROR")) {
+			why = l
+		}
+	}
+	if why == "" {
+		return oneLine(lines[0], 600)
+	}
+	return oneLine(lines[0], 300) + " … " + oneLine(why, 300)
 }

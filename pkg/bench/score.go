@@ -25,7 +25,7 @@ func (r *Runner) score(ctx context.Context, p prepared, t Task, patch string) (b
 		return false, "the patch does not parse: " + err.Error(), nil
 	}
 	for _, f := range files {
-		if isTestFile(f) {
+		if p.lang.IsTestFile(f) {
 			return false, "the patch changes a test file: " + f, nil
 		}
 	}
@@ -42,14 +42,14 @@ func (r *Runner) score(ctx context.Context, p prepared, t Task, patch string) (b
 		return false, "the patch does not apply on a clean copy: " + firstLine(err.Error()), nil
 	}
 	ctx = sandbox.WithRepo(ctx, p.repo)
-	oracle, err := r.Tests.Run(ctx, ws.Dir, t.Tests, 1)
+	oracle, err := p.lang.Run(ctx, ws.Dir, t.Tests, 1)
 	if err != nil {
 		return false, "", err
 	}
 	if !oracle.OK() {
 		return false, "the failing tests do not pass: " + oracle.Summary() + describe(oracle.Failed, oracle.Build), nil
 	}
-	all, err := r.Tests.RunPackages(ctx, ws.Dir, p.pkgs)
+	all, err := p.lang.RunPackages(ctx, ws.Dir, p.pkgs)
 	if err != nil {
 		return false, "", err
 	}
@@ -71,11 +71,11 @@ func (r *Runner) score(ctx context.Context, p prepared, t Task, patch string) (b
 	return true, "", nil
 }
 
-// knownFailure reports whether id, or the test it is a subtest of, is known
-// to fail with the right fix too.
+// knownFailure reports whether id, or the test it is a subtest, a
+// parameter or a member of, is known to fail with the right fix too.
 func knownFailure(id string, known []string) bool {
 	for _, k := range known {
-		if id == k || strings.HasPrefix(id, k+"/") {
+		if under(id, k) {
 			return true
 		}
 	}
@@ -111,10 +111,10 @@ func patchFiles(patch string) ([]string, error) {
 	return out, nil
 }
 
-func nonTestFiles(files []string) []string {
+func nonTestFiles(l Language, files []string) []string {
 	var out []string
 	for _, f := range files {
-		if !isTestFile(f) {
+		if !l.IsTestFile(f) {
 			out = append(out, f)
 		}
 	}

@@ -30,12 +30,14 @@ type Task struct {
 	// TestPatch, when set, is a unified diff applied onto Base before the
 	// agent starts: the fix's tests. It changes only test files.
 	TestPatch string `json:"test_patch,omitempty"`
-	// Tests are the failing tests, as `import/path.TestName` or a bare
-	// `TestName` when one package defines it; they must fail at Base plus
-	// TestPatch.
+	// Tests are the failing tests, as the repository's driver names them
+	// (Go: `import/path.TestName`, or a bare `TestName` when one package
+	// defines it; Python: pytest's node id, `tests/test_x.py::test_y[p]`);
+	// they must fail at Base plus TestPatch.
 	Tests []string `json:"tests"`
-	// Packages are the import paths of the failing tests' packages; their
-	// other tests must keep passing. Empty: the packages of Tests.
+	// Packages are the failing tests' packages (Go: import paths; Python:
+	// test files); their other tests must keep passing. Empty: the
+	// packages of Tests.
 	Packages []string `json:"packages,omitempty"`
 	// KnownFailures are tests of Packages that fail even with the fix;
 	// scoring does not count them against a patch.
