@@ -35,6 +35,7 @@ const usage = `usage: bot <command> [flags]
 commands:
   serve    run the triage service: ingest API, triage loop, dashboard, metrics
   demo     build a sample repository and repair its CI failure end to end;
+           --lang go|python chooses the sample (go by default),
            --serve ADDR keeps the bot and its dashboard up afterwards
   triage   reproduce, measure flakiness and bisect a failing test in a local clone
   replay   list or replay reports and jobs parked after their last retry
