@@ -51,8 +51,12 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "redfix-demo", "directory for the sample repository and the pull requests (must not exist or be empty)")
 	timeout := fs.Duration("timeout", 15*time.Minute, "give up on the demo after this long")
 	serve := fs.String("serve", "", "after the demo, keep the bot and its dashboard up at this address (host:port) until interrupted")
+	sampleLang := fs.String("lang", demo.Languages()[0], "the sample repository's language: "+strings.Join(demo.Languages(), " or "))
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := demo.CheckLanguage(*sampleLang); err != nil {
+		return Usage("demo: --lang: " + err.Error())
 	}
 	cfg, log, err := fs.load(stderr, func(cfg *config.Config) {
 		if cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
@@ -112,7 +116,13 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	p.print("start", "redfix demo → %s; %s; sandbox: %s", outDir, policy, sbox)
 
-	sample, err := demo.Build(ctx, filepath.Join(outDir, "repo"))
+	// The sample's driver is chosen from its files as any repository's is;
+	// its CI report and the check of the published branch run through it.
+	drivers, err := languages(cfg)
+	if err != nil {
+		return err
+	}
+	sample, err := demo.BuildWith(ctx, filepath.Join(outDir, "repo"), demo.Options{Lang: *sampleLang, Drivers: drivers})
 	if err != nil {
 		return err
 	}
@@ -181,7 +191,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("post report: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", reportType(sample.Report))
 	req.Header.Set("X-Redfix-Delivery", delivery)
 	if cfg.HTTP.IngestToken != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.HTTP.IngestToken)
@@ -210,7 +220,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch t.Status {
 		case task.StatusPublished:
 			published++
-			if err := verify(ctx, p, sample.Dir, t); err != nil {
+			if err := verify(ctx, p, sample, t); err != nil {
 				return err
 			}
 		default:
@@ -230,9 +240,19 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return result
 }
 
-// verify shows, for a person, that the branch fixes what main breaks.
-func verify(ctx context.Context, p *stagePrinter, repoDir string, t task.Task) error {
+// reportType is the media type of a CI report: JUnit XML or go test -json.
+func reportType(data []byte) string {
+	if b := bytes.TrimSpace(data); len(b) > 0 && b[0] == '<' {
+		return "application/xml"
+	}
+	return "application/json"
+}
+
+// verify shows, for a person, that the branch fixes what main breaks: the
+// sample's language driver runs all its tests at each.
+func verify(ctx context.Context, p *stagePrinter, sample demo.Sample, t task.Task) error {
 	branch := publish.Branch(t)
+	repoDir := sample.Dir
 	repo := gitrepo.Repo{Dir: repoDir}
 	check := func(rev string) (bool, error) {
 		tmp, err := os.MkdirTemp("", "redfix-verify-")
@@ -244,11 +264,11 @@ func verify(ctx context.Context, p *stagePrinter, repoDir string, t task.Task) e
 			return false, err
 		}
 		defer repo.Git(context.WithoutCancel(ctx), "worktree", "remove", "--force", tmp) //nolint:errcheck
-		res, err := sandbox.Run(sandbox.WithRepo(ctx, repoDir), sandbox.Cmd{Dir: tmp, Args: []string{"go", "test", "-count=1", "./..."}, Timeout: 5 * time.Minute})
+		o, err := sample.Driver.RunPackages(sandbox.WithRepo(ctx, repoDir), tmp, sample.Packages)
 		if err != nil {
 			return false, err
 		}
-		return res.OK(), nil
+		return o.OK(), nil
 	}
 	mainOK, err := check("main")
 	if err != nil {
@@ -264,7 +284,7 @@ func verify(ctx context.Context, p *stagePrinter, repoDir string, t task.Task) e
 		}
 		return "fails"
 	}
-	p.print("verify", "go test ./... %s at main and %s at %s", verdict(mainOK), verdict(branchOK), branch)
+	p.print("verify", "%s %s at main and %s at %s", sample.Command, verdict(mainOK), verdict(branchOK), branch)
 	p.print("result", "pull request: %s", strings.TrimPrefix(t.PullRequest, "file://"))
 	if mainOK || !branchOK {
 		return errors.New("verify: the published branch does not turn main's failure green")

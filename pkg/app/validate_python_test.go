@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -236,17 +236,6 @@ const shopTest = "tests/test_discount.py::test_volume_discount[at_threshold]"
 // shopFix mends the comparison: the honest fix.
 var shopFix = strings.Replace(shopPricingBroken, "if qty > t.min_qty:", "if qty >= t.min_qty:", 1)
 
-// needPytest skips a test where Debian's python3 has no pytest.
-func needPytest(t *testing.T) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must have python3 with pytest (.ci/run installs python3-pytest): %v", err)
-		}
-		t.Skipf("no /usr/bin/python3 with pytest here (install python3-pytest): %v", err)
-	}
-}
-
 // newShop is the shop's history: the working code, the blame commit, a
 // README; HEAD fails shopTest.
 func newShop(t *testing.T) ledger {
@@ -283,7 +272,7 @@ func newShop(t *testing.T) ledger {
 
 func TestValidatePythonHonestFixPassesEveryGate(t *testing.T) {
 	t.Parallel()
-	needPytest(t)
+	pythontest.Require(t)
 	s := newShop(t)
 	patch := writePatch(t, s.patchOf(t, map[string]string{"shop/pricing.py": shopFix}))
 	v, gates, code := validate(t, "--repo", s.dir, "--patch", patch, "--test", shopTest, "--blame", s.blame)
@@ -311,7 +300,7 @@ func TestValidatePythonHonestFixPassesEveryGate(t *testing.T) {
 // whose job it is.
 func TestValidatePythonCatchesCheats(t *testing.T) {
 	t.Parallel()
-	needPytest(t)
+	pythontest.Require(t)
 	allowTests := filepath.Join(t.TempDir(), "allow-tests.yaml")
 	if err := os.WriteFile(allowTests, []byte("validators:\n  allow_test_edits: true\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -77,19 +77,11 @@ def test_no_tiers():
 `,
 }
 
-// needPytest skips a test when Debian's python3 with pytest is missing.
-func needPytest(t *testing.T) {
-	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest, coverage").Run(); err != nil {
-		t.Skipf("these tests need /usr/bin/python3 with pytest and coverage (python3-pytest, python3-coverage): %v", err)
-	}
-}
-
 // newPyFixture is a workspace at the commit that broke the discount, and
 // the task triage would make of it.
 func newPyFixture(t *testing.T) fixture {
 	t.Helper()
-	needPytest(t)
+	pythontest.Require(t)
 	ctx := context.Background()
 	src := t.TempDir()
 	repo, err := gitrepo.Init(ctx, src)
