@@ -157,6 +157,22 @@ func (g *recordedGates) ranPython(t *testing.T) {
 	}
 }
 
+// pyShopModel is a scripted model over HTTP that repairs the shop's
+// discount in five turns (run the tests, find the method, edit it, run the
+// test file, exit), then accepts the patch as the judge.
+func pyShopModel(t *testing.T) *llmtest.Server {
+	blocks := "<<<<<<< SEARCH\n            if qty > t.min_qty:\n=======\n            if qty >= t.min_qty:\n>>>>>>> REPLACE\n"
+	editArgs, _ := json.Marshal(map[string]string{"path": "shop/pricing.py", "blocks": blocks})
+	return llmtest.NewServer(t,
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c1", "run_tests", `{}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c2", "search_method", `{"name":"discount"}`)}},
+		llmtest.Reply{Content: "The tier's minimum must count.", ToolCalls: []llm.ToolCall{call("c3", "edit", string(editArgs))}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c4", "run_tests", `{"tests":["tests/test_discount.py"]}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c5", "exit", `{"summary":"An order of exactly a tier's minimum gets the tier again."}`)}},
+		llmtest.Reply{Content: `{"acceptable": true, "reason": "Restores the at-least threshold the test asks for."}`},
+	)
+}
+
 // The pipeline the configuration builds repairs a Python repository with a
 // scripted model over HTTP: it chooses the Python driver from the checkout
 // and sets it up, the agent's tools run pytest by node id, find the method
@@ -172,16 +188,7 @@ func TestPipelineRepairsPython(t *testing.T) {
 	if err != nil || len(out.Failed) != 1 {
 		t.Fatalf("at the head: %v %s", err, out.Summary())
 	}
-	blocks := "<<<<<<< SEARCH\n            if qty > t.min_qty:\n=======\n            if qty >= t.min_qty:\n>>>>>>> REPLACE\n"
-	editArgs, _ := json.Marshal(map[string]string{"path": "shop/pricing.py", "blocks": blocks})
-	srv := llmtest.NewServer(t,
-		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c1", "run_tests", `{}`)}},
-		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c2", "search_method", `{"name":"discount"}`)}},
-		llmtest.Reply{Content: "The tier's minimum must count.", ToolCalls: []llm.ToolCall{call("c3", "edit", string(editArgs))}},
-		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c4", "run_tests", `{"tests":["tests/test_discount.py"]}`)}},
-		llmtest.Reply{ToolCalls: []llm.ToolCall{call("c5", "exit", `{"summary":"An order of exactly a tier's minimum gets the tier again."}`)}},
-		llmtest.Reply{Content: `{"acceptable": true, "reason": "Restores the at-least threshold the test asks for."}`},
-	)
+	srv := pyShopModel(t)
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = srv.URL, "test-key", "test-model"
