@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -74,10 +74,13 @@ func runRepair(t *testing.T, w world, worker string, repo hostileRepo, test stri
 	)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
-	run := repairRun{err: c.Run(), stdout: stdout.String(), stderr: stderr.String()}
-	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		run.maxRSSKB = ru.Maxrss
+	var run repairRun
+	if run.err = c.Start(); run.err == nil {
+		peak := watchPeakRSS(c.Process.Pid)
+		run.err = c.Wait()
+		run.maxRSSKB = peak()
 	}
+	run.stdout, run.stderr = stdout.String(), stderr.String()
 	run.outputs = map[string]string{"stdout": run.stdout, "stderr": run.stderr}
 	_ = filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
@@ -262,4 +265,46 @@ func tail(s string, n int) string {
 		return s
 	}
 	return s[len(s)-n:]
+}
+
+// watchPeakRSS reads the process's own high-water mark of resident memory
+// (VmHWM in /proc/PID/status: its children apart, unlike the rusage wait
+// reports, which counts the largest descendant it waited for: a compiler
+// run by go test) until the returned function is called, which returns the
+// highest seen in KiB. The mark only grows, so any read after the peak sees
+// it.
+func watchPeakRSS(pid int) func() int64 {
+	var peak int64
+	stop, done := make(chan struct{}), make(chan struct{})
+	read := func() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64); err == nil && kb > peak {
+					peak = kb
+				}
+			}
+		}
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		<-done
+		return peak
+	}
 }
