@@ -76,3 +76,29 @@ func canonicalFailures(l bisect.Language, dir string, fs []task.Failure) []task.
 	}
 	return out
 }
+
+// uncollectedFiles makes the failures that stand for a test file that did
+// not collect (an import that fails) build failures of that file, as the
+// language l names it: pytest's JUnit names such a file by its module
+// alone ("tests.test_x"), an error with no classname (the suite's name
+// stands for its package), which names no test. The others are left as
+// they are, and all are with a nil l.
+func uncollectedFiles(l bisect.Language, dir string, fs []task.Failure) []task.Failure {
+	if l == nil {
+		return fs
+	}
+	out := make([]task.Failure, len(fs))
+	for i, f := range fs {
+		out[i] = f
+		if f.Kind != "error" || f.Test == "" {
+			continue
+		}
+		if _, err := l.Resolve(dir, f.ID()); err == nil {
+			continue
+		}
+		if t, err := l.Resolve(dir, f.Test); err == nil && t.IsPackage() && task.IsTestFilePath(t.ImportPath) {
+			out[i].Package, out[i].Test = t.ImportPath, ""
+		}
+	}
+	return out
+}

@@ -198,3 +198,37 @@ func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
 		t.Errorf("outcomes %+v, want cannot run (go test cannot name it)", outs)
 	}
 }
+
+// A test module that no longer imports (CI's pytest names it in its JUnit
+// by its module, with no classname, as a collection error) is a build
+// failure of the test file: reproduced with the driver, bisected to the
+// commit that broke the import, and queued naming the file.
+func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
+	pythontest.Require(t)
+	dir, shas := pythontest.History(t, pythontest.CalcUncollected...)
+	ctx := pythonContext(t, dir)
+	head := shas[len(shas)-1]
+	rep, err := report.ParseJUnit(bytes.NewReader(pythontest.JUnitAt(t, dir, head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].Kind != "error" || rep.Failures[0].Test != pythontest.TestClassname {
+		t.Fatalf("CI's report: failures %+v, want the collection error of %s", rep.Failures, pythontest.TestClassname)
+	}
+	store, queue := newMemStore(), &memQueue{}
+	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(), Languages: drivers(python.Driver{Python: pythontest.Python})}, zaptest.NewLogger(t))
+	outs, err := tr.Process(ctx, Input{Repo: dir, Commit: head, Branch: "main", Report: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusQueued || outs[0].Task == nil {
+		t.Fatalf("outcomes = %+v, want one queued", outs)
+	}
+	tk := *outs[0].Task
+	if len(tk.Failures) != 1 || tk.Failures[0].Package != "tests/test_calc.py" || tk.Failures[0].Test != "" {
+		t.Fatalf("task failures %+v, want the file tests/test_calc.py as a build failure", tk.Failures)
+	}
+	if tk.Bisection.Blame != shas[2] {
+		t.Errorf("blame %s (%s), want %s", task.Short(tk.Bisection.Blame), tk.Bisection.Subject, task.Short(shas[2]))
+	}
+}

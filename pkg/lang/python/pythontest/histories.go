@@ -76,3 +76,20 @@ const (
 	TestPassing    = "tests/test_calc.py::test_add"
 	FailureMessage = "assert 2 == 3"
 )
+
+// CalcUncollected is Calc whose third commit renames total to sum_all, so
+// that tests/test_calc.py, which imports total, no longer collects: CI's
+// pytest reports the file's collection error.
+var CalcUncollected = []string{Calc[0], Calc[1], `calc: total is sum_all
+
+-- calc/ops.py --
+def add(x, y):
+    return x + y
+
+
+def sum_all(xs):
+    out = 0
+    for x in xs:
+        out = add(out, x)
+    return out
+`, Calc[3]}
