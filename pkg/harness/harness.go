@@ -32,6 +32,12 @@ type Config struct {
 	// episode's model calls spent (nil: nothing is counted).
 	Budget Budget
 	Meter  Meter
+	// TestRunFloor is the least time a test run after the session's first
+	// may take before it is stopped: each may take TestRunFactor times as
+	// long as the first run of the task's failing tests, and at least
+	// this (0 means DefaultTestRunFloor). An edit that makes a test loop
+	// forever then costs a bounded run, not the driver's whole timeout.
+	TestRunFloor time.Duration
 }
 
 // Defaults for Config.
@@ -39,6 +45,10 @@ const (
 	DefaultMaxSteps    = 40
 	DefaultMaxRepeats  = 3
 	DefaultOutputLimit = 8000
+	// DefaultTestRunFloor and TestRunFactor bound the agent's test runs
+	// after its first (see Config.TestRunFloor).
+	DefaultTestRunFloor = 2 * time.Minute
+	TestRunFactor       = 10
 )
 
 func (c Config) withDefaults() Config {
@@ -50,6 +60,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.OutputLimit <= 0 {
 		c.OutputLimit = DefaultOutputLimit
+	}
+	if c.TestRunFloor <= 0 {
+		c.TestRunFloor = DefaultTestRunFloor
 	}
 	return c
 }

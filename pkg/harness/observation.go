@@ -51,6 +51,9 @@ type TestsResult struct {
 	Unknown []string `json:"unknown,omitempty"`
 	// Suspects are the lines run_tests with localize ranked.
 	Suspects []testrun.Suspect `json:"suspects,omitempty"`
+	// Stopped: the run did not finish within its bound and was stopped
+	// (an edit may make a test loop forever).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // EditResult is edit's structured result.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zaptest"
 
@@ -198,5 +199,28 @@ func TestSpecsForPython(t *testing.T) {
 		if sp.Name == ActRunTests && !strings.Contains(py[i].Description, "tests/test_x.py::TestC::test_y[param]") {
 			t.Errorf("Python's run_tests: %q", py[i].Description)
 		}
+	}
+}
+
+// A run after an edit that makes a test loop forever is stopped at its
+// bound (ten times the first run of the failing tests, at least the floor)
+// and said so, instead of taking the driver's whole timeout.
+func TestRunStoppedAtItsBound(t *testing.T) {
+	f := newPyFixture(t)
+	h := New(Config{TestRunFloor: 3 * time.Second}, nil, testRunner(), nil, zaptest.NewLogger(t)).WithLanguage(python.Driver{})
+	s := newSession(h, f.ws, f.task)
+	t.Cleanup(s.close)
+	wantContent(t, do(t, s, ActRunTests, RunTestsArgs{}), false, "FAIL: 0 passed, 1 failed (the task's failing tests)")
+	if s.firstRun <= 0 {
+		t.Fatal("the first run of the failing tests was not timed")
+	}
+	obs := do(t, s, ActEdit, EditArgs{Path: "shop/pricing.py", Blocks: "<<<<<<< SEARCH\n        for t in self.tiers:\n=======\n        while qty:\n            pass\n        for t in self.tiers:\n>>>>>>> REPLACE\n"})
+	if obs.Edit == nil || !obs.Edit.Applied {
+		t.Fatalf("the looping edit: %+v", obs)
+	}
+	obs = do(t, s, ActRunTests, RunTestsArgs{})
+	wantContent(t, obs, true, "STOPPED: the tests did not finish within", "loop or wait forever")
+	if obs.Tests == nil || obs.Tests.OK || !obs.Tests.Stopped {
+		t.Fatalf("the stopped run's result: %+v", obs.Tests)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -61,6 +62,10 @@ type session struct {
 	// base is a checkout of the task's commit, made when an edit's
 	// findings need comparing.
 	base *workspace.Workspace
+
+	// firstRun is how long the session's first run of the task's failing
+	// tests took (0 until one finished): it bounds the later runs.
+	firstRun time.Duration
 }
 
 // close removes what the session made.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
@@ -54,19 +55,35 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 		return problem("The task names no failing tests; name the tests or packages to run."), nil
 	}
 	var out testrun.Outcome
+	runCtx, bound, cancel := s.boundRun(ctx)
+	defer cancel()
+	started := time.Now()
 	if len(tests) > 0 {
-		o, err := s.h.runner.Run(ctx, s.ws.Dir, tests, 1)
-		if err != nil {
+		o, err := s.h.runner.Run(runCtx, s.ws.Dir, tests, 1)
+		if err != nil && !stoppedRun(ctx, runCtx) {
 			return Observation{}, fmt.Errorf("run tests %s: %w", strings.Join(tests, " "), err)
 		}
 		out = o
 	}
-	if len(pkgs) > 0 {
-		o, err := s.h.runner.RunPackages(ctx, s.ws.Dir, pkgs)
-		if err != nil {
+	if len(pkgs) > 0 && !stoppedRun(ctx, runCtx) {
+		o, err := s.h.runner.RunPackages(runCtx, s.ws.Dir, pkgs)
+		if err != nil && !stoppedRun(ctx, runCtx) {
 			return Observation{}, fmt.Errorf("run the tests of %s: %w", strings.Join(pkgs, " "), err)
 		}
 		out = mergeOutcomes(out, o)
+	}
+	if stoppedRun(ctx, runCtx) {
+		s.oraclePassed = false
+		return Observation{
+			Content: fmt.Sprintf("STOPPED: the tests did not finish within %s (%d times the first run of the task's failing tests, at least %s): "+
+				"a change may make them loop or wait forever. Undo or rethink the last edit, or run fewer tests.",
+				bound.Round(time.Second), TestRunFactor, s.h.cfg.TestRunFloor),
+			IsError: true,
+			Tests:   &TestsResult{OK: false, Stopped: true},
+		}, nil
+	}
+	if defaulted && s.firstRun == 0 {
+		s.firstRun = time.Since(started)
 	}
 	ok := out.OK()
 	oracleState := s.oracleIn(out, oracle)
@@ -374,4 +391,21 @@ func capFailures(fs []task.Failure) []task.Failure {
 		out[i] = f
 	}
 	return out
+}
+
+// boundRun is the context a test run of the agent's runs under: after the
+// session's first run of the task's failing tests, bounded to
+// TestRunFactor times that run's time and at least Config.TestRunFloor.
+func (s *session) boundRun(ctx context.Context) (context.Context, time.Duration, context.CancelFunc) {
+	if s.firstRun <= 0 {
+		return ctx, 0, func() {}
+	}
+	bound := max(TestRunFactor*s.firstRun, s.h.cfg.TestRunFloor)
+	runCtx, cancel := context.WithTimeout(ctx, bound)
+	return runCtx, bound, cancel
+}
+
+// stoppedRun reports a run stopped by its bound while the episode goes on.
+func stoppedRun(ctx, runCtx context.Context) bool {
+	return ctx.Err() == nil && runCtx.Err() != nil
 }

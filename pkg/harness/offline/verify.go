@@ -58,6 +58,8 @@ func (s *state) afterTest(obs harness.Observation) {
 	why := "tests still fail"
 	if obs.Tests != nil {
 		switch {
+		case obs.Tests.Stopped:
+			why = "the tests did not finish (stopped: a loop or a wait it brings?)"
 		case len(obs.Tests.Build) > 0:
 			why = "does not build: " + obs.Tests.Build[0].Message
 		case len(obs.Tests.Failed) > 0:
