@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 )
 
 // pyFixHistory is a Python package whose second commit fixes a bug and
@@ -33,12 +33,7 @@ var pyFixHistory = []map[string]string{
 // Python, and its fix's pytest test is the task, named by its node id.
 func TestMineCommandPython(t *testing.T) {
 	clearEnv(t)
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must have /usr/bin/python3 with pytest: %v", err)
-		}
-		t.Skipf("no /usr/bin/python3 with pytest here: %v", err)
-	}
+	pythontest.Require(t)
 	t.Setenv("REDFIX_DATA_DIR", t.TempDir())
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "shop")

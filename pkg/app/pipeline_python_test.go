@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 	"github.com/redfix/redfix/pkg/task"
@@ -83,12 +83,10 @@ def test_volume_discount(catalog, qty, want):
 }
 
 // pyShopRepo writes the repository and returns it with its good and bad
-// commits; it skips without Debian's python3 and pytest.
+// commits; it skips without Debian's python3 and pytest (fails under CI).
 func pyShopRepo(t *testing.T, ctx context.Context) (dir, good, bad string) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		t.Skipf("needs /usr/bin/python3 with pytest (python3-pytest): %v", err)
-	}
+	pythontest.Require(t)
 	dir = t.TempDir()
 	repo, err := gitrepo.Init(ctx, dir)
 	if err != nil {

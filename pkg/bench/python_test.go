@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -271,12 +271,7 @@ def test_dep():
 // driver installs from an empty local index, which serves nothing.
 func pythonLanguages(t *testing.T) *lang.Drivers {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI must have /usr/bin/python3 with pytest (.ci/run installs python3-pytest): %v", err)
-		}
-		t.Skipf("no /usr/bin/python3 with pytest here: %v", err)
-	}
+	pythontest.Require(t)
 	index := t.TempDir()
 	return lang.New(
 		golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}},

@@ -3,7 +3,6 @@ package offline_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/lang/python"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -112,9 +112,7 @@ const pyBrokenDiscount = `    def add_tier(self, tier):
 // commits' hashes.
 func pyRepo(t *testing.T, ctx context.Context) (dir, good, bad string) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest, coverage").Run(); err != nil {
-		t.Skipf("needs /usr/bin/python3 with pytest and coverage (python3-pytest, python3-coverage): %v", err)
-	}
+	pythontest.Require(t)
 	dir = t.TempDir()
 	repo, err := gitrepo.Init(ctx, dir)
 	if err != nil {
