@@ -333,7 +333,7 @@ func TestValidateCatchesCheats(t *testing.T) {
 		{
 			name:   "blame commit fully reverted",
 			change: map[string]string{"money/money.go": moneyGood},
-			gate:   "revert", detail: []string{"patch reverts 100% of", `"money: percentages and discounts"`},
+			gate:   "revert", detail: []string{"reverts ", `"money: percentages and discounts"`},
 		},
 		{
 			name: "passes once, fails on re-runs",

@@ -62,7 +62,11 @@ func (f File) Changes() []Line {
 type Hunk struct {
 	OldStart, OldCount int
 	NewStart, NewCount int
-	Lines              []Line
+	// Section is the text git shows after the header's second "@@": the
+	// line above the hunk that it takes for the enclosing function's
+	// ("func Add(x, y int) int {"), "" when it shows none.
+	Section string
+	Lines   []Line
 }
 
 // NewSide is the hunk's text in the new file: its context and added lines.
@@ -312,6 +316,9 @@ func hunkHeader(line string) (Hunk, error) {
 	}
 	if h.NewStart, h.NewCount, err = hunkRange(f[2][1:]); err != nil {
 		return Hunk{}, fmt.Errorf("malformed hunk header %q: %w", line, err)
+	}
+	if _, rest, ok := strings.Cut(line[2:], "@@"); ok {
+		h.Section = strings.TrimPrefix(rest, " ")
 	}
 	return h, nil
 }

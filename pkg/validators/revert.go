@@ -10,18 +10,15 @@ import (
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
-// revert rejects a patch that mostly undoes the blame commit: reverting is a
-// person's decision, not a fix. A patch is a revert when both
-//
-//   - share: of the patch's changed lines, at least RevertThreshold are the
-//     exact inverse of the blame commit's (a line the patch adds that the blame
-//     removed from the same file, or one it removes that the blame added),
-//   - coverage: those lines undo more than RevertCoverage of the blame's
-//     changed lines outside tests.
-//
-// Lines are compared without indentation; lines with no letter or digit
-// ("}", blank) count on neither side. Undoing one hunk of a larger commit
-// has a low coverage and passes: that is how many real fixes look.
+// revert rejects a patch that throws away what the blame commit was for:
+// reverting is a person's decision (redfix offers it as a revert pull
+// request), not a fix. The gate reads the blame's changes to code
+// (purpose.go) and holds the patch up against each: a patch that restores
+// the lines that broke the test and keeps the rest of the culprit (its new
+// functions, its renames, its other changes) is a fix; one that removes or
+// renames back what the culprit declared, or undoes every change it made to
+// the code, is a revert. Its evidence names the changes, never a share of
+// lines: a number to get under would teach disguise, not fixes.
 func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) {
 	if strings.TrimSpace(c.in.BlameDiff) == "" {
 		return pass("no blame diff to compare with: the patch cannot be a revert of it"), nil
@@ -33,88 +30,62 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 	if err != nil {
 		return pass(fmt.Sprintf("the blame diff cannot be read (%v): nothing to compare with", err)), nil
 	}
-	m := measureRevert(c.files, blame, c.isTestFile)
 	name := blameName(c.in.Task)
-	rule := fmt.Sprintf("a revert is at least %.0f%% of the patch's changed lines undoing more than %.0f%% of the blame's changed non-test lines; lines compared without indentation, brace-only and blank lines ignored",
-		100*v.cfg.RevertThreshold, 100*RevertCoverage)
-	measure := fmt.Sprintf("%d of the patch's %d changed lines are the exact inverse of lines of the blame commit (%.0f%%), undoing %d of its %d changed non-test lines (%.0f%%)",
-		m.matched, m.patchLines, 100*m.share(), m.matchedBlame, m.blameLines, 100*m.coverage())
-	if m.patchLines > 0 && m.share() >= v.cfg.RevertThreshold && m.coverage() > RevertCoverage {
-		return fail(fmt.Sprintf("patch reverts %.0f%% of %s: %s.\n%s.", 100*m.coverage(), name, measure, rule)), nil
+	changes := changesOf(blame, c.isTestFile)
+	if len(changes) == 0 {
+		return pass(fmt.Sprintf("not a revert of %s: it changes no code outside tests", name)), nil
 	}
-	return pass(fmt.Sprintf("not a revert of %s: %s.\n%s.", name, measure, rule)), nil
+	p := judgePurpose(changes, c.files, declaredIn(c.in.Dir, changedCode(blame, c.files, c.isTestFile)))
+	switch {
+	case len(p.thrown) > 0:
+		return fail(fmt.Sprintf("reverts %s: the patch %s. A fix keeps what the culprit was for (its new code, its renames) and mends the lines that broke the test; undoing the culprit is a revert pull request's job.",
+			name, strings.Join(p.thrown, "; "))), nil
+	case p.revert():
+		return fail(fmt.Sprintf("reverts %s: the patch undoes every change it made to the code (%s), so nothing of what it was for is left. A culprit whose only change is the bug is reverted by a revert pull request, not fixed.",
+			name, strings.Join(p.restored, ", "))), nil
+	}
+	detail := fmt.Sprintf("not a revert of %s: the patch keeps %s", name, strings.Join(p.kept, ", "))
+	if len(p.restored) > 0 {
+		detail += fmt.Sprintf("; it restores the lines %s changed in %s", name, strings.Join(p.restored, ", "))
+	}
+	return pass(detail + "."), nil
 }
 
-type revertMeasure struct {
-	matched      int // patch lines that invert a blame line
-	patchLines   int
-	matchedBlame int // of them, those inverting a non-test line of the blame
-	blameLines   int // the blame's changed non-test lines
-}
-
-func (m revertMeasure) share() float64 {
-	if m.patchLines == 0 {
-		return 0
-	}
-	return float64(m.matched) / float64(m.patchLines)
-}
-
-func (m revertMeasure) coverage() float64 {
-	if m.blameLines == 0 {
-		return 0
-	}
-	return float64(m.matchedBlame) / float64(m.blameLines)
-}
-
-// measureRevert pairs the patch's lines with the inverse lines of the blame,
-// each blame line used at most once.
-func measureRevert(patch, blame []unidiff.File, isTest func(string) bool) revertMeasure {
-	type key struct {
-		file  string
-		added bool // the blame added the line
-		text  string
-	}
-	avail := map[key]int{}
-	var m revertMeasure
-	for _, f := range blame {
-		for _, l := range f.Changes() {
-			t := norm(l.Text)
-			if trivial(t) {
+// changedCode are the code files the blame or the patch touch, as they are
+// named after both (what the patched tree holds).
+func changedCode(blame, patch []unidiff.File, isTest func(string) bool) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, fs := range [][]unidiff.File{blame, patch} {
+		for _, f := range fs {
+			p := f.NewPath
+			if p == "" || seen[p] || codeKind(p) == "" || isTest(p) {
 				continue
 			}
-			file := f.OldPath
-			if l.Added() {
-				file = f.NewPath
-			}
-			avail[key{file, l.Added(), t}]++
-			if !isTest(f.Path()) {
-				m.blameLines++
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// declaredIn tells whether a name is declared in one of the files, read
+// beneath dir as untrusted (a file missing or unreadable declares nothing).
+func declaredIn(dir string, files []string) func(string) bool {
+	names := map[string]bool{}
+	for _, p := range files {
+		src, err := readBeneath(dir, p, maxSourceBytes)
+		if err != nil {
+			continue
+		}
+		kind := codeKind(p)
+		for _, l := range strings.Split(string(src), "\n") {
+			if n := declared(kind, l); n != "" {
+				names[n] = true
 			}
 		}
 	}
-	for _, f := range patch {
-		for _, l := range f.Changes() {
-			t := norm(l.Text)
-			if trivial(t) {
-				continue
-			}
-			m.patchLines++
-			// The inverse: a line the patch removes was added by the blame
-			// (in the file as it is now), a line it adds was removed by it.
-			k := key{f.OldPath, true, t}
-			if l.Added() {
-				k = key{f.NewPath, false, t}
-			}
-			if avail[k] > 0 {
-				avail[k]--
-				m.matched++
-				if !isTest(f.Path()) {
-					m.matchedBlame++
-				}
-			}
-		}
-	}
-	return m
+	return func(n string) bool { return names[n] }
 }
 
 // trivial lines carry no meaning of their own.

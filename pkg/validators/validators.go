@@ -54,10 +54,6 @@ type Config struct {
 	// "Makefile", "**/*.mk", ".github/**" do, "**" or "*.yml" do not (see
 	// protected.go).
 	AllowedPaths []string
-	// RevertThreshold is the share of a patch's changed lines that may be
-	// the exact inverse of the blame commit's before the patch counts as a
-	// revert (0 means DefaultRevertThreshold).
-	RevertThreshold float64
 	// RegressionBudget is the time the regression gate may spend on the
 	// tests of the packages that depend on the changed ones, after those of
 	// the changed packages themselves (0 means DefaultRegressionBudget; a
@@ -72,14 +68,9 @@ type Config struct {
 
 // Defaults for Config's zero values.
 const (
-	DefaultOracleRuns      = 3
-	DefaultRevertThreshold = 0.8
+	DefaultOracleRuns = 3
 	// DefaultRegressionBudget bounds the dependents' tests.
 	DefaultRegressionBudget = 5 * time.Minute
-	// RevertCoverage is the share of the blame commit's changed lines a
-	// patch must undo, on top of RevertThreshold, to count as a revert: an
-	// undo of one hunk of a larger commit is a legitimate fix.
-	RevertCoverage = 0.5
 )
 
 // Validators runs the gates.
@@ -94,9 +85,6 @@ type Validators struct {
 func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
 	if cfg.OracleRuns <= 0 {
 		cfg.OracleRuns = DefaultOracleRuns
-	}
-	if cfg.RevertThreshold <= 0 {
-		cfg.RevertThreshold = DefaultRevertThreshold
 	}
 	if cfg.RegressionBudget == 0 {
 		cfg.RegressionBudget = DefaultRegressionBudget

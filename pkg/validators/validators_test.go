@@ -213,7 +213,7 @@ func TestGoodPatchPassesEveryGate(t *testing.T) {
 	f := newFixture(t, nil)
 	gates := check(t, Config{}, f.input(t, map[string]string{"calc/calc.go": fixed}))
 	want(t, gates, GateIntegrity, task.GatePass)
-	want(t, gates, GateRevert, task.GatePass, "not a revert of", "2 of the patch's 2 changed lines", "undoing 2 of its 8 changed non-test lines")
+	want(t, gates, GateRevert, task.GatePass, "not a revert of", "keeps new Sub (calc/calc.go), new Neg (calc/calc.go)", "restores the lines", "Add (calc/calc.go:5)")
 	want(t, gates, GateStatic, task.GatePass, "clean", "./calc")
 	want(t, gates, GateOracle, task.GatePass, "3/3 runs passed", testAdd)
 	want(t, gates, GateRegression, task.GatePass, "go test ./calc: 2 tests passed")
@@ -283,16 +283,17 @@ func TestRevert(t *testing.T) {
 		f := newFixture(t, nil)
 		gates := check(t, Config{}, f.input(t, map[string]string{"calc/calc.go": calcGood}))
 		want(t, gates, GateIntegrity, task.GatePass)
-		want(t, gates, GateRevert, task.GateFail, "patch reverts 100% of "+task.Short(f.base)+` ("calc: add Sub and Neg")`, "8 of the patch's 8 changed lines")
+		want(t, gates, GateRevert, task.GateFail, "reverts "+task.Short(f.base)+` ("calc: add Sub and Neg")`, "removes Sub, which it added; removes Neg, which it added")
 		wantSkipped(t, gates, GateRevert, GateStatic, GateOracle, GateRegression)
 	})
-	t.Run("most of the blame commit", func(t *testing.T) {
+	t.Run("part of what the blame commit was for", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, nil)
-		// Add mended and Neg removed: 5 of the blame's 8 lines undone.
+		// Add mended and Neg removed: Sub is kept, but Neg, which the
+		// culprit was for too, is thrown away.
 		partial := strings.Replace(fixed, "\n// Neg returns -x.\nfunc Neg(x int) int {\n\treturn -x\n}\n", "", 1)
-		gates := check(t, Config{RevertThreshold: 0.9}, f.input(t, map[string]string{"calc/calc.go": partial}))
-		want(t, gates, GateRevert, task.GateFail, "patch reverts 62% of", "undoing 5 of its 8 changed non-test lines", "at least 90% of the patch's changed lines")
+		gates := check(t, Config{}, f.input(t, map[string]string{"calc/calc.go": partial}))
+		want(t, gates, GateRevert, task.GateFail, "reverts", "removes Neg, which it added")
 	})
 	t.Run("one hunk of it", func(t *testing.T) {
 		t.Parallel()
