@@ -30,7 +30,9 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Since, "since", "", "the oldest history to look at: a revision (exclusive) or a date (2024-01-31, \"6 months ago\")")
 	fs.IntVar(&o.Max, "max", 0, "stop after running the tests of this many commits that change code and tests together, earlier runs' included (0: no bound)")
 	fs.IntVar(&o.MaxLines, "max-lines", 200, "skip fixes that change more non-test lines than this")
-	fs.IntVar(&o.Runs, "runs", 3, "runs of each test with the fix and without it; a test that fails only in some is left out as flaky")
+	fs.IntVar(&o.Runs, "runs", 3, "runs at least of each test with the fix and without it; a test that fails only in some is left out as flaky")
+	fs.Float64Var(&o.FlakeRate, "flake-rate", bench.DefaultFlakeRate, "a test failing this share of its runs is the flake guarded against: see --flake-error")
+	fs.Float64Var(&o.FlakeError, "flake-error", bench.DefaultFlakeError, "the chance at most that a test failing --flake-rate of its runs is taken for steady: a test with one outcome in every run runs again until that holds")
 	fs.StringVar(&o.Out, "out", "", "the tasks file (JSON lines) to append to; its state file is OUT.state.jsonl")
 	fs.BoolVar(&demoTask, "demo", false, "instead of mining, build the demo's sample repository in OUT.repo and write its failure as the one task of OUT")
 	if err := fs.parse(args); err != nil {
@@ -46,6 +48,9 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if o.Max < 0 || o.MaxLines < 1 || o.Runs < 2 {
 		return Usage("mine: --max must be at least 0, --max-lines at least 1, --runs at least 2")
+	}
+	if o.FlakeRate <= 0 || o.FlakeRate >= 1 || o.FlakeError <= 0 || o.FlakeError >= 1 {
+		return Usage("mine: --flake-rate and --flake-error must be between 0 and 1")
 	}
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {

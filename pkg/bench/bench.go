@@ -448,6 +448,14 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 			passing = append(passing, tg.ID)
 		}
 	}
+	// A test that did not run because another test of its package stopped
+	// the run (a panic ends a Go test binary) is run on its own before the
+	// task is judged invalid.
+	if len(passing) > 0 {
+		if passing, err = p.aloneFailing(ctx, ws.Dir, passing, out); err != nil {
+			return p, err
+		}
+	}
 	if len(passing) > 0 {
 		return p, fmt.Errorf("the task's tests do not fail at its commit: %s (%s)", strings.Join(passing, ", "), out.Summary())
 	}
@@ -461,6 +469,30 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 		}
 	}
 	return p, nil
+}
+
+// aloneFailing runs on its own each of the tests (canonical ids) that did
+// not run in out, keeps the failures of those that fail, and returns the
+// tests that still do not fail.
+func (p *prepared) aloneFailing(ctx context.Context, dir string, tests []string, out testrun.Outcome) ([]string, error) {
+	var still []string
+	for _, id := range tests {
+		if !slices.Contains(out.Missing, id) && !slices.Contains(out.NotRun, id) {
+			still = append(still, id)
+			continue
+		}
+		alone, err := p.lang.Run(ctx, dir, []string{id}, 1)
+		if err != nil {
+			return nil, fmt.Errorf("reproduce %s on its own: %w", id, err)
+		}
+		failed := append(slices.Clone(alone.Failed), alone.Build...)
+		if !slices.ContainsFunc(failed, func(f task.Failure) bool { return under(f.ID(), id) }) && len(alone.Build) == 0 {
+			still = append(still, id)
+			continue
+		}
+		p.failures = append(p.failures, failed...)
+	}
+	return still, nil
 }
 
 // relDir is the directory of package imp in module mod, as go test takes it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,5 +280,59 @@ func TestProgressBarOnATerminalLinesElsewhere(t *testing.T) {
 	NewProgress(&plain, "tasks").Done("t1 solved", true)
 	if plain.String() != "[1/0] t1 solved\n" {
 		t.Errorf("plain progress: %q", plain.String())
+	}
+}
+
+// A task's second test never runs at its commit because the first panics
+// and ends the test binary: it is run on its own, fails, and the task is
+// replayed and scored rather than refused.
+func TestBenchRunsATestAloneWhenAPanicStoppedIt(t *testing.T) {
+	ctx := testCtx(t)
+	dir, shas := buildHistory(t, ctx, []string{`a panic hides a failure
+-- go.mod --
+module example.com/calc
+
+go 1.21
+-- calc.go --
+package calc
+
+// First returns the first of xs.
+func First(xs []int) int { return xs[len(xs)] }
+
+// Add returns a plus b.
+func Add(a, b int) int { return a - b }
+-- calc_test.go --
+package calc
+
+import "testing"
+
+func TestFirst(t *testing.T) {
+	if First([]int{4, 5}) != 4 {
+		t.Fatal("First([4 5]) != 4")
+	}
+}
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("Add(2, 3) != 5")
+	}
+}
+`})
+	fixed := "package calc\n\n// First returns the first of xs.\nfunc First(xs []int) int { return xs[0] }\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n"
+	rep := &scripted{steps: []scriptedStep{{files: map[string]string{"calc.go": fixed}, published: true}}}
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	res, err := r.Run(ctx, []Task{{ID: "panics", Repo: dir, Base: shas[0], Tests: []string{"TestFirst", "TestAdd"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Error != "" || !res[0].Solved1 {
+		t.Fatalf("results: %+v", res)
+	}
+	var told []string
+	for _, f := range rep.seen[0].Failures {
+		told = append(told, f.Test)
+	}
+	if !slices.Contains(told, "TestFirst") || !slices.Contains(told, "TestAdd") {
+		t.Errorf("the agent is told of %v, want TestFirst and TestAdd", told)
 	}
 }

@@ -52,8 +52,16 @@ type MineOptions struct {
 	Max int
 	// MaxLines is the largest fix, in changed non-test lines (default 200).
 	MaxLines int
-	// Runs is how many times each test runs in each direction (default 3).
+	// Runs is how many times each test runs at least in each direction
+	// (default 3). A test that passes (or fails) in every one of them runs
+	// again until it has done so in SteadyRuns runs: only then is it taken
+	// for steady.
 	Runs int
+	// FlakeRate and FlakeError state the error rate of that decision: a
+	// test that fails in FlakeRate of its runs (default 0.5) is taken for
+	// steady with a chance of at most FlakeError (default 0.001). They set
+	// SteadyRuns.
+	FlakeRate, FlakeError float64
 	// Out is the tasks file; the state file is Out + ".state.jsonl".
 	Out string
 	// Languages chooses the repository's driver, once, from its checkout
@@ -128,6 +136,12 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	}
 	if o.Runs <= 0 {
 		o.Runs = 3
+	}
+	if o.FlakeRate <= 0 || o.FlakeRate >= 1 {
+		o.FlakeRate = DefaultFlakeRate
+	}
+	if o.FlakeError <= 0 || o.FlakeError >= 1 {
+		o.FlakeError = DefaultFlakeError
 	}
 	if o.Log == nil {
 		o.Log = zap.NewNop()

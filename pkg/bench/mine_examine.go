@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -58,16 +59,7 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 	if needsNetwork(l, failureText(withFix)) {
 		return Task{}, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
 	}
-	var passing, flakyFix []string
-	for _, id := range ids {
-		runs := withFix.Runs[id]
-		switch {
-		case runs.Pass == o.Runs && runs.Fail == 0:
-			passing = append(passing, id)
-		case runs.Pass > 0 && runs.Fail > 0:
-			flakyFix = append(flakyFix, fmt.Sprintf("%s failed %d of %d runs", id, runs.Fail, runs.Pass+runs.Fail))
-		}
-	}
+	passing, flakyFix := steady(withFix, ids, true, o.SteadyRuns())
 	if len(passing) == 0 {
 		if len(flakyFix) > 0 {
 			return Task{}, skipf(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
@@ -99,16 +91,7 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 	if len(without.Build) > 0 {
 		return Task{}, skipf(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
 	}
-	var failing, flaky []string
-	for _, id := range passing {
-		runs := without.Runs[id]
-		switch {
-		case runs.Fail == o.Runs && runs.Pass == 0:
-			failing = append(failing, id)
-		case runs.Fail > 0:
-			flaky = append(flaky, fmt.Sprintf("%s failed %d of %d runs", id, runs.Fail, runs.Pass+runs.Fail))
-		}
-	}
+	failing, flaky := steady(without, passing, false, o.SteadyRuns())
 	if len(failing) == 0 {
 		if len(flaky) > 0 {
 			return Task{}, skipf(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
@@ -168,13 +151,16 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 
 // runs runs the tests o.Runs times, each in a test process of its own as
 // CI runs them (a test that leaves global state behind is not flaky for
-// failing a second run in the same process), and adds up their outcomes.
-// It stops at the first run that does not build.
+// failing a second run in the same process), then runs again those that
+// gave the same outcome every time until they have done so SteadyRuns
+// times, and adds up their outcomes. It stops at the first run that does
+// not build.
 func runs(ctx context.Context, o MineOptions, l Language, dir string, ids []string) (testrun.Outcome, error) {
 	var all testrun.Outcome
 	all.Runs = map[string]report.Runs{}
-	for i := 0; i < o.Runs; i++ {
-		out, err := l.Run(ctx, dir, ids, 1)
+	todo := ids
+	for i := 0; len(todo) > 0 && i < max(o.Runs, o.SteadyRuns()); i++ {
+		out, err := l.Run(ctx, dir, todo, 1)
 		if err != nil {
 			return all, err
 		}
@@ -189,8 +175,55 @@ func runs(ctx context.Context, o MineOptions, l Language, dir string, ids []stri
 		if len(out.Build) > 0 {
 			break
 		}
+		if i+1 >= o.Runs {
+			todo = slices.DeleteFunc(slices.Clone(todo), func(id string) bool {
+				r := all.Runs[id]
+				return r.Pass+r.Fail == 0 || r.Pass > 0 && r.Fail > 0
+			})
+		}
 	}
 	return all, nil
+}
+
+// Defaults of MineOptions' error rate: a test failing half of its runs is
+// taken for steady once in a thousand mines at most.
+const (
+	DefaultFlakeRate  = 0.5
+	DefaultFlakeError = 0.001
+)
+
+// SteadyRuns is how many runs in a row with one outcome make a test
+// steady: the fewest n with (1-FlakeRate)^n <= FlakeError, and at least
+// Runs (10 with the defaults).
+func (o MineOptions) SteadyRuns() int {
+	rate, e := o.FlakeRate, o.FlakeError
+	if rate <= 0 || rate >= 1 {
+		rate = DefaultFlakeRate
+	}
+	if e <= 0 || e >= 1 {
+		e = DefaultFlakeError
+	}
+	n := int(math.Ceil(math.Log(e)/math.Log(1-rate) - 1e-9))
+	return max(n, o.Runs)
+}
+
+// steady splits ids by their runs in out: those that passed (pass true) or
+// failed in each of need runs, and, worded, those that did both.
+func steady(out testrun.Outcome, ids []string, pass bool, need int) (same, flaky []string) {
+	for _, id := range ids {
+		r := out.Runs[id]
+		good, bad := r.Pass, r.Fail
+		if !pass {
+			good, bad = bad, good
+		}
+		switch {
+		case good >= need && bad == 0:
+			same = append(same, id)
+		case r.Pass > 0 && r.Fail > 0:
+			flaky = append(flaky, fmt.Sprintf("%s failed %d of %d runs", id, r.Fail, r.Pass+r.Fail))
+		}
+	}
+	return same, flaky
 }
 
 // takeFiles makes paths in the work tree as they are at rev: written, or
