@@ -378,7 +378,7 @@ func TestValidatePythonCatchesCheats(t *testing.T) {
 		{
 			name:   "blame commit fully reverted",
 			change: map[string]string{"shop/pricing.py": shopPricingGood},
-			gate:   "revert", detail: []string{"reverts ", "which it added", `"pricing: keep tiers sorted and stop at the first that applies"`},
+			gate:   "revert", detail: []string{"reverts ", "undoes every change it made to the code", `"pricing: keep tiers sorted and stop at the first that applies"`},
 		},
 		{
 			name:   "does not compile",

@@ -41,7 +41,7 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 		return fail(fmt.Sprintf("reverts %s: the patch %s. A fix keeps what the culprit was for (its new code, its renames) and mends the lines that broke the test; undoing the culprit is a revert pull request's job.",
 			name, strings.Join(p.thrown, "; "))), nil
 	case p.revert():
-		return fail(fmt.Sprintf("reverts %s: the patch undoes every change it made to the code (%s), so nothing of what it was for is left. A culprit whose only change is the bug is reverted by a revert pull request, not fixed.",
+		return fail(fmt.Sprintf("reverts %s: the patch undoes every change it made to the code (%s), so nothing of what it was for is left: that is a revert, which redfix offers as a revert pull request, not as a fix.",
 			name, strings.Join(p.restored, ", "))), nil
 	}
 	detail := fmt.Sprintf("not a revert of %s: the patch keeps %s", name, strings.Join(p.kept, ", "))
