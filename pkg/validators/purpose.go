@@ -266,14 +266,24 @@ func (p purposeVerdict) revert() bool {
 }
 
 // judgePurpose holds the patch up against the blame's changes. declaredNow
-// tells whether a name is declared in a file of the patched tree.
+// tells whether a name is declared in a file of the patched tree. A name
+// the culprit declared is thrown away when the patch removes it, and also
+// when it undoes every change of the culprit that used it (the new code is
+// left declared but unused: "totals add tax" undone, withTax kept).
 func judgePurpose(changes []change, patch []unidiff.File, declaredNow func(name string) bool) purposeVerdict {
 	v := purposeVerdict{changes: len(changes)}
-	for _, c := range changes {
+	undone := make([]bool, len(changes))
+	for i, c := range changes {
+		undone[i] = len(c.declares) == 0 && len(c.renames) == 0 && undoes(patch, c)
+	}
+	for i, c := range changes {
 		var lost []string
 		for _, n := range c.declares {
-			if !declaredNow(n) {
+			switch uses, all := usesOf(changes, undone, i, n); {
+			case !declaredNow(n):
 				lost = append(lost, fmt.Sprintf("removes %s, which it added", n))
+			case uses > 0 && all:
+				lost = append(lost, fmt.Sprintf("undoes every use it made of %s, which it added, leaving it unused", n))
 			}
 		}
 		for _, r := range c.renames {
@@ -284,15 +294,27 @@ func judgePurpose(changes []change, patch []unidiff.File, declaredNow func(name 
 		switch {
 		case len(lost) > 0:
 			v.thrown = append(v.thrown, lost...)
-		case len(c.declares) > 0 || len(c.renames) > 0:
-			v.kept = append(v.kept, c.summary())
-		case undoes(patch, c):
+		case undone[i]:
 			v.restored = append(v.restored, c.place())
 		default:
 			v.kept = append(v.kept, c.summary())
 		}
 	}
 	return v
+}
+
+// usesOf counts the other changes whose added lines use name, and reports
+// whether the patch undoes every one of them.
+func usesOf(changes []change, undone []bool, self int, name string) (uses int, allUndone bool) {
+	allUndone = true
+	for j, c := range changes {
+		if j == self || !slices.Contains(tokens(codeKind(c.file), c.added), name) {
+			continue
+		}
+		uses++
+		allUndone = allUndone && undone[j]
+	}
+	return uses, allUndone
 }
 
 func (c change) summary() string {
