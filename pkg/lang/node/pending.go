@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -12,7 +11,6 @@ import (
 // errPending is what the parts of the driver not written yet return.
 var errPending = errors.New("node driver: not implemented yet")
 
-func (Driver) Setup(ctx context.Context, dir string) error { return errPending }
 func (Driver) Resolve(dir, id string) (testrun.Target, error) {
 	return testrun.Target{}, errPending
 }
@@ -34,4 +32,3 @@ func (Driver) Localize(ctx context.Context, dir string, ids []string, n int) (te
 func (Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
 	return nil, errPending
 }
-func (Driver) Index(dir string) (*codeindex.Index, error) { return nil, errPending }
