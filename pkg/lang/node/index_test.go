@@ -46,8 +46,8 @@ class Basket extends Array {
 
 module.exports = { helper, Basket };
 `,
-		"src/view.tsx": "export const View = () => <div>hi</div>;\n",
-		"src/price.test.ts": "import { it } from 'vitest';\nit('x', () => {});\nfunction fixture() {}\n",
+		"src/view.tsx":              "export const View = () => <div>hi</div>;\n",
+		"src/price.test.ts":         "import { it } from 'vitest';\nit('x', () => {});\nfunction fixture() {}\n",
 		"node_modules/dep/index.js": "function hidden() {}\n",
 	})
 	idx, err := Driver{}.Index(dir)
