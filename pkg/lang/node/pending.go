@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -13,7 +12,4 @@ var errPending = errors.New("node driver: not implemented yet")
 
 func (Driver) Localize(ctx context.Context, dir string, ids []string, n int) (testrun.Spectra, error) {
 	return testrun.Spectra{}, errPending
-}
-func (Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
-	return nil, errPending
 }
