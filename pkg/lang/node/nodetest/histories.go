@@ -217,3 +217,8 @@ const WordsTest = "test/words.test.js::words > count > counts words"
 var Tally = []string{Project("tally", "tally: count items")}
 
 const TallyTest = "test/tally.test.js::tally > counts each item"
+
+// Lint is a JavaScript project linted by eslint 10.15.0 (its flat
+// configuration at the root: no-unused-vars and no-undef are errors) and
+// tested with node:test, one commit, clean and passing.
+var Lint = []string{Project("lint", "lint: sum, linted by eslint")}
