@@ -19,7 +19,9 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sourcegraph/conc v0.3.0
 	github.com/tree-sitter/go-tree-sitter v0.25.0
+	github.com/tree-sitter/tree-sitter-javascript v0.25.0
 	github.com/tree-sitter/tree-sitter-python v0.25.0
+	github.com/tree-sitter/tree-sitter-typescript v0.23.2
 	github.com/yuin/goldmark v1.7.13
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.49.0

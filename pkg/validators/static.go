@@ -147,7 +147,7 @@ func capList(xs []string, n int) []string {
 func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate, error) {
 	var files []string
 	for _, f := range c.files {
-		if p := f.NewPath; p != "" && !c.driver().IsTestData(p) {
+		if p := f.NewPath; p != "" && !c.isTestData(p) {
 			files = append(files, p)
 		}
 	}
