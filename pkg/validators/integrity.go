@@ -107,6 +107,9 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 		bad = append(bad, pyConfigViolations(f)...)
 	case c.isNode():
 		bad = append(bad, jsConfigViolations(dir, f)...)
+		if !jsRunnerFile(p) && c.jsSetupFiles()[p] {
+			bad = append(bad, fmt.Sprintf("%s: %s a setup file the test runner's configuration names (it runs before the tests and decides what they see)", p, editVerb(f)))
+		}
 	}
 	test := c.isTestFile(p)
 	helper := !test && isTestHelper(dir, p)

@@ -133,3 +133,12 @@ func (c *candidate) testTool() string {
 type runnerNamer interface {
 	Runner(dir string) string
 }
+
+// jsSetupFiles are the setup files the checkout's runner configuration
+// names (jsSetupFiles), read once per candidate.
+func (c *candidate) jsSetupFiles() map[string]bool {
+	if c.jsSetup == nil {
+		c.jsSetup = jsSetupFiles(c.in.Dir)
+	}
+	return c.jsSetup
+}

@@ -71,6 +71,7 @@ export default defineConfig({
   server: { port: 5173 },
   test: {
     include: ["src/**/*.test.ts"],
+    setupFiles: ["./test/setup"],
   },
 });
 `
@@ -301,6 +302,11 @@ func TestNodeIntegrity(t *testing.T) {
 			detail: []string{"jest.setup.ts: adds the test runner's configuration or setup"},
 		},
 		{
+			name:   "a setup file vite's test section names",
+			change: map[string]string{"src/price.ts": fixed, "test/setup.ts": "import { vi } from \"vitest\";\n\nvi.mock(\"../src/price\");\n"},
+			detail: []string{"test/setup.ts: edits a setup file the test runner's configuration names"},
+		},
+		{
 			name:   "vite's test section",
 			change: map[string]string{"vite.config.ts": strings.Replace(tsVite, `include: ["src/**/*.test.ts"],`, `include: ["src/**/*.test.ts"],`+"\n    exclude: [\"src/price.test.ts\"],", 1)},
 			detail: []string{"vite.config.ts: changes the test section of vite's configuration"},
@@ -410,5 +416,25 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 			}
 			wantIntegrity(t, g, c.detail)
 		})
+	}
+}
+
+func TestJSSetupFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"package.json":      `{"jest": {"setupFilesAfterEnv": ["<rootDir>/test/after-env.js"], "testEnvironment": "node", "globalSetup": "./test/global"}}`,
+		"test/after-env.js": "x\n",
+		"test/global.ts":    "x\n",
+		".mocharc.yml":      "require:\n  - ./test/hooks.mjs\n  - ts-node/register\nfile: test/fixtures.cjs\nspec: test/**/*.spec.js\n",
+		"vitest.config.mts": "export default { test: { setupFiles: \"./src/setup-dom.ts\", environment: \"jsdom\" } };\n",
+		"jest.config.json":  `{"setupFiles": ["./polyfills.js"]}`,
+		"src/setup-dom.ts":  "x\n",
+		"test/not-setup.js": "x\n",
+	})
+	got := sortedKeys(jsSetupFiles(dir))
+	want := "polyfills.js src/setup-dom.ts test/after-env.js test/fixtures.cjs test/global.ts test/hooks.mjs"
+	if strings.Join(got, " ") != want {
+		t.Errorf("setup files = %v, want %s", got, want)
 	}
 }

@@ -183,3 +183,131 @@ func jsDetectsTests(files []unidiff.File, isTest func(string) bool) []string {
 	sort.Strings(bad)
 	return bad
 }
+
+// jsSetupKeys are the configuration keys (jest's, vitest's, mocha's) whose
+// values are files the runner loads before or around the tests.
+var jsSetupKeys = map[string]bool{
+	"setupFiles": true, "setupFilesAfterEnv": true, "globalSetup": true, "globalTeardown": true,
+	"testEnvironment": true, "snapshotResolver": true, "testSequencer": true, "reporters": true,
+	"require": true, "file": true,
+}
+
+// jsSetupFiles are the files of the checkout at dir that the runners'
+// configuration names as setup (jest's setupFiles, setupFilesAfterEnv,
+// globalSetup and testEnvironment, vitest's setupFiles and globalSetup,
+// mocha's require and file), read from package.json, the runners' and
+// vite's configuration files and .mocharc.* at the root. A setup file runs
+// before every test: changing it changes what every test sees, whatever
+// its name.
+func jsSetupFiles(dir string) map[string]bool {
+	out := map[string]bool{}
+	add := func(spec string) {
+		spec = strings.TrimPrefix(spec, "<rootDir>/")
+		if spec == "" || strings.HasPrefix(spec, "/") || !(strings.HasPrefix(spec, ".") || strings.Contains(spec, "/")) {
+			return // a package's name
+		}
+		p := path.Clean(spec)
+		if strings.HasPrefix(p, "../") || p == ".." || p == "." {
+			return
+		}
+		if isJSSource(p) {
+			out[p] = true
+			return
+		}
+		for _, ext := range jsExts {
+			if _, err := readBeneath(dir, p+ext, maxSourceBytes); err == nil {
+				out[p+ext] = true
+				return
+			}
+		}
+	}
+	var fromJSON func(v any, key string)
+	fromJSON = func(v any, key string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				fromJSON(x, k)
+			}
+		case []any:
+			for _, x := range v {
+				fromJSON(x, key)
+			}
+		case string:
+			if jsSetupKeys[key] {
+				add(v)
+			}
+		}
+	}
+	names, _ := listFiles(dir, ".")
+	for _, name := range names {
+		lower := strings.ToLower(name)
+		switch {
+		case lower == "package.json":
+			var pkg map[string]json.RawMessage
+			if data, err := readBeneath(dir, name, maxSourceBytes); err == nil && json.Unmarshal(data, &pkg) == nil {
+				for _, k := range []string{"jest", "mocha", "vitest"} {
+					var v any
+					if json.Unmarshal(pkg[k], &v) == nil {
+						fromJSON(v, "")
+					}
+				}
+			}
+		case strings.HasPrefix(lower, ".mocharc") && (strings.HasSuffix(lower, ".yml") || strings.HasSuffix(lower, ".yaml")):
+			data, err := readBeneath(dir, name, maxSourceBytes)
+			if err != nil {
+				continue
+			}
+			key := ""
+			for _, l := range strings.Split(string(data), "\n") {
+				t := strings.TrimSpace(l)
+				if item, ok := strings.CutPrefix(t, "- "); ok {
+					if key == "require" || key == "file" {
+						add(strings.Trim(strings.TrimSpace(item), `'"`))
+					}
+					continue
+				}
+				k, v, ok := strings.Cut(t, ":")
+				if !ok {
+					continue
+				}
+				key = strings.TrimSpace(k)
+				if v = strings.TrimSpace(v); v != "" && (key == "require" || key == "file") {
+					add(strings.Trim(v, `'"`))
+				}
+			}
+		case strings.HasPrefix(lower, ".mocharc") && strings.HasSuffix(lower, "json") || (jsRunnerFile(name) || jsViteConfigRE.MatchString(lower)) && strings.HasSuffix(lower, ".json"):
+			var v any
+			if data, err := readBeneath(dir, name, maxSourceBytes); err == nil && json.Unmarshal(data, &v) == nil {
+				fromJSON(v, "")
+			}
+		case (jsRunnerFile(name) || jsViteConfigRE.MatchString(lower)) && isJSSource(name):
+			src, err := readBeneath(dir, name, maxSourceBytes)
+			if err != nil {
+				continue
+			}
+			tree, ok := parseJS(name, src)
+			if !ok {
+				continue
+			}
+			walkJS(tree.root(), func(n *sitter.Node) bool {
+				if n.Kind() != "pair" {
+					return true
+				}
+				k, v := n.ChildByFieldName("key"), n.ChildByFieldName("value")
+				if k == nil || v == nil || !jsSetupKeys[strings.Trim(tree.text(k), `'"`)] {
+					return true
+				}
+				walkJS(v, func(x *sitter.Node) bool {
+					if s, ok := jsStringText(x, src); ok {
+						add(s)
+						return false
+					}
+					return true
+				})
+				return false
+			})
+			tree.close()
+		}
+	}
+	return out
+}
