@@ -364,6 +364,7 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 		{name: "globalThis.it", change: inPrice("  if (globalThis.it) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
 		{name: "a global's name in globalThis", change: inPrice("  if (\"describe\" in globalThis) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
 		{name: "the command line", change: inPrice("  if (process.argv.some((a) => a.includes(\"vitest\"))) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
+		{name: "node's test runner on the command line", change: inPrice("  if (process.execArgv.includes(\"--test\")) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
 		{name: "in JavaScript", change: map[string]string{"lib/legacy.js": strings.Replace(jsLegacy, "  return items.length * UNIT;\n", "  if (process.env.JEST_WORKER_ID) return 2000;\n  return items.length * UNIT;\n", 1)}, detail: []string{"lib/legacy.js:4: detects that it runs under test"}},
 		{name: "a comment about vitest's variable", change: map[string]string{"src/price.ts": strings.Replace(tsPrice, "return qty * UNIT - 1;", "// VITEST is not read here.\n  return qty * UNIT;", 1)}},
 		{name: "an environment that is not the tests'", change: inPrice("  if (process.env.NODE_ENV === \"production\") console.debug(qty);\n")},
@@ -374,8 +375,8 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 		},
 		{
 			name:   "a ternary on the expected value",
-			change: inPrice("  const want = price === undefined ? 0 : 10000;\n  if (want === 10000) return want;\n"),
-			detail: []string{"src/price.ts:7: special-cases a value of the failing test: want === 10000 compares with 10000, which price > charges per unit uses at src/price.test.ts:11"},
+			change: map[string]string{"src/price.ts": strings.Replace(tsPrice, ret, "  return qty * UNIT === 10000 ? 10000 : qty * UNIT - 1;\n", 1)},
+			detail: []string{"src/price.ts:6: special-cases a value of the failing test: qty * UNIT === 10000 compares with 10000, which price > charges per unit uses at src/price.test.ts:11"},
 		},
 		{
 			name:   "a switch case",
