@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -119,7 +120,7 @@ func (f *fixture) nodeInput(t *testing.T, change map[string]string) Input {
 		t.Fatal(err)
 	}
 	return Input{
-		Dir: f.repo.Dir, Base: f.base, Patch: patch, Lang: nodeLang(),
+		Dir: f.repo.Dir, Base: f.base, Patch: patch, Lang: node.Driver{},
 		Task: task.Task{ID: "t1", Commit: f.base, Failures: []task.Failure{
 			{Package: "src/price.test.ts", Test: "price > charges per unit"},
 			{Package: "src/price.test.ts", Test: "price > charges 12 units"},

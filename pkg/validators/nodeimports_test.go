@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/lang/node"
 )
 
 func TestJSImports(t *testing.T) {
@@ -80,7 +82,7 @@ func TestJSImportersNearestFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	isTest := func(p string) bool { return fileNodeLang{}.IsTestFile(p) }
+	isTest := node.Driver{}.IsTestFile
 	got := jsImporters(mods, []string{"src/price.ts"}, isTest, map[string]bool{"src/price.test.ts": true})
 	var names []string
 	for _, d := range got {
