@@ -440,3 +440,20 @@ func TestJSSetupFiles(t *testing.T) {
 		t.Errorf("setup files = %v, want %s", got, want)
 	}
 }
+
+// namedRunner is the node driver naming its runner.
+type namedRunner struct{ node.Driver }
+
+func (namedRunner) Runner(string) string { return "vitest" }
+
+// The gates' evidence names the runner when the driver does, and the
+// language's tests generically when it does not.
+func TestNodeTestTool(t *testing.T) {
+	t.Parallel()
+	if got := (&candidate{lang: namedRunner{}}).testTool(); got != "vitest" {
+		t.Errorf("test tool of a driver naming vitest = %q", got)
+	}
+	if got := (&candidate{lang: node.Driver{}}).testTool(); got != "node tests" {
+		t.Errorf("test tool of a driver naming no runner = %q, want node tests", got)
+	}
+}
