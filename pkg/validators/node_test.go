@@ -194,6 +194,11 @@ func TestNodeIntegrity(t *testing.T) {
 			detail: []string{`adds a skip or a focus: it.todo("labels seven");`, "removes an assertion: expect(label(7)).toBe(\"seven\");"},
 		},
 		{
+			name:   "node:test's t.skip()",
+			change: inUnit("t.skip(\"later\");"),
+			detail: []string{`adds a skip or a focus: t.skip("later");`},
+		},
+		{
 			name:   "a context's skip",
 			change: inUnit("ctx.skip();"),
 			detail: []string{"adds a skip or a focus: ctx.skip();"},
