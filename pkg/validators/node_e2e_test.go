@@ -248,6 +248,18 @@ func TestNodeGatesVitest(t *testing.T) {
 	}
 }
 
+// A finding the base already has is not the patch's: the static gate
+// compares the driver's findings after the patch with the base's.
+func TestNodeGatesOldFindingNotBlamed(t *testing.T) {
+	t.Parallel()
+	nodetest.Require(t)
+	legacy := "price: a legacy constant\n\n-- src/legacy.ts --\nexport const LEGACY: number = 'none';\n"
+	history := append(append([]string(nil), nodetest.Price...), priceIndex, legacy)
+	fixed := strings.Replace(priceBroken, "prices.slice(1)", "prices", 1)
+	gates := checkNode(t, "example/price", history, nodetest.PriceBroken, nodetest.PriceTest, nodeCase{change: map[string]string{"src/price.ts": fixed}})
+	want(t, gates, GateStatic, task.GatePass, "no new finding", "1 finding(s) already at base")
+}
+
 func TestNodeGatesJest(t *testing.T) {
 	t.Parallel()
 	nodetest.Require(t)
