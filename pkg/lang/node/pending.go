@@ -11,15 +11,6 @@ import (
 // errPending is what the parts of the driver not written yet return.
 var errPending = errors.New("node driver: not implemented yet")
 
-func (Driver) Resolve(dir, id string) (testrun.Target, error) {
-	return testrun.Target{}, errPending
-}
-func (Driver) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
-	return testrun.Outcome{}, errPending
-}
-func (Driver) RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
-	return testrun.Outcome{}, errPending
-}
 func (Driver) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
 	return testrun.Outcome{}, errPending
 }
