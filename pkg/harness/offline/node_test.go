@@ -84,10 +84,6 @@ func TestRepairNode(t *testing.T) {
 			if len(out.Failed) == 0 {
 				t.Fatalf("%s does not fail at the head: %s\n%s", rc.failing, out.Summary(), out.Output)
 			}
-			if _, err := drv.Check(ctx, dir, []string{"package.json"}); err != nil && strings.Contains(err.Error(), "not implemented") {
-				// Every edit's feedback is the driver's checks.
-				t.Skipf("the Node driver checks no edit yet: %v", err)
-			}
 			tk := task.Task{ID: "task-" + rc.name, Repo: dir, Commit: head, Failures: out.Failed,
 				Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning,
 				Bisection: task.Bisection{Good: commits[rc.blame-1], Bad: head, Blame: commits[rc.blame], Subject: "a larger change", Steps: 2}}
