@@ -205,7 +205,7 @@ module.exports = { lineTotal, cartTotal };
 	s.models = map[string]*fileModel{"src/cart.js": modelOf("src/cart.js", src)}
 	s.failures = []task.Failure{{Package: "src/cart.test.js", Test: "cart > totals the items",
 		Message: "expect(received).toBe(expected) // Object.is equality; Expected: 10; Received: 4",
-		Output: "Error: expect(received).toBe(expected)\n    at lineTotal (/tmp/w/src/cart.js:4:35)\n    at cartTotal (/tmp/w/src/cart.js:10:12)\n    at Object.<anonymous> (/tmp/w/src/cart.test.js:9:23)"}}
+		Output:  "Error: expect(received).toBe(expected)\n    at lineTotal (/tmp/w/src/cart.js:4:35)\n    at cartTotal (/tmp/w/src/cart.js:10:12)\n    at Object.<anonymous> (/tmp/w/src/cart.test.js:9:23)"}}
 	s.build()
 	if len(s.cands) == 0 {
 		t.Fatal("no candidates")
