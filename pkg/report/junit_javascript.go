@@ -12,16 +12,19 @@ import (
 // default and with the settings projects commonly use. A test is named
 // canonically as FILE::NAME where the report carries its file: Package the
 // test file relative to the runner's root, Test its describe blocks and
-// title joined by " > ". Where the report does not carry the file, Package
-// is empty and Test the test's full name as the reporter joined it (the
-// Node driver's Resolve finds its file):
+// title joined by " > ". Where the report does not carry the file, Test is
+// the test's full name as the reporter joined it and Package what the
+// report has instead (jest-junit's suite name, or nothing): the Node
+// driver's Resolve finds the file.
 //
 //   - vitest: classname the file, name "describe > title". A file that does
 //     not load is a test case named by the file in both: a build failure of
 //     the file.
 //   - jest-junit, default templates: classname and name both "describe
 //     title" (joined by spaces, a leading space when there is no describe
-//     block), the suite named by the first describe block: no file. With
+//     block), the suite named by the first describe block ("undefined"
+//     when there is none): no file, the suite's name the package, the full
+//     name the test (as for any report whose classname is its name). With
 //     addFileAttribute the test case's file attribute is the file; with
 //     classNameTemplate "{classname}" and titleTemplate "{title}" the
 //     classname is the describe blocks (joined by " › " where the
@@ -86,7 +89,7 @@ func (p *junitParser) jsName(tc *junitCase) bool {
 			tc.pkg = tc.file
 		case isJSFile(s.file):
 			tc.pkg = s.file
-		case isJSFile(s.name):
+		default:
 			tc.pkg = s.name
 		}
 	case isJSFile(tc.classname):
@@ -175,7 +178,9 @@ func describeJS(f *task.Failure, attrMsg, body string) {
 // jsErrorText is the text of the error a JavaScript failure's body starts
 // with: its lines before the stack trace (or a code frame, or vitest's
 // separator), blank ones and jest's "●" headings left out, and a bare
-// "Error: " before it. node:test's "[Error: test failed]" says nothing: "".
+// "Error: " before it. A jest matcher's error is its first line and its
+// Expected and Received lines, joined with "; " (as the Node driver says
+// it). node:test's "[Error: test failed]" says nothing: "".
 func jsErrorText(body string) string {
 	var lines []string
 	indent := -1
@@ -207,6 +212,15 @@ func jsErrorText(body string) string {
 		lines[i] = l[indent:]
 	}
 	lines[0] = strings.TrimPrefix(lines[0], "Error: ")
+	if strings.HasPrefix(lines[0], "expect(") {
+		parts := lines[:1]
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "Expected") || strings.HasPrefix(l, "Received") {
+				parts = append(parts, strings.Join(strings.Fields(l), " "))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
 	return strings.Join(lines, "\n")
 }
 

@@ -65,21 +65,22 @@ func checkBuilds(t *testing.T, got []task.Failure, want map[string]string) {
 }
 
 // jest-junit's default templates name no file ("describe title" in both
-// classname and name): the test is named by its full name alone, which the
-// Node driver resolves. jest writes no message: the assertion's is its
+// classname and name): the test is named by its suite (the file's first
+// describe block, "undefined" when it has none) and its full name, which
+// the Node driver resolves. jest writes no message: the assertion's is its
 // error's text (Expected and Received), not the first line of the output.
 func TestParseJUnitJestDefaultTemplates(t *testing.T) {
 	res := parseFile(t, "jest-junit-default.xml")
-	if res.Total != 6 || !slices.Equal(res.Passed, []string{"price adds nothing at zero", "top level passes"}) {
+	if res.Total != 6 || !slices.Equal(res.Passed, []string{"price.price adds nothing at zero", "price.top level passes"}) {
 		t.Errorf("total %d passed %q", res.Total, res.Passed)
 	}
 	root := "/home/runner/work/shop/shop/"
 	checkFailures(t, res.Failures, []failure{
-		{id: "price discount applies the discount", message: "expect(received).toBe(expected) // Object.is equality\nExpected: 90\nReceived: 91",
+		{id: "price.price discount applies the discount", message: "expect(received).toBe(expected) // Object.is equality; Expected: 90; Received: 91",
 			frames: []string{root + "src/price.test.js:9"}, outputHas: "jest-circus"},
-		{id: "price rejects a negative total", message: "RangeError: negative total: -1",
+		{id: "price.price rejects a negative total", message: "RangeError: negative total: -1",
 			frames: []string{root + "src/price.js:7", root + "src/price.test.js:13"}, outputHas: "at checkTotal"},
-		{id: "cart totals", message: "expect(received).toEqual(expected) // deep equality\n- Expected  - 1\n+ Received  + 1\n  Object {\n    \"a\": 1,\n    \"b\": Array [\n      1,\n-     3,\n+     2,\n    ],\n  }",
+		{id: "undefined.cart totals", message: "expect(received).toEqual(expected) // deep equality",
 			frames: []string{root + "src/cart.test.js:2"}, outputHas: "Object {"},
 	})
 }
@@ -95,11 +96,11 @@ func TestParseJUnitJestFileAttribute(t *testing.T) {
 		t.Errorf("total %d passed %q", res.Total, res.Passed)
 	}
 	checkFailures(t, res.Failures, []failure{
-		{id: "src/price.test.js::price > discount > applies the discount", message: "expect(received).toBe(expected) // Object.is equality\nExpected: 90\nReceived: 91",
+		{id: "src/price.test.js::price > discount > applies the discount", message: "expect(received).toBe(expected) // Object.is equality; Expected: 90; Received: 91",
 			frames: []string{"src/price.test.js:9"}, outputHas: "(src/price.test.js:9:33)"},
 		{id: "src/price.test.js::price > rejects a negative total", message: "RangeError: negative total: -1",
 			frames: []string{"src/price.js:7", "src/price.test.js:13"}},
-		{id: "src/cart.test.js::cart totals", message: "expect(received).toEqual(expected) // deep equality\n- Expected  - 1\n+ Received  + 1\n  Object {\n    \"a\": 1,\n    \"b\": Array [\n      1,\n-     3,\n+     2,\n    ],\n  }",
+		{id: "src/cart.test.js::cart totals", message: "expect(received).toEqual(expected) // deep equality",
 			frames: []string{"src/cart.test.js:2"}},
 	})
 	checkClean(t, res.Failures)
@@ -121,7 +122,7 @@ func TestParseJUnitMocha(t *testing.T) {
 		t.Errorf("total %d passed %q", res.Total, res.Passed)
 	}
 	checkFailures(t, res.Failures, []failure{
-		{id: "top level passes", message: "Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n    a: 1,\n    b: [\n      1,\n+     2\n-     3\n    ]\n  }",
+		{id: "Root Suite.top level passes", message: "Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n    a: 1,\n    b: [\n      1,\n+     2\n-     3\n    ]\n  }",
 			frames: []string{"mtest/price.spec.js:19"}},
 		{id: "mtest/price.spec.js::price rejects a negative total", message: "negative total: -1",
 			frames: []string{"src/price.js:7", "mtest/price.spec.js:14"}},
