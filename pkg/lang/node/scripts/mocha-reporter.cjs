@@ -13,7 +13,15 @@ module.exports = function RedfixReporter(runner) {
     }
     return files.get(key);
   };
-  const stack = (err) => (err ? String((err && (err.stack || err.message)) || err) : '');
+  // mocha filters its own frames out of a stack, and with them an error
+  // line that names a file of its package: the message is put back.
+  const stack = (err) => {
+    if (!err) return '';
+    const s = String(err.stack || '');
+    const first = String(err.message || '').split('\n')[0];
+    if (first && !s.includes(first)) return `${err.name || 'Error'}: ${err.message}\n${s}`;
+    return s || String(err.message || err);
+  };
   const add = (test, status, err) => {
     const path = test.titlePath();
     const r = file(test.file);
