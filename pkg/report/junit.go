@@ -129,6 +129,8 @@ type junitParser struct {
 	// cases counts the test cases; ids the bytes of the test IDs kept;
 	// suiteOut the bytes of suite output repeated into failures.
 	cases, ids, suiteOut int
+	// mocha are the titles of mocha's suites by file, in order.
+	mocha map[string][]string
 }
 
 // junitRole is what an open element is to the parser.
@@ -157,6 +159,8 @@ type junitSuite struct {
 	// writes top-level tests straight into <testsuites>).
 	file            string
 	nodeTest, loose bool
+	// mochaSeen: the suite's title is in the parser's mocha titles.
+	mochaSeen bool
 	// What the suite's own test cases say; the failures wait for the
 	// suite's end, which has the system-out and system-err added to them.
 	total    int

@@ -34,7 +34,8 @@ import (
 //     and a <failure>): one build failure of the file.
 //   - mocha-junit-reporter: a suite per describe block carrying the file's
 //     absolute path, name the full title (joined by spaces), classname the
-//     title alone.
+//     title alone. The describe blocks are told apart by the suites of the
+//     file seen so far (mochaNames).
 //   - node:test (--test-reporter=junit): a suite per describe block (it has
 //     a disabled attribute), classname "test", name the title; top-level
 //     tests straight in <testsuites>; a file that fails to run a top-level
@@ -96,6 +97,9 @@ func (p *junitParser) jsName(tc *junitCase) bool {
 		tc.pkg = tc.classname
 	case isJSFile(s.file) && tc.file == "":
 		tc.pkg = s.file
+		if names := mochaNames(tc.name, tc.classname, p.mochaSuites(s)); names != nil {
+			tc.name = strings.Join(names, " > ")
+		}
 	case isJSFile(tc.file) || isJSFile(s.name):
 		tc.pkg = tc.file
 		if tc.pkg == "" {
@@ -349,4 +353,67 @@ func cutLine(fr string) (file, line string) {
 		return fr, ""
 	}
 	return fr[:i], fr[i+1:]
+}
+
+// maxMochaTitles bounds the suite titles kept per file for mochaNames, and
+// maxMochaSteps the attempts of one split.
+const (
+	maxMochaTitles = 256
+	maxMochaSteps  = 1024
+)
+
+// mochaSuites are the titles of the suites of s's file seen so far (the
+// last one s's), which mochaNames splits a full title with.
+func (p *junitParser) mochaSuites(s *junitSuite) []string {
+	if p.mocha == nil {
+		p.mocha = map[string][]string{}
+	}
+	titles := p.mocha[s.file]
+	if s.mochaSeen {
+		return titles
+	}
+	s.mochaSeen = true
+	if len(titles) < maxMochaTitles {
+		titles = append(titles, s.name)
+		p.mocha[s.file] = titles
+	}
+	return titles
+}
+
+// mochaNames splits mocha's full title (the describe blocks' titles and the
+// test's, joined by spaces) into those titles: the test's own title ends
+// it, the innermost describe block's (the last of suites) is before it,
+// and the outer ones are suites of the file seen before. Nil when it does
+// not split so.
+func mochaNames(full, title string, suites []string) []string {
+	if title == "" || len(suites) == 0 || !strings.HasSuffix(full, " "+title) {
+		return nil
+	}
+	rest := strings.TrimSuffix(full, " "+title)
+	steps := 0
+	var split func(rest string, last int) []string
+	split = func(rest string, last int) []string {
+		if steps++; steps > maxMochaSteps {
+			return nil
+		}
+		t := suites[last]
+		switch {
+		case rest == t:
+			return []string{t}
+		case !strings.HasSuffix(rest, " "+t):
+			return nil
+		}
+		outer := strings.TrimSuffix(rest, " "+t)
+		for i := last - 1; i >= 0; i-- {
+			if names := split(outer, i); names != nil {
+				return append(names, t)
+			}
+		}
+		return nil
+	}
+	names := split(rest, len(suites)-1)
+	if names == nil {
+		return nil
+	}
+	return append(names, title)
 }

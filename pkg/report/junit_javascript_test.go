@@ -115,18 +115,19 @@ func TestParseJUnitJestFileAttribute(t *testing.T) {
 }
 
 // mocha-junit-reporter: the suite's absolute file made relative by the
-// frames mocha writes relative; the full title is the name.
+// frames mocha writes relative; the full title split into the describe
+// blocks' titles by the file's suites (the canonical name).
 func TestParseJUnitMocha(t *testing.T) {
 	res := parseFile(t, "mocha-junit-reporter.xml")
-	if res.Total != 4 || !slices.Equal(res.Passed, []string{"mtest/price.spec.js::price adds nothing at zero"}) {
+	if res.Total != 4 || !slices.Equal(res.Passed, []string{"mtest/price.spec.js::price > adds nothing at zero"}) {
 		t.Errorf("total %d passed %q", res.Total, res.Passed)
 	}
 	checkFailures(t, res.Failures, []failure{
 		{id: "Root Suite.top level passes", message: "Expected values to be strictly deep-equal:\n+ actual - expected\n\n  {\n    a: 1,\n    b: [\n      1,\n+     2\n-     3\n    ]\n  }",
 			frames: []string{"mtest/price.spec.js:19"}},
-		{id: "mtest/price.spec.js::price rejects a negative total", message: "negative total: -1",
+		{id: "mtest/price.spec.js::price > rejects a negative total", message: "negative total: -1",
 			frames: []string{"src/price.js:7", "mtest/price.spec.js:14"}},
-		{id: "mtest/price.spec.js::price discount applies the discount", message: "Expected values to be strictly equal:\n\n91 !== 90",
+		{id: "mtest/price.spec.js::price > discount > applies the discount", message: "Expected values to be strictly equal:\n\n91 !== 90",
 			frames: []string{"mtest/price.spec.js:10"}, outputHas: "+90"},
 	})
 	checkClean(t, res.Failures)
@@ -156,6 +157,26 @@ func TestParseJUnitNodeTest(t *testing.T) {
 		root + "ntest/broken.test.js": "test failed",
 		root + "ntest/syntax.test.js": "test failed",
 	})
+}
+
+// mocha's full title is split by the titles of the file's suites seen so
+// far, the innermost last; a title that does not split stays whole.
+func TestMochaNames(t *testing.T) {
+	for _, c := range []struct {
+		full, title string
+		suites      []string
+		want        []string
+	}{
+		{"a b c d", "d", []string{"a b", "c"}, []string{"a b", "c", "d"}},
+		{"a b c d", "d", []string{"a", "b", "x", "c"}, []string{"a", "b", "c", "d"}},
+		{"cart totals the items", "the items", []string{"cart totals"}, []string{"cart totals", "the items"}},
+		{"cart totals the items", "the items", []string{"totals"}, nil},
+		{"a b", "c", []string{"a"}, nil},
+	} {
+		if got := mochaNames(c.full, c.title, c.suites); !slices.Equal(got, c.want) {
+			t.Errorf("mochaNames(%q, %q, %q) = %q, want %q", c.full, c.title, c.suites, got, c.want)
+		}
+	}
 }
 
 func TestJSFrames(t *testing.T) {
