@@ -69,7 +69,7 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	}
 	switch {
 	case tc.js || isJSTrace(body):
-		describeJS(&f, tc.message, body)
+		describeJS(&f, tc.message, body, build)
 	case len(f.Frames) == 0:
 		f.Frames = traceFrames(f.Output)
 	}

@@ -150,8 +150,9 @@ func isJSTrace(output string) bool {
 // attribute when it says something (vitest's, mocha's, node:test's), else
 // the error's text before its stack trace (jest-junit writes no message);
 // the frames from the stack trace, the runners' and node's own left out.
-// Colour codes are taken out of both and of the output.
-func describeJS(f *task.Failure, attrMsg, body string) {
+// Colour codes are taken out of both and of the output. A file that did
+// not load with no more than that said has no message.
+func describeJS(f *task.Failure, attrMsg, body string, build bool) {
 	f.Output = StripANSI(f.Output)
 	body = StripANSI(body)
 	attrMsg = strings.TrimSpace(StripANSI(attrMsg))
@@ -159,9 +160,14 @@ func describeJS(f *task.Failure, attrMsg, body string) {
 	case informative(attrMsg):
 		f.Message = capMessage(attrMsg)
 	default:
-		if m := jsErrorText(body); m != "" {
+		switch m := jsErrorText(body); {
+		case m != "":
 			f.Message = capMessage(m)
-		} else if attrMsg != "" {
+		case build:
+			// node:test's "test failed" of a file that did not run: the
+			// reproduction's build says what failed.
+			f.Message = ""
+		case attrMsg != "":
 			f.Message = attrMsg
 		}
 	}
