@@ -15,6 +15,17 @@ var languageSpecs = map[string]map[string]string{
 			"test files and directories (\"tests/test_x.py\", \"tests\") run all their tests. With list, names the tests of files or directories without running them; " +
 			"with localize, ranks the lines most likely at fault.",
 	},
+	"node": {
+		ActFindFile:            "Find files by name or glob (e.g. \"cart.ts\", \"*.test.ts\", \"src/**/x*.js\") among the repository's files.",
+		ActSearchClass:         "Find JavaScript and TypeScript classes, interfaces and type aliases by name: location, declaration and method list.",
+		ActSearchMethod:        "Find JavaScript and TypeScript functions and methods by name (\"total\" or \"Cart.total\"): location, signature and body.",
+		ActSearchMethodInFile:  "Find a JavaScript or TypeScript function or method by name within one file: location, signature and body.",
+		ActSearchMethodInClass: "Find a method of a JavaScript or TypeScript class by the class's and the method's names: location, signature and body.",
+		ActRunTests: "Run tests with the repository's runner (jest, vitest, mocha or node:test) and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. " +
+			"Test ids are FILE::NAME, the test file's path and the test's describe blocks and title joined by \" > \" (\"src/cart.test.ts::cart > totals > adds tax\"), or the name alone where one file declares it (\"cart > totals > adds tax\"); " +
+			"test files and directories (\"src/cart.test.ts\", \"src\") run all their tests. With list, names the tests of files or directories without running them; " +
+			"with localize, ranks the lines most likely at fault.",
+	},
 }
 
 // specs are the tools as the episode's policy sees them: Specs, with the
