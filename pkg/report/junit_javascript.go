@@ -28,7 +28,10 @@ import (
 //     addFileAttribute the test case's file attribute is the file; with
 //     classNameTemplate "{classname}" and titleTemplate "{title}" the
 //     classname is the describe blocks (joined by " › " where the
-//     ancestorSeparator is jest's own) and the name the title. A suite that
+//     ancestorSeparator is jest's own) and the name the title; without the
+//     file, a test in nested describe blocks (" › " in its classname) is
+//     named by its full name alone, the others by classname and title as
+//     any report's are. A suite that
 //     failed to run (reportTestSuiteErrors) is a test case whose classname
 //     is "Test suite failed to run", named by the file, twice (an <error>
 //     and a <failure>): one build failure of the file.
@@ -108,6 +111,8 @@ func (p *junitParser) jsName(tc *junitCase) bool {
 		if c := strings.TrimSpace(tc.classname); c != "" && c != tc.pkg {
 			tc.name = strings.ReplaceAll(c, " › ", " > ") + " > " + tc.name
 		}
+	case strings.Contains(tc.classname, " › "):
+		tc.name = strings.ReplaceAll(strings.TrimSpace(tc.classname), " › ", " > ") + " > " + tc.name
 	default:
 		return false
 	}

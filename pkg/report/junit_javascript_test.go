@@ -114,6 +114,23 @@ func TestParseJUnitJestFileAttribute(t *testing.T) {
 	}
 }
 
+// jest-junit with "{classname}" and "{title}" and no file: a test in nested
+// describe blocks (jest's " › " between them) is named by its full name,
+// which the Node driver resolves; the others by classname and title.
+func TestParseJUnitJestClassnameTemplate(t *testing.T) {
+	res := parseFile(t, "jest-junit-classname.xml")
+	if res.Total != 6 || !slices.Equal(res.Passed, []string{"price.adds nothing at zero", "price.top level passes"}) {
+		t.Errorf("total %d passed %q", res.Total, res.Passed)
+	}
+	var ids []string
+	for _, f := range res.Failures {
+		ids = append(ids, f.ID())
+	}
+	if want := []string{"price > discount > applies the discount", "price.rejects a negative total", "undefined.cart totals"}; !slices.Equal(ids, want) {
+		t.Errorf("failures %q, want %q", ids, want)
+	}
+}
+
 // mocha-junit-reporter: the suite's absolute file made relative by the
 // frames mocha writes relative; the full title split into the describe
 // blocks' titles by the file's suites (the canonical name).
