@@ -108,3 +108,24 @@ func TestListAndBuild(t *testing.T) {
 		})
 	}
 }
+
+// A test file whose module is gone does not load: Build names it, and
+// vitest's JUnit name for it (the file twice) resolves to the file.
+func TestBuildUnloadable(t *testing.T) {
+	ctx, d, dir := fixture(t, nodetest.PriceUnloadable...)
+	o, err := d.Build(ctx, dir, []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Build) != 1 || o.Build[0].Package != nodetest.PriceUnloadableFile || !strings.HasPrefix(o.Build[0].Message, nodetest.PriceUnloadableMessage) {
+		t.Fatalf("build = %+v\n%s", o.Build, o.Output)
+	}
+	if strings.Contains(o.Build[0].Message, dir) {
+		t.Errorf("the checkout's path leaks into the message: %q", o.Build[0].Message)
+	}
+	tg, err := d.Resolve(dir, nodetest.PriceUnloadableFile+"::"+nodetest.PriceUnloadableFile)
+	if err != nil || tg.ID != nodetest.PriceUnloadableFile || !tg.IsPackage() {
+		t.Errorf("resolve = %+v, %v", tg, err)
+	}
+	clean(t, dir)
+}

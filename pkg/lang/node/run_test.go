@@ -119,6 +119,15 @@ func TestRunMochaAndNodeTest(t *testing.T) {
 			if !slices.Equal(o.Passed, []string{c.test}) || len(o.Failed)+len(o.Others) != 0 {
 				t.Errorf("the test alone: passed %v, failed %v, others %v", o.Passed, o.Failed, o.Others)
 			}
+			// A describe block: its tests.
+			suite, _, _ := strings.Cut(c.test, " > ")
+			o, err = d.Run(ctx, dir, []string{suite}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := o.Runs[suite]; r.Fail != 1 || len(o.Failed) != 1 || len(o.Passed) != 1 {
+				t.Errorf("the describe block %s: runs %+v, %s", suite, r, o.Summary())
+			}
 			o, err = d.RunPackages(ctx, dir, []string{path.Dir(c.frame)})
 			if err != nil {
 				t.Fatal(err)
