@@ -12,38 +12,6 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// priceUnloadable is nodetest's vitest project whose third commit renames a
-// module a test file imports: from there the test file does not load.
-var priceUnloadable = []string{
-	nodetest.Price[0],
-	`price: a tax on totals
-
--- src/tax.ts --
-export function tax(x: number): number {
-  return x * 0.2;
-}
--- src/tax.test.ts --
-import { describe, expect, it } from 'vitest';
-import { tax } from './tax';
-
-describe('tax', () => {
-  it('is a fifth', () => {
-    expect(tax(10)).toBe(2);
-  });
-});
-`,
-	`price: the tax is the VAT
-
--- src/tax.ts --
-(deleted)
--- src/vat.ts --
-export function vat(x: number): number {
-  return x * 0.2;
-}
-`,
-	nodetest.Price[1],
-}
-
 // tallyUnloadable is nodetest's node:test project whose third commit
 // renames the module its test file requires.
 var tallyUnloadable = []string{
@@ -100,7 +68,7 @@ func processUnloadable(t *testing.T, history []string, broken int, file, message
 // commit the build bisection tries.
 func TestProcessVitestUnloadableFileIsABuildFailure(t *testing.T) {
 	nodetest.Require(t)
-	processUnloadable(t, priceUnloadable, 2, "src/tax.test.ts", "./tax")
+	processUnloadable(t, nodetest.PriceUnloadable, nodetest.PriceBroken, nodetest.PriceUnloadableFile, nodetest.PriceUnloadableMessage)
 }
 
 // node:test's JUnit names a file that failed to run by CI's absolute path
