@@ -94,7 +94,10 @@ func (p *junitParser) jsName(tc *junitCase) bool {
 		case isJSFile(s.file):
 			tc.pkg = s.file
 		default:
+			// No file: any runner's report could be so; a JavaScript
+			// stack in the failure makes it JavaScript's (isJSTrace).
 			tc.pkg = s.name
+			return true
 		}
 	case isJSFile(tc.classname):
 		tc.pkg = tc.classname
@@ -277,10 +280,13 @@ func jsFrames(output string, n int) []string {
 // relative) gives the root the relative paths are from. Packages, frames,
 // messages, outputs and the test IDs lose the roots; a report that shows
 // none is left as it is (triage learns the root from its reproduction).
+// Only JavaScript and TypeScript files show roots: other languages'
+// reports name theirs as their runners do.
 func relativeToReport(res *Result) {
 	rel, abs := map[string]bool{}, map[string]bool{}
 	add := func(p string) {
 		switch {
+		case !isJSFile(p):
 		case strings.HasPrefix(p, "/"):
 			abs[p] = true
 		case p != "" && !strings.HasPrefix(p, "."):
@@ -291,13 +297,9 @@ func relativeToReport(res *Result) {
 	for _, fs := range all {
 		for _, f := range fs {
 			for _, m := range absPathRE.FindAllStringSubmatch(f.Message, maxTraceFrames) {
-				if isJSFile(m[1]) {
-					add(m[1])
-				}
+				add(m[1])
 			}
-			if task.IsTestFilePath(f.Package) {
-				add(f.Package)
-			}
+			add(f.Package)
 			for _, fr := range f.Frames {
 				file, _ := cutLine(fr)
 				add(file)

@@ -233,3 +233,20 @@ func TestStripANSI(t *testing.T) {
 		}
 	}
 }
+
+// The roots a report shows are learnt from JavaScript files only: a Go
+// failure whose absolute frame ends in a file another frame names bare
+// keeps its frames as go test printed them.
+func TestRelativeToReportJavaScriptOnly(t *testing.T) {
+	res := Result{Failures: []task.Failure{
+		{Package: "example.com/m/tbl", Test: "TestTable", Frames: []string{"/ci/m/tbl/tbl.go:5", "tbl.go:9"}},
+		{Package: "src/a.test.js", Test: "a > b", Frames: []string{"/ci/m/src/a.test.js:3", "/ci/m/src/a.js:7"}},
+	}}
+	relativeToReport(&res)
+	if got := res.Failures[0].Frames; !slices.Equal(got, []string{"/ci/m/tbl/tbl.go:5", "tbl.go:9"}) {
+		t.Errorf("Go's frames %q", got)
+	}
+	if got := res.Failures[1].Frames; !slices.Equal(got, []string{"src/a.test.js:3", "src/a.js:7"}) {
+		t.Errorf("JavaScript's frames %q, want them relative to /ci/m/", got)
+	}
+}
