@@ -345,6 +345,9 @@ func relativeToReport(res *Result) {
 	for _, fs := range all {
 		for i := range fs {
 			f := &fs[i]
+			if !isJSFile(f.Package) && !slices.ContainsFunc(f.Frames, func(fr string) bool { file, _ := cutLine(fr); return isJSFile(file) }) {
+				continue
+			}
 			f.Package = trim(f.Package)
 			f.Message, f.Output = strip(f.Message), strip(f.Output)
 			for j, fr := range f.Frames {
