@@ -22,7 +22,7 @@ var languageSpecs = map[string]map[string]string{
 		ActSearchMethodInFile:  "Find a JavaScript or TypeScript function or method by name within one file: location, signature and body.",
 		ActSearchMethodInClass: "Find a method of a JavaScript or TypeScript class by the class's and the method's names: location, signature and body.",
 		ActRunTests: "Run tests with the repository's runner (vitest, jest, mocha or node:test) and report what passed and what failed, with failure messages and trimmed output. Without tests, runs the task's failing tests. " +
-			"Test ids are a test file's path, \"::\" and the test's full name, its describe blocks' titles and its own joined by \" > \" (\"src/price.test.ts::price > applies the discount\"); " +
+			"Test ids are FILE::NAME: a test file's path, \"::\" and the test's full name, its describe blocks' titles and its own joined by \" > \" (\"src/price.test.ts::price > applies the discount\"), or the name alone where one file declares it (\"price > applies the discount\"); " +
 			"test files and directories (\"src/price.test.ts\", \"test\") run all their tests. With list, names the tests of files or directories without running them; " +
 			"with localize, ranks the lines most likely at fault.",
 		ActEdit: "Edit one file. Give either SEARCH/REPLACE blocks, applied as written, or natural-language instructions, which a patcher turns into blocks. " +

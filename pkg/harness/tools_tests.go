@@ -34,7 +34,7 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 		case a == "":
 		case strings.HasPrefix(a, "-"):
 			return problem("%q is not a test or a package: flags are not accepted.", a), nil
-		case isPackageArg(a):
+		case s.isPackage(a):
 			pkgs = append(pkgs, a)
 		default:
 			tests = append(tests, a)
@@ -150,6 +150,19 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 	// call: only names that exist nowhere are the caller's to fix.
 	isErr := len(out.Unknown) > 0 && len(out.Passed)+len(out.Failed)+len(out.Build) == 0
 	return Observation{Content: b.String(), IsError: isErr, Tests: res}, nil
+}
+
+// isPackage tells a package argument from a test id: as the repository's
+// language driver resolves it, when there is one other than Go's and it
+// knows the name (a JavaScript test's name, "cart > totals the items",
+// has no shape of its own), else by its shape (isPackageArg).
+func (s *session) isPackage(a string) bool {
+	if named, ok := s.h.lang.(interface{ Name() string }); ok && named.Name() != "go" {
+		if t, err := s.h.lang.Resolve(s.ws.Dir, a); err == nil {
+			return t.IsPackage()
+		}
+	}
+	return isPackageArg(a)
 }
 
 // isPackageArg tells a package argument ("./...", "./cmd/x", ".", an import

@@ -1,12 +1,15 @@
 package triage
 
 import (
+	"path"
+	"slices"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // relativeFailures rewrites the failures a CI report gave so that their
@@ -98,6 +101,31 @@ func uncollectedFiles(l bisect.Language, dir string, fs []task.Failure) []task.F
 		}
 		if t, err := l.Resolve(dir, f.Test); err == nil && t.IsPackage() && task.IsTestFilePath(t.ImportPath) {
 			out[i].Package, out[i].Test = t.ImportPath, ""
+		}
+	}
+	return out
+}
+
+// checkoutFiles names by their path in the checkout at dir the test files
+// that failures name by CI's absolute path (node:test's JUnit names a file
+// that failed to run so, and shows no root to make it relative by): the
+// longest ending of the path that is a regular file of the checkout, read
+// without following a link. The others are left as they are.
+func checkoutFiles(dir string, fs []task.Failure) []task.Failure {
+	out := slices.Clone(fs)
+	for i, f := range out {
+		p := f.Package
+		if !path.IsAbs(p) || !task.IsTestFilePath(p) {
+			continue
+		}
+		for j := 1; j < len(p); j++ {
+			if p[j-1] != '/' {
+				continue
+			}
+			if fi, err := untrusted.Lstat(dir, p[j:]); err == nil && fi.Mode().IsRegular() {
+				out[i].Package = p[j:]
+				break
+			}
 		}
 	}
 	return out

@@ -74,3 +74,35 @@ func TestRelativeFailuresPython(t *testing.T) {
 		t.Errorf("without a language: %s", fs[0].ID())
 	}
 }
+
+// A test file named by CI's absolute path is named by its path in the
+// checkout: the longest ending of it that is a file there; a path that
+// ends in no file of the checkout, or only in a link, stays as it was.
+func TestCheckoutFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"test/tally.test.js", "tally.test.js", "other/real.test.js"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "other"), filepath.Join(dir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	ci := []task.Failure{
+		{Package: "/home/runner/work/tally/tally/test/tally.test.js"},
+		{Package: "/home/runner/work/tally/tally/test/gone.test.js"},
+		{Package: "/home/runner/work/tally/tally/linked/real.test.js"},
+		{Package: "example.com/m/x", Test: "TestX"},
+	}
+	got := checkoutFiles(dir, ci)
+	want := []string{"test/tally.test.js", ci[1].Package, ci[2].Package, "example.com/m/x"}
+	for i, f := range got {
+		if f.Package != want[i] {
+			t.Errorf("%s: %q, want %q", ci[i].Package, f.Package, want[i])
+		}
+	}
+}

@@ -129,8 +129,9 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		}
 		return decide(reason)
 	}
-	// A test file that did not collect is a build failure of the file.
-	tk.Failures = uncollectedFiles(p.bisectLanguage(), ws.Dir, tk.Failures)
+	// A test file that did not collect is a build failure of the file; a
+	// file named by CI's absolute path is named by the checkout's.
+	tk.Failures = uncollectedFiles(p.bisectLanguage(), ws.Dir, checkoutFiles(ws.Dir, tk.Failures))
 	g.Failures = tk.Failures
 	var (
 		bis    task.Bisection
