@@ -44,7 +44,8 @@ type Pattern struct {
 	// over a file's whole text.
 	lit []byte
 	// wideFold: a folded need holds k or s, which the Kelvin sign and the
-	// long s match too; a line is then tried whatever its ASCII text.
+	// long s match too; a line with more than ASCII is then tried
+	// whatever its ASCII text.
 	wideFold bool
 	// line reports whether one line matches.
 	line func([]byte) bool
@@ -385,12 +386,13 @@ func (p Pattern) matchLines(data, lower []byte, opt Options) Hits {
 		l := bytes.TrimSuffix(data[off:end], []byte{'\r'})
 		// A line without the substrings every match holds is not
 		// tried (on the lowered text when they are lowered), unless a
-		// match may need a wider fold than ASCII's.
+		// match may need a wider fold than ASCII's and the line has
+		// more than ASCII.
 		hay := l
 		if p.fold {
 			hay = lower[off : off+len(l)]
 		}
-		if (p.wideFold || containsAll(hay, p.needs)) && p.line(l) {
+		if (containsAll(hay, p.needs) || (p.wideFold && bytes.ContainsFunc(l, func(r rune) bool { return r >= utf8.RuneSelf }))) && p.line(l) {
 			h.add(n, l, opt)
 		}
 		off = end + 1
