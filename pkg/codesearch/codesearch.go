@@ -310,7 +310,9 @@ func search(ctx context.Context, dir string, files []string, patterns []Pattern,
 	}
 	wg.Wait()
 	if ix != nil {
-		ix.store(files, made)
+		// A search cut short has not checked every file: the next one
+		// checks them again.
+		ix.store(files, made, verify && ctx.Err() != nil)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, -1, fmt.Errorf("search %s: %w", dir, err)

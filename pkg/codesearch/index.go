@@ -88,10 +88,12 @@ func (ix *Index) snapshot(files []string) ([]*entry, bool) {
 	return out, verify
 }
 
-// store records the entries a search made.
-func (ix *Index) store(files []string, made []*entry) {
+// store records the entries a search made; reverify asks the next search
+// to verify again.
+func (ix *Index) store(files []string, made []*entry, reverify bool) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.verify = ix.verify || reverify
 	for i, e := range made {
 		if e != nil {
 			ix.entries[files[i]] = e

@@ -228,6 +228,12 @@ func TestIndexNeedsVerifyAfterUnannouncedWrites(t *testing.T) {
 		t.Fatalf("the filter was not used: %v, %v", hits, err)
 	}
 	ix.Verify()
+	// A search cut short leaves the verification owed.
+	cut, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := ix.Search(cut, files, p, Options{}); err == nil {
+		t.Fatal("a cancelled search reports no error")
+	}
 	hits, _, err := ix.Search(ctx, files, p, Options{})
 	if err != nil || len(hits) != 1 || hits[0].Lines[0] != 3 {
 		t.Fatalf("after Verify: %v, %v", hits, err)
