@@ -339,11 +339,19 @@ func TestBenchBisectPrintsTheTable(t *testing.T) {
 	if rows != 24 || !strings.Contains(stdout.String(), "| 1024 | 20% | yes | 3 |") {
 		t.Errorf("table has %d rows:\n%s", rows, stdout.String())
 	}
+	// Under it, each flake rate's histories added up, the reproduction's
+	// runs counted.
+	if !strings.Contains(stdout.String(), "At 10% flakes: right in ") || !strings.Contains(stdout.String(), "(5.0 of them reproducing at bad)") {
+		t.Errorf("no summary of the 10%% rows:\n%s", stdout.String())
+	}
 	// Its progress is for a terminal: nothing on a stderr that is not one.
 	if stderr.Len() != 0 {
 		t.Errorf("bench-bisect wrote to a stderr that is no terminal: %q", stderr.String())
 	}
 	if err := BenchBisect(context.Background(), []string{"--trials", "0"}, &stdout, &stderr); ExitCode(err) != 2 {
 		t.Errorf("--trials 0: %v", err)
+	}
+	if err := BenchBisect(context.Background(), []string{"--reproduce", "-1"}, &stdout, &stderr); ExitCode(err) != 2 {
+		t.Errorf("--reproduce -1: %v", err)
 	}
 }

@@ -9,27 +9,32 @@ import (
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // BenchBisect is `bot bench-bisect`: the noisy bisection and plain
 // bisection on the same simulated histories (64, 256 and 1024 commits;
 // flake rates of 0 to 20%; the test present at good or added after it),
-// printed as a Markdown table of accuracy and mean test runs.
+// printed as a Markdown table of accuracy and mean test runs, the
+// reproduction's runs at bad counted with the noisy search's, then a line a
+// flake rate: the share right over all its histories, with its 95% lower
+// bound, and the mean runs beside plain bisection's.
 func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench-bisect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	trials := fs.Int("trials", 1000, "histories per row")
 	seed := fs.Uint64("seed", 1, "seed of the simulated histories")
 	confidence := fs.Float64("confidence", bisect.DefaultConfidence, "the posterior a culprit needs")
+	reproduce := fs.Int("reproduce", triage.DefaultReruns, "re-runs at bad before the search (triage's reproduction), known to the search and counted in its runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *trials < 1 || *confidence < 0.5 || *confidence >= 1 {
-		return Usage("bench-bisect: --trials must be at least 1 and --confidence in [0.5, 1)")
+	if *trials < 1 || *confidence < 0.5 || *confidence >= 1 || *reproduce < 0 {
+		return Usage("bench-bisect: --trials must be at least 1, --confidence in [0.5, 1) and --reproduce at least 0")
 	}
 	start := time.Now()
 	// On a terminal, a bar over the cases; nothing otherwise.
-	cases := bisect.SimCases()
+	cases := bisect.SimCases(*reproduce)
 	progress := bench.TerminalProgress(stderr, "cases")
 	progress.Total(len(cases))
 	onRow := func(r bisect.SimRow) {
@@ -45,6 +50,12 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := bisect.WriteSimTable(stdout, rows); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "\n%d histories a row, seed %d, confidence %.3f; simulated in %s\n", *trials, *seed, *confidence, time.Since(start).Round(time.Second))
+	fmt.Fprintln(stdout)
+	for _, f := range []float64{0, 0.05, 0.10, 0.20} {
+		if err := bisect.WriteSimSummary(stdout, bisect.Summarize(rows, f)); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "\n%d histories a row, seed %d, confidence %.3f, %d reproduction runs at bad; simulated in %s\n", *trials, *seed, *confidence, *reproduce, time.Since(start).Round(time.Second))
 	return err
 }

@@ -67,7 +67,12 @@ type Bisector struct {
 	Cache RunCache
 	// FlakeRate is the tests' flakiness from their history, when known.
 	FlakeRate float64
-	Log       *zap.Logger
+	// Reproduction holds the results of the re-runs the caller made at bad
+	// (one a run and test) for BisectFailing: they are the search's known
+	// results there when the cache has none. Without it the search knows
+	// one failure a test at bad.
+	Reproduction []Result
+	Log          *zap.Logger
 }
 
 // Bisect finds, in the git checkout at repoDir, the first commit on bad's
@@ -280,8 +285,11 @@ func (b Bisector) search(ctx context.Context, s NoisySearch, repo gitrepo.Repo, 
 	known, fromCache := pr.known()
 	n := len(path) - 1
 	if badKnown && len(known[n]) == 0 {
-		for range pr.tests {
-			known[n] = append(known[n], ResultFail)
+		known[n] = append(known[n], b.Reproduction...)
+		if len(known[n]) == 0 {
+			for range pr.tests {
+				known[n] = append(known[n], ResultFail)
+			}
 		}
 	}
 	f, err := s.Search(ctx, n, known, pr)

@@ -21,7 +21,7 @@ type ProberFunc func(ctx context.Context, i int) ([]Result, error)
 func (f ProberFunc) Probe(ctx context.Context, i int) ([]Result, error) { return f(ctx, i) }
 
 // DefaultConfidence is NoisySearch's Confidence when it is not set.
-const DefaultConfidence = 0.995
+const DefaultConfidence = 0.99
 
 // NoisySearch finds the first failing commit of a first-parent range when
 // every test run is noisy evidence: a test may fail at a commit before the

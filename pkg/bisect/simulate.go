@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 )
 
@@ -15,6 +16,10 @@ type SimCase struct {
 	// not exist (it passes, the way `go test -run` does); a third of the
 	// time the commit that adds it is the culprit.
 	Added bool
+	// Reproduce is how many times triage re-ran the test at bad before
+	// the search: their results are the search's known results at bad,
+	// and they count in its runs. Plain bisection takes bad on trust.
+	Reproduce int
 }
 
 // SimRow is what both searches did on one case's histories.
@@ -23,8 +28,10 @@ type SimRow struct {
 	Trials int
 	// Noisy is the Bayesian search; Binary is plain bisection (one run a
 	// commit, good and bad taken on trust, like `git bisect run`).
-	NoisyRight, BinaryRight     int
+	NoisyRight, BinaryRight int
+	// NoisyRuns counts the reproduction's runs too; ReproRuns only them.
 	NoisyRuns, BinaryRuns       int
+	ReproRuns                   int
 	NoisyConfidence             float64 // mean reported confidence
 	NoisyFlakesOnly, NoisyUndec int     // findings that named no culprit
 }
@@ -101,13 +108,18 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 			}
 
 			h.rng = rand.New(rand.NewPCG(caseSeed^0x5eed, uint64(t)))
-			f, err := s.Search(ctx, c.Commits, nil, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
+			known := make([][]Result, c.Commits+1)
+			for range c.Reproduce {
+				known[c.Commits] = append(known[c.Commits], h.run(c.Commits))
+			}
+			f, err := s.Search(ctx, c.Commits, known, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
 				return []Result{h.run(i)}, nil
 			}))
 			if err != nil {
 				return rows, fmt.Errorf("simulated search %d of %+v: %w", t, c, err)
 			}
-			row.NoisyRuns += f.Runs
+			row.NoisyRuns += f.Runs + c.Reproduce
+			row.ReproRuns += c.Reproduce
 			row.NoisyConfidence += f.Confidence
 			switch f.Kind {
 			case FindingCulprit:
@@ -129,22 +141,79 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 }
 
 // SimCases are the benchmark's histories: 64, 256 and 1024 commits; flake
-// rates of 0, 5, 10 and 20%; the test present at good, or added after it.
-func SimCases() []SimCase {
+// rates of 0, 5, 10 and 20%; the test present at good, or added after it;
+// reproduce re-runs at bad before each search.
+func SimCases(reproduce int) []SimCase {
 	var cs []SimCase
 	for _, n := range []int{64, 256, 1024} {
 		for _, added := range []bool{false, true} {
 			for _, f := range []float64{0, 0.05, 0.10, 0.20} {
-				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added})
+				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added, Reproduce: reproduce})
 			}
 		}
 	}
 	return cs
 }
 
+// SimSummary is what the rows of one flake rate add up to.
+type SimSummary struct {
+	FlakeRate float64
+	Trials    int
+	Right     int
+	// RightLow is the lower end of the 95% interval (Wilson's) of the
+	// share right.
+	RightLow float64
+	// NoisyRuns (reproduction included) and BinaryRuns are means.
+	NoisyRuns, ReproRuns, BinaryRuns float64
+}
+
+// Summarize adds up the rows of the flake rate f.
+func Summarize(rows []SimRow, f float64) SimSummary {
+	s := SimSummary{FlakeRate: f}
+	var noisy, repro, binary int
+	for _, r := range rows {
+		if r.FlakeRate != f {
+			continue
+		}
+		s.Trials += r.Trials
+		s.Right += r.NoisyRight
+		noisy += r.NoisyRuns
+		repro += r.ReproRuns
+		binary += r.BinaryRuns
+	}
+	if s.Trials == 0 {
+		return s
+	}
+	t := float64(s.Trials)
+	s.NoisyRuns, s.ReproRuns, s.BinaryRuns = float64(noisy)/t, float64(repro)/t, float64(binary)/t
+	s.RightLow = wilsonLow(s.Right, s.Trials)
+	return s
+}
+
+// wilsonLow is the lower end of the 95% Wilson interval of k successes in
+// n trials.
+func wilsonLow(k, n int) float64 {
+	const z = 1.959964
+	p, nf := float64(k)/float64(n), float64(n)
+	centre := p + z*z/(2*nf)
+	spread := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return (centre - spread) / (1 + z*z/nf)
+}
+
+// WriteSimSummary prints s as one sentence.
+func WriteSimSummary(w io.Writer, s SimSummary) error {
+	ratio := 0.0
+	if s.BinaryRuns > 0 {
+		ratio = s.NoisyRuns / s.BinaryRuns
+	}
+	_, err := fmt.Fprintf(w, "At %.0f%% flakes: right in %d of %d histories (%.2f%%; at least %.2f%% at 95%% confidence); mean runs %.1f (%.1f of them reproducing at bad) against plain bisection's %.1f: %.2f×.\n",
+		100*s.FlakeRate, s.Right, s.Trials, 100*float64(s.Right)/float64(max(s.Trials, 1)), 100*s.RightLow, s.NoisyRuns, s.ReproRuns, s.BinaryRuns, ratio)
+	return err
+}
+
 // WriteSimTable prints the rows as a Markdown table.
 func WriteSimTable(w io.Writer, rows []SimRow) error {
-	if _, err := fmt.Fprintln(w, "| commits | flakes | test added after good | trials | noisy: right | noisy: mean runs | noisy: no culprit named | binary: right | binary: mean runs | runs, noisy/binary |\n|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|"); err != nil {
+	if _, err := fmt.Fprintln(w, "| commits | flakes | test added after good | trials | noisy: right | noisy: mean runs | of them reproducing | noisy: no culprit named | binary: right | binary: mean runs | runs, noisy/binary |\n|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|"); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -157,9 +226,9 @@ func WriteSimTable(w io.Writer, rows []SimRow) error {
 		if r.BinaryRuns > 0 {
 			ratio = float64(r.NoisyRuns) / float64(r.BinaryRuns)
 		}
-		if _, err := fmt.Fprintf(w, "| %d | %.0f%% | %s | %d | %.1f%% | %.1f | %d | %.1f%% | %.1f | %.2f× |\n",
+		if _, err := fmt.Fprintf(w, "| %d | %.0f%% | %s | %d | %.1f%% | %.1f | %.1f | %d | %.1f%% | %.1f | %.2f× |\n",
 			r.Commits, r.FlakeRate*100, added, r.Trials,
-			100*float64(r.NoisyRight)/t, float64(r.NoisyRuns)/t, r.NoisyFlakesOnly+r.NoisyUndec,
+			100*float64(r.NoisyRight)/t, float64(r.NoisyRuns)/t, float64(r.ReproRuns)/t, r.NoisyFlakesOnly+r.NoisyUndec,
 			100*float64(r.BinaryRight)/t, float64(r.BinaryRuns)/t, ratio); err != nil {
 			return err
 		}

@@ -39,6 +39,14 @@ type Pattern struct {
 	// none when none is known.
 	needs [][]byte
 	fold  bool
+	// lit, when set, is the whole of a literal pattern (lower-cased when
+	// fold), holding no line end: its lines are found by looking for it
+	// over a file's whole text.
+	lit []byte
+	// wideFold: a folded need holds k or s, which the Kelvin sign and the
+	// long s match too; a line with more than ASCII is then tried
+	// whatever its ASCII text.
+	wideFold bool
 	// line reports whether one line matches.
 	line func([]byte) bool
 }
@@ -50,14 +58,23 @@ func (p Pattern) Match(line []byte) bool { return p.line(line) }
 func Literal(s string, fold bool) Pattern {
 	q := []byte(s)
 	if !fold || !hasLetter(s) {
-		return Pattern{needs: [][]byte{q}, line: func(l []byte) bool { return bytes.Contains(l, q) }}
+		return Pattern{needs: [][]byte{q}, lit: wholeLit(q), line: func(l []byte) bool { return bytes.Contains(l, q) }}
 	}
 	if !isASCII(s) {
 		re := regexp.MustCompile("(?i)" + regexp.QuoteMeta(s))
 		return Pattern{line: re.Match}
 	}
 	lq := bytes.ToLower(q)
-	return Pattern{needs: [][]byte{lq}, fold: true, line: func(l []byte) bool { return containsFold(l, lq) }}
+	return Pattern{needs: [][]byte{lq}, fold: true, lit: wholeLit(lq), line: func(l []byte) bool { return containsFold(l, lq) }}
+}
+
+// wholeLit is q when it can be looked for over a whole text: not empty,
+// without a line end (nor a carriage return, which a line's end drops).
+func wholeLit(q []byte) []byte {
+	if len(q) == 0 || bytes.ContainsAny(q, "\r\n") {
+		return nil
+	}
+	return q
 }
 
 // Regexp matches lines matching the RE2 expression expr, ignoring case
@@ -80,6 +97,9 @@ func Regexp(expr string, fold bool) (Pattern, error) {
 		}
 	}
 	p.fold = folded
+	for _, n := range p.needs {
+		p.wideFold = p.wideFold || (folded && bytes.ContainsAny(n, "ks"))
+	}
 	return p, nil
 }
 
@@ -135,20 +155,34 @@ func required(expr string) (lits []string, folded bool) {
 type Hits struct {
 	File  string
 	Lines []int    // 1-based
-	Texts []string // the lines, without their end
+	Texts []string // the first Options.Texts lines, without their end
+}
+
+// Options shape a search's result.
+type Options struct {
+	// Clip shortens a matching line's text; nil keeps it whole.
+	Clip func(string) string
+	// Texts is how many matching lines of a file have their text kept
+	// (the others only their numbers); 0 keeps them all.
+	Texts int
 }
 
 // Search reads each of files (relative to dir, with forward slashes) once
 // and returns, for the first of patterns that matches anywhere, the files
 // it matches in the order given, and that pattern's index (-1: none
 // matched). Files that vanished, are not regular, larger than MaxFileSize or
-// binary are skipped. clip shortens a matching line's text for the result.
-func Search(ctx context.Context, dir string, files []string, patterns []Pattern, clip func(string) string) ([]Hits, int, error) {
+// binary are skipped.
+func Search(ctx context.Context, dir string, files []string, patterns []Pattern, opt Options) ([]Hits, int, error) {
+	return search(ctx, dir, files, patterns, opt, nil)
+}
+
+// search is Search, through the index ix when it is not nil.
+func search(ctx context.Context, dir string, files []string, patterns []Pattern, opt Options, ix *Index) ([]Hits, int, error) {
 	if len(patterns) == 0 || len(files) == 0 {
 		return nil, -1, ctx.Err()
 	}
-	if clip == nil {
-		clip = func(s string) string { return s }
+	if opt.Clip == nil {
+		opt.Clip = func(s string) string { return s }
 	}
 	// Files are opened beneath dir: a link planted in the checkout never
 	// takes the search outside it.
@@ -157,6 +191,19 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 		return nil, -1, fmt.Errorf("search %s: %w", dir, err)
 	}
 	defer root.Close()
+	var (
+		entries, made []*entry
+		verify        bool
+		grams         [][]uint32
+	)
+	if ix != nil {
+		entries, verify = ix.snapshot(files)
+		made = make([]*entry, len(files))
+		grams = make([][]uint32, len(patterns))
+		for t, p := range patterns {
+			grams[t] = trigrams(p.needs)
+		}
+	}
 	type result struct {
 		tier int
 		hits Hits
@@ -184,33 +231,70 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 	for w := 0; w < workers; w++ {
 		go func() {
 			defer wg.Done()
-			var buf, lower []byte
+			var (
+				buf, lower []byte
+				gs         gramSet
+			)
 			for {
 				i, limit := take()
 				if i < 0 || ctx.Err() != nil {
 					return
 				}
-				var data []byte
-				data, buf = readFile(root, files[i], buf)
+				limit = min(limit, len(patterns)-1)
+				var e *entry
+				if ix != nil {
+					e = entries[i]
+					if e != nil && verify && !e.current(root, files[i]) {
+						e = nil
+					}
+					if e != nil {
+						// Read the file only when a pattern's
+						// trigrams may all be in it.
+						t := 0
+						for t <= limit && !e.may(grams[t]) {
+							t++
+						}
+						if t > limit {
+							continue
+						}
+					}
+				}
+				data, st, grown := readFile(root, files[i], buf)
+				buf = grown
+				lower = lower[:0]
+				if ix != nil && e == nil {
+					// Indexed as it is read: the filter is made from
+					// the lowered text the patterns need anyway.
+					e = &entry{skip: true}
+					if data != nil {
+						lower = appendLower(lower, data)
+						e = gs.newEntry(lower, st.Size(), st.ModTime())
+					} else if st != nil {
+						e.size, e.mtime = st.Size(), st.ModTime()
+					}
+					made[i] = e
+				}
 				if data == nil {
 					continue
 				}
-				lower = lower[:0]
-				for t := 0; t <= min(limit, len(patterns)-1); t++ {
+				for t := 0; t <= limit; t++ {
 					p := patterns[t]
-					if len(p.needs) > 0 {
+					if e != nil && !e.may(grams[t]) {
+						continue
+					}
+					if len(p.needs) > 0 || p.fold {
+						if p.fold && len(lower) == 0 {
+							lower = appendLower(lower, data)
+						}
 						hay := data
 						if p.fold {
-							if len(lower) == 0 {
-								lower = appendLower(lower, data)
-							}
 							hay = lower
 						}
 						if !containsAll(hay, p.needs) {
 							continue
 						}
 					}
-					h := matchLines(data, p.line, clip)
+					h := p.matchLines(data, lower, opt)
 					if len(h.Lines) == 0 {
 						continue
 					}
@@ -225,6 +309,11 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 		}()
 	}
 	wg.Wait()
+	if ix != nil {
+		// A search cut short has not checked every file: the next one
+		// checks them again.
+		ix.store(files, made, verify && ctx.Err() != nil)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, -1, fmt.Errorf("search %s: %w", dir, err)
 	}
@@ -241,19 +330,24 @@ func Search(ctx context.Context, dir string, files []string, patterns []Pattern,
 }
 
 // readFile reads a regular, text file no larger than MaxFileSize, opened
-// beneath root, into buf; nil when it is none of those.
-func readFile(root *os.Root, name string, buf []byte) (data, grown []byte) {
+// beneath root, into buf; nil data when it is none of those. st is the open
+// file's, when it was opened.
+func readFile(root *os.Root, name string, buf []byte) (data []byte, st os.FileInfo, grown []byte) {
 	// Without a path stat: a file is read into a buffer one byte larger
 	// than the largest searched, and skipped when it fills it. The open
 	// file's own stat refuses what is not a regular file (a FIFO, opened
 	// without blocking, a device).
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, buf
+		return nil, nil, buf
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > MaxFileSize {
-		return nil, buf
+	st, err = f.Stat()
+	if err != nil {
+		return nil, nil, buf
+	}
+	if !st.Mode().IsRegular() || st.Size() > MaxFileSize {
+		return nil, st, buf
 	}
 	if cap(buf) < MaxFileSize+1 {
 		buf = make([]byte, MaxFileSize+1)
@@ -261,33 +355,85 @@ func readFile(root *os.Root, name string, buf []byte) (data, grown []byte) {
 	buf = buf[:MaxFileSize+1]
 	got, err := io.ReadFull(f, buf)
 	if (err != nil && err != io.ErrUnexpectedEOF && err != io.EOF) || got > MaxFileSize {
-		return nil, buf
+		return nil, st, buf
 	}
 	data = buf[:got]
 	if bytes.IndexByte(data[:min(len(data), binaryProbe)], 0) >= 0 {
-		return nil, buf
+		return nil, st, buf
 	}
-	return data, buf
+	return data, st, buf
 }
 
-func matchLines(data []byte, match func([]byte) bool, clip func(string) string) Hits {
+// matchLines finds the lines of data the pattern matches; lower is data
+// with its ASCII letters in lower case, or empty when not made yet.
+func (p Pattern) matchLines(data, lower []byte, opt Options) Hits {
+	if p.fold && len(lower) != len(data) {
+		lower = appendLower(nil, data)
+	}
+	if len(p.lit) > 0 {
+		hay := data
+		if p.fold {
+			hay = lower
+		}
+		return findLines(data, hay, p.lit, opt)
+	}
 	var h Hits
 	n := 0
-	for len(data) > 0 {
+	for off := 0; off < len(data); {
 		n++
-		l := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			data = nil
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i
 		}
-		l = bytes.TrimSuffix(l, []byte{'\r'})
-		if match(l) {
-			h.Lines = append(h.Lines, n)
-			h.Texts = append(h.Texts, clip(string(l)))
+		l := bytes.TrimSuffix(data[off:end], []byte{'\r'})
+		// A line without the substrings every match holds is not
+		// tried (on the lowered text when they are lowered), unless a
+		// match may need a wider fold than ASCII's and the line has
+		// more than ASCII.
+		hay := l
+		if p.fold {
+			hay = lower[off : off+len(l)]
 		}
+		if (containsAll(hay, p.needs) || (p.wideFold && bytes.ContainsFunc(l, func(r rune) bool { return r >= utf8.RuneSelf }))) && p.line(l) {
+			h.add(n, l, opt)
+		}
+		off = end + 1
 	}
 	return h
+}
+
+// findLines finds the lines of data holding lit, looked for in hay (data,
+// or data lowered, with the same offsets) over the whole text at once:
+// lit holds no line end, so each place it is found is inside one line.
+func findLines(data, hay, lit []byte, opt Options) Hits {
+	var h Hits
+	n, start := 1, 0 // the line of start, which begins a line
+	for start < len(hay) {
+		i := bytes.Index(hay[start:], lit)
+		if i < 0 {
+			break
+		}
+		at := start + i
+		if k := bytes.Count(hay[start:at], []byte{'\n'}); k > 0 {
+			n += k
+			start += bytes.LastIndexByte(hay[start:at], '\n') + 1
+		}
+		end := len(data)
+		if j := bytes.IndexByte(data[at:], '\n'); j >= 0 {
+			end = at + j
+		}
+		h.add(n, bytes.TrimSuffix(data[start:end], []byte{'\r'}), opt)
+		n, start = n+1, end+1
+	}
+	return h
+}
+
+// add records the matching line n, with its text while opt keeps texts.
+func (h *Hits) add(n int, l []byte, opt Options) {
+	h.Lines = append(h.Lines, n)
+	if opt.Texts <= 0 || len(h.Texts) < opt.Texts {
+		h.Texts = append(h.Texts, opt.Clip(string(l)))
+	}
 }
 
 func containsAll(hay []byte, needs [][]byte) bool {

@@ -58,7 +58,7 @@ func TestSearch(t *testing.T) {
 	files = append(files, "gone.go") // listed but vanished: skipped
 	ctx := context.Background()
 
-	hits, tier, err := Search(ctx, dir, files, []Pattern{Literal("ParseDuration", false), Literal("ParseDuration", true)}, nil)
+	hits, tier, err := Search(ctx, dir, files, []Pattern{Literal("ParseDuration", false), Literal("ParseDuration", true)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestSearch(t *testing.T) {
 	}
 
 	// The exact pattern misses; the folded one is the answer, in one pass.
-	hits, tier, err = Search(ctx, dir, files, []Pattern{Literal("parseDURATION", false), Literal("parseDURATION", true)}, nil)
+	hits, tier, err = Search(ctx, dir, files, []Pattern{Literal("parseDURATION", false), Literal("parseDURATION", true)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, tier, err = Search(ctx, dir, files, []Pattern{re}, func(s string) string { return s[:10] })
+	hits, tier, err = Search(ctx, dir, files, []Pattern{re}, Options{Clip: func(s string) string { return s[:10] }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSearch(t *testing.T) {
 		t.Errorf("regex: tier %d, %q; want 0, %q", tier, got, want)
 	}
 
-	hits, tier, err = Search(ctx, dir, files, []Pattern{Literal("nowhere at all", true)}, nil)
+	hits, tier, err = Search(ctx, dir, files, []Pattern{Literal("nowhere at all", true)}, Options{})
 	if err != nil || tier != -1 || hits != nil {
 		t.Errorf("miss: %v, %d, %v", hits, tier, err)
 	}
@@ -101,7 +101,7 @@ func TestSearch(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := Search(cctx, dir, files, []Pattern{Literal("x", false)}, nil); err == nil {
+	if _, _, err := Search(cctx, dir, files, []Pattern{Literal("x", false)}, Options{}); err == nil {
 		t.Error("a cancelled search reports no error")
 	}
 }

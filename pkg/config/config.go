@@ -180,7 +180,7 @@ type Triage struct {
 	// groups past it are one dropped outcome that says how many.
 	MaxGroupsPerReport int `yaml:"max_groups_per_report"`
 	// BisectConfidence is the posterior a culprit needs before bisection
-	// names it (0 for the default, 0.995).
+	// names it (0 for the default, 0.99).
 	BisectConfidence float64 `yaml:"bisect_confidence"`
 	// BisectParallel is how many commits bisection tests at once, each in
 	// a worktree of its own (0 or 1: one at a time).

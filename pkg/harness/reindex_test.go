@@ -1,8 +1,11 @@
 package harness
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func block(search, replace string) string {
@@ -46,4 +49,52 @@ func TestEditUpdatesTheIndexForThatFileOnly(t *testing.T) {
 	// The created file is in the session's listing too.
 	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "a * b"}), false, "calc/mul.go:4:")
 	wantContent(t, do(t, s, ActFindFile, FindFileArgs{Pattern: "mul.go"}), false, "calc/mul.go")
+}
+
+// search_code answers from its text index as a search of the whole tree
+// does: a fresh session's first search reads every file. The index is made
+// by the first search, refreshed for a file an edit wrote, and checked
+// against every file after a test run, which may write any of them.
+func TestSearchCodeIndexAnswersAsAWholeSearch(t *testing.T) {
+	f := newFixture(t)
+	s := newTestSession(t, f, nil)
+	queries := []SearchCodeArgs{
+		{Query: "Sub"}, {Query: "sub"}, {Query: "a - b"}, {Query: "return"}, {Query: "Shout"},
+		{Query: "strings.ToUpper"}, {Query: "noSuchNameQzx"}, {Query: "calc test"},
+		{Query: `func \w+\(`, Regex: true}, {Query: `(?i)WANT`, Regex: true},
+	}
+	same := func(stage string) {
+		t.Helper()
+		fresh := newTestSession(t, f, nil)
+		for _, q := range queries {
+			want := do(t, fresh, ActSearchCode, q)
+			if got := do(t, s, ActSearchCode, q); got.Content != want.Content {
+				t.Errorf("%s, %+v: the index answers\n%s\na whole search\n%s", stage, q, got.Content, want.Content)
+			}
+		}
+	}
+	same("cold")
+	same("warm")
+	if s.text == nil || s.text.Len() == 0 {
+		t.Fatal("search_code made no index")
+	}
+
+	obs := do(t, s, ActEdit, EditArgs{Path: "strs/strs.go", Blocks: block(
+		"func Shout(s string) string { return strings.ToUpper(s) + \"!\" }\n",
+		"func Shout(s string) string { return strings.ToUpper(s) + \"!\" }\n\n// Whisper lower-cases s; not Sub.\nfunc Whisper(s string) string { return strings.ToLower(s) }\n")})
+	wantContent(t, obs, false, "Edited strs/strs.go")
+	queries = append(queries, SearchCodeArgs{Query: "Whisper"})
+	same("after an edit")
+	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "Whisper"}), false, "strs/strs.go:9:")
+
+	// A test run may write files: the next search checks them.
+	writeFiles(t, f.ws.Dir, map[string]string{"calc/calc.go": fixtureGood["calc/calc.go"] + "\n// WrittenByATest\n"})
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(f.ws.Dir, "calc/calc.go"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, do(t, s, ActRunTests, RunTestsArgs{Tests: []string{"TestAdd"}}), false)
+	queries = append(queries, SearchCodeArgs{Query: "WrittenByATest"})
+	same("after a test run")
+	wantContent(t, do(t, s, ActSearchCode, SearchCodeArgs{Query: "WrittenByATest"}), false, "calc/calc.go:")
 }

@@ -52,6 +52,10 @@ type session struct {
 
 	idx      *codeindex.Index
 	idxStale bool
+	// text is search_code's index of the files' trigrams, made by its
+	// first search; an edit refreshes the file it wrote, a test run (which
+	// may write files) has every file checked by the next search.
+	text *codesearch.Index
 
 	// files is the workspace's listing while listed is true; an edit
 	// that creates a file adds it, a test run (which may write files)
@@ -162,8 +166,12 @@ func (s *session) execute(ctx context.Context, a Action) (Observation, error) {
 		if o := decode(a, &args); o != nil {
 			return *o, nil
 		}
-		// Tests may write files: the listing is made again when needed.
+		// Tests may write files: the listing is made again when needed,
+		// and the text index checks every file against its filter.
 		s.listed = false
+		if s.text != nil {
+			s.text.Verify()
+		}
 		return s.runTests(ctx, args)
 	case ActEdit:
 		var args EditArgs
@@ -330,9 +338,13 @@ func (s *session) index() (*codeindex.Index, error) {
 	return s.idx, nil
 }
 
-// reindex brings the symbol index up to date with an edited file, that file
-// only; when that fails, the next search refreshes the whole index.
+// reindex brings the symbol and text indexes up to date with an edited
+// file, that file only; when that fails, the next search refreshes the
+// whole symbol index.
 func (s *session) reindex(rel string) {
+	if s.text != nil {
+		s.text.Update(rel)
+	}
 	if s.idx == nil {
 		return // built when first needed, from the tree as it is then
 	}

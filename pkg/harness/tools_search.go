@@ -80,7 +80,12 @@ func (s *session) searchCode(ctx context.Context, args SearchCodeArgs) (Observat
 			}
 		}
 	}
-	found, tier, err := codesearch.Search(ctx, s.ws.Dir, files, patterns, func(l string) string { return clipLine(l, lineCap) })
+	if s.text == nil {
+		s.text = codesearch.NewIndex(s.ws.Dir)
+	}
+	// No more lines of a file are shown than searchCap: the others need
+	// only their numbers.
+	found, tier, err := s.text.Search(ctx, files, patterns, codesearch.Options{Clip: func(l string) string { return clipLine(l, lineCap) }, Texts: searchCap})
 	if err != nil {
 		return Observation{}, fmt.Errorf("search %q: %w", args.Query, err)
 	}

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -159,11 +160,31 @@ func testSources(dir, id string) []Source {
 				}
 			}
 			line := fset.Position(fn.Pos()).Line
-			out = append(out, Source{Name: t.Func() + " (" + relPath(dir, filepath.Join(pkgDir, p.name)) + ":" + strconv.Itoa(line) + ")", Text: capText(b.String(), maxTestSource)})
+			out = append(out, Source{Name: t.Func() + " (" + relPath(dir, filepath.Join(pkgDir, p.name)) + ":" + strconv.Itoa(line) + ")", Text: capLines(b.String(), maxTestSource, t.Func())})
 			out = append(out, dataFiles(dir, pkgDir, lits)...)
 		}
 	}
 	return out
+}
+
+// capLines keeps the whole lines of s, the source of name, that fit in max
+// bytes, and ends with a line saying how many were left out: a quoted
+// source is never cut inside a line, and where it stops is marked, so that
+// it cannot be read as running on into what is quoted after it.
+func capLines(s string, max int, name string) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:max], '\n')
+	if cut <= 0 {
+		return capText(s, max) // its first line alone is longer
+	}
+	rest := s[cut+1:]
+	n := strings.Count(rest, "\n")
+	if !strings.HasSuffix(rest, "\n") {
+		n++
+	}
+	return fmt.Sprintf("%s[… %d more lines of %s not shown; its quoted source ends here …]\n", s[:cut+1], n, name)
 }
 
 // dataFiles are the files under the package that the test's string

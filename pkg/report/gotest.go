@@ -338,6 +338,21 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 			}
 			f := task.Failure{Package: p.name, Test: name, Output: t.failure}
 			describe(&f)
+			if failedChild[name] {
+				// What the parent printed itself (a log line, "skipped:
+				// 18") is no assertion: the message and frames are its
+				// first failing subtest's.
+				for _, other := range p.order {
+					o := p.tests[other]
+					if strings.HasPrefix(other, name+"/") && o.runs.Fail > 0 && Message(o.failure) != "" {
+						f.Message = Message(o.failure)
+						if fr := Frames(o.failure, 5); len(fr) > 0 {
+							f.Frames = fr
+						}
+						break
+					}
+				}
+			}
 			res.Failures = append(res.Failures, f)
 		case t.runs.Pass > 0:
 			res.Passed = append(res.Passed, id)

@@ -182,6 +182,17 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	if b.Log == nil {
 		b.Log = log
 	}
+	// The re-runs are the search's evidence at bad.
+	b.Reproduction = nil
+	for _, e := range rep.Tests {
+		for k := range e.Runs {
+			r := bisect.ResultPass
+			if k < e.Failures {
+				r = bisect.ResultFail
+			}
+			b.Reproduction = append(b.Reproduction, r)
+		}
+	}
 	bis, err := b.BisectFailing(ctx, ws.Repo, good, ws.Commit, ids)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
