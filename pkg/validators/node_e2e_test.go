@@ -221,7 +221,7 @@ func TestNodeGatesVitest(t *testing.T) {
 		{
 			name:   "blame commit reverted",
 			change: map[string]string{"src/price.ts": nodetestFile(t, "price", "src/price.ts")},
-			gate:   GateRevert, detail: []string{"patch reverts", `"price: totals are rounded to cents, from the first discounted item"`},
+			gate:   GateRevert, detail: []string{"reverts ", "leaving it unused", `"price: totals are rounded to cents, from the first discounted item"`},
 		},
 		{
 			name:   "a type error",
@@ -300,7 +300,7 @@ func TestNodeGatesJest(t *testing.T) {
 		{
 			name:   "blame commit reverted",
 			change: map[string]string{"src/cart.js": nodetestFile(t, "cart", "src/cart.js")},
-			gate:   GateRevert, detail: []string{"patch reverts"},
+			gate:   GateRevert, detail: []string{"reverts ", "undoes every use it made of withTax, which it added, leaving it unused"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
