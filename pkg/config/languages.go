@@ -2,20 +2,23 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"time"
 )
 
 // Languages configures the language drivers: which one runs a repository's
 // tests (detected from its files unless a pattern names one) and how the
-// Python driver runs.
+// Python and Node drivers run.
 type Languages struct {
-	// Repos names a repository's driver ("go", "python") whatever its files
+	// Repos names a repository's driver ("go", "python", "node") whatever its files
 	// say: the first entry whose pattern (path.Match on the repository as
 	// jobs name it, "acme/*") matches wins.
 	Repos []LanguageRepo `yaml:"repos"`
 	// Python configures the Python driver.
 	Python Python `yaml:"python"`
+	// Node configures the Node driver (JavaScript and TypeScript).
+	Node Node `yaml:"node"`
 }
 
 // LanguageRepo names the driver of the repositories matching Pattern.
@@ -39,8 +42,38 @@ type Python struct {
 	SetupTimeout time.Duration `yaml:"setup_timeout"`
 }
 
+// Node configures the Node driver: JavaScript and TypeScript repositories
+// tested with jest, vitest, mocha or node:test.
+type Node struct {
+	// Node runs the repositories' tests and tools: a path or a name on
+	// PATH; empty is node on PATH.
+	Node string `yaml:"node"`
+	// Registry is the package registry the setup step installs
+	// dependencies from (npm's --registry); empty leaves it to the package
+	// manager's own configuration.
+	Registry string `yaml:"registry"`
+	// CacheDir holds the package manager's download cache, shared by every
+	// repository's setup and never writable by a test run; empty is
+	// sandbox.cache_dir's node directory.
+	CacheDir string `yaml:"cache_dir"`
+	// PackageManager installs every repository's dependencies ("npm" or
+	// "pnpm") whatever its lockfile says; empty chooses by the lockfile.
+	PackageManager string `yaml:"package_manager"`
+	// InstallScripts lets packages' install scripts run during setup
+	// (preinstall, install, postinstall). Off, they never run: a
+	// dependency needing one to build fails its tests instead.
+	InstallScripts bool `yaml:"install_scripts"`
+	// SetupTimeout bounds each setup command (an npm ci); 0 is the
+	// sandbox's default.
+	SetupTimeout time.Duration `yaml:"setup_timeout"`
+}
+
 // knownDrivers are the drivers a configuration may name.
-var knownDrivers = map[string]bool{"go": true, "python": true}
+var knownDrivers = map[string]bool{"go": true, "python": true, "node": true}
+
+// packageManagers are the package managers languages.node.package_manager
+// may name ("" chooses by the lockfile).
+var packageManagers = map[string]bool{"": true, "npm": true, "pnpm": true}
 
 func (l Languages) validate() []error {
 	var errs []error
@@ -49,11 +82,31 @@ func (l Languages) validate() []error {
 			errs = append(errs, fmt.Errorf("languages.repos[%d].pattern %q is not a pattern", i, r.Pattern))
 		}
 		if !knownDrivers[r.Driver] {
-			errs = append(errs, fmt.Errorf("languages.repos[%d].driver must be go or python, got %q", i, r.Driver))
+			errs = append(errs, fmt.Errorf("languages.repos[%d].driver must be go, python or node, got %q", i, r.Driver))
 		}
 	}
 	if l.Python.SetupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.python.setup_timeout must not be negative, got %s", l.Python.SetupTimeout))
+	}
+	errs = append(errs, l.Node.validate()...)
+	return errs
+}
+
+func (n Node) validate() []error {
+	var errs []error
+	if n.SetupTimeout < 0 {
+		errs = append(errs, fmt.Errorf("languages.node.setup_timeout must not be negative, got %s", n.SetupTimeout))
+	}
+	if !packageManagers[n.PackageManager] {
+		errs = append(errs, fmt.Errorf("languages.node.package_manager must be npm or pnpm (or empty, chosen by the lockfile), got %q", n.PackageManager))
+	}
+	if n.Registry != "" {
+		u, err := url.Parse(n.Registry)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("languages.node.registry must be an http or https URL, got %q", n.Registry))
+		} else if u.User != nil {
+			errs = append(errs, fmt.Errorf("languages.node.registry must not carry credentials in its URL"))
+		}
 	}
 	return errs
 }
