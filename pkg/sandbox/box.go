@@ -451,6 +451,13 @@ func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []str
 	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && (fi.IsDir() || !untrusted.Trusting) {
 		args = append(args, "--ro-bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git"))
 	}
+	for _, m := range cmd.ReadOnly {
+		target := m.Target
+		if target == "" {
+			target = m.Source
+		}
+		args = append(args, "--ro-bind", m.Source, target)
+	}
 	dir := cmd.Dir
 	if dir == "" {
 		dir = ws

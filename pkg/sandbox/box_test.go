@@ -462,3 +462,42 @@ func TestUnhideablePathIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// A directory shown read-only stays unchanged, though it sits in the
+// writable cache or is shown inside the workspace; the same command
+// without the mounts changes both.
+func TestConfinedReadOnlyMounts(t *testing.T) {
+	cache := t.TempDir()
+	b := confined(t, Config{CacheDir: cache})
+	ctx := WithRepo(context.Background(), "o/r")
+	shared := filepath.Join(b.cacheFor("o/r"), "node", "modules")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace(t)
+	if err := os.MkdirAll(filepath.Join(ws, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`echo x > %[1]s/poisoned && echo WROTE-CACHE; echo x > node_modules/poisoned && echo WROTE-MOUNT; cat node_modules/seen`, shared)
+	if err := os.WriteFile(filepath.Join(shared, "seen"), []byte("the cache's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(ro []Mount) Result {
+		res, err := b.Run(WithTree(ctx, ws), Cmd{Dir: ws, Args: []string{"sh", "-c", script}, Timeout: time.Minute, ReadOnly: ro})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run([]Mount{{Source: filepath.Dir(shared)}, {Source: shared, Target: filepath.Join(ws, "node_modules")}})
+	if strings.Contains(res.Output, "WROTE") || !strings.Contains(res.Output, "the cache's") {
+		t.Fatalf("read-only mounts were written, or not shown:\n%s", res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "poisoned")); err == nil {
+		t.Fatal("the shared directory was written")
+	}
+	res = run(nil)
+	if !strings.Contains(res.Output, "WROTE-CACHE") || !strings.Contains(res.Output, "WROTE-MOUNT") {
+		t.Fatalf("without the mounts both are writable (the test shows nothing otherwise):\n%s", res.Output)
+	}
+}

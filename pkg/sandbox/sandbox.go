@@ -39,12 +39,24 @@ type Cmd struct {
 	// command may write too: for files a tool must write (a coverage
 	// profile, a test binary). What is read back from it is untrusted.
 	Outbox string
+	// ReadOnly are directories shown to the command read-only, each at its
+	// Target (its Source when Target is ""), bound after the writable ones
+	// so that they win: a cache shared between jobs (node_modules made
+	// once per lockfile) that sits under a writable directory (the
+	// repository's cache), or is shown inside the workspace. A Target
+	// inside the workspace must exist (an empty directory), else
+	// bubblewrap makes it there. Unconfined commands see the paths as
+	// they are, writable.
+	ReadOnly []Mount
 	// Unconfined runs the command outside the sandbox even when ctx
 	// carries a Box: for redfix's own git commands, which fetch over the
 	// network and write outside one workspace. Never for a repository's
 	// code (its tests, builds and tools).
 	Unconfined bool
 }
+
+// Mount is a directory shown at another path (see Cmd.ReadOnly).
+type Mount struct{ Source, Target string }
 
 // Result is what a command did.
 type Result struct {

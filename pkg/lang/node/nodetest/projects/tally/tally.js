@@ -1,0 +1,9 @@
+function tally(items) {
+  const out = {};
+  for (const item of items) {
+    out[item] = (out[item] || 0) + 1;
+  }
+  return out;
+}
+
+module.exports = { tally };
