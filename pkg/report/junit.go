@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -61,19 +62,22 @@ const (
 // ignored, they are often stale for nested suites.
 //
 // The runners' dialects: Surefire and pytest (classname is the class or
-// module; <error> for exceptions and failed setups, Kind "error"), jest-junit
-// (classname and name are both "suite title": the suite's name becomes the
-// Package), gotestsum (a package that does not compile is a failing
-// "TestMain" whose output is compiler errors: a build error). A suite's own
-// system-out and system-err are added to its failures' output. Frames are
-// read from Go, Java, Kotlin, Python, JavaScript and TypeScript traces.
+// module; <error> for exceptions and failed setups, Kind "error"), gotestsum
+// (a package that does not compile is a failing "TestMain" whose output is
+// compiler errors: a build error), and the JavaScript runners' (vitest,
+// jest-junit, mocha-junit-reporter, node:test: see junit_javascript.go),
+// whose tests are named by file as their canonical ids are, a test file
+// that did not load a build error of the file. A suite's own system-out and
+// system-err are added to its failures' output. Frames are read from Go,
+// Java, Kotlin, Python, JavaScript and TypeScript traces.
 //
 // The report is read as a stream of tokens and only what the result needs
 // is kept, within the limits above (MaxJUnitBytes, 32 levels of elements,
 // 256 attributes per element, 200,000 test cases; texts capped to their
 // head and tail).
 //
-// Which elements count: a <testsuite> anywhere outside a suite is a suite;
+// Which elements count: a <testsuite> anywhere outside a suite is a suite,
+// and a <testcase> there a suite of its own (node:test writes them so);
 // within a suite, its <testsuite>, <testcase>, <system-out> and
 // <system-err> children (other children, <properties> for one, are not
 // read); within a testcase, its <failure>, <error>, <skipped>,
@@ -125,6 +129,8 @@ type junitParser struct {
 	// cases counts the test cases; ids the bytes of the test IDs kept;
 	// suiteOut the bytes of suite output repeated into failures.
 	cases, ids, suiteOut int
+	// mocha are the titles of mocha's suites by file, in order.
+	mocha map[string][]string
 }
 
 // junitRole is what an open element is to the parser.
@@ -147,6 +153,14 @@ type junitElem struct {
 type junitSuite struct {
 	name     string
 	out, err junitText
+	// file is the suite's file attribute (mocha-junit-reporter's);
+	// nodeTest: the suite is node:test's (it has a disabled attribute);
+	// loose: the suite stands for a test case outside any suite (node:test
+	// writes top-level tests straight into <testsuites>).
+	file            string
+	nodeTest, loose bool
+	// mochaSeen: the suite's title is in the parser's mocha titles.
+	mochaSeen bool
 	// What the suite's own test cases say; the failures wait for the
 	// suite's end, which has the system-out and system-err added to them.
 	total    int
@@ -161,7 +175,12 @@ type junitSuite struct {
 // junitCase is a test case.
 type junitCase struct {
 	pkg, name, classname string
-	status               junitStatus
+	// file is the test case's file attribute (jest-junit's, with
+	// addFileAttribute); js: the case is a JavaScript runner's; build: it
+	// stands for a test file that did not load (see jsName).
+	file      string
+	js, build bool
+	status    junitStatus
 	// The message and type attributes and the body of the last <failure>
 	// or <error>.
 	message, typ   string
@@ -219,6 +238,7 @@ func (p *junitParser) parse() (Result, error) {
 	for _, s := range p.top {
 		s.addTo(&res)
 	}
+	relativeToReport(&res)
 	return res, nil
 }
 
@@ -240,9 +260,20 @@ func (p *junitParser) start(el xml.StartElement) error {
 	switch parent.role {
 	case roleOutside:
 		e.role = roleOutside
-		if el.Name.Local == "testsuite" {
+		switch el.Name.Local {
+		case "testsuite":
 			p.openSuite(el)
 			e.role = roleSuite
+		case "testcase":
+			// A test case in no suite (node:test's top-level tests) is
+			// a suite of its own.
+			if err := p.countCase(); err != nil {
+				return err
+			}
+			p.openSuite(xml.StartElement{})
+			p.suites[len(p.suites)-1].loose = true
+			p.tc = newCase(el)
+			e.role = roleCase
 		}
 	case roleSuite:
 		s := p.suites[len(p.suites)-1]
@@ -251,10 +282,10 @@ func (p *junitParser) start(el xml.StartElement) error {
 			p.openSuite(el)
 			e.role = roleSuite
 		case "testcase":
-			if p.cases++; p.cases > p.lim.cases {
-				return fmt.Errorf("more than %d test cases (line %d): the limit of one report; split it (one per job or shard)", p.lim.cases, p.line())
+			if err := p.countCase(); err != nil {
+				return err
 			}
-			p.tc = &junitCase{name: attr(el, "name"), classname: attr(el, "classname")}
+			p.tc = newCase(el)
 			e.role = roleCase
 		case "system-out":
 			s.out = junitText{}
@@ -290,6 +321,18 @@ func (p *junitParser) start(el xml.StartElement) error {
 	return nil
 }
 
+// countCase counts a test case, within the limit.
+func (p *junitParser) countCase() error {
+	if p.cases++; p.cases > p.lim.cases {
+		return fmt.Errorf("more than %d test cases (line %d): the limit of one report; split it (one per job or shard)", p.lim.cases, p.line())
+	}
+	return nil
+}
+
+func newCase(el xml.StartElement) *junitCase {
+	return &junitCase{name: attr(el, "name"), classname: attr(el, "classname"), file: attr(el, "file")}
+}
+
 func (p *junitParser) end() error {
 	e := p.stack[len(p.stack)-1]
 	p.stack = p.stack[:len(p.stack)-1]
@@ -301,13 +344,22 @@ func (p *junitParser) end() error {
 	case roleCase:
 		tc := p.tc
 		p.tc = nil
-		return p.closeCase(tc)
+		if err := p.closeCase(tc); err != nil {
+			return err
+		}
+		if s := p.suites[len(p.suites)-1]; s.loose {
+			p.suites = p.suites[:len(p.suites)-1]
+			p.closeSuite(s)
+		}
 	}
 	return nil
 }
 
 func (p *junitParser) openSuite(el xml.StartElement) {
-	s := &junitSuite{name: attr(el, "name")}
+	s := &junitSuite{name: attr(el, "name"), file: attr(el, "file")}
+	for _, a := range el.Attr {
+		s.nodeTest = s.nodeTest || a.Name.Local == "disabled"
+	}
 	if n := len(p.suites); n > 0 {
 		p.suites[n-1].children = append(p.suites[n-1].children, s)
 	} else {
@@ -318,9 +370,11 @@ func (p *junitParser) openSuite(el xml.StartElement) {
 
 func (p *junitParser) closeCase(tc *junitCase) error {
 	s := p.suites[len(p.suites)-1]
-	tc.pkg = tc.classname
-	if tc.pkg == "" || (tc.pkg == tc.name && s.name != "") {
-		tc.pkg = s.name
+	if !p.jsName(tc) {
+		tc.pkg = tc.classname
+		if tc.pkg == "" || (tc.pkg == tc.name && s.name != "") {
+			tc.pkg = s.name
+		}
 	}
 	switch tc.status {
 	case statusPassed:
@@ -368,9 +422,12 @@ func (p *junitParser) closeSuite(s *junitSuite) {
 	}
 	for _, tc := range s.pending {
 		f := p.failure(tc, out)
-		if tc.name == "[build failed]" || compileFailure(tc.name, f.Output) {
+		if tc.build || tc.name == "[build failed]" || compileFailure(tc.name, f.Output) {
 			f.Test = ""
-			s.builds = append(s.builds, f)
+			// jest-junit reports a suite that failed to run twice.
+			if !slices.ContainsFunc(s.builds, func(b task.Failure) bool { return tc.build && b.Package == f.Package }) {
+				s.builds = append(s.builds, f)
+			}
 			continue
 		}
 		s.total++

@@ -58,7 +58,7 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 		out.WriteString("\n")
 	}
 	f.Output = out.String()
-	build := tc.name == "[build failed]" || compileFailure(tc.name, f.Output)
+	build := tc.build || tc.name == "[build failed]" || compileFailure(tc.name, f.Output)
 	if hidden > 0 {
 		f.Output = clip.MiddleOf(f.Output, hidden, maxOutput)
 	}
@@ -67,7 +67,10 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	} else {
 		describe(&f)
 	}
-	if len(f.Frames) == 0 {
+	switch {
+	case tc.js || isJSTrace(body):
+		describeJS(&f, tc.message, body)
+	case len(f.Frames) == 0:
 		f.Frames = traceFrames(f.Output)
 	}
 	return f

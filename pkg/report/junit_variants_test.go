@@ -73,19 +73,6 @@ func TestParseJUnitPytest(t *testing.T) {
 	})
 }
 
-func TestParseJUnitJest(t *testing.T) {
-	res := parseFile(t, "jest.xml")
-	// jest-junit repeats the suite in classname and name: the suite is the
-	// package.
-	if res.Total != 3 || !slices.Equal(res.Passed, []string{"Cart component.Cart component renders the total"}) {
-		t.Errorf("total %d passed %v", res.Total, res.Passed)
-	}
-	checkFailures(t, res.Failures, []failure{
-		{id: "Cart component.Cart component applies a coupon", message: "Error: expect(received).toBe(expected) // Object.is equality",
-			frames: []string{"/home/ci/app/src/Cart.test.js:21"}, outputHas: "Received: 100"},
-	})
-}
-
 func TestParseJUnitGotestsum(t *testing.T) {
 	res := parseFile(t, "gotestsum.xml")
 	if res.Total != 3 || !slices.Equal(res.Passed, []string{"example.com/shop/cart.TestTotal"}) {

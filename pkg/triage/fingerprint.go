@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -24,20 +25,54 @@ const fingerprintFrames = 3
 // same test, or the same assertion in another test, does not.
 //
 // Frames keep only their last directory and file name, so that checkouts in
-// different places (CI's, a workspace's) agree.
+// different places (CI's, a workspace's) agree. So do the absolute paths of
+// a JavaScript failure's test file and message (a report that does not show
+// its checkout's root keeps them), whose colour codes are taken out too.
 func Fingerprint(repo string, f task.Failure) string {
+	id, msg := f.ID(), f.Message
+	if jsFailure(f) {
+		if path.IsAbs(f.Package) {
+			f.Package = shortPath(f.Package)
+			id = f.ID()
+		}
+		msg = jsAbsPathRE.ReplaceAllStringFunc(report.StripANSI(msg), func(m string) string {
+			lead, p := "", m
+			if !strings.HasPrefix(m, "/") && !strings.HasPrefix(m, "file:") {
+				lead, p = m[:1], m[1:]
+			}
+			return lead + shortPath(strings.TrimPrefix(p, "file://"))
+		})
+	}
 	h := sha256.New()
 	for _, part := range []string{
 		"v1",
 		normalizeRepo(repo),
-		f.ID(),
-		NormalizeMessage(f.Message),
+		id,
+		NormalizeMessage(msg),
 		strings.Join(frameKeys(f), "\n"),
 	} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// jsAbsPathRE is the absolute path of a JavaScript or TypeScript file.
+// It starts the message or follows a space, a quote, a parenthesis.
+var jsAbsPathRE = regexp.MustCompile(`(?:^|[\s'"(\[])(?:file://)?/[^\s'"():,]+\.(?:js|jsx|mjs|cjs|ts|tsx|mts|cts)\b`)
+
+// jsFailure reports a failure of JavaScript or TypeScript tests: its test
+// file, or a frame, is one.
+func jsFailure(f task.Failure) bool {
+	if task.IsTestFilePath(f.Package) && !strings.HasSuffix(f.Package, ".py") {
+		return true
+	}
+	for _, fr := range f.Frames {
+		if file, _ := splitFrame(fr); task.IsTestFilePath(file) && !strings.HasSuffix(file, ".py") {
+			return true
+		}
+	}
+	return false
 }
 
 // Group is failures that share a fingerprint.
