@@ -35,6 +35,10 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 		bad = append(bad, pyDeletedTests(c.files, c.isTestFile)...)
 		bad = append(bad, pyDetectsTests(c.files, c.isTestFile)...)
 		bad = append(bad, pySpecialCases(c.in.Dir, c.files, c.isTestFile, pyTestLiterals(c.in.Dir, c.driver(), c.in.Task.Tests()))...)
+	case c.isNode():
+		bad = append(bad, jsDeletedTests(c.in.Dir, c.files, c.isTestFile)...)
+		bad = append(bad, jsDetectsTests(c.files, c.isTestFile)...)
+		bad = append(bad, jsSpecialCases(c.in.Dir, c.files, c.isTestFile, jsTestLiterals(c.in.Dir, c.driver(), c.in.Task.Tests()))...)
 	}
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
@@ -98,15 +102,21 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 		}
 	}
 	p := f.Path()
-	if c.isPython() {
+	switch {
+	case c.isPython():
 		bad = append(bad, pyConfigViolations(f)...)
+	case c.isNode():
+		bad = append(bad, jsConfigViolations(dir, f)...)
+		if !jsRunnerFile(p) && c.jsSetupFiles()[p] {
+			bad = append(bad, fmt.Sprintf("%s: %s a setup file the test runner's configuration names (it runs before the tests and decides what they see)", p, editVerb(f)))
+		}
 	}
 	test := c.isTestFile(p)
 	helper := !test && isTestHelper(dir, p)
 	if !test && !helper {
 		return bad
 	}
-	if c.driver().IsTestData(p) && f.OldPath != "" && !c.isSource(p) {
+	if c.isTestData(p) && f.OldPath != "" && !c.isSource(p) {
 		// Expected output: changing it changes what the tests demand.
 		what := "changes"
 		if f.NewPath == "" {
@@ -126,6 +136,9 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 	}
 	if c.isPython() && strings.HasSuffix(p, ".py") {
 		return append(bad, pyTestFileViolations(dir, f)...)
+	}
+	if c.isNode() && isJSSource(p) {
+		return append(bad, jsTestFileViolations(dir, f, c.files)...)
 	}
 	if !strings.HasSuffix(p, ".go") {
 		return bad

@@ -31,6 +31,7 @@ type Language interface {
 const (
 	langGo     = "go"
 	langPython = "python"
+	langNode   = "node" // JavaScript and TypeScript
 )
 
 // goLanguage is Go as the gates knew it before the seam: the gates' own
@@ -73,15 +74,26 @@ func (c *candidate) isGo() bool { return c.driver().Name() == langGo }
 
 func (c *candidate) isPython() bool { return c.driver().Name() == langPython }
 
+func (c *candidate) isNode() bool { return c.driver().Name() == langNode }
+
 // isTestFile reports a file the integrity gate guards as a test: the
-// driver's test files, and for Python its test data too (fixtures and
-// snapshots outside tests/ are what the tests compare with). For Go, the
-// gates' rule as it always was (test data is under testdata, a test file).
+// driver's test files, and its test data too (fixtures and snapshots
+// outside tests/ are what the tests compare with); for JavaScript and
+// TypeScript, the test runners' configuration and setup files as well
+// (jsRunnerFile). For Go, the gates' rule as it always was (test data is
+// under testdata, a test file).
 func (c *candidate) isTestFile(p string) bool {
 	if c.isGo() {
 		return isTestFile(p)
 	}
-	return c.driver().IsTestFile(p) || c.driver().IsTestData(p)
+	return c.driver().IsTestFile(p) || c.isTestData(p) || c.isNode() && jsRunnerFile(p)
+}
+
+// isTestData reports a file the tests read or compare with: the driver's,
+// and for JavaScript and TypeScript every snapshot (a .snap file or one
+// under __snapshots__), wherever the driver places it.
+func (c *candidate) isTestData(p string) bool {
+	return c.driver().IsTestData(p) || c.isNode() && jsSnapshot(p)
 }
 
 // isSource reports a file of the language's code (a test file that is
@@ -92,11 +104,15 @@ func (c *candidate) isSource(p string) bool {
 		return strings.HasSuffix(p, ".go")
 	case langPython:
 		return strings.HasSuffix(p, ".py")
+	case langNode:
+		return isJSSource(p)
 	}
 	return false
 }
 
-// testTool names the test command in the gates' evidence.
+// testTool names the test command in the gates' evidence: for
+// JavaScript and TypeScript the checkout's runner when the driver names it
+// (runnerNamer), else "node tests".
 func (c *candidate) testTool() string {
 	switch c.driver().Name() {
 	case langGo:
@@ -104,5 +120,25 @@ func (c *candidate) testTool() string {
 	case langPython:
 		return "pytest"
 	}
+	if r, ok := c.driver().(runnerNamer); ok {
+		if name := r.Runner(c.in.Dir); name != "" {
+			return name
+		}
+	}
 	return c.driver().Name() + " tests"
+}
+
+// runnerNamer is a driver that names the test runner of a checkout
+// ("vitest", "jest", "mocha", "node:test").
+type runnerNamer interface {
+	Runner(dir string) string
+}
+
+// jsSetupFiles are the setup files the checkout's runner configuration
+// names (jsSetupFiles), read once per candidate.
+func (c *candidate) jsSetupFiles() map[string]bool {
+	if c.jsSetup == nil {
+		c.jsSetup = jsSetupFiles(c.in.Dir)
+	}
+	return c.jsSetup
 }

@@ -220,6 +220,14 @@ func pyImporters(mods []pyModule, changed []string, skip map[string]bool) []Depe
 			}
 		}
 	}
+	return nearestImporters(importers, changed, func(f string) bool { return isTestModule(f) && !skip[f] })
+}
+
+// nearestImporters walks the import graph (importers: a file -> the files
+// importing it) from the changed files outward: the files keep holds,
+// with how many imports away and which changed file reached them, nearest
+// first, then by path.
+func nearestImporters(importers map[string][]string, changed []string, keep func(string) bool) []Dependent {
 	type reach struct {
 		via  string
 		hops int
@@ -244,7 +252,7 @@ func pyImporters(mods []pyModule, changed []string, skip map[string]bool) []Depe
 		}
 		sort.Strings(next)
 		for _, f := range next {
-			if isTestModule(f) && !skip[f] {
+			if keep(f) {
 				out = append(out, Dependent{Dir: f, Via: seen[f].via, Hops: hops})
 			}
 		}

@@ -142,12 +142,13 @@ func capList(xs []string, n int) []string {
 }
 
 // driverStatic is the static gate through the language's driver: its
-// checks (for Python, compile and pyflakes) on the changed files, after the
+// checks (for Python, compile and pyflakes; for JavaScript and
+// TypeScript, tsc and eslint) on the changed files, after the
 // patch and at the base; only the findings the base does not have fail it.
 func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate, error) {
 	var files []string
 	for _, f := range c.files {
-		if p := f.NewPath; p != "" && !c.driver().IsTestData(p) {
+		if p := f.NewPath; p != "" && !c.isTestData(p) {
 			files = append(files, p)
 		}
 	}
@@ -159,8 +160,11 @@ func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate,
 		}
 	}
 	what := fmt.Sprintf("%s checks on %s", c.driver().Name(), listOr(sources, "no file"))
-	if c.isPython() {
+	switch {
+	case c.isPython():
 		what = "compile and pyflakes on " + listOr(sources, "no file")
+	case c.isNode():
+		what = "the node driver's checks (tsc, eslint, where the project has them) on " + listOr(sources, "no file")
 	}
 	head, err := c.driver().Check(ctx, c.in.Dir, files)
 	if err != nil {

@@ -79,7 +79,7 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	if c.isGo() {
 		primary, deps, err = v.goTargets(ctx, c)
 	} else {
-		primary, deps, err = v.pyTargets(c)
+		primary, deps, err = v.fileTargets(c)
 	}
 	if err != nil {
 		return task.Gate{}, err
@@ -248,11 +248,12 @@ func (v *Validators) goTargets(ctx context.Context, c *candidate) ([]string, []D
 	return keys(pkgs), deps, nil
 }
 
-// pyTargets are, for Python (and the languages whose packages are test
-// files), the test files whose tests the regression gate runs first (the
-// failing tests' and the changed test modules), and the test modules that
-// import the changed modules, nearest first.
-func (v *Validators) pyTargets(c *candidate) ([]string, []Dependent, error) {
+// fileTargets are, for Python, JavaScript and TypeScript (the languages
+// whose packages are test files), the test files whose tests the
+// regression gate runs first (the failing tests' and the changed test
+// files), and the test files that import the changed modules, nearest
+// first.
+func (v *Validators) fileTargets(c *candidate) ([]string, []Dependent, error) {
 	first := map[string]bool{}
 	for _, id := range c.in.Task.Tests() {
 		if t, err := c.driver().Resolve(c.in.Dir, id); err == nil {
@@ -262,26 +263,47 @@ func (v *Validators) pyTargets(c *candidate) ([]string, []Dependent, error) {
 	var changed []string
 	for _, f := range c.files {
 		for _, p := range f.Paths() {
-			if !strings.HasSuffix(p, ".py") {
+			if !c.isSource(p) {
 				continue
 			}
 			changed = append(changed, p)
-			if isTestModule(p) && p == f.NewPath {
+			if c.isTestModule(p) && p == f.NewPath {
 				if fi, err := untrusted.Lstat(c.in.Dir, p); err == nil && fi.Mode().IsRegular() {
 					first[p] = true
 				}
 			}
 		}
 	}
-	if len(changed) == 0 || v.cfg.RegressionBudget < 0 || !c.isPython() {
+	if len(changed) == 0 || v.cfg.RegressionBudget < 0 {
 		return keys(first), nil, nil
 	}
-	mods, err := pyImportGraph(c.in.Dir)
-	if err != nil {
-		v.log.Warn("importers of the changed modules", zap.Error(err))
-		return keys(first), nil, nil
+	switch {
+	case c.isPython():
+		mods, err := pyImportGraph(c.in.Dir)
+		if err != nil {
+			v.log.Warn("importers of the changed modules", zap.Error(err))
+			return keys(first), nil, nil
+		}
+		return keys(first), pyImporters(mods, changed, first), nil
+	case c.isNode():
+		mods, err := jsImportGraph(c.in.Dir)
+		if err != nil {
+			v.log.Warn("importers of the changed modules", zap.Error(err))
+			return keys(first), nil, nil
+		}
+		return keys(first), jsImporters(mods, changed, c.isTestModule, first), nil
 	}
-	return keys(first), pyImporters(mods, changed, first), nil
+	return keys(first), nil, nil
+}
+
+// isTestModule reports a file of tests the runner runs: pytest's test
+// modules; the driver's JavaScript and TypeScript test files but the
+// runners' own files.
+func (c *candidate) isTestModule(p string) bool {
+	if c.isNode() {
+		return isJSSource(p) && c.driver().IsTestFile(p) && !jsRunnerFile(p)
+	}
+	return isTestModule(p)
 }
 
 // existsAtBase reports whether the package p (a Go package's pattern, a

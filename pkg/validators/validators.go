@@ -192,6 +192,7 @@ type candidate struct {
 	files    []unidiff.File
 	parseErr error
 	base     *workspace.Workspace // a second checkout at Base, made on demand
+	jsSetup  map[string]bool      // the runners' setup files, read once
 }
 
 // baseDir checks Base out next to the workspace, once, for gates that compare
