@@ -30,12 +30,21 @@ type Language interface {
 // it takes, and the data files its strings name; each changed function or
 // method of the language's files is shown before and after the patch, as
 // l's parser delimits it. Go's tests and files are read as WithContext
-// reads them.
+// reads them. A JavaScript or TypeScript test ("src/price.test.ts::price >
+// applies the discount") is quoted with the hooks that run before it
+// (jsTestSources).
 func WithContextIn(dir string, l Language, in Input) Input {
 	if len(in.Tests) == 0 {
 		seen := map[string]bool{}
 		for _, id := range in.Task.Tests() {
 			t, err := l.Resolve(dir, id)
+			if file, name, ok := jsTestID(t, err, id); ok {
+				if key := file + "::" + name; !seen[key] {
+					seen[key] = true
+					in.Tests = append(in.Tests, jsTestSources(dir, file, name)...)
+				}
+				continue
+			}
 			if err != nil || !task.IsTestFilePath(t.ImportPath) {
 				in.Tests = append(in.Tests, testSources(dir, id)...)
 				continue
@@ -58,6 +67,17 @@ func WithContextIn(dir string, l Language, in Input) Input {
 		}
 	}
 	return in
+}
+
+// jsTestID is the file and full name of a JavaScript or TypeScript test:
+// its target's, or when the driver cannot resolve it (a name its file
+// does not hold literally), its canonical id's.
+func jsTestID(t testrun.Target, err error, id string) (file, name string, ok bool) {
+	if err == nil {
+		return t.ImportPath, t.Test, isJSFile(t.ImportPath) && t.Test != ""
+	}
+	file, name, ok = strings.Cut(id, "::")
+	return file, name, ok && isJSFile(file) && name != ""
 }
 
 // nodeFunc splits a file-named test into its file, its class ("" for a

@@ -237,7 +237,7 @@ func rank(ev evidence) []*Candidate {
 		}
 		f := ev.models[l.path]
 		text, ok := f.line(l.line)
-		if !ok {
+		if !ok || isJS(l.path) && !f.jsCode(l.line) {
 			continue
 		}
 		s := sus[l]
@@ -485,33 +485,4 @@ func splitChange(a, b []string, ch change) []change {
 		out = append(out, *cur)
 	}
 	return out
-}
-
-// isSource reports whether path is a file of code the templates can change
-// (Go or Python) and not a test's.
-func isSource(path string) bool {
-	_, ok := dialectOf(path)
-	return ok && !isTestPath(path)
-}
-
-// isTestPath reports a file of tests: Go's _test.go; Python's test_*.py,
-// *_test.py, conftest.py, and the .py files under a tests or test
-// directory.
-func isTestPath(p string) bool {
-	if strings.HasSuffix(p, "_test.go") {
-		return true
-	}
-	if !strings.HasSuffix(p, ".py") {
-		return false
-	}
-	base := path.Base(p)
-	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" {
-		return true
-	}
-	for _, seg := range strings.Split(path.Dir(p), "/") {
-		if seg == "tests" || seg == "test" {
-			return true
-		}
-	}
-	return false
 }

@@ -30,9 +30,12 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	case modeRegress:
 		if left >= 2 {
 			others := s.otherTests()
-			return s.act(intentRegress, harness.ActRunTests, fmt.Sprintf(
-				"The failing tests pass. Before calling it fixed, run the %d other test(s) next to them (%s) so the change breaks nothing.",
-				len(others), strings.Join(shortNames(others, 4), ", ")), harness.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
+			thought := fmt.Sprintf("The failing tests pass. Before calling it fixed, run the %d other test(s) next to them (%s) so the change breaks nothing.",
+				len(others), strings.Join(shortNames(others, 4), ", "))
+			if p, ok := s.jsTestFile(); ok {
+				thought = fmt.Sprintf("The failing tests pass. Before calling it fixed, run every test of %s, their file, so the change breaks nothing.", p)
+			}
+			return s.act(intentRegress, harness.ActRunTests, thought, harness.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
 		}
 		s.mode = modeFixed
 		return s.exit(s.fixedSummary())

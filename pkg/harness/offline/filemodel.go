@@ -13,6 +13,7 @@ const unknown = "\x00unknown"
 type fileModel struct {
 	path  string
 	lines []string // lines[i] is line i+1; unknown where not seen
+	js    *jsCache // a JavaScript file's functions, for the lines as they were
 }
 
 func newFileModel(path string) *fileModel { return &fileModel{path: path} }
@@ -79,11 +80,15 @@ outer:
 
 // funcSpan is the span of the top-level declaration holding line n: from its
 // "func" line to its closing "}" at column 0; in a Python file, of the
-// innermost function or method holding it (pyFuncSpan). ok is false
-// outside functions.
+// innermost function or method holding it (pyFuncSpan); in a JavaScript
+// or TypeScript file, of the innermost named function (jsFuncSpan). ok is
+// false outside functions.
 func (f *fileModel) funcSpan(n int) (start, end int, name string, ok bool) {
 	if strings.HasSuffix(f.path, ".py") {
 		return f.pyFuncSpan(n)
+	}
+	if isJS(f.path) {
+		return f.jsFuncSpan(n)
 	}
 	for s := n; s >= 1; s-- {
 		t, known := f.line(s)
@@ -113,6 +118,14 @@ var funcDeclRE = regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?(\w+)`)
 // funcs lists the file's function declarations: name → [start, end].
 func (f *fileModel) funcs() map[string][2]int {
 	out := map[string][2]int{}
+	if isJS(f.path) {
+		for _, fn := range f.jsFuncList() {
+			if _, dup := out[fn.name]; !dup {
+				out[fn.name] = [2]int{fn.start, fn.end}
+			}
+		}
+		return out
+	}
 	re := funcDeclRE
 	if strings.HasSuffix(f.path, ".py") {
 		re = pyDefRE

@@ -45,13 +45,22 @@ type dialect struct {
 	skip func(trimmed string) bool
 	// decl reports a declaration's line, where only constants change.
 	decl func(line string, toks []tok) bool
-	// spell is how the language writes an operator.
-	spell func(token.Token) string
+	// spell is how the language writes the operator to, which replaces
+	// the operator written was.
+	spell func(was string, to token.Token) string
 	// bools are the language's false and true; not its negation.
 	bools [2]string
 	not   string
 	// negate negates a condition the line tests.
 	negate func(line string, toks []tok) (Mutation, bool)
+	// lenBuiltin: len(x) is the length of x (Go, Python).
+	lenBuiltin bool
+	// spaced: the language's style writes an index's one-off as "i - 1",
+	// not "i-1".
+	spaced bool
+	// extra are the templates of the language's own forms, on a line
+	// that is not a declaration.
+	extra func(line string, toks []tok) []Mutation
 }
 
 // goDialect is Go, tokenized by go/scanner.
@@ -64,21 +73,11 @@ var goDialect = dialect{
 	decl: func(line string, toks []tok) bool {
 		return toks[0].tok == token.FUNC || toks[0].tok == token.VAR && !strings.Contains(line, "=")
 	},
-	spell:  token.Token.String,
-	bools:  [2]string{"false", "true"},
-	not:    "!",
-	negate: negateIf,
-}
-
-// dialectOf is the dialect of the file at path, by its extension.
-func dialectOf(path string) (dialect, bool) {
-	switch {
-	case strings.HasSuffix(path, ".go"):
-		return goDialect, true
-	case strings.HasSuffix(path, ".py"):
-		return pyDialect, true
-	}
-	return dialect{}, false
+	spell:      func(_ string, t token.Token) string { return t.String() },
+	bools:      [2]string{"false", "true"},
+	not:        "!",
+	negate:     negateIf,
+	lenBuiltin: true,
 }
 
 type tok struct {
@@ -209,7 +208,7 @@ func mutations(d dialect, line string) []Mutation {
 		}
 		was := line[t.off:t.end]
 		for _, s := range swaps[t.tok] {
-			to := d.spell(s.to)
+			to := d.spell(was, s.to)
 			add(t.off, t.end, to, s.tpl, "`"+was+"` → `"+to+"`"+in(i), s.prior)
 		}
 		switch t.tok {
@@ -265,17 +264,25 @@ func mutations(d dialect, line string) []Mutation {
 					to = d.bools[1]
 				}
 				add(t.off, t.end, to, TplBoolConst, "`"+t.lit+"` → `"+to+"`", 1.5)
-			case t.lit == "len" && next(i).tok == token.LPAREN:
+			case d.lenBuiltin && t.lit == "len" && next(i).tok == token.LPAREN:
 				if j := matchParen(toks, i+1); j > 0 {
 					if a := next(j).tok; a != token.ADD && a != token.SUB {
 						add(toks[j].end, toks[j].end, "-1", TplOffByOne, "`len(…)` → `len(…)-1`", 2.5)
 					}
 				}
 			case (prev(i) == token.LBRACK || prev(i) == token.COLON) && (next(i).tok == token.RBRACK || next(i).tok == token.COLON) && inBrackets(toks, i):
-				add(t.end, t.end, "-1", TplOffByOne, "index `"+t.lit+"` → `"+t.lit+"-1`", 2.5)
-				add(t.end, t.end, "+1", TplOffByOne, "index `"+t.lit+"` → `"+t.lit+"+1`", 2.5)
+				for _, op := range []string{"-", "+"} {
+					one := op + "1"
+					if d.spaced {
+						one = " " + op + " 1"
+					}
+					add(t.end, t.end, one, TplOffByOne, "index `"+t.lit+"` → `"+t.lit+one+"`", 2.5)
+				}
 			}
 		}
+	}
+	if d.extra != nil && !decl {
+		out = append(out, d.extra(line, toks)...)
 	}
 	if m, ok := d.negate(line, toks); ok {
 		out = append(out, m)

@@ -191,7 +191,7 @@ var pyDialect = dialect{
 	decl: func(_ string, toks []tok) bool {
 		return toks[0].tok == token.FUNC || toks[0].lit == "async" && len(toks) > 1 && toks[1].tok == token.FUNC
 	},
-	spell: func(t token.Token) string {
+	spell: func(_ string, t token.Token) string {
 		switch t {
 		case token.LAND:
 			return "and"
@@ -200,9 +200,10 @@ var pyDialect = dialect{
 		}
 		return t.String()
 	},
-	bools:  [2]string{"False", "True"},
-	not:    "not",
-	negate: negatePyIf,
+	bools:      [2]string{"False", "True"},
+	not:        "not",
+	negate:     negatePyIf,
+	lenBuiltin: true,
 }
 
 // negatePyIf negates the condition of an "if cond:" or "elif cond:" line

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
@@ -166,6 +167,9 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 		s.testRead = true
 		return harness.Action{}, false
 	}
+	if isJS(s.failures[0].Package) {
+		return s.readJSTest(try)
+	}
 	fn := testFunc(s.failures[0].Test)
 	// Where is it? A frame in a file of tests, or search for the function.
 	var at *location
@@ -277,28 +281,52 @@ func (s *state) defined(name string) bool {
 	return false
 }
 
-// frameRefs are the failures' frames as locations, in order.
+// frameRefs are the failures' frames as locations, in order: "file:line"
+// or "file:line:column"; a JavaScript failure without frames gives those of
+// the stack in its output.
 func (s *state) frameRefs() []location {
 	var out []location
-	seen := map[string]bool{}
+	seen := map[location]bool{}
 	for _, f := range s.failures {
+		var locs []location
 		for _, fr := range f.Frames {
-			if seen[fr] {
-				continue
+			if l, ok := parseFrame(fr); ok {
+				locs = append(locs, l)
 			}
-			seen[fr] = true
-			i := strings.LastIndexByte(fr, ':')
-			if i < 0 {
-				continue
+		}
+		if len(f.Frames) == 0 && isJS(f.Package) {
+			_, locs = jsStack(f.Output)
+		}
+		for _, l := range locs {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
 			}
-			var n int
-			if _, err := fmt.Sscan(fr[i+1:], &n); err != nil {
-				continue
-			}
-			out = append(out, location{path: fr[:i], line: n})
 		}
 	}
 	return out
+}
+
+// parseFrame reads "file:line" or "file:line:column" (a file:// URL's
+// scheme dropped).
+func parseFrame(fr string) (location, bool) {
+	fr = strings.TrimPrefix(fr, "file://")
+	i := strings.LastIndexByte(fr, ':')
+	if i < 0 {
+		return location{}, false
+	}
+	if j := strings.LastIndexByte(fr[:i], ':'); j >= 0 {
+		if _, err := strconv.Atoi(fr[j+1 : i]); err == nil {
+			if _, err := strconv.Atoi(fr[i+1:]); err == nil {
+				i = j // file:line:column
+			}
+		}
+	}
+	n, err := strconv.Atoi(strings.SplitN(fr[i+1:], ":", 2)[0])
+	if err != nil {
+		return location{}, false
+	}
+	return location{path: fr[:i], line: n}, true
 }
 
 // resolve maps a frame's path (absolute, package-relative or a bare name)

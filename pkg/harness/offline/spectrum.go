@@ -109,10 +109,19 @@ func (s *state) spectrum() map[location]float64 {
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // messageNames are the identifiers the failures' messages name ("Total",
-// "Gross" in "Gross(1000) = 5, want 6"), at least three characters long.
+// "Gross" in "Gross(1000) = 5, want 6"), at least three characters long,
+// and the functions a JavaScript failure's stack names.
 func (s *state) messageNames() map[string]bool {
 	names := map[string]bool{}
 	for _, f := range s.failures {
+		if isJS(f.Package) {
+			// What a JavaScript test calls shows in its stack, not its
+			// message ("expected 950 to be 1000").
+			fns, _ := jsStack(f.Output)
+			for _, n := range fns {
+				names[n] = true
+			}
+		}
 		for _, w := range identRE.FindAllString(f.Message, -1) {
 			if len(w) >= 3 {
 				names[w] = true
@@ -152,6 +161,10 @@ var gotRE = regexp.MustCompile(`(?:[\w)\]]\s*=|\bgot:?)\s*("[^"]*"|-?[\w.]+)`)
 func (s *state) gotValues() []string {
 	var out []string
 	for _, f := range s.failures {
+		if isJS(f.Package) {
+			out = append(out, jsGot(f.Message)...)
+			continue
+		}
 		for _, m := range gotRE.FindAllStringSubmatch(f.Message, -1) {
 			out = append(out, m[1])
 		}

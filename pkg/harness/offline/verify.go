@@ -92,8 +92,16 @@ func (s *state) afterRegress(obs harness.Observation) {
 }
 
 // otherTests are the IDs of the tests seen next to the failing ones, in the
-// test files the policy has read: a candidate must not break them.
+// test files the policy has read: a candidate must not break them. For a
+// JavaScript test, its file, run whole (a test's id is its describe path,
+// which a line of the file does not hold).
 func (s *state) otherTests() []string {
+	if p, ok := s.jsTestFile(); ok {
+		return []string{p}
+	}
+	if len(s.failures) > 0 && isJS(s.failures[0].Package) {
+		return nil
+	}
 	oracle := map[string]bool{}
 	pkg := ""
 	for _, f := range s.failures {
