@@ -275,7 +275,7 @@ func TestLanguagesNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("languages:\n  repos:\n    - pattern: acme/web-*\n      driver: node\n  node:\n    registry: http://127.0.0.1:9/npm/\n    cache_dir: /var/cache/redfix-node\n    package_manager: pnpm\n    setup_timeout: 4m\n")
+	write("languages:\n  repos:\n    - pattern: acme/web-*\n      driver: node\n  node:\n    cache_dir: /var/cache/redfix-node\n    setup_timeout: 4m\n    check_timeout: 3m\n")
 	cfg, err := Load(file, env(map[string]string{"REDFIX_NODE": "/opt/node20/bin/node", "REDFIX_NODE_INSTALL_SCRIPTS": "true"}))
 	if err != nil {
 		t.Fatal(err)
@@ -283,37 +283,35 @@ func TestLanguagesNode(t *testing.T) {
 	if len(cfg.Languages.Repos) != 1 || cfg.Languages.Repos[0] != (LanguageRepo{"acme/web-*", "node"}) {
 		t.Errorf("repos = %+v", cfg.Languages.Repos)
 	}
-	want := Node{Node: "/opt/node20/bin/node", Registry: "http://127.0.0.1:9/npm/", CacheDir: "/var/cache/redfix-node", PackageManager: "pnpm", InstallScripts: true, SetupTimeout: 4 * time.Minute}
+	want := Node{Node: "/opt/node20/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, SetupTimeout: 4 * time.Minute, CheckTimeout: 3 * time.Minute}
 	if cfg.Languages.Node != want {
 		t.Errorf("node = %+v, want %+v", cfg.Languages.Node, want)
 	}
 	// The default runs no package's install scripts.
-	if d := Default(); d.Languages.Node.InstallScripts || d.Languages.Node.PackageManager != "" {
+	if d := Default(); d.Languages.Node != (Node{}) {
 		t.Errorf("default node settings = %+v", d.Languages.Node)
 	}
 	// The environment overrides the file.
-	cfg, err = Load(file, env(map[string]string{"REDFIX_NODE_PACKAGE_MANAGER": "npm", "REDFIX_NODE_REGISTRY": "https://127.0.0.1:8443/", "REDFIX_NODE_CACHE_DIR": "/tmp/nc", "REDFIX_NODE_SETUP_TIMEOUT": "90s"}))
+	cfg, err = Load(file, env(map[string]string{"REDFIX_NODE_CACHE_DIR": "/tmp/nc", "REDFIX_NODE_SETUP_TIMEOUT": "90s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cfg.Languages.Node; n.PackageManager != "npm" || n.Registry != "https://127.0.0.1:8443/" || n.CacheDir != "/tmp/nc" || n.SetupTimeout != 90*time.Second {
+	if n := cfg.Languages.Node; n.CacheDir != "/tmp/nc" || n.SetupTimeout != 90*time.Second {
 		t.Errorf("node from the environment = %+v", n)
 	}
 
 	for _, c := range []struct{ yaml, want string }{
-		{"languages:\n  node:\n    package_manager: yarn\n", "languages.node.package_manager must be npm or pnpm"},
 		{"languages:\n  node:\n    setup_timeout: -1s\n", "languages.node.setup_timeout must not be negative"},
-		{"languages:\n  node:\n    registry: 127.0.0.1:9\n", "languages.node.registry must be an http or https URL"},
-		{"languages:\n  node:\n    registry: ftp://127.0.0.1/\n", "languages.node.registry must be an http or https URL"},
-		{"languages:\n  node:\n    registry: https://u:p@127.0.0.1/\n", "languages.node.registry must not carry credentials"},
+		{"languages:\n  node:\n    check_timeout: -1s\n", "languages.node.check_timeout must not be negative"},
 		{"languages:\n  node:\n    install_script: true\n", "install_script"},
+		{"languages:\n  node:\n    package_manager: pnpm\n", "package_manager"},
 	} {
 		write(c.yaml)
 		if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
 		}
 	}
-	for _, bad := range []map[string]string{{"REDFIX_NODE_INSTALL_SCRIPTS": "sometimes"}, {"REDFIX_NODE_SETUP_TIMEOUT": "soon"}, {"REDFIX_NODE_PACKAGE_MANAGER": "bun"}} {
+	for _, bad := range []map[string]string{{"REDFIX_NODE_INSTALL_SCRIPTS": "sometimes"}, {"REDFIX_NODE_SETUP_TIMEOUT": "soon"}, {"REDFIX_NODE_SETUP_TIMEOUT": "-5s"}} {
 		if _, err := Load("", env(bad)); err == nil {
 			t.Errorf("%v was accepted", bad)
 		}

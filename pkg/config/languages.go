@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"time"
 )
@@ -48,32 +47,24 @@ type Node struct {
 	// Node runs the repositories' tests and tools: a path or a name on
 	// PATH; empty is node on PATH.
 	Node string `yaml:"node"`
-	// Registry is the package registry the setup step installs
-	// dependencies from (npm's --registry); empty leaves it to the package
-	// manager's own configuration.
-	Registry string `yaml:"registry"`
-	// CacheDir holds the package manager's download cache, shared by every
-	// repository's setup and never writable by a test run; empty is
-	// sandbox.cache_dir's node directory.
+	// CacheDir holds the installed node_modules (one per lockfile, shown
+	// to test runs read-only) and the package managers' download caches,
+	// shared by the repositories' jobs; empty is sandbox.cache_dir's node
+	// directory. The package manager is always the lockfile's.
 	CacheDir string `yaml:"cache_dir"`
-	// PackageManager installs every repository's dependencies ("npm" or
-	// "pnpm") whatever its lockfile says; empty chooses by the lockfile.
-	PackageManager string `yaml:"package_manager"`
 	// InstallScripts lets packages' install scripts run during setup
 	// (preinstall, install, postinstall). Off, they never run: a
 	// dependency needing one to build fails its tests instead.
 	InstallScripts bool `yaml:"install_scripts"`
 	// SetupTimeout bounds each setup command (an npm ci); 0 is the
-	// sandbox's default.
+	// sandbox's default. CheckTimeout bounds each static check (tsc,
+	// eslint); 0 is the sandbox's default.
 	SetupTimeout time.Duration `yaml:"setup_timeout"`
+	CheckTimeout time.Duration `yaml:"check_timeout"`
 }
 
 // knownDrivers are the drivers a configuration may name.
 var knownDrivers = map[string]bool{"go": true, "python": true, "node": true}
-
-// packageManagers are the package managers languages.node.package_manager
-// may name ("" chooses by the lockfile).
-var packageManagers = map[string]bool{"": true, "npm": true, "pnpm": true}
 
 func (l Languages) validate() []error {
 	var errs []error
@@ -97,16 +88,8 @@ func (n Node) validate() []error {
 	if n.SetupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.node.setup_timeout must not be negative, got %s", n.SetupTimeout))
 	}
-	if !packageManagers[n.PackageManager] {
-		errs = append(errs, fmt.Errorf("languages.node.package_manager must be npm or pnpm (or empty, chosen by the lockfile), got %q", n.PackageManager))
-	}
-	if n.Registry != "" {
-		u, err := url.Parse(n.Registry)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("languages.node.registry must be an http or https URL, got %q", n.Registry))
-		} else if u.User != nil {
-			errs = append(errs, fmt.Errorf("languages.node.registry must not carry credentials in its URL"))
-		}
+	if n.CheckTimeout < 0 {
+		errs = append(errs, fmt.Errorf("languages.node.check_timeout must not be negative, got %s", n.CheckTimeout))
 	}
 	return errs
 }
