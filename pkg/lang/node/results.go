@@ -36,6 +36,7 @@ type results struct {
 	failed          []task.Failure // Package: the file; Test: the name
 	build           []task.Failure // Package: the file that did not load
 	files           []string       // the files the report names
+	order           []string       // every test's id, in the report's order
 }
 
 // parseReport reads a report into results: test files are named relative
@@ -60,6 +61,7 @@ func parseReport(data []byte, dir string, aliases []string) (results, error) {
 		for _, a := range f.AssertionResults {
 			name := strings.Join(append(append([]string(nil), a.AncestorTitles...), a.Title), " > ")
 			id := file + "::" + name
+			rs.order = append(rs.order, id)
 			switch a.Status {
 			case "passed":
 				rs.passed = append(rs.passed, id)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/report"
@@ -148,18 +149,39 @@ func (d Driver) run(ctx context.Context, dir string, r *resolver, targets []test
 	return finish(all, targets, runs, timedOut, own), nil
 }
 
+// pathRE is an absolute path of a source file and a line in a runner's
+// output: "/abs/test/x.test.js:2".
+var pathRE = regexp.MustCompile(`(/[^\s:'"()]+\.(?:js|jsx|mjs|cjs|ts|tsx|mts|cts)):\d+`)
+
 // runnerFailed says, for each target's file or directory, that the runner
 // could not run its tests, with the runner's own words.
+//
+// When the output names some of the targets' files (a file mocha could not
+// load), only those are said not to load.
 func runnerFailed(targets []testrun.Target, output, dir string) []task.Failure {
 	var out []task.Failure
 	seen := map[string]bool{}
 	aliases := aliasesOf(dir)
-	for _, t := range targets {
-		if seen[t.ImportPath] {
-			continue
+	var named []string
+	for _, root := range append([]string{dir}, aliases...) {
+		for _, m := range pathRE.FindAllStringSubmatch(output, -1) {
+			rel, ok := strings.CutPrefix(m[1], root+"/")
+			if ok && !seen[rel] && (Driver{}).IsTestFile(rel) && hasTarget(targets, rel+"::") {
+				seen[rel] = true
+				named = append(named, rel)
+			}
 		}
-		seen[t.ImportPath] = true
-		f := task.Failure{Package: t.ImportPath, Output: output}
+	}
+	if len(named) == 0 {
+		for _, t := range targets {
+			if !seen[t.ImportPath] {
+				seen[t.ImportPath] = true
+				named = append(named, t.ImportPath)
+			}
+		}
+	}
+	for _, p := range named {
+		f := task.Failure{Package: p, Output: output}
 		describeBuild(&f, dir, aliases)
 		out = append(out, f)
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -62,4 +63,60 @@ func TestRunJest(t *testing.T) {
 		t.Errorf("passed = %v, want only the asked tests", o.Passed)
 	}
 	clean(t, dir)
+}
+
+// mocha and node:test: one test of a nested describe block picked by its
+// full name, its sibling left alone; a failing assertion's message and
+// frame; a whole file run.
+func TestRunMochaAndNodeTest(t *testing.T) {
+	for _, c := range []struct {
+		name, test, sibling string
+		history             []string
+		breaking            string
+		message, frame      string
+	}{
+		{
+			"mocha", nodetest.WordsTest, "test/words.test.js::words > count > counts nothing in blanks", nodetest.Words,
+			"words: count splits on commas too\n\n-- lib/words.js --\nfunction count(text) {\n  return text.split(/[\\s,]+/).length;\n}\n\nmodule.exports = { count };\n",
+			"Expected values to be strictly equal: 2 !== 0", "test/words.test.js:11",
+		},
+		{
+			"node:test", nodetest.TallyTest, "test/tally.test.js::tally > counts nothing", nodetest.Tally,
+			"tally: an empty tally is null\n\n-- tally.js --\nfunction tally(items) {\n  if (items.length === 0) {\n    return null;\n  }\n  const out = {};\n  for (const item of items) {\n    out[item] = (out[item] || 0) + 1;\n  }\n  return out;\n}\n\nmodule.exports = { tally };\n",
+			"Expected values to be strictly deep-equal:", "test/tally.test.js:11",
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, d, dir := fixture(t, append(append([]string(nil), c.history...), c.breaking)...)
+			o, err := d.Run(ctx, dir, []string{c.test, c.sibling}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(o.Passed, []string{c.test}) || len(o.Failed) != 1 || o.Failed[0].ID() != c.sibling {
+				t.Fatalf("passed %v, failed %+v (%s)\n%s", o.Passed, o.Failed, o.Summary(), o.Output)
+			}
+			f := o.Failed[0]
+			if !strings.HasPrefix(f.Message, c.message) {
+				t.Errorf("message = %q, want it to start %q", f.Message, c.message)
+			}
+			if len(f.Frames) == 0 || f.Frames[0] != c.frame {
+				t.Errorf("frames = %v, want %s first", f.Frames, c.frame)
+			}
+			o, err = d.Run(ctx, dir, []string{c.test}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(o.Passed, []string{c.test}) || len(o.Failed)+len(o.Others) != 0 {
+				t.Errorf("the test alone: passed %v, failed %v, others %v", o.Passed, o.Failed, o.Others)
+			}
+			o, err = d.RunPackages(ctx, dir, []string{path.Dir(c.frame)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.Passed) != 1 || len(o.Failed) != 1 {
+				t.Errorf("the directory: %s", o.Summary())
+			}
+			clean(t, dir)
+		})
+	}
 }

@@ -16,8 +16,15 @@ export default async function* reporter(source) {
     const cause = err.cause && err.failureType === 'testCodeFailure' ? err.cause : err;
     return String((cause && (cause.stack || cause.message)) || cause);
   };
+  const stderr = new Map();
   for await (const ev of source) {
     const d = ev.data || {};
+    if (ev.type === 'test:stderr') {
+      // What a file's process printed: why a file that did not load failed.
+      const prev = stderr.get(d.file) || '';
+      if (prev.length < 16384) stderr.set(d.file, prev + d.message);
+      continue;
+    }
     if (ev.type === 'test:start') {
       const s = stacks.get(d.file) || [];
       s[d.nesting] = d.name;
@@ -41,7 +48,7 @@ export default async function* reporter(source) {
       // The file itself failed (it did not load): no test of it ran.
       if (ev.type === 'test:fail') {
         r.status = 'failed';
-        r.message += (r.message ? '\n' : '') + stack(details.error);
+        r.message += (r.message ? '\n' : '') + (stderr.get(d.file) || stack(details.error));
       }
       continue;
     }
