@@ -151,7 +151,10 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	where := c.testTool() + " " + strings.Join(primary, " ")
 	if n := len(ran) - len(primary); n > 0 {
 		what := "dependent package(s)"
-		if !c.isGo() {
+		switch {
+		case c.isNode():
+			what = "test file(s) importing the changed modules"
+		case !c.isGo():
 			what = "test module(s) importing the changed ones"
 		}
 		if len(primary) == 0 {
