@@ -119,11 +119,11 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(len(blocks), "block", "blocks"), via)
 	shownDiff := clip.Middle(diff, max(s.h.cfg.OutputLimit/2, 1000))
 	b.WriteString(shownDiff)
-	switch {
+	switch checks := s.checksOf(rel); {
 	case diags == "" && old == 0:
-		b.WriteString("\nStatic analysis (gofmt, go build, go vet): clean.\n")
+		fmt.Fprintf(&b, "\nStatic analysis (%s): clean.\n", checks)
 	case diags == "":
-		fmt.Fprintf(&b, "\nStatic analysis (gofmt, go build, go vet): no new finding (%d finding(s) were there before this edit; they are not this edit's).\n", old)
+		fmt.Fprintf(&b, "\nStatic analysis (%s): no new finding (%d finding(s) were there before this edit; they are not this edit's).\n", checks, old)
 	default:
 		b.WriteString("\nStatic analysis found problems this edit brought:\n" + diags + "\n")
 		if old > 0 {
@@ -146,6 +146,24 @@ func (s *session) fileDiff(ctx context.Context, rel string) (string, error) {
 		return "", fmt.Errorf("diff of %s: %w", rel, err)
 	}
 	return out, nil
+}
+
+// checksOf names the static checks an edit of rel is held to: Go's tools
+// for a Go file, its driver's for a file of the driver's language.
+func (s *session) checksOf(rel string) string {
+	if s.h.lang != nil && !strings.HasSuffix(rel, ".go") {
+		if !s.h.lang.IsSource(rel) {
+			return "none for this file"
+		}
+		if named, ok := s.h.lang.(interface{ Name() string }); ok {
+			return "the " + named.Name() + " driver's checks"
+		}
+		return "the language driver's checks"
+	}
+	if !strings.HasSuffix(rel, ".go") {
+		return "none for this file"
+	}
+	return "gofmt, go build, go vet"
 }
 
 // diagnose runs gofmt on an edited Go file, and go build then go vet on its

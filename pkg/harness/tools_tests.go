@@ -153,15 +153,20 @@ func (s *session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 }
 
 // isPackageArg tells a package argument ("./...", "./cmd/x", ".", an import
-// path; for Python a test file or directory, "tests/test_x.py", "tests")
-// from a test id ("TestX", "TestX/sub", "import/path.TestX"; pytest's node
-// ids "tests/test_x.py::test_y[p]" and bare names "test_y").
+// path; for Python and JavaScript a test file or directory,
+// "tests/test_x.py", "src/price.test.ts", "tests") from a test id ("TestX",
+// "TestX/sub", "import/path.TestX"; pytest's node ids
+// "tests/test_x.py::test_y[p]" and bare names "test_y"; JavaScript's
+// "src/price.test.ts::price > applies the discount" and titles).
 func isPackageArg(a string) bool {
 	if strings.Contains(a, "::") {
 		return false
 	}
-	if strings.HasSuffix(a, ".py") || strings.HasSuffix(a, ".py/") {
-		return true
+	if task.IsTestFilePath(strings.TrimSuffix(a, "/")) {
+		return true // a Python, JavaScript or TypeScript file of tests
+	}
+	if strings.Contains(a, " ") {
+		return false // a JavaScript test's title, or its full name
 	}
 	if !strings.Contains(a, "/") && (strings.HasPrefix(a, "test_") || strings.Contains(a, ".test_")) {
 		return false // a bare Python test, or pytest's JUnit dialect

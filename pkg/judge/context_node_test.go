@@ -11,11 +11,11 @@ import (
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
-// nodeLang is the Node driver as the judge uses it, its tests named by
-// their canonical ids.
-type nodeLang struct{ node.Driver }
+// unresolved is the Node driver unable to resolve a test: the judge reads
+// the canonical id itself.
+type unresolved struct{ node.Driver }
 
-func (nodeLang) Resolve(dir, id string) (testrun.Target, error) {
+func (unresolved) Resolve(dir, id string) (testrun.Target, error) {
 	return testrun.Target{}, fmt.Errorf("resolve %s: %w", id, testrun.ErrNotFound)
 }
 
@@ -99,7 +99,7 @@ func TestWithContextInTypeScript(t *testing.T) {
 		"src/pricing.test.ts": priceTest,
 	})
 	patch := "--- a/src/pricing.ts\n+++ b/src/pricing.ts\n@@ -10,3 +10,3 @@ export class Catalog {\n     for (const t of this.tiers) {\n-      if (qty > t.minQty && t.percentOff > best) {\n+      if (qty >= t.minQty && t.percentOff > best) {\n         best = t.percentOff;\n"
-	in := judge.WithContextIn(dir, nodeLang{}, judge.Input{
+	in := judge.WithContextIn(dir, node.Driver{}, judge.Input{
 		Task: task.Task{Failures: []task.Failure{
 			{Package: "src/pricing.test.ts", Test: "pricing > applies a tier from its minimum"},
 			{Package: "src/pricing.test.ts", Test: "pricing > tiers > picks the best"},
@@ -141,7 +141,8 @@ beforeAll(() => {
 }
 
 // A JavaScript test longer than the room is cut at a line boundary with a
-// marker; a title two describe blocks share is not guessed at; a test
+// marker (its id read by the judge, as a driver that cannot resolve it
+// leaves it); a title two describe blocks share is not guessed at; a test
 // named by a template literal and one on a line it shares with another are
 // quoted alone.
 func TestWithContextInJavaScript(t *testing.T) {
@@ -158,7 +159,7 @@ func TestWithContextInJavaScript(t *testing.T) {
 		"src/cart.js":      "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n",
 		"src/cart.test.js": long.String(),
 	})
-	in := judge.WithContextIn(dir, nodeLang{}, judge.Input{Task: task.Task{Failures: []task.Failure{
+	in := judge.WithContextIn(dir, unresolved{}, judge.Input{Task: task.Task{Failures: []task.Failure{
 		{Package: "src/cart.test.js", Test: "cart > totals many items"},
 		{Package: "src/cart.test.js", Test: "cart > adds one"},
 		{Package: "src/cart.test.js", Test: "cart > adds none"},

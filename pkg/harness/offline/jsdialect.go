@@ -3,6 +3,7 @@ package offline
 import (
 	"go/token"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -113,7 +114,8 @@ func jsDecl(_ string, toks []tok) bool {
 
 // jsTemplates are the templates of JavaScript's own forms: a length one
 // short (".length" → ".length - 1"), a slice's bounds one off
-// (".slice(a, b)" → ".slice(a, b - 1)"), and "??" ↔ "||".
+// (".slice(a, b)" → ".slice(a, b - 1)", ".slice(1)" → ".slice(0)"), and
+// "??" ↔ "||".
 func jsTemplates(line string, toks []tok) []Mutation {
 	var out []Mutation
 	add := func(off, end int, repl, tpl, what string, prior float64) {
@@ -144,16 +146,26 @@ func jsTemplates(line string, toks []tok) []Mutation {
 			if close < 0 {
 				break
 			}
-			// Arguments that are a name alone: one more, one less.
+			// Arguments that are a name or a number alone: one more, one
+			// less (a number's, as likely as an index's "- 1").
 			start := i + 2
 			for k := start; k <= close; k++ {
 				if toks[k].tok != token.COMMA && k != close {
 					continue
 				}
-				if k == start+1 && toks[start].tok == token.IDENT {
+				if k == start+1 {
 					a := toks[start]
-					for _, op := range []string{"-", "+"} {
-						add(a.end, a.end, " "+op+" 1", TplOffByOne, "`."+t.lit+"` bound `"+a.lit+"` → `"+a.lit+" "+op+" 1`", 2.5)
+					switch n, err := strconv.Atoi(a.lit); {
+					case a.tok == token.IDENT:
+						for _, op := range []string{"-", "+"} {
+							add(a.end, a.end, " "+op+" 1", TplOffByOne, "`."+t.lit+"` bound `"+a.lit+"` → `"+a.lit+" "+op+" 1`", 2.5)
+						}
+					case a.tok == token.INT && err == nil:
+						for _, m := range []int{n - 1, n + 1} {
+							if m >= 0 {
+								add(a.off, a.end, strconv.Itoa(m), TplOffByOne, "`."+t.lit+"` bound `"+a.lit+"` → `"+strconv.Itoa(m)+"`", 3.5)
+							}
+						}
 					}
 				}
 				start = k + 1

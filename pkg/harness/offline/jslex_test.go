@@ -77,6 +77,7 @@ func TestMutationsJS(t *testing.T) {
 		{"src/a.ts", "  for (let i = 0; i < xs.length; i++) {", []string{"  for (let i = 0; i <= xs.length; i++) {", "  for (let i = 0; i < xs.length - 1; i++) {", "  for (let i = 0; i < xs.length; i--) {", "  for (let i = 1; i < xs.length; i++) {"}, nil},
 		{"src/a.ts", "  return xs.slice(start, end);", []string{"  return xs.slice(start, end - 1);", "  return xs.slice(start + 1, end);", "  return xs.slice(start, end + 1);"}, nil},
 		{"src/a.ts", "  return xs[i];", []string{"  return xs[i - 1];", "  return xs[i + 1];"}, nil},
+		{"src/a.js", "  for (const item of items.slice(1)) {", []string{"  for (const item of items.slice(0)) {", "  for (const item of items.slice(2)) {"}, nil},
 		{"src/a.ts", "  const n = opts.limit ?? 10;", []string{"  const n = opts.limit || 10;", "  const n = opts.limit ?? 11;"}, nil},
 		{"src/a.ts", "  const msg = `a < ${b}` + name;", nil, []string{"  const msg = `a <= ${b}` + name;", "  const msg = `a < ${b}` - name;"}},
 		{"src/a.ts", "  const m: Map<string, number> = new Map<string, number>();", nil, []string{"  const m: Map<=string, number> = new Map<string, number>();"}},
@@ -108,6 +109,14 @@ func TestMutationsJS(t *testing.T) {
 		if tc.want == nil && len(got) > 0 {
 			t.Errorf("MutationsIn(%q) = %q, want none", tc.line, keys(got))
 		}
+	}
+	// A slice's bound one off is as likely as an index's.
+	bound := false
+	for _, m := range MutationsIn("src/a.js", "  return items.slice(1);") {
+		bound = bound || m.New == "  return items.slice(0);" && m.Template == TplOffByOne && m.Prior >= 3
+	}
+	if !bound {
+		t.Errorf("no slice bound template on .slice(1)")
 	}
 	// The boundary flip comes first, in the file's own spelling.
 	ms := MutationsIn("src/price.ts", "    if (qty > tier.minQty) {")
