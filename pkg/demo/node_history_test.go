@@ -104,7 +104,7 @@ func TestNodeSamplesPinTheirRunnersWithoutRegistryHosts(t *testing.T) {
 func TestNodeSamplesBreakInsideALargerChange(t *testing.T) {
 	for lang, c := range map[string]struct{ file, bug, fixed string }{
 		"typescript": {"src/pricing.ts", "if (qty > t.minQty) {", "if (qty >= t.minQty"},
-		"javascript": {"src/rates.js", "return excess > BULKY ? v : grams;", "v - grams >= BULKY ? v : grams"},
+		"javascript": {"src/rates.js", "return v - grams > BULKY ? v : grams;", "v - grams >= BULKY ? v : grams"},
 	} {
 		t.Run(lang, func(t *testing.T) {
 			before, _ := historyFile(t, lang, c.file, 3)
