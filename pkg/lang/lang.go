@@ -7,7 +7,9 @@
 // A driver sets up a checkout's dependencies (the one step that may reach
 // a package registry), runs tests and reads their results, names tests
 // (canonical ids: "import/path.TestX/sub" for Go, pytest's node ids
-// "tests/test_x.py::TestC::test_y[p]" for Python), lists them, measures
+// "tests/test_x.py::TestC::test_y[p]" for Python, FILE::NAME for
+// JavaScript and TypeScript: "src/price.test.ts::price > applies the
+// discount"), lists them, measures
 // per-test coverage, runs the static checks an edit is held to, tells test
 // files and test data from code, and finds declarations.
 package lang

@@ -35,3 +35,25 @@ func TestCheckTypeErrors(t *testing.T) {
 		t.Errorf("no source among the files: %v, %v", fs, err)
 	}
 }
+
+// eslint with the repository's own configuration: an unused variable an
+// edit brings is a finding of that file and rule.
+func TestCheckLint(t *testing.T) {
+	ctx, d, dir := fixture(t, nodetest.Lint...)
+	fs, err := d.Check(ctx, dir, []string{"lib/sum.js"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 0 {
+		t.Fatalf("findings on the fixture: %+v", fs)
+	}
+	write(t, dir, map[string]string{"lib/sum.js": "function sum(xs) {\n  const unused = 1;\n  return xs.reduce((a, b) => a + b, 0);\n}\n\nmodule.exports = { sum };\n"})
+	fs, err = d.Check(ctx, dir, []string{"lib/sum.js"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "eslint: lib/sum.js: no-unused-vars: 'unused' is assigned a value but never used."
+	if len(fs) != 1 || fs[0].Key != want || !strings.HasPrefix(fs[0].Text, "eslint: lib/sum.js:2:9: no-unused-vars") {
+		t.Fatalf("findings = %+v, want %q", fs, want)
+	}
+}

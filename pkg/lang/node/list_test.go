@@ -60,6 +60,7 @@ func TestListAndBuild(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, d, dir := fixture(t, append(append([]string(nil), c.history...), c.broken)...)
 			// The listing, of the files that load.
 			var files []string
@@ -86,8 +87,10 @@ func TestListAndBuild(t *testing.T) {
 			if len(o.Passed)+len(o.Failed) != 0 {
 				t.Errorf("build ran tests: %s", o.Summary())
 			}
-			if _, err := d.List(ctx, dir, []string{"."}); err == nil || !strings.Contains(err.Error(), c.file) {
-				t.Errorf("listing a file that does not load: err = %v", err)
+			if c.name == "jest" {
+				if _, err := d.List(ctx, dir, []string{"."}); err == nil || !strings.Contains(err.Error(), c.file) {
+					t.Errorf("listing a file that does not load: err = %v", err)
+				}
 			}
 			// A run of the whole checkout reports the file as a build
 			// failure and runs the others' tests.
@@ -104,4 +107,25 @@ func TestListAndBuild(t *testing.T) {
 			clean(t, dir)
 		})
 	}
+}
+
+// A test file whose module is gone does not load: Build names it, and
+// vitest's JUnit name for it (the file twice) resolves to the file.
+func TestBuildUnloadable(t *testing.T) {
+	ctx, d, dir := fixture(t, nodetest.PriceUnloadable...)
+	o, err := d.Build(ctx, dir, []string{"."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Build) != 1 || o.Build[0].Package != nodetest.PriceUnloadableFile || !strings.HasPrefix(o.Build[0].Message, nodetest.PriceUnloadableMessage) {
+		t.Fatalf("build = %+v\n%s", o.Build, o.Output)
+	}
+	if strings.Contains(o.Build[0].Message, dir) {
+		t.Errorf("the checkout's path leaks into the message: %q", o.Build[0].Message)
+	}
+	tg, err := d.Resolve(dir, nodetest.PriceUnloadableFile+"::"+nodetest.PriceUnloadableFile)
+	if err != nil || tg.ID != nodetest.PriceUnloadableFile || !tg.IsPackage() {
+		t.Errorf("resolve = %+v, %v", tg, err)
+	}
+	clean(t, dir)
 }

@@ -22,7 +22,8 @@ const maxCoverageBytes = 64 << 20
 
 // Localize ranks the checkout's lines by how they relate to the failing
 // tests ids. Each asked test, and up to maxPassingSpectra others (of the
-// same files first, then of the same directories, as List finds them),
+// same files first, then of the same directories, as the files declare
+// them with literal names),
 // runs alone in a runner process with the runner's coverage (jest's own;
 // vitest's through @vitest/coverage-v8 when the repository installs it;
 // mocha and node:test through V8's, NODE_V8_COVERAGE, whose offsets are
@@ -32,7 +33,7 @@ const maxCoverageBytes = 64 << 20
 // that fails, says nothing clean and is left out. Test files' own lines
 // are not ranked; at most n lines are returned.
 func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (testrun.Spectra, error) {
-	dir, _, all, _, err := d.targets(dir, ids)
+	dir, r, all, _, err := d.targets(dir, ids)
 	if err != nil {
 		return testrun.Spectra{}, err
 	}
@@ -48,11 +49,27 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 		return testrun.Spectra{}, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), dir, testrun.ErrNotFound)
 	}
 	runner := runnerOf(dir)
-	var pkgs []string
-	for p := range dirs {
-		pkgs = append(pkgs, p)
+	// The other tests, as their files declare them: a runner process
+	// fewer than List's, and a name read from the file is one a run asks
+	// for exactly.
+	declared, err := r.declaredAll()
+	if err != nil {
+		return testrun.Spectra{}, fmt.Errorf("localize: %w", err)
 	}
-	listed, _ := d.List(ctx, dir, pkgs)
+	var listed []testrun.Listed
+	index := map[string]int{}
+	for _, ft := range declared {
+		if !dirs[path.Dir(ft.file)] {
+			continue
+		}
+		i, ok := index[ft.file]
+		if !ok {
+			i = len(listed)
+			index[ft.file] = i
+			listed = append(listed, testrun.Listed{ImportPath: ft.file})
+		}
+		listed[i].Tests = append(listed[i].Tests, ft.t.name())
+	}
 	s, err := d.session(ctx, dir)
 	if err != nil {
 		return testrun.Spectra{}, err

@@ -25,6 +25,7 @@ func TestLocalize(t *testing.T) {
 			"test/words.test.js::words > count > counts nothing in blanks", "lib/words.js:3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, d, dir := fixture(t, c.history...)
 			sp, err := d.Localize(ctx, dir, []string{c.test}, 10)
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 //     classname the file, its name the describe blocks and title joined by
 //     " > "), whose file is in the checkout or is one file's path below it;
 //   - a test file, or a directory of them: a package target (Test "");
+//     so is FILE::FILE, vitest's JUnit name of a file that did not load;
 //   - a name without its file, declared with literal names in one test
 //     file of the checkout only: "price > applies the discount", the same
 //     joined by spaces as jest-junit's default dialect, mocha and jest
@@ -67,7 +68,9 @@ func (r *resolver) resolve(id string) (testrun.Target, error) {
 		if err != nil {
 			return testrun.Target{}, err
 		}
-		if rest == "" {
+		if rest == "" || rest == file || rest == f {
+			// vitest's JUnit names a file that did not load by the file
+			// twice.
 			return fileTarget(f), nil
 		}
 		return testTarget(f, rest), nil

@@ -125,10 +125,14 @@ func (d Driver) run(ctx context.Context, dir string, r *resolver, targets []test
 	}
 	defer s.done()
 	runner := runnerOf(dir)
+	asked := targets
+	if runner == nodeTest {
+		asked = suitesAsFiles(r, targets)
+	}
 	var runs []results
 	var timedOut []bool
 	for i := 0; i < count; i++ {
-		inv, err := d.invoke(ctx, s, runner, fmt.Sprint("run-", i), targets, false)
+		inv, err := d.invoke(ctx, s, runner, fmt.Sprint("run-", i), asked, false)
 		if err != nil {
 			return testrun.Outcome{}, err
 		}
@@ -184,6 +188,38 @@ func runnerFailed(targets []testrun.Target, output, dir string) []task.Failure {
 		f := task.Failure{Package: p, Output: output}
 		describeBuild(&f, dir, aliases)
 		out = append(out, f)
+	}
+	return out
+}
+
+// suitesAsFiles is targets with those that name a describe block (a
+// start of declared tests' names, not a test) asked as their whole file:
+// node:test's name pattern matches each test's own title, and a describe
+// block's name would not select its tests.
+func suitesAsFiles(r *resolver, targets []testrun.Target) []testrun.Target {
+	tests, err := r.declaredAll()
+	if err != nil {
+		return targets
+	}
+	out := make([]testrun.Target, 0, len(targets))
+	for _, t := range targets {
+		suite := false
+		if !t.IsPackage() {
+			for _, ft := range tests {
+				if ft.file != t.ImportPath {
+					continue
+				}
+				if ft.t.name() == t.Test {
+					suite = false
+					break
+				}
+				suite = suite || strings.HasPrefix(ft.t.name(), t.Test+" > ")
+			}
+		}
+		if suite {
+			t = fileTarget(t.ImportPath)
+		}
+		out = append(out, t)
 	}
 	return out
 }

@@ -34,10 +34,19 @@ func TestRunVitest(t *testing.T) {
 	if r := o.Runs[nodetest.PriceTest]; r.Fail != 2 || r.Pass != 0 {
 		t.Errorf("runs of the failing test = %+v, want 2 failures", r)
 	}
-	clean(t, dir)
 	if o.Invocations != 2 || len(o.Others) != 0 || len(o.Missing) != 0 || len(o.Build) != 0 {
 		t.Errorf("invocations %d, others %v, missing %v, build %v", o.Invocations, o.Others, o.Missing, o.Build)
 	}
+	// The passing test alone, by vitest's JUnit spelling: its failing
+	// sibling does not run.
+	o, err = d.Run(ctx, dir, []string{"src/price.test.ts.price > applies the discount"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.Passed, []string{nodetest.PricePassing}) || len(o.Failed)+len(o.Others) != 0 {
+		t.Errorf("the passing test alone: passed %v, failed %v, others %v (%s)", o.Passed, o.Failed, o.Others, o.Summary())
+	}
+	clean(t, dir)
 }
 
 func TestRunJest(t *testing.T) {
@@ -87,6 +96,7 @@ func TestRunMochaAndNodeTest(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, d, dir := fixture(t, append(append([]string(nil), c.history...), c.breaking)...)
 			o, err := d.Run(ctx, dir, []string{c.test, c.sibling}, 1)
 			if err != nil {
@@ -108,6 +118,15 @@ func TestRunMochaAndNodeTest(t *testing.T) {
 			}
 			if !slices.Equal(o.Passed, []string{c.test}) || len(o.Failed)+len(o.Others) != 0 {
 				t.Errorf("the test alone: passed %v, failed %v, others %v", o.Passed, o.Failed, o.Others)
+			}
+			// A describe block: its tests.
+			suite, _, _ := strings.Cut(c.test, " > ")
+			o, err = d.Run(ctx, dir, []string{suite}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := o.Runs[suite]; r.Fail != 1 || len(o.Failed) != 1 || len(o.Passed) != 1 {
+				t.Errorf("the describe block %s: runs %+v, %s", suite, r, o.Summary())
 			}
 			o, err = d.RunPackages(ctx, dir, []string{path.Dir(c.frame)})
 			if err != nil {

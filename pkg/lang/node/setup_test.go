@@ -139,3 +139,19 @@ func TestSetupWithoutLockfile(t *testing.T) {
 		}
 	}
 }
+
+// Without a sandbox node_modules is linked into the checkout for the run,
+// and the link removed after it.
+func TestRunUnconfined(t *testing.T) {
+	nodetest.Require(t)
+	dir, _ := nodetest.History(t, nodetest.Words...)
+	d := Driver{CacheDir: nodetest.CacheDir(t)}
+	o, err := d.Run(t.Context(), dir, []string{nodetest.WordsTest}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Passed) != 1 || o.Passed[0] != nodetest.WordsTest {
+		t.Fatalf("%s\n%s", o.Summary(), o.Output)
+	}
+	clean(t, dir)
+}

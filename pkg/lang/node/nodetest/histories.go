@@ -104,6 +104,34 @@ const (
 	PriceFrame          = "src/price.test.ts:10"
 )
 
+// PriceUnloadable is Price whose third commit moves src/price.ts to
+// src/prices.ts (its callers elsewhere updated, not the test), so that
+// src/price.test.ts no longer loads: vitest's JUnit report names the file
+// twice (PriceUnloadableFile as classname and name) with a failure
+// whose message starts PriceUnloadableMessage.
+var PriceUnloadable = []string{Price[0], Price[1], `price: the module is prices
+
+-- src/price.ts --
+(deleted)
+-- src/prices.ts --
+export function discount(price: number, rate: number): number {
+  return price - price * rate;
+}
+
+export function total(prices: number[], rate: number): number {
+  let sum = 0;
+  for (const p of prices) {
+    sum += discount(p, rate);
+  }
+  return sum;
+}
+`, Price[3]}
+
+const (
+	PriceUnloadableFile    = "src/price.test.ts"
+	PriceUnloadableMessage = "Cannot find module './price' imported from "
+)
+
 // Cart is a JavaScript (CommonJS) project tested with jest 30.5.2, whose
 // CI reports through jest-junit 17.0.0 in its default dialect: four
 // commits whose third, CartBroken, makes CartTest fail inside a larger
@@ -189,3 +217,8 @@ const WordsTest = "test/words.test.js::words > count > counts words"
 var Tally = []string{Project("tally", "tally: count items")}
 
 const TallyTest = "test/tally.test.js::tally > counts each item"
+
+// Lint is a JavaScript project linted by eslint 10.15.0 (its flat
+// configuration at the root: no-unused-vars and no-undef are errors) and
+// tested with node:test, one commit, clean and passing.
+var Lint = []string{Project("lint", "lint: sum, linted by eslint")}

@@ -38,7 +38,7 @@ func Require(t testing.TB) {
 }
 
 // CacheDir is the directory the tests share for what npm installs (the
-// driver's node_modules by lockfile, npm's download cache): $%s when set,
+// driver's node_modules by lockfile, npm's download cache): $REDFIX_TEST_NODE_CACHE when set,
 // else .cache/node at the module's root. It is made when missing.
 func CacheDir(t testing.TB) string {
 	t.Helper()

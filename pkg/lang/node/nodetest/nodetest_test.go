@@ -77,3 +77,21 @@ func TestHistoriesBreakTheNamedTest(t *testing.T) {
 		})
 	}
 }
+
+// PriceUnloadable's CI report names the file that no longer loads as the
+// constants say.
+func TestPriceUnloadableReport(t *testing.T) {
+	Require(t)
+	dir, commits := History(t, PriceUnloadable...)
+	rep, err := report.ParseJUnit(bytes.NewReader(JUnitAt(t, dir, commits[PriceBroken])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failures) != 1 {
+		t.Fatalf("failures = %+v", rep.Failures)
+	}
+	f := rep.Failures[0]
+	if f.Package != PriceUnloadableFile || f.Test != PriceUnloadableFile || !strings.HasPrefix(f.Message, PriceUnloadableMessage) {
+		t.Errorf("failure = %q / %q: %q", f.Package, f.Test, f.Message)
+	}
+}
