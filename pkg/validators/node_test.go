@@ -194,6 +194,11 @@ func TestNodeIntegrity(t *testing.T) {
 			detail: []string{`adds a skip or a focus: it.todo("labels seven");`, "removes an assertion: expect(label(7)).toBe(\"seven\");"},
 		},
 		{
+			name:   "node:test's t.skip()",
+			change: inUnit("t.skip(\"later\");"),
+			detail: []string{`adds a skip or a focus: t.skip("later");`},
+		},
+		{
 			name:   "a context's skip",
 			change: inUnit("ctx.skip();"),
 			detail: []string{"adds a skip or a focus: ctx.skip();"},
@@ -438,5 +443,22 @@ func TestJSSetupFiles(t *testing.T) {
 	want := "polyfills.js src/setup-dom.ts test/after-env.js test/fixtures.cjs test/global.ts test/hooks.mjs"
 	if strings.Join(got, " ") != want {
 		t.Errorf("setup files = %v, want %s", got, want)
+	}
+}
+
+// namedRunner is the node driver naming its runner.
+type namedRunner struct{ node.Driver }
+
+func (namedRunner) Runner(string) string { return "vitest" }
+
+// The gates' evidence names the runner when the driver does, and the
+// language's tests generically when it does not.
+func TestNodeTestTool(t *testing.T) {
+	t.Parallel()
+	if got := (&candidate{lang: namedRunner{}}).testTool(); got != "vitest" {
+		t.Errorf("test tool of a driver naming vitest = %q", got)
+	}
+	if got := (&candidate{lang: node.Driver{}}).testTool(); got != "node tests" {
+		t.Errorf("test tool of a driver naming no runner = %q, want node tests", got)
 	}
 }
