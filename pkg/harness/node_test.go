@@ -5,18 +5,9 @@ import (
 	"testing"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/lang/node"
 )
-
-// namedLanguage is a driver as specs and an edit's feedback read it: its
-// name, and which files are its code.
-type namedLanguage struct {
-	Language
-	name string
-}
-
-func (l namedLanguage) Name() string { return l.name }
-
-func (l namedLanguage) IsSource(rel string) bool { return strings.HasSuffix(rel, ".ts") }
 
 func TestIsPackageArgNode(t *testing.T) {
 	for a, want := range map[string]bool{
@@ -35,7 +26,7 @@ func TestIsPackageArgNode(t *testing.T) {
 // what an edit's feedback is; Go's descriptions stay as they are.
 func TestSpecsForNode(t *testing.T) {
 	log := zaptest.NewLogger(t)
-	js := New(Config{}, nil, testRunner(), nil, log).WithLanguage(namedLanguage{name: "node"}).specs()
+	js := New(Config{}, nil, testRunner(), nil, log).WithLanguage(node.Driver{}).specs()
 	for i, sp := range Specs() {
 		d := js[i].Description
 		switch sp.Name {
@@ -59,7 +50,7 @@ func TestSpecsForNode(t *testing.T) {
 		}
 	}
 	// An edit's feedback names the checks it ran.
-	s := &session{h: New(Config{}, nil, testRunner(), nil, log).WithLanguage(namedLanguage{name: "node"})}
+	s := &session{h: New(Config{}, nil, testRunner(), nil, log).WithLanguage(node.Driver{})}
 	for rel, want := range map[string]string{"README.md": "none for this file", "src/price.ts": "the node driver's checks", "x.go": "gofmt, go build, go vet"} {
 		if got := s.checksOf(rel); got != want {
 			t.Errorf("checksOf(%s) = %q, want %q", rel, got, want)

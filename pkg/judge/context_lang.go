@@ -45,6 +45,9 @@ func WithContextIn(dir string, l Language, in Input) Input {
 				}
 				continue
 			}
+			if err == nil && isJSFile(t.ImportPath) {
+				continue // a whole file of tests: no one test to quote
+			}
 			if err != nil || !task.IsTestFilePath(t.ImportPath) {
 				in.Tests = append(in.Tests, testSources(dir, id)...)
 				continue

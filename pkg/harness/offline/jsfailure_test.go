@@ -180,3 +180,43 @@ func TestRankTypeScriptBlame(t *testing.T) {
 		t.Errorf("the fix's evidence: %s", why)
 	}
 }
+
+// Without a blame commit, a JavaScript failure's stack leads: the line its
+// innermost frame in the code names, and the function it names, come
+// first.
+func TestRankJavaScriptFromStack(t *testing.T) {
+	src := `const { withTax } = require("./tax");
+
+function lineTotal(item) {
+  return item.price * item.qty - item.discount;
+}
+
+function cartTotal(items, rate = 0) {
+  let sum = 0;
+  for (const item of items) {
+    sum += lineTotal(item);
+  }
+  return withTax(sum, rate);
+}
+
+module.exports = { lineTotal, cartTotal };
+`
+	s := observeOne(t, harness.ActGetTaskDetails, nil, harness.Observation{})
+	s.models = map[string]*fileModel{"src/cart.js": modelOf("src/cart.js", src)}
+	s.failures = []task.Failure{{Package: "src/cart.test.js", Test: "cart > totals the items",
+		Message: "expect(received).toBe(expected) // Object.is equality; Expected: 10; Received: 4",
+		Output:  "Error: expect(received).toBe(expected)\n    at lineTotal (/tmp/w/src/cart.js:4:35)\n    at cartTotal (/tmp/w/src/cart.js:10:12)\n    at Object.<anonymous> (/tmp/w/src/cart.test.js:9:23)"}}
+	s.build()
+	if len(s.cands) == 0 {
+		t.Fatal("no candidates")
+	}
+	c := s.cands[0]
+	if c.Line != 4 || !strings.Contains(strings.Join(c.Why, "; "), "the failure's stack trace points here") {
+		t.Errorf("first candidate = %s %v", c.Describe(), c.Why)
+	}
+	for _, c := range s.cands {
+		if c.Line == 1 || c.Line == 15 {
+			t.Errorf("a candidate outside the functions the stack names: %s", c.Describe())
+		}
+	}
+}

@@ -24,7 +24,7 @@ import (
 type nodeRepair struct {
 	name    string
 	history []string // txtar archives, one a commit
-	blame   int
+	blame   int      // the commit that breaks failing; 0: no bisection to go on
 	failing string
 	fixed   string
 	file    string // the test file the repaired code must pass whole
@@ -58,7 +58,8 @@ func tsBoundary(t *testing.T) nodeRepair {
 // the production loop, the real tools and the Node driver (real vitest and
 // jest, in the sandbox): a comparison made exclusive in a TypeScript method
 // (vitest), and a slice's bound one off in a CommonJS module (jest), each
-// inside a commit that does more.
+// inside a commit that does more; the slice's bound also without the blame
+// commit, from the failing test's calls found through the driver's index.
 func TestRepairNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs vitest and jest in real repositories")
@@ -67,6 +68,8 @@ func TestRepairNode(t *testing.T) {
 	cases := []nodeRepair{
 		tsBoundary(t),
 		{name: "js-slice-bound", history: nodetest.Cart, blame: nodetest.CartBroken, failing: nodetest.CartTest,
+			fixed: "+  for (const item of items.slice(0)) {", file: "src/cart.test.js"},
+		{name: "js-slice-bound-unblamed", history: nodetest.Cart, failing: nodetest.CartTest,
 			fixed: "+  for (const item of items.slice(0)) {", file: "src/cart.test.js"},
 	}
 	for _, rc := range cases {
@@ -85,8 +88,10 @@ func TestRepairNode(t *testing.T) {
 				t.Fatalf("%s does not fail at the head: %s\n%s", rc.failing, out.Summary(), out.Output)
 			}
 			tk := task.Task{ID: "task-" + rc.name, Repo: dir, Commit: head, Failures: out.Failed,
-				Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning,
-				Bisection: task.Bisection{Good: commits[rc.blame-1], Bad: head, Blame: commits[rc.blame], Subject: "a larger change", Steps: 2}}
+				Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning}
+			if rc.blame > 0 {
+				tk.Bisection = task.Bisection{Good: commits[rc.blame-1], Bad: head, Blame: commits[rc.blame], Subject: "a larger change", Steps: 2}
+			}
 			ws, err := workspace.Open(ctx, dir, head, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
