@@ -322,6 +322,16 @@ func TestNodeIntegrity(t *testing.T) {
 			change: map[string]string{"src/price.ts": fixed, "vite.config.ts": strings.Replace(tsVite, "5173", "5174", 1)},
 		},
 		{
+			name:   "tsc told to leave the code out",
+			change: map[string]string{"src/price.ts": fixed, "tsconfig.json": "{ \"exclude\": [\"src/price.ts\"] }\n"},
+			detail: []string{"tsconfig.json: adds a CI configuration file"},
+		},
+		{
+			name:   "eslint's rules",
+			change: map[string]string{"src/price.ts": fixed, "eslint.config.js": "export default [{ rules: { \"no-unused-vars\": \"off\" } }];\n"},
+			detail: []string{"eslint.config.js: adds a CI configuration file"},
+		},
+		{
 			name:   "package.json's test script",
 			change: map[string]string{"package.json": strings.Replace(tsPackage, `"vitest run"`, `"vitest run --passWithNoTests -t labels"`, 1)},
 			detail: []string{`package.json: changes the "test" script`},

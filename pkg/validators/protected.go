@@ -87,8 +87,11 @@ var protectedKinds = []protectedKind{
 			"Jenkinsfile", "Jenkinsfile.*", "azure-pipelines.yml", "azure-pipelines.yaml",
 			"bitbucket-pipelines.yml", "appveyor.yml", ".appveyor.yml", "cloudbuild.yaml", "cloudbuild.yml",
 			".woodpecker.yml", ".woodpecker.yaml", "codefresh.yml",
-			// Linter configuration: what CI's lint step lets through.
+			// Linter and type checker configuration: what CI's checks (and
+			// the static gate's) let through.
 			".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+			".eslintrc", ".eslintrc.*", "eslint.config.*", ".eslintignore",
+			"tsconfig.json", "tsconfig.*.json", "jsconfig.json",
 		},
 		dirs: []string{".github", ".gitlab", ".circleci", ".buildkite", ".woodpecker", ".tekton"},
 	},
