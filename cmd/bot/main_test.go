@@ -25,11 +25,11 @@ func TestRunUsage(t *testing.T) {
 
 func TestUsageNamesTheDemoLanguages(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if err := program.Run(context.Background(), []string{"help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "--lang go|python") {
+	if err := program.Run(context.Background(), []string{"help"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "--lang go|python|typescript|javascript") {
 		t.Fatalf("help: %v, stdout %q", err, out.String())
 	}
 	err := program.Run(context.Background(), []string{"demo", "--lang", "ruby", "--out", t.TempDir()}, &out, &errOut)
-	if app.ExitCode(err) != 2 || !strings.Contains(err.Error(), "choices: go, python") {
+	if app.ExitCode(err) != 2 || !strings.Contains(err.Error(), "choices: go, python, typescript, javascript") {
 		t.Fatalf("bot demo --lang ruby: %v", err)
 	}
 }

@@ -264,7 +264,11 @@ func verify(ctx context.Context, p *stagePrinter, sample demo.Sample, t task.Tas
 			return false, err
 		}
 		defer repo.Git(context.WithoutCancel(ctx), "worktree", "remove", "--force", tmp) //nolint:errcheck
-		o, err := sample.Driver.RunPackages(sandbox.WithRepo(ctx, repoDir), tmp, sample.Packages)
+		rctx := sandbox.WithRepo(ctx, repoDir)
+		if err := sample.Driver.Setup(rctx, tmp); err != nil {
+			return false, err
+		}
+		o, err := sample.Driver.RunPackages(rctx, tmp, sample.Packages)
 		if err != nil {
 			return false, err
 		}

@@ -112,8 +112,8 @@ func TestDemoUnknownLanguageIsAUsageError(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
 	err := Demo(context.Background(), []string{"--out", out, "--lang", "rust"}, &stdout, &stderr)
-	if ExitCode(err) != 2 || !strings.Contains(err.Error(), `"rust"`) || !strings.Contains(err.Error(), "choices: go, python") {
-		t.Fatalf("err = %v (exit %d), want a usage error naming rust and the choices go, python", err, ExitCode(err))
+	if ExitCode(err) != 2 || !strings.Contains(err.Error(), `"rust"`) || !strings.Contains(err.Error(), "choices: go, python, typescript, javascript") {
+		t.Fatalf("err = %v (exit %d), want a usage error naming rust and the choices go, python, typescript, javascript", err, ExitCode(err))
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a demo with an unknown language wrote %s: %v", out, err)

@@ -70,13 +70,16 @@ func languageTitle(l Language) string {
 		return "Go"
 	case "python":
 		return "Python"
+	case "node":
+		return "JavaScript or TypeScript"
 	default:
 		return n
 	}
 }
 
 // skipNoCode is the skip of a commit that changes none of the language's
-// files: no-go-change for Go (SkipNoGo), no-python-change for Python.
+// files: no-go-change for Go (SkipNoGo), no-python-change for Python,
+// no-node-change for JavaScript and TypeScript.
 func skipNoCode(l Language) *skipped {
 	return skipf("no-"+l.Name()+"-change", "no %s file changed", languageTitle(l))
 }
@@ -85,10 +88,17 @@ func skipNoCode(l Language) *skipped {
 // network (what networkRE is for Go's).
 var pyNetworkRE = regexp.MustCompile(`socket\.gaierror|Temporary failure in name resolution|Name or service not known|[Nn]etwork is unreachable|urlopen error|ConnectionRefusedError|Failed to establish a new connection`)
 
+// nodeNetworkRE recognises a JavaScript test's failure caused by reaching
+// for the network (node's resolver and socket error codes).
+var nodeNetworkRE = regexp.MustCompile(`getaddrinfo (ENOTFOUND|EAI_AGAIN)|connect (ECONNREFUSED|ENETUNREACH|EHOSTUNREACH)|fetch failed`)
+
 // needsNetwork reports a run's failures that come from the network.
 func needsNetwork(l Language, text string) bool {
-	if isGo(l) {
+	switch l.Name() {
+	case "go":
 		return networkRE.MatchString(text)
+	case "node":
+		return networkRE.MatchString(text) || nodeNetworkRE.MatchString(text)
 	}
 	return networkRE.MatchString(text) || pyNetworkRE.MatchString(text)
 }

@@ -261,7 +261,59 @@ func TestLanguages(t *testing.T) {
 	if err := os.WriteFile(file, []byte("languages:\n  repos:\n    - pattern: acme/*\n      driver: cobol\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(file, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "languages.repos[0].driver must be go or python") {
+	if _, err := Load(file, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "languages.repos[0].driver must be go, python or node") {
 		t.Errorf("an unknown driver: err = %v", err)
+	}
+}
+
+func TestLanguagesNode(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "redfix.yaml")
+	write := func(yaml string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("languages:\n  repos:\n    - pattern: acme/web-*\n      driver: node\n  node:\n    cache_dir: /var/cache/redfix-node\n    setup_timeout: 4m\n    check_timeout: 3m\n")
+	cfg, err := Load(file, env(map[string]string{"REDFIX_NODE": "/opt/node20/bin/node", "REDFIX_NODE_INSTALL_SCRIPTS": "true"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Languages.Repos) != 1 || cfg.Languages.Repos[0] != (LanguageRepo{"acme/web-*", "node"}) {
+		t.Errorf("repos = %+v", cfg.Languages.Repos)
+	}
+	want := Node{Node: "/opt/node20/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, SetupTimeout: 4 * time.Minute, CheckTimeout: 3 * time.Minute}
+	if cfg.Languages.Node != want {
+		t.Errorf("node = %+v, want %+v", cfg.Languages.Node, want)
+	}
+	// The default runs no package's install scripts.
+	if d := Default(); d.Languages.Node != (Node{}) {
+		t.Errorf("default node settings = %+v", d.Languages.Node)
+	}
+	// The environment overrides the file.
+	cfg, err = Load(file, env(map[string]string{"REDFIX_NODE_CACHE_DIR": "/tmp/nc", "REDFIX_NODE_SETUP_TIMEOUT": "90s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cfg.Languages.Node; n.CacheDir != "/tmp/nc" || n.SetupTimeout != 90*time.Second {
+		t.Errorf("node from the environment = %+v", n)
+	}
+
+	for _, c := range []struct{ yaml, want string }{
+		{"languages:\n  node:\n    setup_timeout: -1s\n", "languages.node.setup_timeout must not be negative"},
+		{"languages:\n  node:\n    check_timeout: -1s\n", "languages.node.check_timeout must not be negative"},
+		{"languages:\n  node:\n    install_script: true\n", "install_script"},
+		{"languages:\n  node:\n    package_manager: pnpm\n", "package_manager"},
+	} {
+		write(c.yaml)
+		if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	for _, bad := range []map[string]string{{"REDFIX_NODE_INSTALL_SCRIPTS": "sometimes"}, {"REDFIX_NODE_SETUP_TIMEOUT": "soon"}, {"REDFIX_NODE_SETUP_TIMEOUT": "-5s"}} {
+		if _, err := Load("", env(bad)); err == nil {
+			t.Errorf("%v was accepted", bad)
+		}
 	}
 }

@@ -75,6 +75,10 @@ var envVars = []struct {
 	}},
 	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
 	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},
+	{"REDFIX_NODE", func(c *Config, v string) error { c.Languages.Node.Node = v; return nil }},
+	{"REDFIX_NODE_CACHE_DIR", func(c *Config, v string) error { c.Languages.Node.CacheDir = v; return nil }},
+	{"REDFIX_NODE_INSTALL_SCRIPTS", boolVar(func(c *Config) *bool { return &c.Languages.Node.InstallScripts })},
+	{"REDFIX_NODE_SETUP_TIMEOUT", durationVar(func(c *Config) *time.Duration { return &c.Languages.Node.SetupTimeout })},
 	{"REDFIX_SANDBOX", func(c *Config, v string) error { c.Sandbox.Mode = v; return nil }},
 	{"REDFIX_SANDBOX_NETWORK", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)

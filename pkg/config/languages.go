@@ -8,14 +8,16 @@ import (
 
 // Languages configures the language drivers: which one runs a repository's
 // tests (detected from its files unless a pattern names one) and how the
-// Python driver runs.
+// Python and Node drivers run.
 type Languages struct {
-	// Repos names a repository's driver ("go", "python") whatever its files
+	// Repos names a repository's driver ("go", "python", "node") whatever its files
 	// say: the first entry whose pattern (path.Match on the repository as
 	// jobs name it, "acme/*") matches wins.
 	Repos []LanguageRepo `yaml:"repos"`
 	// Python configures the Python driver.
 	Python Python `yaml:"python"`
+	// Node configures the Node driver (JavaScript and TypeScript).
+	Node Node `yaml:"node"`
 }
 
 // LanguageRepo names the driver of the repositories matching Pattern.
@@ -39,8 +41,30 @@ type Python struct {
 	SetupTimeout time.Duration `yaml:"setup_timeout"`
 }
 
+// Node configures the Node driver: JavaScript and TypeScript repositories
+// tested with jest, vitest, mocha or node:test.
+type Node struct {
+	// Node runs the repositories' tests and tools: a path or a name on
+	// PATH; empty is node on PATH.
+	Node string `yaml:"node"`
+	// CacheDir holds the installed node_modules (one per lockfile, shown
+	// to test runs read-only) and the package managers' download caches,
+	// shared by the repositories' jobs; empty is sandbox.cache_dir's node
+	// directory. The package manager is always the lockfile's.
+	CacheDir string `yaml:"cache_dir"`
+	// InstallScripts lets packages' install scripts run during setup
+	// (preinstall, install, postinstall). Off, they never run: a
+	// dependency needing one to build fails its tests instead.
+	InstallScripts bool `yaml:"install_scripts"`
+	// SetupTimeout bounds each setup command (an npm ci); 0 is the
+	// sandbox's default. CheckTimeout bounds each static check (tsc,
+	// eslint); 0 is the sandbox's default.
+	SetupTimeout time.Duration `yaml:"setup_timeout"`
+	CheckTimeout time.Duration `yaml:"check_timeout"`
+}
+
 // knownDrivers are the drivers a configuration may name.
-var knownDrivers = map[string]bool{"go": true, "python": true}
+var knownDrivers = map[string]bool{"go": true, "python": true, "node": true}
 
 func (l Languages) validate() []error {
 	var errs []error
@@ -49,11 +73,23 @@ func (l Languages) validate() []error {
 			errs = append(errs, fmt.Errorf("languages.repos[%d].pattern %q is not a pattern", i, r.Pattern))
 		}
 		if !knownDrivers[r.Driver] {
-			errs = append(errs, fmt.Errorf("languages.repos[%d].driver must be go or python, got %q", i, r.Driver))
+			errs = append(errs, fmt.Errorf("languages.repos[%d].driver must be go, python or node, got %q", i, r.Driver))
 		}
 	}
 	if l.Python.SetupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.python.setup_timeout must not be negative, got %s", l.Python.SetupTimeout))
+	}
+	errs = append(errs, l.Node.validate()...)
+	return errs
+}
+
+func (n Node) validate() []error {
+	var errs []error
+	if n.SetupTimeout < 0 {
+		errs = append(errs, fmt.Errorf("languages.node.setup_timeout must not be negative, got %s", n.SetupTimeout))
+	}
+	if n.CheckTimeout < 0 {
+		errs = append(errs, fmt.Errorf("languages.node.check_timeout must not be negative, got %s", n.CheckTimeout))
 	}
 	return errs
 }

@@ -15,10 +15,11 @@ import (
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
-// Tests runs all the tests of packages of a checkout: the part of a
-// language driver (lang.Driver) the samples' CI uses.
+// Tests sets up a checkout and runs all the tests of its packages: the part
+// of a language driver (lang.Driver) the samples' CI uses.
 type Tests interface {
 	Name() string
+	Setup(ctx context.Context, dir string) error
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
 }
 
@@ -32,13 +33,16 @@ func goCI(ctx context.Context, dir string, _ Tests) ([]byte, error) {
 	return []byte(res.Output), nil
 }
 
-// driverCI runs every test of the checkout through its language driver and
-// writes what the driver read of the run (pytest's JUnit report, for
-// Python) as a JUnit report whose tests are named by the driver's canonical
-// ids.
+// driverCI sets up the checkout and runs every test of it through its
+// language driver, and writes what the driver read of the run (the
+// runner's JUnit report: pytest's, vitest's, jest's) as a JUnit report
+// whose tests are named by the driver's canonical ids.
 func driverCI(ctx context.Context, dir string, tests Tests) ([]byte, error) {
 	if tests == nil {
 		return nil, errors.New("this sample's CI runs its tests through a language driver, and none was given")
+	}
+	if err := tests.Setup(ctx, dir); err != nil {
+		return nil, fmt.Errorf("%s setup: %w", tests.Name(), err)
 	}
 	o, err := tests.RunPackages(ctx, dir, []string{"."})
 	if err != nil {

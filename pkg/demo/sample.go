@@ -1,7 +1,8 @@
 // Package demo builds the sample repositories that `bot demo` repairs: a
-// small Go module and a small Python project, each with real history in
-// which one commit breaks a test through a real bug, followed by unrelated
-// commits, and the CI report of its head.
+// small Go module, a small Python project, a TypeScript project tested with
+// vitest and a JavaScript one tested with jest, each with real history in
+// which one commit breaks a test through a real bug inside a larger change,
+// followed by unrelated commits, and the CI report of its head.
 package demo
 
 import (
@@ -56,6 +57,8 @@ type sample struct {
 var samples = []sample{
 	{lang: "go", packages: []string{"./..."}, command: "go test ./...", ci: goCI},
 	{lang: "python", packages: []string{"."}, command: "python3 -m pytest", ci: driverCI},
+	{lang: "typescript", packages: []string{"."}, command: "npx vitest run", ci: driverCI},
+	{lang: "javascript", packages: []string{"."}, command: "npx jest", ci: driverCI},
 }
 
 // Languages lists the samples' languages, the default first.
@@ -101,8 +104,10 @@ type Options struct {
 	// Lang is the sample's language, one of Languages(); "" is "go".
 	Lang string
 	// Drivers chooses the language driver of the sample once its history
-	// is written, as the bot's configuration makes them. The Python
-	// sample's CI runs its tests through that driver; the Go sample's CI
+	// is written, as the bot's configuration makes them. The Python, the
+	// TypeScript and the JavaScript samples' CI runs their tests through
+	// that driver (set up first: the Node samples install their locked
+	// dependencies); the Go sample's CI
 	// posts `go test -json` (its report format) and needs none. With
 	// Drivers nil, Sample.Driver is nil.
 	Drivers Drivers
@@ -118,8 +123,9 @@ type Sample struct {
 	// Head is the failing branch head CI reports on.
 	Good, Head string
 	// Report is the report CI posts on Head: `go test -json ./...` for Go;
-	// for Python, the language driver's run of pytest written as JUnit XML,
-	// tests named by their node ids.
+	// for the others, the language driver's run of the runner (pytest,
+	// vitest, jest) written as JUnit XML, tests named by their canonical
+	// ids (pytest's node ids; FILE::describe > title for Node).
 	Report []byte
 	// Driver is the language driver chosen for the sample (nil without
 	// Options.Drivers); Packages are all its packages, as the driver's
