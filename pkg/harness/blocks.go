@@ -35,7 +35,12 @@ const BlockFormat = "<<<<<<< SEARCH\nexact existing lines\n=======\nreplacement 
 // Text outside blocks (prose, file names, code fences) is ignored. A block
 // left open, a stray marker, or no block at all is an error.
 func ParseBlocks(text string) ([]Block, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	// Line ends are "\n" whatever the model wrote: every "\r" that ends a
+	// line goes ("0\r\r\n" once replaced as CRLF would still end in one).
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r")
+	}
 	const (
 		outside = iota
 		inSearch
