@@ -109,9 +109,16 @@ func TestSetupCachesAndProtectsNodeModules(t *testing.T) {
 // A lockfile whose package manager is not installed is an error that
 // names it.
 func TestSetupNamesAMissingManager(t *testing.T) {
-	if _, err := exec.LookPath("pnpm"); err == nil {
-		t.Skip("pnpm is installed here")
+	// A PATH of node and npm alone: pnpm is missing whatever the host has.
+	bin := t.TempDir()
+	for _, name := range []string{"node", "npm"} {
+		if p, err := exec.LookPath(name); err == nil {
+			if err := os.Symlink(p, filepath.Join(bin, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	t.Setenv("PATH", bin)
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"package.json":   `{"devDependencies":{"vitest":"4.1.12"}}`,
