@@ -17,6 +17,7 @@ var program = cli.Program{
 		{Name: "repair", Summary: "repair a local clone whose HEAD fails a test, without any server", Run: app.Repair},
 		{Name: "validate", Summary: "run every gate (and the judge, with a model) on a patch against a\nclone's HEAD; exit 0 accepted, 1 rejected, 2 usage or machinery error", Run: app.Validate},
 		{Name: "judge-eval", Summary: "the configured judge on a labelled set of patches: precision and\nrecall on the accept class, with the confusion matrix", Run: app.JudgeEval},
+		{Name: "seed", Summary: "build the sandbox's seed, the Go build cache each repository's new\ncache starts from (otherwise built by the first run that needs it)", Run: app.Seed},
 		{Name: "tool", Summary: "run one of the agent's actions on a clone and print its observation", Run: app.Tool},
 		{Name: "mine", Summary: "find past bug fixes in a clone's history whose tests fail without\nthem, and write them as tasks for bench", Run: app.Mine},
 		{Name: "bench", Summary: "replay tasks through the agent and the gates without publishing:\nsolve rate, precision of what would have been published, cost", Run: app.Bench},

@@ -58,6 +58,7 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 		TmpSize:      int64(sc.TmpMB) << 20,
 		CacheDir:     cache,
 		SharedCache:  sc.GoCache == "shared",
+		SeedCache:    sc.SeedCache,
 		Hide:         hide,
 	})
 	if err != nil {

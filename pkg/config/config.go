@@ -102,6 +102,11 @@ type Sandbox struct {
 	// "shared" (one for all: warm sooner, but one repository's tests can
 	// poison another's builds; for repositories that trust one another).
 	GoCache string `yaml:"go_cache"`
+	// SeedCache keeps the Go build cache every repository's new cache
+	// starts from, built by redfix from its own module (`worker seed`
+	// makes it ahead of time): empty is the user's cache directory, "off"
+	// none.
+	SeedCache string `yaml:"seed_cache"`
 }
 
 // Log configures logging.

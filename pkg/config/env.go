@@ -89,6 +89,7 @@ var envVars = []struct {
 		return nil
 	}},
 	{"REDFIX_SANDBOX_GO_CACHE", func(c *Config, v string) error { c.Sandbox.GoCache = v; return nil }},
+	{"REDFIX_SANDBOX_SEED_CACHE", func(c *Config, v string) error { c.Sandbox.SeedCache = v; return nil }},
 	{"REDFIX_SANDBOX_MEMORY_MB", intVar(func(c *Config) *int { return &c.Sandbox.MemoryMB })},
 	{"REDFIX_SANDBOX_CPU_TIME", func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -54,6 +55,9 @@ type Config struct {
 	// then poison what another's build reads. For repositories that trust
 	// one another (one organisation's), and for the demo's sample.
 	SharedCache bool
+	// SeedCache keeps the seed every repository's new cache starts from
+	// (see seed.go): "" is DefaultSeedCache, SeedOff none.
+	SeedCache string
 	// Hide are paths the commands must not read: the data directory, the
 	// configuration file, secret files, the publish directory. The
 	// workspace and the caches are shown again inside them.
@@ -100,6 +104,9 @@ type Box struct {
 	// The Go toolchain's own directories, shown read-only inside.
 	goroot, modcache string
 	home             string
+	// The seed's making, one at a time, and why it failed if it did.
+	seedMu  sync.Mutex
+	seedErr error
 }
 
 // ErrCannotConfine is returned by New in ModeRequired on a host that
@@ -145,6 +152,9 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 		// The user's own: a directory every user shared would let one
 		// user's builds poison another's.
 		cfg.CacheDir = filepath.Join(os.TempDir(), "redfix-"+strconv.Itoa(os.Getuid()), "cache")
+	}
+	if cfg.SeedCache == "" {
+		cfg.SeedCache = DefaultSeedCache()
 	}
 	if err := absolute(&cfg); err != nil {
 		return nil, err
@@ -242,6 +252,11 @@ func absolute(cfg *Config) error {
 		}
 		*p = a
 		return nil
+	}
+	if cfg.SeedCache != SeedOff {
+		if err := abs("seed cache", &cfg.SeedCache); err != nil {
+			return err
+		}
 	}
 	if err := abs("cache directory", &cfg.CacheDir); err != nil {
 		return err
@@ -469,8 +484,7 @@ func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []str
 // env is the environment of a confined command: the scrubbed one, with
 // the repository's own caches, a private temporary directory, and no
 // module downloads unless the network is allowed.
-func (b *Box) env(repo string, extra []string) []string {
-	cache := b.cacheFor(repo)
+func (b *Box) env(repo, cache string, extra []string) []string {
 	// No VCS stamping: the checkout's git directory may be hidden (a work
 	// tree of a mirror in the data directory), and builds must not fail on it.
 	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -buildvcs=false")
@@ -522,10 +536,10 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 		ws = dir
 	}
 	cache := b.cacheFor(repo)
-	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o700); err != nil {
+	if err := b.prepareCache(ctx, cache); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
 	}
-	env := b.env(repo, cmd.Env)
+	env := b.env(repo, cache, cmd.Env)
 	cmd.Args = b.wrap(cmd, repo, ws, cache)
 	return run(ctx, cmd, env, name)
 }

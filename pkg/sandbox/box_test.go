@@ -15,11 +15,18 @@ import (
 	"time"
 )
 
+// testSeed is the user's seed as it is before any test moves $HOME: every
+// box of these tests starts its caches from it.
+var testSeed = DefaultSeedCache()
+
 // confined is a Box that must confine: under CI=true a host that cannot is
 // a failure, elsewhere the test is skipped with the reason.
 func confined(t *testing.T, cfg Config) *Box {
 	t.Helper()
 	cfg.Mode = ModeRequired
+	if cfg.SeedCache == "" {
+		cfg.SeedCache = testSeed
+	}
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = t.TempDir()
 	}
