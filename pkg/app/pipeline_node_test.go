@@ -202,9 +202,7 @@ func TestPipelineRepairsTypeScript(t *testing.T) { repairWithModel(t, tsCase) }
 // The same for the JavaScript sample, tested with jest.
 func TestPipelineRepairsJavaScript(t *testing.T) { repairWithModel(t, jsCase) }
 
-// Without a model, the offline policy repairs the TypeScript sample
-// through the same pipeline and gates.
-func TestPipelineRepairsTypeScriptOffline(t *testing.T) { repairOffline(t, tsCase) }
-
-// And the JavaScript one.
+// Without a model, the offline policy repairs the JavaScript sample
+// through the same pipeline and gates. (The TypeScript sample's offline
+// repair is TestDemoTypeScriptOfflineEndToEnd's, through `bot demo`.)
 func TestPipelineRepairsJavaScriptOffline(t *testing.T) { repairOffline(t, jsCase) }

@@ -244,40 +244,6 @@ func TestPipelineRepairsPython(t *testing.T) {
 	gates.ranPython(t)
 }
 
-// Without a model, the offline policy repairs the Python repository
-// through the same pipeline, its templates working on Python's tokens.
-func TestPipelineRepairsPythonOffline(t *testing.T) {
-	clearEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	dir, good, bad := pyShopRepo(t, ctx)
-	out, err := python.Driver{}.Run(ctx, dir, []string{"tests/test_discount.py::test_volume_discount[at_threshold]"}, 1)
-	if err != nil || len(out.Failed) != 1 {
-		t.Fatalf("at the head: %v %s", err, out.Summary())
-	}
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	p, err := newPipeline(cfg, nil, nil, nil, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gates := &recordedGates{next: p.Gates}
-	p.Gates = gates
-	tk := task.Task{ID: "task-py-offline", Fingerprint: "fp-py-offline", Repo: dir, Commit: bad, Branch: "main", Failures: out.Failed,
-		Bisection: task.Bisection{Good: good, Bad: bad, Blame: bad}, Status: task.StatusRunning}
-	res, err := p.Repair(ctx, tk)
-	if err != nil {
-		t.Fatalf("repair: %v", err)
-	}
-	if res.Status != task.StatusPublished || !res.Agent.TestsPassed || p.Policy != "offline" {
-		t.Fatalf("outcome %s by %s: %s\n%s", res.Status, p.Policy, res.Reason, res.Trajectory)
-	}
-	if !strings.Contains(res.Agent.Patch, "+            if qty >= t.min_qty:") {
-		t.Errorf("patch:\n%s", res.Agent.Patch)
-	}
-	gates.ranPython(t)
-}
-
 // worker tool works through the clone's driver: pytest by node id, the
 // Python index for symbols.
 func TestToolOnPython(t *testing.T) {
