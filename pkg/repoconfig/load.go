@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/repourl"
 )
 
@@ -101,4 +102,26 @@ func (l *Loader) read(ctx context.Context, repo, commit string) ([]byte, bool, e
 		r = m
 	}
 	return r.ReadFile(ctx, commit, FileName, MaxFileBytes)
+}
+
+// CheckName is the check run that tells a repository its file is invalid.
+const CheckName = "redfix / " + FileName
+
+// InvalidSummary is what the check run of an invalid file says, in
+// Markdown: the problems as the parser found them (the file's own text, so
+// fenced as code), and that the central configuration applies meanwhile.
+func InvalidSummary(commit string, problem error) (title, summary string) {
+	title = FileName + " is invalid: the central configuration applies"
+	summary = "redfix could not use `" + FileName + "` at " + shortCommit(commit) + ":\n\n" +
+		markdown.CodeBlock("text", problem.Error()) +
+		"Until it is fixed, redfix goes on repairing this repository under its central configuration, " +
+		"as if the file were not there. Every key is described in redfix's docs/redfix-yaml.md.\n"
+	return title, summary
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
