@@ -50,8 +50,8 @@ type jobLanguage struct {
 	// driver is the one the repository's policy names ("" detects).
 	driver string
 	once   sync.Once
-	l    Language
-	err  error
+	l      Language
+	err    error
 }
 
 // language is the job's driver, with ws (a candidate's checkout) set up
