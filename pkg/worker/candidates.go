@@ -123,6 +123,10 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 	}
 	c.ws = ws
 	ctx = sandbox.WithTree(ctx, ws.Dir)
+	if c.paths != nil {
+		// The agent's edits refuse what the paths gate would reject.
+		ctx = harness.WithPaths(ctx, c.paths)
+	}
 	p.progress("workspace", "candidate %d: checked out %s at %s", c.n, t.Repo, task.Short(ws.Commit))
 	if b := t.Bisection.Blame; b != "" {
 		if bc, err := ws.Repo.Show(ctx, b); err == nil {
