@@ -17,7 +17,9 @@ type policies struct {
 	err error
 }
 
-func (p policies) Load(context.Context, string, string) (repoconfig.Policy, error) { return p.pol, p.err }
+func (p policies) Load(context.Context, string, string) (repoconfig.Policy, error) {
+	return p.pol, p.err
+}
 
 type openPulls int
 
