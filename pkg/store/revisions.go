@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // What people asked of redfix on GitHub: the revisions each pull request
@@ -105,19 +106,9 @@ func (s *Store) ForgetPublished(ctx context.Context, fingerprint, url string) (b
 	return n == 1, nil
 }
 
-// Command is one command redfix acted on (or refused).
-type Command struct {
-	Repo   string    `json:"repo"`
-	Number int       `json:"number"`
-	Verb   string    `json:"verb"`
-	User   string    `json:"user"`
-	Result string    `json:"result"`
-	At     time.Time `json:"at"`
-}
-
 // RecordCommand adds c to its repository's log of commands (the newest
 // maxCommandLog are kept).
-func (s *Store) RecordCommand(ctx context.Context, c Command) error {
+func (s *Store) RecordCommand(ctx context.Context, c task.Command) error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -135,14 +126,14 @@ func (s *Store) RecordCommand(ctx context.Context, c Command) error {
 }
 
 // Commands are repo's commands, newest first, at most limit.
-func (s *Store) Commands(ctx context.Context, repo string, limit int) ([]Command, error) {
+func (s *Store) Commands(ctx context.Context, repo string, limit int) ([]task.Command, error) {
 	raw, err := s.rdb.LRange(ctx, s.commandsKey(repo), 0, int64(max(limit, 1))-1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read the commands of %s: %w", repo, err)
 	}
-	out := make([]Command, 0, len(raw))
+	out := make([]task.Command, 0, len(raw))
 	for _, r := range raw {
-		var c Command
+		var c task.Command
 		if err := json.Unmarshal([]byte(r), &c); err != nil {
 			return nil, fmt.Errorf("read the commands of %s: %w", repo, err)
 		}

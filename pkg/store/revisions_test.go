@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestRevisionsAndRetries(t *testing.T) {
@@ -49,7 +51,7 @@ func TestRevisionsAndRetries(t *testing.T) {
 			}
 
 			for _, v := range []string{"explain", "close"} {
-				if err := s.RecordCommand(ctx, Command{Repo: "acme/shop", Number: 7, Verb: v, User: "ana", Result: "done", At: time.Now()}); err != nil {
+				if err := s.RecordCommand(ctx, task.Command{Repo: "acme/shop", Number: 7, Verb: v, User: "ana", Result: "done", At: time.Now()}); err != nil {
 					t.Fatal(err)
 				}
 			}
