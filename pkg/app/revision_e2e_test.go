@@ -138,4 +138,36 @@ func TestRevisionOnReview(t *testing.T) {
 	if n, err := svc.sys.Store.Revisions(ctx, "acme/shop", pr.Number); err != nil || n != 1 {
 		t.Errorf("revisions recorded: %d %v", n, err)
 	}
+
+	// Commands in comments: from someone who may not write, refused and
+	// nothing done; from the collaborator, explained, then closed.
+	svc.srv.AddUser("stranger")
+	for i, c := range []struct{ user, body, want string }{
+		{"stranger", "/redfix close", "Sorry @stranger"},
+		{"wanda", "/redfix explain", "Why redfix opened this pull request"},
+		{"wanda", "/redfix close", "Closing this pull request, as @wanda asked."},
+	} {
+		com := svc.srv.AddComment("acme", "shop", pr.Number, c.user, c.body)
+		payload := ghtest.WebhookExample(t, "issue_comment", "created")
+		payload["repository"], payload["comment"] = svc.srv.RepoJSON("acme", "shop"), svc.srv.CommentJSON("acme", "shop", com)
+		payload["issue"].(map[string]any)["number"] = pr.Number
+		id := fmt.Sprintf("7d2e3f40-ab01-11ee-8c90-0242ac12000%d", i)
+		settled := svc.sys.Expect(id)
+		if code, body := ghtest.Deliver(t, svc.hook, svc.secret, "issue_comment", id, payload); code != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", c.body, code, body)
+		}
+		if _, err := settled.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cs := svc.srv.Comments("acme", "shop", pr.Number)
+		if last := cs[len(cs)-1]; !strings.Contains(last.Body, c.want) {
+			t.Errorf("%s by %s: the last comment is %q, want it to say %q", c.body, c.user, last.Body, c.want)
+		}
+		if i == 0 && svc.pulls()[0].State != "open" {
+			t.Fatal("a refused close closed the pull request")
+		}
+	}
+	if st := svc.pulls()[0].State; st != "closed" {
+		t.Errorf("after the collaborator's close the pull request is %s", st)
+	}
 }
