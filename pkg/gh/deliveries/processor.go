@@ -40,6 +40,8 @@ type State interface {
 	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error)
 	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error)
 	RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error)
+	// Revisions is how many revisions redfix pushed to a pull request.
+	Revisions(ctx context.Context, repo string, number int) (int, error)
 }
 
 // RunClaimTTL is how long a triaged run is remembered: longer than GitHub
@@ -189,7 +191,11 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 		if at.IsZero() {
 			at = time.Now()
 		}
-		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr), at)
+		revs, rerr := p.State.Revisions(ctx, d.Repo, pr.GetNumber())
+		if rerr != nil {
+			return Result{}, rerr
+		}
+		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr, revs), at)
 	}
 	if errors.Is(err, task.ErrNoFix) {
 		log.Info("pull request is not a published fix; ignored")
@@ -203,8 +209,9 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 }
 
 // edited reports whether a human pushed to the branch before it was
-// merged: redfix pushes exactly one commit.
-func edited(pr *github.PullRequest) bool { return pr.GetCommits() > 1 }
+// merged: redfix pushes one commit, and one more for each revision a
+// reviewer asked for.
+func edited(pr *github.PullRequest, revisions int) bool { return pr.GetCommits() > 1+revisions }
 
 func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
 	pr, rv := d.Review.GetPullRequest(), d.Review.GetReview()
