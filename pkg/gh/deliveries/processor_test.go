@@ -1,14 +1,13 @@
 package deliveries
 
 import (
-	"github.com/google/go-github/v62/github"
-
 	"context"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
