@@ -117,9 +117,14 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	}
 	mirrors := NewMirrors(cfg, clients)
 	local := publish.NewLocal(pubDir, log)
-	var publisher worker.Publisher = local
+	var (
+		publisher worker.Publisher = local
+		revisions worker.RevisionPublisher
+	)
 	if cfg.PublishMode() == "github" {
-		publisher = publish.ByRepo{GitHub: publish.NewGitHub(clients, mirrors, log), Local: local}
+		gp := publish.NewGitHub(clients, mirrors, log)
+		publisher = publish.ByRepo{GitHub: gp, Local: local}
+		revisions = publish.RedactingRevisions{Publisher: gp, Redactor: red}
 	}
 	return &worker.Pipeline{
 		NewAgent:       newAgent,
@@ -132,6 +137,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Gates:          validators.New(runner, validatorsConfig(cfg), log),
 		Judge:          j,
 		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
+		Revisions:      revisions,
 		Ledger:         ledger,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,

@@ -37,3 +37,30 @@ func (p Redacting) Publish(ctx context.Context, pr PullRequest) (string, error) 
 	pr.Patch = p.Redactor.Values(pr.Patch)
 	return p.Publisher.Publish(ctx, pr)
 }
+
+// RevisionPublisher pushes a revision and answers in its thread
+// (GitHub.PublishRevision).
+type RevisionPublisher interface {
+	PublishRevision(ctx context.Context, r Revision) (string, error)
+}
+
+// RedactingRevisions redacts a revision before it is pushed and answered,
+// as Redacting does a pull request.
+type RedactingRevisions struct {
+	Publisher RevisionPublisher
+	Redactor  *redact.Redactor
+}
+
+// PublishRevision publishes r, redacted.
+func (p RedactingRevisions) PublishRevision(ctx context.Context, r Revision) (string, error) {
+	gates, err := redact.Value(p.Redactor, r.Gates)
+	if err != nil {
+		return "", fmt.Errorf("redact gates of task %s: %w", r.Task.ID, err)
+	}
+	r.Gates = gates
+	r.Summary = p.Redactor.String(r.Summary)
+	r.Reason = p.Redactor.String(r.Reason)
+	r.Revision.Request = p.Redactor.String(r.Revision.Request)
+	r.Patch = p.Redactor.Values(r.Patch)
+	return p.Publisher.PublishRevision(ctx, r)
+}

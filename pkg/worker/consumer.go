@@ -260,7 +260,15 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 		defer cancel()
 	}
 	log.Info("job started")
-	out, err := c.Pipeline.Repair(jobCtx, t)
+	var (
+		out Outcome
+		err error
+	)
+	if rev := d.Job.Revision; rev != nil {
+		out, err = c.Pipeline.Revise(jobCtx, t, *rev)
+	} else {
+		out, err = c.Pipeline.Repair(jobCtx, t)
+	}
 	stop()
 	if c.Metrics != nil {
 		c.Metrics.spend.add(out.Spend)

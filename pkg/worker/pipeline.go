@@ -78,6 +78,8 @@ type Pipeline struct {
 	Gates     Gates
 	Judge     Judge
 	Publisher Publisher
+	// Revisions pushes the revisions reviewers ask for; nil refuses them.
+	Revisions RevisionPublisher
 	Ledger    Ledger // nil: no cross-worker ledger (one-shot repair)
 	WorkDir   string // parent of workspaces; "" for the system's temporary directory
 	// Checkouts, when set, opens workspaces (from mirrors of remote

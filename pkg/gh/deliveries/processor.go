@@ -40,6 +40,8 @@ type State interface {
 	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error)
 	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error)
 	RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error)
+	// Revisions is how many revisions redfix pushed to a pull request.
+	Revisions(ctx context.Context, repo string, number int) (int, error)
 }
 
 // RunClaimTTL is how long a triaged run is remembered: longer than GitHub
@@ -52,7 +54,21 @@ type Processor struct {
 	Client    ClientFor
 	Collector Collector
 	State     State
-	Log       *zap.Logger
+	// Commands, when set, acts on the /redfix commands in comments and
+	// on the reviews of redfix's pull requests that request changes
+	// (pkg/command); nil drops the commands with a log line.
+	Commands Commands
+	Log      *zap.Logger
+}
+
+// Commands acts on what people tell redfix on its pull requests and
+// issues. Its notes say what was done, for the log.
+type Commands interface {
+	// Comment acts on a comment that starts with /redfix.
+	Comment(ctx context.Context, d event.Delivery) (note string, err error)
+	// Reviewed acts on a review of one of redfix's pull requests, once its
+	// outcome is recorded.
+	Reviewed(ctx context.Context, d event.Delivery) (note string, err error)
 }
 
 // Result is what came of one delivery: a report for triage, or nothing.
@@ -91,6 +107,13 @@ func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result,
 		return p.closed(ctx, log, d)
 	case d.Review != nil:
 		return p.review(ctx, log, d)
+	case d.Comment != nil:
+		if p.Commands == nil {
+			log.Info("command ignored: commands are off")
+			return Result{Note: "ignored: commands are off"}, nil
+		}
+		note, err := p.Commands.Comment(ctx, d)
+		return Result{Note: note}, err
 	}
 	return Result{}, fmt.Errorf("%w: event %s has no handler", ingest.ErrInvalid, sub.Event)
 }
@@ -168,7 +191,11 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 		if at.IsZero() {
 			at = time.Now()
 		}
-		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr), at)
+		revs, rerr := p.State.Revisions(ctx, d.Repo, pr.GetNumber())
+		if rerr != nil {
+			return Result{}, rerr
+		}
+		f, err = p.State.RecordClosed(ctx, d.Repo, pr.GetNumber(), pr.GetMerged(), edited(pr, revs), at)
 	}
 	if errors.Is(err, task.ErrNoFix) {
 		log.Info("pull request is not a published fix; ignored")
@@ -182,8 +209,9 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 }
 
 // edited reports whether a human pushed to the branch before it was
-// merged: redfix pushes exactly one commit.
-func edited(pr *github.PullRequest) bool { return pr.GetCommits() > 1 }
+// merged: redfix pushes one commit, and one more for each revision a
+// reviewer asked for.
+func edited(pr *github.PullRequest, revisions int) bool { return pr.GetCommits() > 1+revisions }
 
 func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
 	pr, rv := d.Review.GetPullRequest(), d.Review.GetReview()
@@ -200,5 +228,12 @@ func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Deliver
 		return Result{}, err
 	}
 	log.Info("fix reviewed", zap.String("review", rv.GetState()), zap.Bool("changes_requested", f.ChangesRequested))
-	return Result{Note: "fix reviewed"}, nil
+	if p.Commands == nil {
+		return Result{Note: "fix reviewed"}, nil
+	}
+	note, err := p.Commands.Reviewed(ctx, d)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Note: "fix reviewed; " + note}, nil
 }

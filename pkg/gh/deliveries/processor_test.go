@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
@@ -136,5 +137,23 @@ func TestProcessMalformed(t *testing.T) {
 	_, err := p.Process(context.Background(), ingest.Submission{ID: "d", Kind: ingest.KindGitHub, Event: "pull_request", Payload: json.RawMessage(`{"action":"closed"}`)})
 	if !errors.Is(err, ingest.ErrInvalid) {
 		t.Errorf("a payload without a repository: %v, want ErrInvalid", err)
+	}
+}
+
+func TestEditedCountsRevisions(t *testing.T) {
+	for _, tc := range []struct {
+		commits, revisions int
+		want               bool
+	}{
+		{1, 0, false},
+		{2, 0, true},
+		{2, 1, false}, // redfix's commit and its one revision
+		{3, 1, true},
+		{4, 3, false},
+	} {
+		pr := &github.PullRequest{Commits: github.Int(tc.commits)}
+		if got := edited(pr, tc.revisions); got != tc.want {
+			t.Errorf("edited(%d commits, %d revisions) = %v, want %v", tc.commits, tc.revisions, got, tc.want)
+		}
 	}
 }
