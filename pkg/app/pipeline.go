@@ -117,9 +117,18 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	}
 	mirrors := NewMirrors(cfg, clients)
 	local := publish.NewLocal(pubDir, log)
-	var publisher worker.Publisher = local
+	var (
+		publisher worker.Publisher = local
+		reverts   worker.Reverts
+	)
 	if cfg.PublishMode() == "github" {
-		publisher = publish.ByRepo{GitHub: publish.NewGitHub(clients, mirrors, log), Local: local}
+		pub := publish.NewGitHub(clients, mirrors, log)
+		publisher = publish.ByRepo{GitHub: pub, Local: local}
+		if st, ok := ledger.(revertStore); ok {
+			if r := newReverter(cfg, st, pub, mirrors, drivers, log); r != nil {
+				reverts = r
+			}
+		}
 	}
 	return &worker.Pipeline{
 		NewAgent:       newAgent,
@@ -133,6 +142,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Judge:          j,
 		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Ledger:         ledger,
+		Reverts:        reverts,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
 		Languages:      drivers,

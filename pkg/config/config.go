@@ -30,6 +30,7 @@ type Config struct {
 	Harness    Harness    `yaml:"harness"`
 	Validators Validators `yaml:"validators"`
 	Judge      Judge      `yaml:"judge"`
+	Revert     Revert     `yaml:"revert"`
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
 	GitHub     GitHub     `yaml:"github"`
@@ -290,6 +291,7 @@ func Default() Config {
 			MaxPatchFiles:    12,
 		},
 		Judge:   Judge{Votes: 1},
+		Revert:  defaultRevert,
 		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
 		Publish: Publish{},
 		GitHub: GitHub{

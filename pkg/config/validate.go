@@ -52,6 +52,7 @@ func (c Config) Validate() error {
 	if c.Validators.MaxPatchLines < 0 || c.Validators.MaxPatchFiles < 0 {
 		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
 	}
+	errs = append(errs, c.Revert.validate()...)
 	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
 		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
 	}
