@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/deliveries"
@@ -46,7 +47,21 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 		Client:    client,
 		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
 		State:     s.Store,
+		Commands:  s.commands(cfg),
 		Log:       s.log.Named("github"),
+	}
+}
+
+// commands acts on /redfix commands and on reviews requesting changes;
+// nil (commands dropped) when review.commands is off or no GitHub is
+// configured.
+func (s *System) commands(cfg config.Config) deliveries.Commands {
+	if !cfg.Review.Commands || s.GitHub == nil {
+		return nil
+	}
+	return &command.Handler{
+		GitHub: s.GitHub, State: s.Store, Jobs: s.Jobs, Reverter: s.Reverter,
+		MaxRevisions: cfg.Review.MaxRevisions, Log: s.log.Named("commands"),
 	}
 }
 

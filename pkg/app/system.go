@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/gh"
@@ -46,6 +47,9 @@ type System struct {
 	// configured. GitHubClient gives one repository's.
 	GitHub       *gh.Clients
 	GitHubClient deliveries.ClientFor
+	// Reverter, when set before RunTriage, opens the reverts that
+	// /redfix revert asks for; nil answers that reverts are not available.
+	Reverter command.Reverter
 	// Sandbox is what the host gives the commands run for repositories;
 	// /readyz says it. Set it with SetSandbox.
 	Sandbox sandbox.Status

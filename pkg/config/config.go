@@ -31,6 +31,7 @@ type Config struct {
 	Validators Validators `yaml:"validators"`
 	Judge      Judge      `yaml:"judge"`
 	Revert     Revert     `yaml:"revert"`
+	Review     Review     `yaml:"review"`
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
 	GitHub     GitHub     `yaml:"github"`
@@ -292,6 +293,7 @@ func Default() Config {
 		},
 		Judge:   Judge{Votes: 1},
 		Revert:  defaultRevert,
+		Review:  Review{MaxRevisions: 3, Commands: true},
 		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
 		Publish: Publish{},
 		GitHub: GitHub{

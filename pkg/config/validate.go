@@ -53,6 +53,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
 	}
 	errs = append(errs, c.Revert.validate()...)
+	if c.Review.MaxRevisions < 0 {
+		errs = append(errs, fmt.Errorf("review.max_revisions must not be negative, got %d", c.Review.MaxRevisions))
+	}
 	if c.Judge.Votes < 1 || c.Judge.Votes > 15 {
 		errs = append(errs, fmt.Errorf("judge.votes must be between 1 and 15, got %d", c.Judge.Votes))
 	}

@@ -52,7 +52,21 @@ type Processor struct {
 	Client    ClientFor
 	Collector Collector
 	State     State
-	Log       *zap.Logger
+	// Commands, when set, acts on the /redfix commands in comments and
+	// on the reviews of redfix's pull requests that request changes
+	// (pkg/command); nil drops the commands with a log line.
+	Commands Commands
+	Log      *zap.Logger
+}
+
+// Commands acts on what people tell redfix on its pull requests and
+// issues. Its notes say what was done, for the log.
+type Commands interface {
+	// Comment acts on a comment that starts with /redfix.
+	Comment(ctx context.Context, d event.Delivery) (note string, err error)
+	// Reviewed acts on a review of one of redfix's pull requests, once its
+	// outcome is recorded.
+	Reviewed(ctx context.Context, d event.Delivery) (note string, err error)
 }
 
 // Result is what came of one delivery: a report for triage, or nothing.
@@ -91,6 +105,13 @@ func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result,
 		return p.closed(ctx, log, d)
 	case d.Review != nil:
 		return p.review(ctx, log, d)
+	case d.Comment != nil:
+		if p.Commands == nil {
+			log.Info("command ignored: commands are off")
+			return Result{Note: "ignored: commands are off"}, nil
+		}
+		note, err := p.Commands.Comment(ctx, d)
+		return Result{Note: note}, err
 	}
 	return Result{}, fmt.Errorf("%w: event %s has no handler", ingest.ErrInvalid, sub.Event)
 }
@@ -200,5 +221,12 @@ func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Deliver
 		return Result{}, err
 	}
 	log.Info("fix reviewed", zap.String("review", rv.GetState()), zap.Bool("changes_requested", f.ChangesRequested))
-	return Result{Note: "fix reviewed"}, nil
+	if p.Commands == nil {
+		return Result{Note: "fix reviewed"}, nil
+	}
+	note, err := p.Commands.Reviewed(ctx, d)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Note: "fix reviewed; " + note}, nil
 }

@@ -20,12 +20,13 @@ const (
 	WorkflowRun       = "workflow_run"
 	PullRequest       = "pull_request"
 	PullRequestReview = "pull_request_review"
+	IssueComment      = "issue_comment"
 )
 
 // Known reports whether redfix acts on events named event.
 func Known(event string) bool {
 	switch event {
-	case Ping, WorkflowRun, PullRequest, PullRequestReview:
+	case Ping, WorkflowRun, PullRequest, PullRequestReview, IssueComment:
 		return true
 	}
 	return false
@@ -41,6 +42,10 @@ type Delivery struct {
 	Run    *github.WorkflowRunEvent
 	PR     *github.PullRequestEvent
 	Review *github.PullRequestReviewEvent
+	// Comment is a comment on an issue or a pull request (GitHub sends
+	// both as issue_comment; the issue's pull_request field tells them
+	// apart).
+	Comment *github.IssueCommentEvent
 }
 
 // Decode parses a payload of one of the events redfix acts on.
@@ -69,6 +74,13 @@ func Decode(event string, payload []byte) (Delivery, error) {
 		repo = d.Review.GetRepo()
 		if err == nil && (d.Review.PullRequest == nil || d.Review.Review == nil) {
 			err = fmt.Errorf("no pull_request or review object")
+		}
+	case IssueComment:
+		d.Comment = new(github.IssueCommentEvent)
+		err = json.Unmarshal(payload, d.Comment)
+		repo = d.Comment.GetRepo()
+		if err == nil && (d.Comment.Issue == nil || d.Comment.Comment == nil) {
+			err = fmt.Errorf("no issue or comment object")
 		}
 	default:
 		return d, fmt.Errorf("event %s is not one redfix acts on", event)
@@ -107,6 +119,26 @@ func (d Delivery) Skip(f Filter) string {
 		if ref := d.Review.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, BranchPrefix) {
 			return fmt.Sprintf("pull request from %q is not redfix's", ref)
 		}
+	case d.Comment != nil:
+		if a := d.Comment.GetAction(); a != "created" {
+			return "issue_comment action " + a + " is not tracked"
+		}
+		if !IsCommand(d.Comment.GetComment().GetBody()) {
+			return "comment is not a /redfix command"
+		}
 	}
 	return ""
+}
+
+// CommandPrefix starts every command to redfix in a comment.
+const CommandPrefix = "/redfix"
+
+// IsCommand reports whether a comment's first line is addressed to redfix:
+// "/redfix" alone or followed by a space. Which command, and whether its
+// author may give it, is decided when the delivery is processed.
+func IsCommand(body string) bool {
+	line, _, _ := strings.Cut(strings.TrimLeft(body, " \t"), "\n")
+	line = strings.TrimRight(line, " \t\r")
+	rest, ok := strings.CutPrefix(line, CommandPrefix)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
 }

@@ -188,6 +188,7 @@ func New(t testing.TB) *Server {
 		gitStats:      map[string]*GitStats{},
 		Ext:           map[string]any{},
 	}
+	s.registerComments()
 	s.registerCore()
 	s.registerInstallations()
 	s.registerActions()

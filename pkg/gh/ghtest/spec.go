@@ -68,6 +68,7 @@ var DescribedPrefixes = []string{
 	"/repos/{owner}/{repo}/commits",
 	"/repos/{owner}/{repo}/contents",
 	"/repos/{owner}/{repo}/branches",
+	"/repos/{owner}/{repo}/collaborators",
 	"/repos/{owner}/{repo}/actions",
 	"/repos/{owner}/{repo}/check-runs",
 	"/repos/{owner}/{repo}/check-suites",

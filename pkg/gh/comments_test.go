@@ -1,0 +1,113 @@
+package gh_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/gh/ghtest"
+)
+
+func TestCommentReactAndClose(t *testing.T) {
+	ctx := context.Background()
+	srv := ghtest.New(t)
+	src := sampleRepo(t)
+	srv.CreateRepo("acme", "widgets", src)
+	clients := tokenClients(t, srv, nil) // the bot: octo
+	openPull(t, srv, src, "ghp_secret", "redfix/fix-1", "a.go", "fix", "body")
+
+	url, err := clients.Comment(ctx, "acme/widgets", 1, "Closing: fixed on main.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Comments("acme", "widgets", 1)
+	if len(got) != 1 || got[0].Body != "Closing: fixed on main." || got[0].User != "octo" || !strings.HasSuffix(url, "/pull/1#issuecomment-"+strconv.FormatInt(got[0].ID, 10)) {
+		t.Fatalf("comments %+v, url %s", got, url)
+	}
+	// A person's comment gets the bot's reaction, once however often.
+	c := srv.AddComment("acme", "widgets", 1, "alice", "/redfix explain")
+	for range 2 {
+		if err := clients.React(ctx, "acme/widgets", c.ID, "eyes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.Comments("acme", "widgets", 1); len(got) != 2 || strings.Join(got[1].Reactions, ",") != "eyes" {
+		t.Errorf("reactions: %+v", got)
+	}
+	if _, err := clients.Comment(ctx, "acme/widgets", 99, "nowhere"); err == nil {
+		t.Error("a comment on a pull request that does not exist succeeded")
+	}
+
+	if err := clients.ClosePullRequest(ctx, "acme/widgets", 1); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := clients.PullRequest(ctx, "acme/widgets", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.GetState() != "closed" || pr.GetMerged() {
+		t.Errorf("pull request after closing: state %s merged %v", pr.GetState(), pr.GetMerged())
+	}
+	// Closing again is no error.
+	if err := clients.ClosePullRequest(ctx, "acme/widgets", 1); err != nil {
+		t.Errorf("close again: %v", err)
+	}
+}
+
+func TestPermission(t *testing.T) {
+	ctx := context.Background()
+	srv := ghtest.New(t)
+	srv.CreateRepo("acme", "widgets", sampleRepo(t))
+	clients := tokenClients(t, srv, nil)
+	for _, u := range []string{"acme", "wanda", "mia", "ada", "tess", "rita", "stranger"} {
+		srv.AddUser(u)
+	}
+	for login, role := range map[string]string{"wanda": "write", "mia": "maintain", "ada": "admin", "tess": "triage", "rita": "read"} {
+		srv.SetRole("acme", "widgets", login, role)
+	}
+	for _, tc := range []struct {
+		user, level, role string
+		write             bool
+	}{
+		{"acme", "admin", "admin", true}, // the owner
+		{"wanda", "write", "write", true},
+		{"mia", "write", "maintain", true}, // GitHub's base level of maintain is write
+		{"ada", "admin", "admin", true},
+		{"tess", "read", "triage", false},
+		{"rita", "read", "read", false},
+		{"stranger", "read", "read", false}, // anyone reads a public repository
+	} {
+		p, err := clients.Permission(ctx, "acme/widgets", tc.user)
+		if err != nil {
+			t.Errorf("%s: %v", tc.user, err)
+			continue
+		}
+		if p.Level != tc.level || p.Role != tc.role || p.CanWrite() != tc.write {
+			t.Errorf("%s: %+v (may write %v), want %s/%s (may write %v)", tc.user, p, p.CanWrite(), tc.level, tc.role, tc.write)
+		}
+	}
+	if _, err := clients.Permission(ctx, "acme/widgets", "ghost"); err == nil {
+		t.Error("the permission of a user who does not exist was answered")
+	}
+}
+
+func TestPermissionCanWrite(t *testing.T) {
+	for _, tc := range []struct {
+		p    gh.Permission
+		want bool
+	}{
+		{gh.Permission{Level: "admin"}, true},
+		{gh.Permission{Level: "write"}, true},
+		{gh.Permission{Level: "read", Role: "maintain"}, true},
+		{gh.Permission{Level: "read", Role: "triage"}, false},
+		{gh.Permission{Level: "none"}, false},
+		{gh.Permission{}, false},
+		{gh.Permission{Level: "WRITE"}, true},
+	} {
+		if got := tc.p.CanWrite(); got != tc.want {
+			t.Errorf("%+v.CanWrite() = %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
