@@ -146,6 +146,8 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
 		Languages:      drivers,
+		RepoPolicies:   NewRepoPolicies(cfg, clients, mirrors, log),
+		OpenPulls:      gh.BotPulls{Clients: clients},
 		Log:            log,
 	}, nil
 }

@@ -272,6 +272,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	if err != nil {
 		return err
 	}
+	mirrors := triageMirrors(cfg, s.GitHub)
 	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
@@ -284,13 +285,15 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		ClaimRefresh:    s.Store.ClaimTTLs().Triage / 4,
 		// Reports from GitHub name remote repositories: triage checks them
 		// out from mirrors, with the installation's token, as workers do.
-		Checkouts: triageMirrors(cfg, s.GitHub),
+		Checkouts: mirrors,
 		// With no GitHub configured, the rule says "not checked".
 		HumanFixes: gh.HumanFixes{Clients: s.GitHub},
 		// A report's failure groups past the cap are one dropped outcome.
 		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
 		// Each report's tests run with its repository's language driver.
 		Languages: langs,
+		// A repository's .redfix.yaml, read from the mirror at the commit.
+		RepoPolicies: NewRepoPolicies(cfg, s.GitHub, mirrors, s.log.Named("repoconfig")),
 	}, s.log.Named("triage"))
 	in := &triage.Intake{
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg),

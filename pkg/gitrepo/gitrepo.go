@@ -316,3 +316,62 @@ func (r Repo) Fetch(ctx context.Context, remote, refspec string) error {
 	}
 	return nil
 }
+
+// ErrNotAFile is returned by ReadFile for a path that is not a regular
+// file at the commit (a directory, a link, a submodule).
+var ErrNotAFile = errors.New("not a regular file")
+
+// ErrTooLarge is returned by ReadFile for a file larger than asked.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadFile reads file (a path from the repository's top) as committed at
+// rev, from git's objects alone: no work tree is looked at, so nothing a
+// run wrote can stand in for it. Its size is read first; a file over max
+// bytes is ErrTooLarge, unread. found is false when rev has no such path.
+func (r Repo) ReadFile(ctx context.Context, rev, file string, max int64) (data []byte, found bool, err error) {
+	sha, err := r.Resolve(ctx, rev)
+	if err != nil {
+		return nil, false, err
+	}
+	if file == "" || strings.HasPrefix(file, "/") || strings.HasPrefix(file, "-") || strings.Contains(file, "\x00") {
+		return nil, false, fmt.Errorf("read %q at %s: %w", file, sha, ErrBadRevision)
+	}
+	// ls-tree -l: "<mode> <type> <object> <size>\t<path>", nothing when
+	// the path is not there.
+	out, err := r.Git(ctx, "ls-tree", "-l", "--full-tree", sha, "--", file)
+	if err != nil {
+		return nil, false, fmt.Errorf("look up %s at %s: %w", file, sha, err)
+	}
+	line := strings.TrimRight(out, "\n")
+	if line == "" {
+		return nil, false, nil
+	}
+	meta, name, _ := strings.Cut(line, "\t")
+	f := strings.Fields(meta)
+	if len(f) != 4 || name != file {
+		return nil, false, fmt.Errorf("look up %s at %s: unexpected %q", file, sha, line)
+	}
+	if f[1] != "blob" || (f[0] != "100644" && f[0] != "100755") {
+		return nil, true, fmt.Errorf("%s at %s (mode %s): %w", file, shortSHA(sha), f[0], ErrNotAFile)
+	}
+	var size int64
+	if _, err := fmt.Sscan(f[3], &size); err != nil {
+		return nil, true, fmt.Errorf("size of %s at %s: %q", file, sha, f[3])
+	}
+	if size > max {
+		return nil, true, fmt.Errorf("%s at %s is %d bytes, more than %d: %w", file, shortSHA(sha), size, max, ErrTooLarge)
+	}
+	blob, err := r.Git(ctx, "cat-file", "blob", f[2])
+	if err != nil {
+		return nil, true, fmt.Errorf("read %s at %s: %w", file, sha, err)
+	}
+	return []byte(blob), true, nil
+}
+
+// shortSHA is a commit's short form for messages.
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

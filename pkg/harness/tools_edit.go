@@ -38,6 +38,11 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if rel == "." {
 		return problem("%q is the repository root, not a file.", args.Path), nil
 	}
+	if r := pathsFrom(ctx); r != nil {
+		if ok, rule := r.PathAllowed(rel); !ok {
+			return problem("%s may not be changed: refused by %s. A patch that changes it is rejected; fix the failure in files the repository lets redfix change.", rel, rule), nil
+		}
+	}
 	exists := true
 	var content string
 	mode := fs.FileMode(0o644)

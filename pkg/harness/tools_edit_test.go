@@ -132,3 +132,39 @@ func TestEditFeedbackCountsOnlyNewFindings(t *testing.T) {
 		t.Errorf("old formatting debt is reported as the edit's:\n%s", obs.Edit.Diagnostics)
 	}
 }
+
+// denyDir refuses the paths under a directory, as a repository's
+// .redfix.yaml paths.deny does.
+type denyDir string
+
+func (d denyDir) PathAllowed(p string) (bool, string) {
+	if strings.HasPrefix(p, string(d)+"/") {
+		return false, `.redfix.yaml paths.deny "` + string(d) + `/**"`
+	}
+	return true, ""
+}
+
+func TestEditRefusesAPathTheRepositoryDenies(t *testing.T) {
+	f := newFixture(t)
+	s := newTestSession(t, f, nil)
+	before, err := os.ReadFile(filepath.Join(f.ws.Dir, "calc/calc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fix := EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\nfunc Add(a, b int) int {\n\treturn a - b\n}\n=======\nfunc Add(a, b int) int {\n\treturn a + b\n}\n>>>>>>> REPLACE\n"}
+	ctx := WithPaths(context.Background(), denyDir("calc"))
+	obs, err := s.execute(ctx, NewAction(ActEdit, "", fix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, obs, true, "calc/calc.go may not be changed", `refused by .redfix.yaml paths.deny "calc/**"`)
+	if after, _ := os.ReadFile(filepath.Join(f.ws.Dir, "calc/calc.go")); string(after) != string(before) {
+		t.Fatal("a refused edit changed the file")
+	}
+	// Without the rule the same edit applies.
+	obs, err = s.execute(context.Background(), NewAction(ActEdit, "", fix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, obs, false, "Edited calc/calc.go")
+}

@@ -133,6 +133,14 @@ func (d *Drivers) named(name string) Driver {
 	return nil
 }
 
+// Named is the driver called name ("go", "python", "node").
+func (d *Drivers) Named(name string) (Driver, error) {
+	if dr := d.named(name); dr != nil {
+		return dr, nil
+	}
+	return nil, fmt.Errorf("no driver %q (known: %s): %w", name, strings.Join(d.Names(), ", "), ErrNoDriver)
+}
+
 // For is the driver of repo (as jobs name it), checked out at dir.
 func (d *Drivers) For(repo, dir string) (Driver, error) {
 	for _, o := range d.byRepo {

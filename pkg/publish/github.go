@@ -192,8 +192,10 @@ func (g *GitHub) Publish(ctx context.Context, pr PullRequest) (string, error) {
 	}
 	prURL := created.GetHTMLURL()
 	log = log.With(zap.String("pull_request", prURL))
-	if err := addLabel(ctx, client, owner, name, created.GetNumber(), Label); err != nil {
-		log.Warn("label the pull request", zap.Error(err))
+	for _, l := range append([]string{Label}, pr.Labels...) {
+		if err := addLabel(ctx, client, owner, name, created.GetNumber(), l); err != nil {
+			log.Warn("label the pull request", zap.String("label", l), zap.Error(err))
+		}
 	}
 	g.requestReviews(ctx, r, created, pr, mirror, tests, log)
 	log.Info("pull request opened", zap.Bool("draft", draft), zap.String("commit", fix))
@@ -385,8 +387,9 @@ func pathEscape(p string) string {
 	return strings.Join(parts, "/")
 }
 
-// requestReviews asks the blame commit's author (when GitHub knows them)
-// and the failing tests' code owners for a review. A reviewer GitHub
+// requestReviews asks the blame commit's author (when GitHub knows them),
+// the failing tests' code owners and the reviewers the repository's
+// .redfix.yaml names for a review. A reviewer GitHub
 // refuses (not a collaborator, the author) is logged and skipped.
 func (g *GitHub) requestReviews(ctx context.Context, r *ghRepo, created *github.PullRequest, pr PullRequest, mirror gitrepo.Repo, tests map[string]testFile, log *zap.Logger) {
 	author := strings.ToLower(created.GetUser().GetLogin())
@@ -426,6 +429,15 @@ func (g *GitHub) requestReviews(ctx context.Context, r *ghRepo, created *github.
 				add(&users, o)
 			}
 		}
+	}
+	for _, rv := range pr.Reviewers { // the repository's own (.redfix.yaml)
+		if org, team, isTeam := strings.Cut(rv, "/"); isTeam {
+			if strings.EqualFold(org, r.owner) {
+				add(&teams, team)
+			}
+			continue
+		}
+		add(&users, rv)
 	}
 	var reviewers []string
 	for _, u := range users {

@@ -30,6 +30,9 @@ type PullRequest struct {
 	// what the model calls of every attempt used and cost.
 	Candidates, Chosen, Rounds int
 	Spend                      llm.Spend
+	// Reviewers ("login" or "org/team") and Labels are what the
+	// repository's .redfix.yaml asks for, on top of redfix's own.
+	Reviewers, Labels []string
 }
 
 // Branch is the pull request's branch for t: one per failure group.

@@ -47,6 +47,13 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if optedOut(t.cfg.OptOut, in.Repo) {
 		return drop("repository opted out")
 	}
+	pol, err := p.repoPolicy(ctx, log)
+	if err != nil {
+		return out, err
+	}
+	if reason := optedOutByFile(pol); reason != "" {
+		return drop(reason)
+	}
 	existing, created, err := t.store.ClaimGroup(ctx, g.Fingerprint, id)
 	if err != nil {
 		return out, fmt.Errorf("claim group %s: %w", g.Fingerprint, err)
@@ -73,7 +80,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if !resumed {
 		// A budget spent for today stops the work before it starts; the
 		// group is left unclaimed, to be triaged when there is room again.
-		reason, err := t.budgetSpent(ctx, in.Repo)
+		reason, err := t.budgetSpent(ctx, in.Repo, t.dailyLimitWith(in.Repo, pol))
 		if err == nil && reason != "" {
 			err = t.store.ReleaseGroup(ctx, g.Fingerprint, id)
 		}
@@ -192,7 +199,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if !held {
 		return drop("duplicate: another task took the group while this triage ran")
 	}
-	reason, giveBack, err := t.takeBudget(ctx, in.Repo, &tk, log)
+	reason, giveBack, err := t.takeBudget(ctx, in.Repo, t.dailyLimitWith(in.Repo, pol), &tk, log)
 	if err != nil {
 		return out, fmt.Errorf("daily job budget of %s: %w", in.Repo, err)
 	}

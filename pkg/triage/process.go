@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -88,6 +89,9 @@ type process struct {
 	runner     Runner
 	langChosen bool
 	langReason string
+	// The repository's policy at the commit, read once (see repoPolicy).
+	policy     *repoconfig.Policy
+	policyRead bool
 }
 
 func (p *process) close() {

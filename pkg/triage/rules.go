@@ -43,8 +43,7 @@ func budgetReason(repo string, limit int, day time.Time) string {
 
 // budgetSpent says, before any work, why repo's budget for today leaves no
 // room ("" when it does, or when no budget applies).
-func (t *Triage) budgetSpent(ctx context.Context, repo string) (string, error) {
-	limit := t.dailyLimit(repo)
+func (t *Triage) budgetSpent(ctx context.Context, repo string, limit int) (string, error) {
 	b, ok := t.store.(JobBudget)
 	if limit <= 0 || !ok {
 		return "", nil
@@ -62,8 +61,7 @@ func (t *Triage) budgetSpent(ctx context.Context, repo string) (string, error) {
 
 // takeBudget takes one of repo's jobs of the day for a job about to be
 // queued; reason is why not. giveBack returns it if queueing fails.
-func (t *Triage) takeBudget(ctx context.Context, repo string, tk *task.Task, log *zap.Logger) (reason string, giveBack func(), err error) {
-	limit := t.dailyLimit(repo)
+func (t *Triage) takeBudget(ctx context.Context, repo string, limit int, tk *task.Task, log *zap.Logger) (reason string, giveBack func(), err error) {
 	b, ok := t.store.(JobBudget)
 	if limit <= 0 || !ok {
 		return "", func() {}, nil

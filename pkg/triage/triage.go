@@ -92,6 +92,11 @@ type Config struct {
 	// names and builds its tests for the reproduction and the bisection.
 	// Nil runs every repository as Go.
 	Languages Languages
+	// RepoPolicies, when set, reads each report's repository policy at its
+	// commit (.redfix.yaml narrowing the central configuration): an
+	// opted-out repository's groups are dropped, and its daily limit
+	// lowers DailyJobs.
+	RepoPolicies RepoPolicies
 }
 
 // Checkouts opens a workspace of repo at commit under parent.

@@ -114,6 +114,9 @@ type Input struct {
 	// Lang is the repository's language driver, chosen once for the job;
 	// nil is Go, run with the gates' runner.
 	Lang Language
+	// Paths, when set, is the repository's own policy on the paths a
+	// patch may change: the paths gate runs first with it.
+	Paths PathPolicy
 }
 
 // gate is one step of Check.
@@ -126,7 +129,8 @@ type gate struct {
 }
 
 // Check runs every gate on the candidate and returns their verdicts in order:
-// integrity, revert, static, oracle, regression. The cheap ones (integrity,
+// (paths, with the repository's policy,) integrity, revert, static, oracle,
+// regression. The cheap ones (integrity,
 // revert) always run; once a gate has not passed, the costly ones that follow
 // are recorded as not run ("skipped: <gate> failed").
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
@@ -138,13 +142,17 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	}
 	defer c.close()
 
-	gates := []gate{
+	var gates []gate
+	if in.Paths != nil {
+		gates = append(gates, gate{GateRepoPaths, true, v.repoPaths})
+	}
+	gates = append(gates, []gate{
 		{GateIntegrity, true, v.integrity},
 		{GateRevert, true, v.revert},
 		{GateStatic, false, v.static},
 		{GateOracle, false, v.oracle},
 		{GateRegression, false, v.regression},
-	}
+	}...)
 	var (
 		out     []task.Gate
 		stopped string // why the costly gates are skipped

@@ -16,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
+	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/validators"
@@ -50,6 +51,9 @@ type candidate struct {
 	blameDiff, blameSubject, blameBody string
 	// lang is the job's driver (nil without Pipeline.Languages).
 	lang Language
+	// paths is the repository's rule on the paths a patch may change (nil:
+	// it names none).
+	paths pathRule
 }
 
 // accepted reports whether every gate passed (the judge may not have run).
@@ -70,15 +74,15 @@ func (c *candidate) judged() bool {
 // in a workspace of its own, and returns them all; the caller closes their
 // workspaces. It fails only when the task cannot be worked on at all (a
 // missing repository or commit) or when every candidate failed.
-func (p *Pipeline) attempts(ctx context.Context, t task.Task, log *zap.Logger) ([]*candidate, error) {
+func (p *Pipeline) attempts(ctx context.Context, t task.Task, pol *repoconfig.Policy, log *zap.Logger) ([]*candidate, error) {
 	k := max(p.Samples, 1)
 	par := min(max(p.Parallel, 1), k)
 	cands := make([]*candidate, k)
 	sem := make(chan struct{}, par)
-	job := &jobLanguage{}
+	job := &jobLanguage{driver: driver(pol)}
 	var wg sync.WaitGroup
 	for i := range cands {
-		cands[i] = &candidate{n: i + 1}
+		cands[i] = &candidate{n: i + 1, paths: paths(pol)}
 		wg.Add(1)
 		go func(c *candidate) {
 			defer wg.Done()
@@ -119,6 +123,10 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 	}
 	c.ws = ws
 	ctx = sandbox.WithTree(ctx, ws.Dir)
+	if c.paths != nil {
+		// The agent's edits refuse what the paths gate would reject.
+		ctx = harness.WithPaths(ctx, c.paths)
+	}
 	p.progress("workspace", "candidate %d: checked out %s at %s", c.n, t.Repo, task.Short(ws.Commit))
 	if b := t.Bisection.Blame; b != "" {
 		if bc, err := ws.Repo.Show(ctx, b); err == nil {
@@ -278,6 +286,9 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		return nil
 	}
 	in := validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff}
+	if c.paths != nil {
+		in.Paths = c.paths
+	}
 	if c.lang != nil {
 		// The gates run the tests on the clean checkout: its dependencies
 		// as the candidate's (a cached environment, for Python).

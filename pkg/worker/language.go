@@ -32,6 +32,12 @@ type Languages interface {
 	For(repo, dir string) (lang.Driver, error)
 }
 
+// NamedLanguages gives a driver by name (lang.Drivers), for a repository
+// whose policy names one.
+type NamedLanguages interface {
+	Named(name string) (lang.Driver, error)
+}
+
 // LanguageAgent is an agent whose tools can work through a job's driver;
 // the pipeline hands it the driver it chose.
 type LanguageAgent interface {
@@ -41,9 +47,11 @@ type LanguageAgent interface {
 // jobLanguage is the driver of one job, chosen once, from the first of its
 // candidates' checkouts to be ready (they are checkouts of one commit).
 type jobLanguage struct {
-	once sync.Once
-	l    Language
-	err  error
+	// driver is the one the repository's policy names ("" detects).
+	driver string
+	once   sync.Once
+	l      Language
+	err    error
 }
 
 // language is the job's driver, with ws (a candidate's checkout) set up
@@ -54,7 +62,13 @@ func (p *Pipeline) language(ctx context.Context, j *jobLanguage, t task.Task, ws
 		return nil, nil
 	}
 	j.once.Do(func() {
-		d, err := p.Languages.For(t.Repo, ws.Dir)
+		var d lang.Driver
+		var err error
+		if named, ok := p.Languages.(NamedLanguages); ok && j.driver != "" {
+			d, err = named.Named(j.driver)
+		} else {
+			d, err = p.Languages.For(t.Repo, ws.Dir)
+		}
 		if err != nil {
 			if errors.Is(err, lang.ErrNoDriver) {
 				err = Permanent(err)

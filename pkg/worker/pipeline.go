@@ -20,6 +20,7 @@ import (
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
+	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/revert"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/stream"
@@ -108,6 +109,26 @@ type Pipeline struct {
 	// only while some is left and its episodes share what is left.
 	Spending  RepoSpending
 	RepoDaily harness.Budget
+	// RepoPolicies, when set, reads each task's repository policy at its
+	// commit (the central configuration narrowed by .redfix.yaml): an
+	// opted-out repository is not repaired, its paths are a gate, its
+	// reviewers and labels go on the pull request, its driver is chosen.
+	RepoPolicies RepoPolicies
+	// OpenPulls, when set, counts redfix's open pull requests on a
+	// repository, for the policy's limit on them.
+	OpenPulls OpenPulls
+}
+
+// RepoPolicies reads a repository's policy at a commit (repoconfig.Loader).
+// An invalid file comes as a *repoconfig.InvalidError with the central
+// policy, which applies; any other error is the machinery failing.
+type RepoPolicies interface {
+	Load(ctx context.Context, repo, commit string) (repoconfig.Policy, error)
+}
+
+// OpenPulls counts redfix's open pull requests on a repository.
+type OpenPulls interface {
+	OpenPullRequests(ctx context.Context, repo string) (int, error)
 }
 
 // repoDailyScope names the repository's daily budget in reasons.
@@ -214,6 +235,15 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}
 
+	pol, stop, err := p.repoPolicy(ctx, t, log)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if stop.Status != "" {
+		p.progress("policy", "%s", stop.Reason)
+		return stop, nil
+	}
+
 	left, refused, err := p.dailyLeft(ctx, t.Repo)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("read the daily spend of %s: %w", t.Repo, err)
@@ -231,7 +261,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		return Outcome{Status: task.StatusPublished, PullRequest: url, Reason: "reverted the culprit before any repair: " + revert.FirstPaths.String()}, nil
 	}
 
-	cands, err := p.attempts(ctx, t, log)
+	cands, err := p.attempts(ctx, t, pol, log)
 	defer func() {
 		for _, c := range cands {
 			if c != nil && c.ws != nil {
@@ -308,6 +338,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		Task: t, Patch: res.Patch, Gates: gates, Summary: res.Summary, Trajectory: out.Trajectory,
 		BlameSubject: blameSubject, Policy: p.Policy, Steps: out.Steps,
 		Candidates: out.Candidates, Chosen: out.Chosen, Rounds: out.Rounds, Spend: out.Spend,
+		Reviewers: reviewers(pol), Labels: labels(pol),
 	})
 	if err != nil {
 		if p.Ledger != nil {

@@ -192,6 +192,7 @@ func New(t testing.TB) *Server {
 	s.registerCore()
 	s.registerInstallations()
 	s.registerActions()
+	s.registerChecks()
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.Close)
 	return s

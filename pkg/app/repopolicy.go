@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"path"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/repoconfig"
+	"github.com/redfix/redfix/pkg/repourl"
+)
+
+// NewRepoPolicies reads each repository's .redfix.yaml from the mirrors,
+// capped by cfg, and reports an invalid one as a check run on the commit
+// when the repository is on the configured GitHub.
+func NewRepoPolicies(cfg config.Config, clients *gh.Clients, mirrors repoconfig.Mirrors, log *zap.Logger) *repoconfig.Loader {
+	l := &repoconfig.Loader{Mirrors: mirrors, Central: func(repo string) repoconfig.Central { return centralPolicy(cfg, repo) }, Log: log}
+	if clients != nil {
+		l.Report = invalidFileCheck{checks: gh.Checks{Clients: clients}}
+	}
+	return l
+}
+
+// centralPolicy is what the central configuration allows repo: the
+// ceiling of its .redfix.yaml.
+func centralPolicy(cfg config.Config, repo string) repoconfig.Central {
+	c := repoconfig.Central{Enabled: true, RepairsPerDay: cfg.Triage.DailyJobs, Forks: true, Revert: centralRevert(cfg)}
+	for _, o := range cfg.Triage.OptOut {
+		if sameRepo(o, repo) {
+			c.Enabled = false
+		}
+	}
+	for k, n := range cfg.Triage.DailyJobsByRepo {
+		if sameRepo(k, repo) {
+			c.RepairsPerDay = n
+		}
+	}
+	for _, r := range cfg.Languages.Repos {
+		if ok, _ := path.Match(r.Pattern, repo); ok {
+			c.Driver = r.Driver
+			break
+		}
+	}
+	return c
+}
+
+// centralRevert is the central revert policy a .redfix.yaml's revert:
+// narrows. The central revert keys are read here when they exist;
+// until then reverts are on, for culprits under a day old.
+func centralRevert(config.Config) repoconfig.RevertPolicy {
+	return repoconfig.RevertPolicy{Enabled: true, MaxAge: 24 * time.Hour}
+}
+
+func sameRepo(a, b string) bool {
+	ca, err1 := repourl.Canonical(a)
+	cb, err2 := repourl.Canonical(b)
+	if err1 != nil || err2 != nil {
+		return strings.EqualFold(strings.TrimSuffix(strings.TrimRight(a, "/"), ".git"), strings.TrimSuffix(strings.TrimRight(b, "/"), ".git"))
+	}
+	return ca == cb
+}
+
+// invalidFileCheck reports an invalid .redfix.yaml as a check run on the
+// commit, where the repository's team sees it.
+type invalidFileCheck struct{ checks gh.Checks }
+
+func (c invalidFileCheck) ReportInvalid(ctx context.Context, repo, commit string, problem error) error {
+	if !c.checks.Clients.Serves(repo) {
+		return nil // a repository elsewhere: the log line is the report
+	}
+	title, summary := repoconfig.InvalidSummary(commit, problem)
+	_, err := c.checks.Upsert(ctx, repo, gh.CheckRun{
+		Name: repoconfig.CheckName, HeadSHA: commit, Conclusion: gh.ConclusionActionRequired, Title: title, Summary: summary,
+	})
+	return err
+}
