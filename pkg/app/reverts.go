@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/publish"
@@ -45,4 +46,33 @@ func newReverter(cfg config.Config, st revertStore, pub *publish.GitHub, mirrors
 // revert.first_paths; nil without one).
 func revertPolicy(cfg config.Config, firstPaths []string) revert.Policy {
 	return revert.NewPolicy(cfg.Revert.Enabled, cfg.Revert.MaxAge, cfg.Revert.MinConfidence, firstPaths)
+}
+
+// commandReverter opens the reverts people ask for (/redfix revert): the
+// System's Reverter when one was set, else the configuration's, with
+// mirrors of its own (a mirror cache is one process's, and one cache's
+// per directory). nil when reverts are off.
+func (s *System) commandReverter(cfg config.Config) command.Reverter {
+	if s.Reverter != nil {
+		return s.Reverter
+	}
+	if s.GitHub == nil || !cfg.Revert.Enabled {
+		return nil
+	}
+	drivers, err := languages(cfg)
+	if err != nil {
+		s.log.Warn("reverts on request are off: the language drivers", zap.Error(err))
+		return nil
+	}
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-reverts"
+	mirrors := NewMirrors(cfg, s.GitHub)
+	log := s.log.Named("revert")
+	if r := newReverter(cfg, s.Store, publish.NewGitHub(s.GitHub, mirrors, log), mirrors, drivers, log); r != nil {
+		return r
+	}
+	return nil
 }

@@ -327,12 +327,17 @@ func (r *Reverter) OpenRevert(ctx context.Context, repo, group string) (string, 
 	if r.Tasks == nil {
 		return "", errors.New("open a revert: no task store")
 	}
-	tasks, err := r.Tasks.FindTasks(ctx, task.Filter{Repo: repo, Limit: 200})
+	// Tasks name repositories by their clone URL, commands by owner/name:
+	// the newest tasks are searched for the group, in either form.
+	tasks, err := r.Tasks.FindTasks(ctx, task.Filter{Limit: 500})
 	if err != nil {
 		return "", fmt.Errorf("open a revert for %s: %w", group, err)
 	}
 	for _, t := range tasks { // newest first
-		if t.Fingerprint == group && t.Bisection.Blame != "" {
+		if t.Fingerprint != group || t.Bisection.Blame == "" {
+			continue
+		}
+		if owner, name, err := gh.ParseRepo(t.Repo); t.Repo == repo || err == nil && strings.EqualFold(owner+"/"+name, repo) {
 			return r.Revert(ctx, t, Asked)
 		}
 	}
