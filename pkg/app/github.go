@@ -60,7 +60,7 @@ func (s *System) commands(cfg config.Config) deliveries.Commands {
 		return nil
 	}
 	return &command.Handler{
-		GitHub: s.GitHub, State: s.Store, Jobs: s.Jobs, Reverter: s.Reverter,
+		GitHub: s.GitHub, State: s.Store, Jobs: s.Jobs, Reverter: s.commandReverter(cfg),
 		MaxRevisions: cfg.Review.MaxRevisions, Log: s.log.Named("commands"),
 	}
 }

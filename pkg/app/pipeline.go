@@ -120,11 +120,17 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	var (
 		publisher worker.Publisher = local
 		revisions worker.RevisionPublisher
+		reverts   worker.Reverts
 	)
 	if cfg.PublishMode() == "github" {
 		gp := publish.NewGitHub(clients, mirrors, log)
 		publisher = publish.ByRepo{GitHub: gp, Local: local}
 		revisions = publish.RedactingRevisions{Publisher: gp, Redactor: red}
+		if st, ok := ledger.(revertStore); ok {
+			if r := newReverter(cfg, st, gp, mirrors, drivers, log); r != nil {
+				reverts = r
+			}
+		}
 	}
 	return &worker.Pipeline{
 		NewAgent:       newAgent,
@@ -139,6 +145,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Revisions:      revisions,
 		Ledger:         ledger,
+		Reverts:        reverts,
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
 		Languages:      drivers,

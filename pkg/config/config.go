@@ -30,6 +30,7 @@ type Config struct {
 	Harness    Harness    `yaml:"harness"`
 	Validators Validators `yaml:"validators"`
 	Judge      Judge      `yaml:"judge"`
+	Revert     Revert     `yaml:"revert"`
 	Review     Review     `yaml:"review"`
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
@@ -296,6 +297,7 @@ func Default() Config {
 			MaxPatchFiles:    12,
 		},
 		Judge:   Judge{Votes: 1},
+		Revert:  defaultRevert,
 		Review:  Review{MaxRevisions: 3, Commands: true},
 		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
 		Publish: Publish{},

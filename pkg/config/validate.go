@@ -52,6 +52,7 @@ func (c Config) Validate() error {
 	if c.Validators.MaxPatchLines < 0 || c.Validators.MaxPatchFiles < 0 {
 		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
 	}
+	errs = append(errs, c.Revert.validate()...)
 	if c.Review.MaxRevisions < 0 {
 		errs = append(errs, fmt.Errorf("review.max_revisions must not be negative, got %d", c.Review.MaxRevisions))
 	}

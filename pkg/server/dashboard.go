@@ -24,6 +24,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 	},
 	"landRate": landRate,
 	"decided":  func(s task.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
+	"kind":     kindName,
 	"dur": func(sec float64) string {
 		return time.Duration(sec * float64(time.Second)).Round(time.Second).String()
 	},
@@ -87,6 +88,9 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 {{end}}</table>{{else}}<p class="muted">No repository has history yet.</p>{{end}}
 {{with .Land}}{{if .Repos}}<table><tr><th>on GitHub, all time</th><th>published</th><th>landed</th><th>with edits</th><th>closed unmerged</th><th>open</th><th>reviewed</th><th>changes requested</th><th>land rate</th></tr>
 {{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.LandedWithEdits}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{.Reviewed}}</td><td class="n">{{.ChangesRequested}}</td><td class="n">{{landRate .LandRate}}</td></tr>
+{{end}}</table>{{end}}{{end}}
+{{with .Land}}{{if .Overall.Published}}<table id="kinds"><tr><th>on GitHub, by kind</th><th>opened</th><th>landed</th><th>closed unmerged</th><th>open</th><th>land rate</th></tr>
+{{range .Kinds}}<tr><td>{{kind .Kind}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{landRate .LandRate}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 
 {{with .Window}}<h2>Triage, last {{.Days}} days</h2>
@@ -206,4 +210,17 @@ func landHeadline(st Stats) (value, basis string) {
 		return "—", "not read"
 	}
 	return "—", "no pull request published yet"
+}
+
+// kindName is how the dashboard names a kind of pull request.
+func kindName(k string) string {
+	switch k {
+	case task.KindFix:
+		return "fixes"
+	case task.KindRevert:
+		return "reverts"
+	case task.KindRevised:
+		return "fixes revised on review"
+	}
+	return k
 }

@@ -237,6 +237,7 @@ func (s *Store) updateFix(ctx context.Context, repo string, number int, change f
 			for field, n := range deltas {
 				p.HIncrBy(ctx, s.fixStatsKey(next.Repo), field, n)
 			}
+			s.countKinds(ctx, p, *next, deltas)
 			// The dashboard's history: what happened to fixes, by day.
 			for field, ev := range map[string]string{cLanded: series.EventLanded, cClosed: series.EventClosed, cReviewed: series.EventReviewed} {
 				at := next.ClosedAt
@@ -277,35 +278,46 @@ func (s *Store) LandRate(ctx context.Context) (task.Land, error) {
 			return task.Land{}, fmt.Errorf("land rate of %s: %w", repo, err)
 		}
 		st := landCounts{LandStats: task.LandStats{Repo: repo}}
-		for field, v := range raw {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return task.Land{}, fmt.Errorf("land rate of %s: %s %q: %w", repo, field, v, err)
-			}
-			switch field {
-			case cPublished:
-				st.Published = n
-			case cLanded:
-				st.Landed = n
-			case cLandedWithEdits:
-				st.LandedWithEdits = n
-			case cClosed:
-				st.ClosedUnmerged = n
-			case cReviewed:
-				st.Reviewed = n
-			case cChangesRequested:
-				st.ChangesRequested = n
-			case cReviewSeconds:
-				st.reviewSeconds = n
-			case cLandSeconds:
-				st.landSeconds = n
-			}
+		if err := st.read(raw); err != nil {
+			return task.Land{}, fmt.Errorf("land rate of %s: %w", repo, err)
 		}
 		overall.add(st)
 		land.Repos = append(land.Repos, st.finish())
 	}
 	land.Overall = overall.finish()
+	if land.Kinds, err = s.kindStats(ctx); err != nil {
+		return task.Land{}, err
+	}
 	return land, nil
+}
+
+// read sets the counters from their hash.
+func (st *landCounts) read(raw map[string]string) error {
+	for field, v := range raw {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", field, v, err)
+		}
+		switch field {
+		case cPublished:
+			st.Published = n
+		case cLanded:
+			st.Landed = n
+		case cLandedWithEdits:
+			st.LandedWithEdits = n
+		case cClosed:
+			st.ClosedUnmerged = n
+		case cReviewed:
+			st.Reviewed = n
+		case cChangesRequested:
+			st.ChangesRequested = n
+		case cReviewSeconds:
+			st.reviewSeconds = n
+		case cLandSeconds:
+			st.landSeconds = n
+		}
+	}
+	return nil
 }
 
 // claimRunScript sets KEYS[1] to ARGV[1] for ARGV[2] ms unless it is set,

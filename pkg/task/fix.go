@@ -16,11 +16,23 @@ const (
 	FixClosed          FixState = "closed_unmerged"
 )
 
+// The kinds of pull request redfix opens: a repair the agent wrote, or
+// the revert of the commit that broke the tests.
+const (
+	KindFix    = "fix"
+	KindRevert = "revert"
+)
+
 // Fix is a pull request redfix published, and what became of it.
 type Fix struct {
-	Repo             string    `json:"repo"` // "owner/name"
-	Number           int       `json:"number"`
-	URL              string    `json:"url"`
+	Repo   string `json:"repo"` // "owner/name"
+	Number int    `json:"number"`
+	URL    string `json:"url"`
+	// Kind is KindFix or KindRevert ("" in records older than kinds: a
+	// fix).
+	Kind string `json:"kind,omitempty"`
+	// Revised says the fix got at least one revision on review.
+	Revised          bool      `json:"revised,omitempty"`
 	TaskID           string    `json:"task_id,omitempty"`
 	Fingerprint      string    `json:"fingerprint,omitempty"`
 	State            FixState  `json:"state"`
@@ -29,6 +41,14 @@ type Fix struct {
 	PublishedAt      time.Time `json:"published_at"`
 	FirstReviewAt    time.Time `json:"first_review_at,omitzero"`
 	ClosedAt         time.Time `json:"closed_at,omitzero"`
+}
+
+// KindOf is f's kind, KindFix for a record older than kinds.
+func (f Fix) KindOf() string {
+	if f.Kind == "" {
+		return KindFix
+	}
+	return f.Kind
 }
 
 // Landed reports whether the fix was merged, with or without edits.
@@ -40,7 +60,10 @@ var ErrNoFix = errors.New("not a published fix")
 
 // LandStats are the outcomes of the fixes of one repository, or of all.
 type LandStats struct {
-	Repo             string `json:"repo,omitempty"`
+	Repo string `json:"repo,omitempty"`
+	// Kind is the kind of pull request counted (Land.Kinds): KindFix,
+	// KindRevert, or KindRevised (fixes that were revised on review).
+	Kind             string `json:"kind,omitempty"`
 	Published        int64  `json:"published"`
 	Landed           int64  `json:"landed"`            // with or without edits
 	LandedWithEdits  int64  `json:"landed_with_edits"` // part of Landed
@@ -61,4 +84,12 @@ type LandStats struct {
 type Land struct {
 	Overall LandStats   `json:"overall"`
 	Repos   []LandStats `json:"repos"`
+	// Kinds are the same counts for each kind of pull request apart
+	// (fixes, reverts, and the fixes revised on review), so that the land
+	// rate of each can be read.
+	Kinds []LandStats `json:"kinds"`
 }
+
+// KindRevised counts, among the kinds' stats, the fixes that got at least
+// one revision on review (a fix is counted both as a fix and as revised).
+const KindRevised = "revised"

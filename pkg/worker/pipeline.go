@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/repoconfig"
+	"github.com/redfix/redfix/pkg/revert"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/stream"
 	"github.com/redfix/redfix/pkg/task"
@@ -101,6 +102,10 @@ type Pipeline struct {
 	Samples, Parallel, FeedbackRounds int
 	// Model names the model whose calls the spend counts ("" without one).
 	Model string
+	// Reverts, when set, reverts the task's culprit when the repair
+	// produced nothing that passed the gates, or before the repair when
+	// the repository reverts the culprit's paths first (revert.Reverter).
+	Reverts Reverts
 	// Spending, with RepoDaily's tokens or cost set, holds each
 	// repository's model spend to RepoDaily per UTC day: a task starts
 	// only while some is left and its episodes share what is left.
@@ -254,6 +259,10 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		ctx = harness.WithBudget(ctx, left)
 	}
 
+	if url, ok := p.revert(ctx, t, revert.FirstPaths, log); ok {
+		return Outcome{Status: task.StatusPublished, PullRequest: url, Reason: "reverted the culprit before any repair: " + revert.FirstPaths.String()}, nil
+	}
+
 	cands, err := p.attempts(ctx, t, pol, log)
 	defer func() {
 		for _, c := range cands {
@@ -295,6 +304,12 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 		if len(best.gates) > 0 {
 			log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
+		}
+		if out.Status == task.StatusNoPatch {
+			if url, ok := p.revert(ctx, t, revert.NoPatch, log); ok {
+				out.Status, out.PullRequest = task.StatusPublished, url
+				out.Reason = "reverted the culprit: " + out.Reason
+			}
 		}
 		return out, nil
 	}
