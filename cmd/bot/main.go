@@ -16,6 +16,7 @@ var program = cli.Program{
 		{Name: "triage", Summary: "reproduce, measure flakiness and bisect a failing test in a local clone", Run: app.TriageCommand},
 		{Name: "replay", Summary: "list or replay reports and jobs parked after their last retry", Run: app.Replay},
 		{Name: "bench-bisect", Summary: "the bisection benchmark: noisy search against plain bisection on\nsimulated histories, as a table", Run: app.BenchBisect},
+		{Name: "bench-ingest", Summary: "the ingest benchmark: reports posted to the ingest API against the same\nbytes published straight to JetStream, on a nats-server and redis-server it starts", Run: app.BenchIngest},
 	},
 	Usage:    app.Usage,
 	ExitCode: app.ExitCode,

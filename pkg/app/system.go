@@ -163,7 +163,9 @@ func (s *System) startNATS(ctx context.Context, cfg config.Config) (_ jetstream.
 	}
 	nc := s.nc
 	s.closers = append(s.closers, func() { _ = nc.Drain() })
-	js, err := jetstream.New(s.nc)
+	// Publishes are sent asynchronously and their acknowledgements awaited
+	// (stream.Publish): the client forgets one that never comes.
+	js, err := jetstream.New(s.nc, jetstream.WithPublishAsyncTimeout(stream.PublishTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}

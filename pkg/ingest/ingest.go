@@ -101,6 +101,28 @@ func Check(s Submission) (report.Result, error) {
 	return res, nil
 }
 
+// Screen is Check for admission: it refuses what Check refuses, with the
+// same reasons, but parses a report only where its format has no cheaper
+// check (report.Screen): parsed says whether res is the parsed report or
+// only its format. Triage parses a report that was not (Checked).
+func Screen(s Submission) (res report.Result, parsed bool, err error) {
+	if s.Kind != KindReport {
+		res, err = Check(s)
+		return res, err == nil, err
+	}
+	switch {
+	case s.Repo == "":
+		return report.Result{}, false, fmt.Errorf("%w: no repository", ErrInvalid)
+	case s.Commit == "":
+		return report.Result{}, false, fmt.Errorf("%w: no commit", ErrInvalid)
+	}
+	res, parsed, err = report.Screen(s.Report)
+	if err != nil {
+		return report.Result{}, false, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return res, parsed, nil
+}
+
 // ContentID is the default ID: the hash of what the submission says.
 func ContentID(s Submission) string {
 	h := sha256.New()

@@ -4,12 +4,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/ingest"
 )
 
-// A go test -json report cut before its package's final result: accepted,
-// its cut-off test not a failure, the package recorded as incomplete.
+// A go test -json report cut before its package's final result: accepted
+// and stored as it came; parsed where triage parses it, its cut-off test is
+// not a failure and the package is recorded as incomplete (triage logs it).
 func TestPostIncompleteReport(t *testing.T) {
-	srv, _, logs, _ := setup(t, Options{})
+	srv, in, _, _ := setup(t, Options{})
 	cut := strings.Join([]string{
 		`{"Action":"start","Package":"example.com/m"}`,
 		`{"Action":"run","Package":"example.com/m","Test":"TestDone"}`,
@@ -23,13 +26,14 @@ func TestPostIncompleteReport(t *testing.T) {
 	if code != http.StatusAccepted {
 		t.Fatalf("code %d, body %v", code, out)
 	}
-	if out["failures"] != float64(1) || out["not_run"] != float64(1) {
-		t.Errorf("answer = %v; want the one failure that ended, and the cut-off test not run", out)
+	if out["format"] != "go-test-json" || len(in.subs) != 1 || string(in.subs[0].Report) != cut {
+		t.Fatalf("answer = %v; stored %d submissions", out, len(in.subs))
 	}
-	if inc, _ := out["incomplete"].([]any); len(inc) != 1 || inc[0] != "example.com/m" {
-		t.Errorf("incomplete = %v", out["incomplete"])
+	res, err := ingest.Checked(in.subs[0])
+	if err != nil {
+		t.Fatal(err)
 	}
-	if logs.FilterMessage("report is incomplete").Len() != 1 {
-		t.Error("the incomplete report is not logged")
+	if len(res.Failures) != 1 || len(res.NotRun) != 1 || len(res.Incomplete) != 1 || res.Incomplete[0] != "example.com/m" {
+		t.Errorf("parsed for triage: %d failures, not run %v, incomplete %v; want the one failure that ended, the cut-off test not run", len(res.Failures), res.NotRun, res.Incomplete)
 	}
 }

@@ -235,12 +235,12 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 //	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
-		s.countReport(r.Context(), "rejected", "")
+		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReportBytes))
 	if err != nil {
-		s.countReport(r.Context(), "rejected", "")
+		s.countReport(r.Context(), "rejected")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return &Error{Code: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("report is larger than %d bytes", MaxReportBytes)}
@@ -257,16 +257,19 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 		Report: body,
 	}
 	if err := ingest.Canonicalize(&sub); err != nil {
-		s.countReport(r.Context(), "rejected", "")
+		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusBadRequest, Message: strings.TrimPrefix(err.Error(), ingest.ErrInvalid.Error()+": ")}
 	}
 	if err := ingest.Admit(sub, s.opts.Allow); err != nil {
-		s.countReport(r.Context(), "rejected", "")
+		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusForbidden, Message: err.Error() + " (see http.allow_repos)"}
 	}
-	res, err := ingest.Check(sub)
+	// Only what admission needs: a go test -json report is screened, not
+	// parsed (triage parses it); JUnit XML is parsed, its parse being its
+	// check.
+	res, parsed, err := ingest.Screen(sub)
 	if err != nil {
-		s.countReport(r.Context(), "rejected", "")
+		s.countReport(r.Context(), "rejected")
 		code := http.StatusUnprocessableEntity
 		if sub.Repo == "" || sub.Commit == "" {
 			code = http.StatusBadRequest
@@ -276,8 +279,10 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if sub.ID == "" {
 		sub.ID = ingest.ContentID(sub)
 	}
-	// Parsed once: triage takes this parsed form from the stream.
-	sub.Parsed = ingest.ForTriage(res)
+	if parsed {
+		// Parsed once: triage takes this parsed form from the stream.
+		sub.Parsed = ingest.ForTriage(res)
+	}
 	dup, err := s.intake.Submit(r.Context(), sub)
 	if err != nil {
 		return &Error{Code: http.StatusServiceUnavailable, Message: "the report could not be stored; retry", Cause: err}
@@ -286,37 +291,36 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if dup {
 		result = "duplicate"
 	}
-	s.countReport(r.Context(), result, sub.Repo)
+	s.countReport(r.Context(), result)
 	s.log.Info("report received", zap.String("submission", sub.ID), zap.String("repo", sub.Repo),
-		zap.String("commit", sub.Commit), zap.Int("failures", len(res.Failures)), zap.Bool("duplicate", dup))
-	answer := map[string]any{
-		"id": sub.ID, "duplicate": dup, "format": res.Format, "tests": res.Total,
-		"failures": len(res.Failures), "build_errors": len(res.BuildErrors),
-	}
-	if len(res.Incomplete) > 0 {
-		// A cut report: its packages without a final result are recorded
-		// as incomplete, and their tests without an outcome as not run.
-		answer["incomplete"], answer["not_run"] = res.Incomplete, len(res.NotRun)
-		s.log.Warn("report is incomplete", zap.String("submission", sub.ID), zap.Strings("packages", res.Incomplete), zap.Int("not_run", len(res.NotRun)))
+		zap.String("commit", sub.Commit), zap.String("format", res.Format), zap.Bool("duplicate", dup))
+	answer := map[string]any{"id": sub.ID, "duplicate": dup, "format": res.Format}
+	if parsed {
+		answer["tests"], answer["failures"], answer["build_errors"] = res.Total, len(res.Failures), len(res.BuildErrors)
+		if len(res.Incomplete) > 0 {
+			// A cut report: its packages without a final result are
+			// recorded as incomplete, and their tests without an outcome
+			// as not run.
+			answer["incomplete"], answer["not_run"] = res.Incomplete, len(res.NotRun)
+			s.log.Warn("report is incomplete", zap.String("submission", sub.ID), zap.Strings("packages", res.Incomplete), zap.Int("not_run", len(res.NotRun)))
+		}
 	}
 	writeJSON(w, http.StatusAccepted, answer)
 	return nil
 }
 
-// countReport counts a report in /metrics and, when accepted (a duplicate
-// is not a new report) or rejected, in the history. A rejected report's
-// repository is not counted: nobody vouched for its name.
-func (s *Server) countReport(ctx context.Context, result, repo string) {
+// countReport counts a report in /metrics and, when rejected, in the
+// history. An accepted report is counted in the history by triage when it
+// takes the report from the stream, off the request path (a duplicate is
+// not a new report). A rejected report's repository is not counted: nobody
+// vouched for its name.
+func (s *Server) countReport(ctx context.Context, result string) {
 	s.reports.WithLabelValues(result).Inc()
-	if s.opts.Events == nil || result == "duplicate" {
+	if s.opts.Events == nil || result != "rejected" {
 		return
 	}
-	ev := series.EventReportAccepted
-	if result == "rejected" {
-		ev = series.EventReportRejected
-	}
-	if err := s.opts.Events.Count(context.WithoutCancel(ctx), time.Now(), series.Count{Event: ev, Repo: repo}); err != nil {
-		s.log.Warn("count the report for the dashboard", zap.String("result", result), zap.Error(err))
+	if err := s.opts.Events.Count(context.WithoutCancel(ctx), time.Now(), series.Count{Event: series.EventReportRejected}); err != nil {
+		s.log.Warn("count the rejected report for the dashboard", zap.Error(err))
 	}
 }
 

@@ -172,12 +172,33 @@ func (s *Stream) publish(ctx context.Context, msgID string, data []byte, hdr nat
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	ack, err := s.js.PublishMsg(ctx, m, opts...)
+	// Sent without waiting, then its acknowledgement awaited: the
+	// publishes of concurrent callers share the connection's one reply
+	// subscription and are flushed together, and a caller still returns
+	// only once the server stored its message.
+	fut, err := s.js.PublishMsgAsync(m, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("publish %s on %s: %w", msgID, s.cfg.Subject, err)
 	}
-	return ack, nil
+	wait := time.NewTimer(PublishTimeout)
+	defer wait.Stop()
+	select {
+	case ack := <-fut.Ok():
+		return ack, nil
+	case err := <-fut.Err():
+		return nil, fmt.Errorf("publish %s on %s: %w", msgID, s.cfg.Subject, err)
+	case <-wait.C:
+		return nil, fmt.Errorf("publish %s on %s: no acknowledgement within %s", msgID, s.cfg.Subject, PublishTimeout)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("publish %s on %s: %w", msgID, s.cfg.Subject, ctx.Err())
+	}
 }
+
+// PublishTimeout bounds the wait for a publish's acknowledgement, as the
+// client's own timeout bounds a synchronous publish. Give the JetStream
+// client the same (jetstream.WithPublishAsyncTimeout), so that it drops
+// what it keeps for an acknowledgement that never comes.
+const PublishTimeout = 5 * time.Second
 
 // Lag is the number of messages waiting or in flight: not yet delivered
 // plus delivered and not yet settled.

@@ -85,6 +85,7 @@ func (in *Intake) Run(ctx context.Context) error {
 // ingest.ErrUntriageable).
 func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.Attempt) error {
 	id := sub.ID
+	posted := sub.Kind == ingest.KindReport
 	release := func(context.Context) {}
 	if sub.Kind == ingest.KindGitHub {
 		// A webhook delivery: a failed run becomes its report, to triage
@@ -127,6 +128,12 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 		in.failed(ctx, sub, err)
 		in.Waits.settle(id, settlement{err: err})
 		return err
+	}
+	if posted && a.N == 1 {
+		// Posted to the ingest API, which counts nothing on its request
+		// path (a 2xx waits for the stream alone): counted here, on the
+		// first delivery, once the API's rules held.
+		in.Record.Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
 	}
 	ctx = sandbox.WithRepo(ctx, sub.Repo)
 	began := time.Now()

@@ -119,7 +119,8 @@ func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
 
 // A report the API's rules refuse is invalid at once, and triage never
 // sees it; a GitHub delivery that is not a run settles with nothing
-// triaged; a triaged report counts and hands its tasks to its waiter.
+// triaged; a triaged report counts (accepted on its first delivery) and
+// hands its tasks to its waiter.
 func TestIntakeSettlesEachSubmission(t *testing.T) {
 	ctx := context.Background()
 	tr := &scriptedTriage{}
@@ -148,7 +149,15 @@ func TestIntakeSettlesEachSubmission(t *testing.T) {
 	if len(rec.decided) != 1 || rec.decided[0].TaskID != "t-ok" {
 		t.Errorf("decided %+v", rec.decided)
 	}
-	if n := len(rec.counts); n != 1 || rec.counts[0].Event != series.EventReportTriaged {
-		t.Errorf("counts %+v, want the report triaged", rec.counts)
+	// A posted report is counted as accepted on its first delivery only
+	// (the ingest API counts nothing on its request path).
+	if n := len(rec.counts); n != 2 || rec.counts[0].Event != series.EventReportAccepted || rec.counts[0].Repo != "/srv/repo" || rec.counts[1].Event != series.EventReportTriaged {
+		t.Errorf("counts %+v, want the report accepted and triaged", rec.counts)
+	}
+	if err := in.process(ctx, report1("ok"), ingest.Attempt{N: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.counts); n != 3 || rec.counts[2].Event != series.EventReportTriaged {
+		t.Errorf("counts %+v, want a redelivery triaged, not accepted again", rec.counts)
 	}
 }

@@ -1,0 +1,244 @@
+// Package ingestbench measures the ingest API against the queue under it:
+// the same test reports posted to the bot's HTTP handler, a few at a time,
+// then published straight to JetStream on the same server, with the rate
+// and the latency percentiles of each and their ratio.
+package ingestbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Report is the i-th benchmark report: a go test -json run of one package
+// with passing tests and one failing test, padded with passing tests to
+// about size bytes. Each i gives different bytes (the failing test's
+// message names it), so each is a new submission, not a duplicate.
+func Report(i, size int) []byte {
+	var b bytes.Buffer
+	const pkg = "example.com/bench/calc"
+	at := "2026-11-28T10:00:00.000000Z"
+	line := func(action, test, output string, elapsed float64) {
+		fmt.Fprintf(&b, `{"Time":%q,"Action":%q,"Package":%q`, at, action, pkg)
+		if test != "" {
+			fmt.Fprintf(&b, `,"Test":%q`, test)
+		}
+		if output != "" {
+			fmt.Fprintf(&b, `,"Output":%q`, output)
+		}
+		if action == "pass" || action == "fail" {
+			fmt.Fprintf(&b, `,"Elapsed":%g`, elapsed)
+		}
+		b.WriteString("}\n")
+	}
+	fail := "TestSum"
+	line("run", fail, "", 0)
+	line("output", fail, "=== RUN   "+fail+"\n", 0)
+	line("output", fail, fmt.Sprintf("    calc_test.go:12: Sum(%d, 1) = %d, want %d\n", i, i, i+1), 0)
+	line("output", fail, "--- FAIL: "+fail+" (0.00s)\n", 0)
+	line("fail", fail, "", 0)
+	// The tail every report ends with, counted before padding.
+	tail := len(`{"Time":"","Action":"output","Package":"","Output":"FAIL\n"}`+"\n") + 2*len(at) + 2*len(pkg) + 120
+	for n := 0; b.Len()+tail < size; n++ {
+		name := fmt.Sprintf("TestCase%03d", n)
+		line("run", name, "", 0)
+		line("output", name, "=== RUN   "+name+"\n", 0)
+		line("output", name, "--- PASS: "+name+" (0.00s)\n", 0)
+		line("pass", name, "", 0)
+	}
+	line("output", "", "FAIL\n", 0)
+	line("fail", "", "", 0.01)
+	return b.Bytes()
+}
+
+// Figures are one side's measurements.
+type Figures struct {
+	N       int           // operations that succeeded
+	Errors  int           // operations that failed
+	Elapsed time.Duration // wall time of the whole run
+	P50     time.Duration
+	P99     time.Duration
+	Max     time.Duration
+	// FirstError is the first failure's text, for the report.
+	FirstError string
+}
+
+// Rate is the operations that succeeded per second.
+func (f Figures) Rate() float64 {
+	if f.Elapsed <= 0 {
+		return 0
+	}
+	return float64(f.N) / f.Elapsed.Seconds()
+}
+
+// run calls op for i in [0, n) from conc goroutines and measures each call.
+func run(ctx context.Context, n, conc int, op func(ctx context.Context, i int) error) Figures {
+	var (
+		next     atomic.Int64
+		mu       sync.Mutex
+		lat      = make([]time.Duration, 0, n)
+		errs     int
+		firstErr string
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for range max(1, conc) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]time.Duration, 0, n/max(1, conc)+1)
+			bad, first := 0, ""
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					break
+				}
+				t0 := time.Now()
+				if err := op(ctx, i); err != nil {
+					bad++
+					if first == "" {
+						first = err.Error()
+					}
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			errs += bad
+			if firstErr == "" {
+				firstErr = first
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	f := Figures{N: len(lat), Errors: errs, Elapsed: time.Since(start), FirstError: firstErr}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		f.P50 = lat[len(lat)*50/100]
+		f.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
+		f.Max = lat[len(lat)-1]
+	}
+	return f
+}
+
+// Poster posts reports to an ingest API.
+type Poster struct {
+	// URL is the API's base ("http://127.0.0.1:8080").
+	URL string
+	// Token is the ingest token, if the API requires one.
+	Token  string
+	Repo   string
+	Commit string
+	Client *http.Client
+}
+
+// Post posts reports[i] for i in [0, n), conc at a time. A report
+// counts as done when the API answered 202 Accepted and said it was not a
+// duplicate.
+func (p Poster) Post(ctx context.Context, reports func(i int) []byte, n, conc int) Figures {
+	u := p.URL + "/api/v1/reports?repo=" + url.QueryEscape(p.Repo) + "&commit=" + url.QueryEscape(p.Commit)
+	return run(ctx, n, conc, func(ctx context.Context, i int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(reports(i)))
+		if err != nil {
+			return err
+		}
+		if p.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+p.Token)
+		}
+		resp, err := p.Client.Do(req)
+		if err != nil {
+			return fmt.Errorf("post report %d: %w", i, err)
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("read the answer to report %d: %w", i, err)
+		}
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("report %d: %s: %s", i, resp.Status, bytes.TrimSpace(body))
+		}
+		if bytes.Contains(body, []byte(`"duplicate": true`)) {
+			return fmt.Errorf("report %d: answered as a duplicate", i)
+		}
+		return nil
+	})
+}
+
+// RawStream is the stream the raw publishes go to: file storage and a
+// duplicate window, as the intake's stream has.
+const (
+	RawStream  = "REDFIX_BENCH_RAW"
+	RawSubject = "redfix.bench.raw"
+)
+
+// Publish publishes reports[i] for i in [0, n) straight to JetStream, conc
+// at a time, each with a message ID of its own and its acknowledgement
+// awaited, on a stream made for it (removed first and afterwards).
+func Publish(ctx context.Context, js jetstream.JetStream, reports func(i int) []byte, n, conc int) (Figures, error) {
+	_ = js.DeleteStream(ctx, RawStream)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: RawStream, Subjects: []string{RawSubject}, Storage: jetstream.FileStorage,
+		Retention: jetstream.WorkQueuePolicy, Duplicates: 24 * time.Hour,
+	}); err != nil {
+		return Figures{}, fmt.Errorf("create stream %s: %w", RawStream, err)
+	}
+	defer func() { _ = js.DeleteStream(context.WithoutCancel(ctx), RawStream) }()
+	f := run(ctx, n, conc, func(ctx context.Context, i int) error {
+		m := nats.NewMsg(RawSubject)
+		m.Data = reports(i)
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprint("raw-", i)), jetstream.WithExpectStream(RawStream)); err != nil {
+			return fmt.Errorf("publish %d: %w", i, err)
+		}
+		return nil
+	})
+	return f, nil
+}
+
+// Result is one run of the benchmark.
+type Result struct {
+	Reports, Concurrency, Bytes int
+	API, Raw                    Figures
+}
+
+// Ratio is the API's rate over raw JetStream's.
+func (r Result) Ratio() float64 {
+	if r.Raw.Rate() == 0 {
+		return 0
+	}
+	return r.API.Rate() / r.Raw.Rate()
+}
+
+// Write prints r as a small table and the ratio.
+func (r Result) Write(w io.Writer) error {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	fmt.Fprintf(w, "%d reports of %d bytes, %d at a time\n\n", r.Reports, r.Bytes, r.Concurrency)
+	fmt.Fprintf(w, "| path | done | errors | per second | p50 | p99 | max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, row := range []struct {
+		name string
+		f    Figures
+	}{{"ingest API (POST /api/v1/reports)", r.API}, {"JetStream publish, same bytes", r.Raw}} {
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s | %s |\n", row.name, row.f.N, row.f.Errors, row.f.Rate(), ms(row.f.P50), ms(row.f.P99), ms(row.f.Max))
+	}
+	_, err := fmt.Fprintf(w, "\ningest API / JetStream: %.2f\n", r.Ratio())
+	for _, row := range []struct {
+		name string
+		f    Figures
+	}{{"ingest API", r.API}, {"JetStream", r.Raw}} {
+		if row.f.FirstError != "" {
+			fmt.Fprintf(w, "first %s error: %s\n", row.name, row.f.FirstError)
+		}
+	}
+	return err
+}
