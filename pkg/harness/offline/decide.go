@@ -25,6 +25,10 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	switch s.mode {
 	case modeFixed:
 		return s.exit(s.fixedSummary())
+	case modeIdle:
+		if s.revertPassed != nil {
+			return s.exit(s.revertSummary())
+		}
 	case modeStuck:
 		return s.exit(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))
 	case modeRegress:
@@ -121,9 +125,30 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		if s.applied[k] {
 			continue
 		}
+		if why, ok := s.isRevert(c, after); ok {
+			// Held back: tried once every other candidate has been.
+			s.reverts = append(s.reverts, heldRevert{c, why})
+			continue
+		}
 		s.applied[k] = true
-		s.cur, s.curInv, s.curAfter = c, inv, after
+		s.cur, s.curInv, s.curAfter, s.curRevert = c, inv, after, ""
 		return s.act(intentApply, harness.ActEdit, s.hypothesis(c), harness.EditArgs{Path: c.Path, Blocks: fwd})
+	}
+	// The reverts last: one that passes is not kept, but says that only a
+	// revert passes, so that no fix is offered.
+	for left >= 4 && s.next >= len(s.cands) && len(s.reverts) > 0 {
+		r := s.reverts[0]
+		s.reverts = s.reverts[1:]
+		m := s.models[r.c.Path]
+		fwd, inv, after, ok := blocks(m.lines, r.c.changes)
+		k := r.c.Path + "\x00" + strings.Join(after, "\n")
+		if !ok || s.applied[k] {
+			continue
+		}
+		s.applied[k] = true
+		s.cur, s.curInv, s.curAfter, s.curRevert = r.c, inv, after, r.why
+		return s.act(intentApply, harness.ActEdit, s.hypothesis(r.c)+" This would be a revert ("+r.why+"): I try it only to learn whether a revert is all that passes, and undo it either way.",
+			harness.EditArgs{Path: r.c.Path, Blocks: fwd})
 	}
 	if s.next < len(s.cands) {
 		return s.exit(s.summary(fmt.Sprintf("No candidate passed before the step budget ran out (%d of %d candidates left untried).", len(s.cands)-s.next, len(s.cands))))

@@ -33,7 +33,8 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			reads++
 		}
 	}
-	// 1. The source files the blame commit changed, most changed first.
+	// 1. The source files the blame commit changed: those whose changes
+	//    are in a function the failure names, then the most changed.
 	type changed struct {
 		path string
 		n    int
@@ -50,7 +51,16 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 		}
 		files = append(files, changed{d.NewPath, n})
 	}
-	sort.SliceStable(files, func(i, j int) bool { return files[i].n > files[j].n })
+	// A file whose changes are in a function the failure names comes
+	// before any other, however small its change: the failure says where
+	// to look, the size of a change does not.
+	named := s.messageNames()
+	sort.SliceStable(files, func(i, j int) bool {
+		if a, b := s.namesIn(files[i].path, named), s.namesIn(files[j].path, named); a != b {
+			return a
+		}
+		return files[i].n > files[j].n
+	})
 	for i, f := range files {
 		if i >= s.p.maxFiles {
 			break
@@ -371,4 +381,27 @@ func (s *state) resolve(p string) (string, bool) {
 		}
 	}
 	return matches[0], true
+}
+
+// namesIn reports whether the blame commit's hunks in the file at p are in,
+// or next to, a function of names: a hunk's section header or one of its
+// lines declares it.
+func (s *state) namesIn(p string, names map[string]bool) bool {
+	for _, d := range s.diffs {
+		if d.NewPath != p {
+			continue
+		}
+		for _, h := range d.Hunks {
+			texts := []string{h.Section}
+			for _, l := range h.Lines {
+				texts = append(texts, l.Text)
+			}
+			for _, t := range texts {
+				if n := declaredFunc(t); n != "" && names[n] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

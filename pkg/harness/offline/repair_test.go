@@ -113,6 +113,17 @@ func TestRepairs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if sc.revert {
+				// The fix is a revert of the blame commit: tried, undone,
+				// and said so; no patch is left for a fix pull request.
+				if res.TestsPassed || out.OK() || strings.TrimSpace(res.Patch) != "" {
+					t.Errorf("a revert was kept: passed=%v patch:\n%s", res.TestsPassed, res.Patch)
+				}
+				if !strings.HasPrefix(res.Summary, "No fix found: only a revert passes.") {
+					t.Errorf("summary = %q", res.Summary)
+				}
+				return
+			}
 			if !sc.fixable {
 				if res.TestsPassed || out.OK() {
 					t.Errorf("an unfixable bug passed: %s", res.Patch)

@@ -24,6 +24,9 @@ type scenario struct {
 	about   string
 	failing string
 	fixable bool
+	// revert: the only change that passes undoes all the blame commit
+	// did to the code, which the policy tries last and does not keep.
+	revert  bool
 	commits [][]txtar.File // each commit's files, named by their paths
 }
 
@@ -62,6 +65,10 @@ func loadScenario(tb testing.TB, file string) scenario {
 		case "fixable":
 			if sc.fixable, err = strconv.ParseBool(v); err != nil {
 				tb.Fatalf("%s: fixable: %v", file, err)
+			}
+		case "revert":
+			if sc.revert, err = strconv.ParseBool(v); err != nil {
+				tb.Fatalf("%s: revert: %v", file, err)
 			}
 		default:
 			about = append(about, l)

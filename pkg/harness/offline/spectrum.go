@@ -18,7 +18,7 @@ import (
 // Scores of these signals.
 const (
 	scoreSpectrum    = 7 // times the line's Ochiai score
-	scoreMessageFunc = 2 // the line is in a function the failure message names
+	scoreMessageFunc = 4 // the line is in a function the failure names
 	scoreGotValue    = 3 // the line holds the wrong value the failure reports
 	minSpectrum      = 0.3
 	spectrumFiles    = 3 // files of suspects read before repairing
@@ -108,9 +108,10 @@ func (s *state) spectrum() map[location]float64 {
 
 var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
-// messageNames are the identifiers the failures' messages name ("Total",
-// "Gross" in "Gross(1000) = 5, want 6"), at least three characters long,
-// and the functions a JavaScript failure's stack names.
+// messageNames are the identifiers the failures name, at least three
+// characters long: in their messages ("Total", "Gross" in "Gross(1000) =
+// 5, want 6"), in their tests' names (Within of TestWithin), and the
+// functions a JavaScript failure's stack names.
 func (s *state) messageNames() map[string]bool {
 	names := map[string]bool{}
 	for _, f := range s.failures {
@@ -127,8 +128,31 @@ func (s *state) messageNames() map[string]bool {
 				names[w] = true
 			}
 		}
+		if n := testedName(f.Test); len(n) >= 3 {
+			names[n] = true
+		}
 	}
 	return names
+}
+
+// testedName is the function a test's name names: "TestWithin" and
+// "TestWithin/upper_bound" test Within, "TestParse_Empty" Parse,
+// "test_parse_date" parse_date; "" when the name says nothing.
+func testedName(test string) string {
+	n := testFunc(test)
+	switch {
+	case strings.HasPrefix(n, "Test"):
+		n = strings.TrimPrefix(n, "Test")
+		n, _, _ = strings.Cut(n, "_")
+	case strings.HasPrefix(n, "test_"):
+		n = strings.TrimPrefix(n, "test_")
+	default:
+		return ""
+	}
+	if !identRE.MatchString(n) || identRE.FindString(n) != n {
+		return ""
+	}
+	return n
 }
 
 // scoreSpectrumAndMessage adds the spectrum and message signals to the

@@ -68,6 +68,19 @@ type state struct {
 	localized bool              // spectrum-based localization was asked for
 	suspects  []testrun.Suspect // what it ranked
 	applied   map[string]bool   // candidates applied, by the file they produce
+
+	// reverts are the candidates held back as reverts of the blame
+	// commit (revert.go), with why; curRevert marks the one being tried,
+	// revertPassed the one that passed.
+	reverts      []heldRevert
+	curRevert    string
+	revertPassed *Candidate
+	revertWhy    string
+}
+
+type heldRevert struct {
+	c   *Candidate
+	why string
 }
 
 type mode int

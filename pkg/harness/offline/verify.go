@@ -48,6 +48,13 @@ func (s *state) afterApply(obs harness.Observation) {
 
 // afterTest takes in the failing tests' run with a candidate in.
 func (s *state) afterTest(obs harness.Observation) {
+	if obs.Tests != nil && obs.Tests.OK && s.curRevert != "" {
+		// A revert passes: say so, and undo it.
+		s.revertPassed, s.revertWhy = s.cur, s.curRevert
+		s.tried = append(s.tried, tried{s.cur, "passes, but " + s.curRevert + ": a revert, not a fix"})
+		s.mode = modeUndo
+		return
+	}
 	if obs.Tests != nil && obs.Tests.OK {
 		s.mode = modeFixed
 		if len(s.otherTests()) > 0 {
