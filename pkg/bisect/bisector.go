@@ -237,7 +237,6 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 			}
 			res.Subject, res.Author = c.Subject, c.Author
 			res.AddedTest = b.addedTest(ctx, repo, ids, res.Good, f.Results[f.Culprit-1])
-			res.BrokenFailures, _ = f.BrokenRuns(len(ids))
 			log.Debug("bisected", zap.String("blame", res.Blame), zap.Int("steps", steps), zap.Bool("added_test", res.AddedTest))
 			return res, nil
 		case FindingFailsGood:

@@ -20,13 +20,6 @@ type SimCase struct {
 	// the search: their results are the search's known results at bad,
 	// and they count in its runs. Plain bisection takes bad on trust.
 	Reproduce int
-	// Reliable, when above Reproduce, is the reruns a reliable verdict
-	// asks for, counted with the search's failed runs at or after its
-	// culprit (reliable.go): the runs still missing are made at bad after
-	// the search, and count as reproduction; one that passes makes the
-	// failure flaky, a wrong finding. At or below Reproduce the
-	// reproduction is the fixed Reproduce runs before the search.
-	Reliable int
 }
 
 // SimRow is what both searches did on one case's histories.
@@ -128,21 +121,9 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 			row.NoisyRuns += f.Runs + c.Reproduce
 			row.ReproRuns += c.Reproduce
 			row.NoisyConfidence += f.Confidence
-			flaky := false
-			if f.Kind == FindingCulprit && c.Reliable > c.Reproduce {
-				failed, _ := f.BrokenRuns(1)
-				for range MoreRuns(c.Reliable, failed) {
-					row.NoisyRuns++
-					row.ReproRuns++
-					if h.run(c.Commits) == ResultPass {
-						flaky = true
-						break
-					}
-				}
-			}
 			switch f.Kind {
 			case FindingCulprit:
-				if f.Culprit == culprit && !flaky {
+				if f.Culprit == culprit {
 					row.NoisyRight++
 				}
 			case FindingOnlyFlakes:
@@ -159,64 +140,15 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 	return rows, nil
 }
 
-// SimulateFlakyVerdict is how often a test that no commit broke, failing
-// one run in q everywhere, is called reliable: reproduced at bad, and
-// either sequentially (first runs, the search, the runs still missing at
-// bad after it, as SimCase.Reliable says) or, when reliable is at most
-// first, by first fixed runs. A pass at bad anywhere makes it flaky.
-func SimulateFlakyVerdict(ctx context.Context, s NoisySearch, commits int, q float64, first, reliable, trials int, seed uint64) (called int, err error) {
-	for t := 0; t < trials; t++ {
-		if err := ctx.Err(); err != nil {
-			return called, err
-		}
-		h := &simHistory{n: commits, culprit: commits + 1, flake: q, rng: rand.New(rand.NewPCG(seed, uint64(t)))}
-		known := make([][]Result, commits+1)
-		flaky := false
-		for range first {
-			r := h.run(commits)
-			known[commits] = append(known[commits], r)
-			flaky = flaky || r == ResultPass
-		}
-		if flaky {
-			continue
-		}
-		if reliable <= first {
-			called++
-			continue
-		}
-		f, err := s.Search(ctx, commits, known, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
-			return []Result{h.run(i)}, nil
-		}))
-		if err != nil {
-			return called, fmt.Errorf("simulated search %d: %w", t, err)
-		}
-		if f.Kind != FindingCulprit {
-			continue
-		}
-		failed, _ := f.BrokenRuns(1)
-		for range MoreRuns(reliable, failed) {
-			if h.run(commits) == ResultPass {
-				flaky = true
-				break
-			}
-		}
-		if !flaky {
-			called++
-		}
-	}
-	return called, nil
-}
-
 // SimCases are the benchmark's histories: 64, 256 and 1024 commits; flake
 // rates of 0, 5, 10 and 20%; the test present at good, or added after it;
-// reproduce re-runs at bad before each search, and the reruns a reliable
-// verdict asks for (see SimCase.Reliable).
-func SimCases(reproduce, reliable int) []SimCase {
+// reproduce re-runs at bad before each search.
+func SimCases(reproduce int) []SimCase {
 	var cs []SimCase
 	for _, n := range []int{64, 256, 1024} {
 		for _, added := range []bool{false, true} {
 			for _, f := range []float64{0, 0.05, 0.10, 0.20} {
-				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added, Reproduce: reproduce, Reliable: reliable})
+				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added, Reproduce: reproduce})
 			}
 		}
 	}

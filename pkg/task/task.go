@@ -122,10 +122,6 @@ type Bisection struct {
 	AddedTest bool `json:"added_test,omitempty"`
 	// FlakeRate is the flake rate the bisection learned, 0..1.
 	FlakeRate float64 `json:"flake_rate,omitempty"`
-	// BrokenFailures counts the runs at or after the blame (the runs at bad
-	// it was given included) in which the tests failed: evidence that the
-	// failure is reliable, as re-runs at bad are.
-	BrokenFailures int `json:"broken_failures,omitempty"`
 }
 
 // Rule verdicts.

@@ -31,7 +31,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(commit), err), nil
 	}
 	hist := p.history(ctx, ids, log)
-	rep, err := reproduceFirst(work, p.runner, dir, ids, hist.reruns)
+	rep, err := Reproduce(work, p.runner, dir, ids, hist.reruns)
 	out.TestRuns += rep.Flakiness.Runs
 	if lostTo() != "" {
 		return bis, nil, "", err
@@ -105,21 +105,6 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, err, "", nil
 	case err != nil:
 		return bis, nil, "", err
-	}
-	// The runs at bad the reliable verdict still needs.
-	ran := rep.Flakiness.Runs
-	rep, err = confirmReliable(work, p.runner, dir, ids, hist.reruns, bis, rep)
-	out.TestRuns += rep.Flakiness.Runs - ran
-	tk.Flakiness, tk.FlakinessByTest = rep.Flakiness, ByTest(rep.Tests)
-	if lostTo() != "" || err != nil {
-		return bis, nil, "", err
-	}
-	if rep.Flakiness.Verdict != VerdictReliable {
-		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s, the last after the bisection", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(commit))
-		if err := p.quarantine(ctx, *tk, rep, hist, reason); err != nil {
-			return bis, nil, "", err
-		}
-		return bis, nil, reason, nil
 	}
 	return bis, nil, "", nil
 }

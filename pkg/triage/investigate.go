@@ -160,7 +160,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
 	v.Tests = ids
-	rep, err := reproduceFirst(ctx, runner, ws.Dir, ids, reruns)
+	rep, err := Reproduce(ctx, runner, ws.Dir, ids, reruns)
 	v.TestRuns += rep.Flakiness.Runs
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
@@ -196,21 +196,6 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	bis, err := b.BisectFailing(ctx, ws.Repo, good, ws.Commit, ids)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
-	if err == nil {
-		// The runs at bad the reliable verdict still needs.
-		ran := rep.Flakiness.Runs
-		rep, err = confirmReliable(ctx, runner, ws.Dir, ids, reruns, bis, rep)
-		v.TestRuns += rep.Flakiness.Runs - ran
-		v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
-		if err != nil {
-			return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
-		}
-		if rep.Flakiness.Verdict != VerdictReliable {
-			log.Info("flaky after the bisection", zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures))
-			v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
-			return v, nil
-		}
-	}
 	if bis.Finding != "" {
 		v.Confidence = bis.Confidence
 	}
