@@ -99,7 +99,10 @@ type Box struct {
 	status  Status
 	// The Go toolchain's own directories, shown read-only inside.
 	goroot, modcache string
-	home             string
+	// goproxy is the host's GOPROXY, which a Go setup step fetches
+	// through.
+	goproxy string
+	home    string
 }
 
 // ErrCannotConfine is returned by New in ModeRequired on a host that
@@ -164,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	case b.bwrap == "":
 		why = "bubblewrap (bwrap) is not installed"
 	default:
-		b.goroot, b.modcache = goEnv(ctx)
+		b.goroot, b.modcache, b.goproxy = goEnv(ctx)
 		err := b.probe(ctx, cfg.Hide)
 		if err != nil && len(cfg.Hide) > 0 && b.probe(ctx, nil) == nil {
 			// The host confines: what fails is hiding a configured path.
@@ -210,21 +213,22 @@ func lookPath(given, name string) string {
 	return p
 }
 
-// goEnv is the Go toolchain's root and module cache, when Go is installed.
-func goEnv(ctx context.Context) (goroot, modcache string) {
+// goEnv is the Go toolchain's root, module cache and module proxy, when Go
+// is installed.
+func goEnv(ctx context.Context) (goroot, modcache, goproxy string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE")
+	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE", "GOPROXY")
 	c.Env = Env()
 	out, err := c.Output()
 	if err != nil {
-		return "", ""
+		return "", "", ""
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return "", ""
+	if len(f) != 3 {
+		return "", "", ""
 	}
-	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
+	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1]), strings.TrimSpace(f[2])
 }
 
 // absolute makes every path the box binds or hides absolute, against the
@@ -468,16 +472,34 @@ func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []str
 
 // env is the environment of a confined command: the scrubbed one, with
 // the repository's own caches, a private temporary directory, and no
-// module downloads unless the network is allowed.
-func (b *Box) env(repo string, extra []string) []string {
+// module downloads unless the network is allowed or the command is a
+// setup step (Cmd.Setup). A setup step fetches into the repository's own
+// module cache, taking what the host's cache holds first; the commands
+// after it read that cache, and the host's, offline.
+func (b *Box) env(repo string, extra []string, setup bool) []string {
 	cache := b.cacheFor(repo)
+	own := filepath.Join(cache, "mod")
 	// No VCS stamping: the checkout's git directory may be hidden (a work
 	// tree of a mirror in the data directory), and builds must not fail on it.
 	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -buildvcs=false")
 	env := []string{"GOCACHE=" + filepath.Join(cache, "go-build"), "TMPDIR=/tmp"}
-	if b.networkFor(repo) {
-		env = append(env, "GOMODCACHE="+filepath.Join(cache, "mod"), "GOFLAGS="+goflags+" -modcacherw")
-	} else {
+	// The host's module cache, read as a module proxy.
+	host := ""
+	if b.modcache != "" {
+		host = "file://" + filepath.ToSlash(filepath.Join(b.modcache, "cache", "download"))
+	}
+	_, ownErr := os.Stat(filepath.Join(own, "cache", "download"))
+	switch {
+	case b.networkFor(repo):
+		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw")
+	case setup:
+		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw")
+		if host != "" && b.goproxy != "" && b.goproxy != "off" {
+			env = append(env, "GOPROXY="+host+","+b.goproxy)
+		}
+	case ownErr == nil && host != "":
+		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw", "GOPROXY="+host)
+	default:
 		env = append(env, "GOFLAGS="+goflags)
 		if b.modcache != "" {
 			env = append(env, "GOMODCACHE="+b.modcache)
@@ -525,7 +547,7 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o700); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
 	}
-	env := b.env(repo, cmd.Env)
+	env := b.env(repo, cmd.Env, cmd.Setup)
 	cmd.Args = b.wrap(cmd, repo, ws, cache)
 	return run(ctx, cmd, env, name)
 }
