@@ -108,7 +108,10 @@ type Verdict struct {
 	Examined bool `json:"examined,omitempty"`
 	// Retry marks a skip the environment caused (Retryable): the commit
 	// is not decided, and the next run tries it again.
-	Retry   bool     `json:"retry,omitempty"`
+	Retry bool `json:"retry,omitempty"`
+	// Kind is what ClassifyChange tells of a qualified commit, or of one
+	// whose tests needed new API.
+	Kind    string   `json:"kind,omitempty"`
 	Tests   []string `json:"tests,omitempty"`
 	Seconds float64  `json:"seconds,omitempty"`
 }
@@ -123,6 +126,8 @@ type MineSummary struct {
 	// Retry counts this run's skips that the environment caused, by
 	// reason kind: those commits are tried again by the next run.
 	Retry map[string]int `json:"retry,omitempty"`
+	// Kinds counts the tasks by ClassifyChange's kind.
+	Kinds map[string]int `json:"kinds,omitempty"`
 }
 
 // Progress hears of a mine's or a bench's advance.
@@ -140,8 +145,8 @@ func StatePath(out string) string { return out + ".state.jsonl" }
 
 // commit is one commit of the history with its diff's files.
 type commit struct {
-	sha, parent, subject string
-	files                []fileStat
+	sha, parent, subject, body string
+	files                      []fileStat
 	// missing names the git object that its diff could not be read
 	// without, "" when it was read.
 	missing string
@@ -179,7 +184,7 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	if o.Progress == nil {
 		o.Progress = nopProgress{}
 	}
-	sum := MineSummary{Skipped: map[string]int{}, Retry: map[string]int{}}
+	sum := MineSummary{Skipped: map[string]int{}, Retry: map[string]int{}, Kinds: map[string]int{}}
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
 		return sum, err
@@ -222,7 +227,7 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		// from the state file.
 		if t.Fix != "" && !done[t.Fix] {
 			done[t.Fix] = true
-			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true})
+			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true, Kind: t.Kind})
 		}
 	}
 	sum.Resumed = len(done)
@@ -294,7 +299,12 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 			v.Examined, v.Seconds = !Retryable(skip.kindOr()) && skip.kindOr() != SkipMissing, time.Since(started).Seconds()
 			if skip != nil {
 				v.Skip, v.Reason, v.Retry = skip.kind, skip.reason, Retryable(skip.kind)
+				if skip.kind == SkipTestsBuild {
+					v.Kind, _ = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, NewAPI: true})
+				}
 			} else {
+				t.Kind, t.KindWhy = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, OldBehaviour: true})
+				v.Kind = t.Kind
 				v.Qualified, v.Tests = true, t.Tests
 				if err := appendLine(o.Out, t); err != nil {
 					return sum, err
@@ -322,6 +332,9 @@ func (s *MineSummary) count(v Verdict) {
 	}
 	if v.Qualified {
 		s.Qualified++
+		if v.Kind != "" {
+			s.Kinds[v.Kind]++
+		}
 	} else if v.Skip != "" {
 		s.Skipped[v.Skip]++
 	}
@@ -412,6 +425,9 @@ func (s MineSummary) Report(o MineOptions, took time.Duration) string {
 		s.Commits, s.Examined, s.Qualified, o.Out, StatePath(o.Out), took.Round(time.Second))
 	if s.Resumed > 0 {
 		fmt.Fprintf(&b, "; %d decided by an earlier run", s.Resumed)
+	}
+	if len(s.Kinds) > 0 {
+		fmt.Fprintf(&b, "\ntasks by kind: %s %d; %s %d; %s %d", KindFix, s.Kinds[KindFix], KindFeature, s.Kinds[KindFeature], KindUnsure, s.Kinds[KindUnsure])
 	}
 	var kinds []string
 	for k := range s.Skipped {

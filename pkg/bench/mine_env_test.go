@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,5 +256,28 @@ func TestMineRetriesACommitWhoseModulesCouldNotBeFetched(t *testing.T) {
 	}
 	if sum.Examined != 2 || sum.Qualified != 2 || len(sum.Retry) != 0 {
 		t.Fatalf("second run: %+v", sum)
+	}
+}
+
+// git's complaint is found among the listing it printed before it: the
+// object it names, and the line, without the listing or its NUL bytes.
+func TestMissingObjectIsReadFromGitsComplaint(t *testing.T) {
+	obj := "b5b1a9dec615d54d22dd909fc8990d31e49de1af"
+	for _, c := range []struct{ err, obj string }{
+		{"git log --first-parent: exit 128: \x00abc\n- fmt.Println(\"error:\", err)\n// error: <nil>\nfatal: unable to read " + obj, obj},
+		{"git checkout: exit 128: error: unable to read sha1 file of notes.txt (" + obj + ")\nfatal: bad object", obj},
+		{"git log: exit 128: fatal: bad object " + obj, obj},
+		// The command line names commits; the complaint, the object.
+		{"git diff-tree -r --numstat 1111111111111111111111111111111111111111 2222222222222222222222222222222222222222 --: exit 128: fatal: unable to read " + obj, obj},
+		{"git log: exit 128: fatal: ambiguous argument 'x'", ""},
+		{"git log: exit 0: - t.Fatalf(\"error: could not read " + obj + "\")", ""},
+	} {
+		err := errors.New(c.err)
+		if got := missingObject(err); got != c.obj {
+			t.Errorf("missingObject(%q) = %q, want %q", c.err, got, c.obj)
+		}
+		if text := cleanText(c.err, 300); strings.ContainsRune(text, 0) || strings.Contains(text, "Println") {
+			t.Errorf("cleanText(%q) = %q", c.err, text)
+		}
 	}
 }

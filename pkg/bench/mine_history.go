@@ -20,7 +20,7 @@ const logFormat = "--format=%x00%H %P%x09%s%x1f%b%x1e"
 // (a shallow or damaged clone) is listed commit by commit: a commit whose
 // diff cannot be read names the missing object and the others are listed.
 func firstParentLog(ctx context.Context, r gitrepo.Repo, head, since string) ([]commit, error) {
-	args := []string{"log", "--first-parent", "--diff-merges=first-parent", "--no-renames"}
+	args := []string{"log", "--first-parent"}
 	rng := head
 	if since != "" {
 		if sha, err := r.Resolve(ctx, since); err == nil {
@@ -32,7 +32,7 @@ func firstParentLog(ctx context.Context, r gitrepo.Repo, head, since string) ([]
 			args = append(args, "--since="+since)
 		}
 	}
-	out, err := r.Git(ctx, append(args, "--numstat", logFormat, rng, "--")...)
+	out, err := r.Git(ctx, append(args, "--diff-merges=first-parent", "--no-renames", "--numstat", logFormat, rng, "--")...)
 	if err == nil {
 		return parseLog(out), nil
 	}
@@ -86,7 +86,7 @@ func parseLog(out string) []commit {
 				subject = title + " (" + subject + ")"
 			}
 		}
-		c := commit{sha: shas[0], subject: subject, files: parseNumstat(stat)}
+		c := commit{sha: shas[0], subject: subject, body: body, files: parseNumstat(stat)}
 		if len(shas) > 1 {
 			c.parent = shas[1]
 		}
@@ -120,14 +120,29 @@ var (
 // says it could not read, "" when it says no such thing.
 func missingObject(err error) string {
 	for _, l := range strings.Split(err.Error(), "\n") {
-		if !strings.Contains(l, "fatal:") && !strings.Contains(l, "error:") || !missingObjectRE.MatchString(l) {
+		said, ok := gitSays(l)
+		if !ok || !missingObjectRE.MatchString(said) {
 			continue
 		}
-		if obj := objectNameRE.FindString(l[strings.Index(l, ":"):]); obj != "" {
+		if obj := objectNameRE.FindString(said); obj != "" {
 			return obj
 		}
 	}
 	return ""
+}
+
+// gitSays is a line of git's own complaints (fatal: or error: at its
+// start; after "exit N: " on the error's first line, which names the
+// command), not of the listing it printed before them; ok false for any
+// other line.
+func gitSays(l string) (said string, ok bool) {
+	if _, after, found := strings.Cut(l, ": exit "); found {
+		if _, rest, found := strings.Cut(after, ": "); found {
+			l = rest
+		}
+	}
+	l = strings.TrimSpace(l)
+	return l, strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:")
 }
 
 // cleanText is a command's error made fit for a log line or a reason: no
@@ -146,8 +161,8 @@ func cleanText(s string, n int) string {
 	}, s)
 	var said []string
 	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, "fatal:") || strings.Contains(l, "error:") {
-			said = append(said, strings.TrimSpace(l))
+		if text, ok := gitSays(l); ok {
+			said = append(said, text)
 		}
 	}
 	if len(said) > 0 {

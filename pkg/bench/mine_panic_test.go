@@ -96,7 +96,7 @@ func TestMineTellsAPanicFromAFlakeAndMinesExamples(t *testing.T) {
 	if v := vs[shas[2]]; !v.Qualified || strings.Join(v.Tests, ",") != "example.com/list.ExampleGreet" {
 		t.Errorf("the fix checked by an example: %+v", v)
 	}
-	if sum.Qualified != 2 || sum.Skipped[SkipFlaky] != 0 {
+	if sum.Qualified != 2 || sum.Skipped[SkipFlaky] != 0 || sum.Kinds[KindFix] != 2 {
 		t.Errorf("summary: %+v", sum)
 	}
 }
