@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +37,29 @@ const (
 	// SkipSetup: the language's setup of the fix's dependencies failed
 	// (a Python requirement the package index does not serve).
 	SkipSetup = "setup-failed"
+	// SkipMissing: a git object the commit needs is not in the clone (a
+	// shallow or damaged history); the reason names it.
+	SkipMissing = "missing-object"
 )
+
+// Skips the environment caused, not the commit: the next run tries the
+// commit again, and they do not count against MineOptions.Max.
+const (
+	// SkipModules: the setup step could not fetch the commit's module
+	// versions (the module proxy unreachable, or refusing them), or the
+	// build found one missing.
+	SkipModules = "modules-unavailable"
+	// SkipTimeout: a test run reached its time limit.
+	SkipTimeout = "timed-out"
+	// SkipEnv: a command could not run (the sandbox's or the host's
+	// resources).
+	SkipEnv = "environment"
+)
+
+// Retryable reports a skip kind caused by the environment.
+func Retryable(kind string) bool {
+	return kind == SkipModules || kind == SkipTimeout || kind == SkipEnv
+}
 
 // MineOptions says what to mine and how.
 type MineOptions struct {
@@ -84,9 +105,15 @@ type Verdict struct {
 	Reason string `json:"reason,omitempty"`
 	// Examined is set when the commit's tests were run (it counts against
 	// MineOptions.Max).
-	Examined bool     `json:"examined,omitempty"`
-	Tests    []string `json:"tests,omitempty"`
-	Seconds  float64  `json:"seconds,omitempty"`
+	Examined bool `json:"examined,omitempty"`
+	// Retry marks a skip the environment caused (Retryable): the commit
+	// is not decided, and the next run tries it again.
+	Retry bool `json:"retry,omitempty"`
+	// Kind is what ClassifyChange tells of a qualified commit, or of one
+	// whose tests needed new API.
+	Kind    string   `json:"kind,omitempty"`
+	Tests   []string `json:"tests,omitempty"`
+	Seconds float64  `json:"seconds,omitempty"`
 }
 
 // MineSummary counts what a mine saw, this run and earlier ones.
@@ -96,6 +123,11 @@ type MineSummary struct {
 	Qualified int            `json:"qualified"` // tasks written
 	Resumed   int            `json:"resumed"`   // decided by an earlier run
 	Skipped   map[string]int `json:"skipped"`   // by reason kind
+	// Retry counts this run's skips that the environment caused, by
+	// reason kind: those commits are tried again by the next run.
+	Retry map[string]int `json:"retry,omitempty"`
+	// Kinds counts the tasks by ClassifyChange's kind.
+	Kinds map[string]int `json:"kinds,omitempty"`
 }
 
 // Progress hears of a mine's or a bench's advance.
@@ -113,8 +145,11 @@ func StatePath(out string) string { return out + ".state.jsonl" }
 
 // commit is one commit of the history with its diff's files.
 type commit struct {
-	sha, parent, subject string
-	files                []fileStat
+	sha, parent, subject, body string
+	files                      []fileStat
+	// missing names the git object that its diff could not be read
+	// without, "" when it was read.
+	missing string
 }
 
 type fileStat struct {
@@ -149,7 +184,7 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	if o.Progress == nil {
 		o.Progress = nopProgress{}
 	}
-	sum := MineSummary{Skipped: map[string]int{}}
+	sum := MineSummary{Skipped: map[string]int{}, Retry: map[string]int{}, Kinds: map[string]int{}}
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
 		return sum, err
@@ -171,6 +206,9 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		if err := json.Unmarshal(line, &v); err != nil {
 			return err
 		}
+		if v.Retry || Retryable(v.Skip) {
+			return nil // tried again
+		}
 		if !done[v.Commit] {
 			done[v.Commit] = true
 			sum.count(v)
@@ -189,7 +227,7 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		// from the state file.
 		if t.Fix != "" && !done[t.Fix] {
 			done[t.Fix] = true
-			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true})
+			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true, Kind: t.Kind})
 		}
 	}
 	sum.Resumed = len(done)
@@ -229,6 +267,9 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		}
 		v := Verdict{Commit: c.sha, Subject: c.subject}
 		skip := classify(l, c, o.MaxLines)
+		if c.missing != "" {
+			skip = skipf(SkipMissing, "git object %s is not in the clone", c.missing)
+		}
 		if skip == nil && isGo(l) {
 			if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
 				if ctx.Err() != nil {
@@ -246,12 +287,24 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 				if ctx.Err() != nil {
 					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
 				}
-				return sum, fmt.Errorf("mine %s: %w", task.Short(c.sha), err)
+				// A git object the commit needs is gone: this commit is
+				// skipped, naming it, and the history goes on.
+				if obj := missingObject(err); obj != "" {
+					skip = skipf(SkipMissing, "git object %s is not in the clone", obj)
+				} else {
+					o.Log.Warn("a commit's tests could not run", zap.String("commit", c.sha), zap.String("error", cleanText(err.Error(), 2000)))
+					skip = skipf(SkipEnv, "%s", cleanText(err.Error(), 300))
+				}
 			}
-			v.Examined, v.Seconds = true, time.Since(started).Seconds()
+			v.Examined, v.Seconds = !Retryable(skip.kindOr()) && skip.kindOr() != SkipMissing, time.Since(started).Seconds()
 			if skip != nil {
-				v.Skip, v.Reason = skip.kind, skip.reason
+				v.Skip, v.Reason, v.Retry = skip.kind, skip.reason, Retryable(skip.kind)
+				if skip.kind == SkipTestsBuild {
+					v.Kind, _ = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, NewAPI: true})
+				}
 			} else {
+				t.Kind, t.KindWhy = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, OldBehaviour: true})
+				v.Kind = t.Kind
 				v.Qualified, v.Tests = true, t.Tests
 				if err := appendLine(o.Out, t); err != nil {
 					return sum, err
@@ -270,11 +323,18 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 }
 
 func (s *MineSummary) count(v Verdict) {
+	if v.Retry {
+		s.Retry[v.Skip]++
+		return
+	}
 	if v.Examined {
 		s.Examined++
 	}
 	if v.Qualified {
 		s.Qualified++
+		if v.Kind != "" {
+			s.Kinds[v.Kind]++
+		}
 	} else if v.Skip != "" {
 		s.Skipped[v.Skip]++
 	}
@@ -293,6 +353,14 @@ func verdictLine(v Verdict) string {
 }
 
 type skipped struct{ kind, reason string }
+
+// kindOr is the skip's kind, "" for none.
+func (s *skipped) kindOr() string {
+	if s == nil {
+		return ""
+	}
+	return s.kind
+}
 
 func skipf(kind, format string, args ...any) *skipped {
 	return &skipped{kind: kind, reason: kind + ": " + fmt.Sprintf(format, args...)}
@@ -331,65 +399,6 @@ func classify(l Language, c commit, maxLines int) *skipped {
 	return nil
 }
 
-// firstParentLog lists the first-parent history from head back to since
-// (a revision, or else a date), newest first, with each commit's files as
-// changed against its first parent.
-func firstParentLog(ctx context.Context, r gitrepo.Repo, head, since string) ([]commit, error) {
-	args := []string{"log", "--first-parent", "--diff-merges=first-parent", "--no-renames", "--numstat", "--format=%x00%H %P%x09%s%x1f%b%x1e"}
-	rng := head
-	if since != "" {
-		if sha, err := r.Resolve(ctx, since); err == nil {
-			rng = sha + ".." + head
-		} else {
-			if err := gitrepo.CheckRevision(since); err != nil {
-				return nil, fmt.Errorf("--since %q: %w", since, err)
-			}
-			args = append(args, "--since="+since)
-		}
-	}
-	args = append(args, rng, "--")
-	out, err := r.Git(ctx, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list the history: %w", err)
-	}
-	var cs []commit
-	for _, rec := range strings.Split(out, "\x00") {
-		rec = strings.TrimLeft(rec, "\n")
-		if rec == "" {
-			continue
-		}
-		msg, stat, _ := strings.Cut(rec, "\x1e")
-		head, text, _ := strings.Cut(msg, "\t")
-		subject, body, _ := strings.Cut(text, "\x1f")
-		shas := strings.Fields(head)
-		if len(shas) == 0 {
-			continue
-		}
-		if len(shas) > 2 {
-			// A merge's subject names the branch; its body, the change.
-			if title := firstLine(body); title != "(no output)" {
-				subject = title + " (" + subject + ")"
-			}
-		}
-		c := commit{sha: shas[0], subject: subject}
-		lines := strings.Split(stat, "\n")
-		if len(shas) > 1 {
-			c.parent = shas[1]
-		}
-		for _, l := range lines {
-			f := strings.SplitN(l, "\t", 3)
-			if len(f) != 3 {
-				continue
-			}
-			a, _ := strconv.Atoi(f[0]) // "-" for binary files: 0
-			d, _ := strconv.Atoi(f[1])
-			c.files = append(c.files, fileStat{path: f[2], added: a, removed: d})
-		}
-		cs = append(cs, c)
-	}
-	return cs, nil
-}
-
 // networkRE recognises a failure caused by reaching for the network.
 var networkRE = regexp.MustCompile(`\bdial (tcp|udp)|\blookup \S+( on \S+)?: |no such host|network is unreachable|i/o timeout`)
 
@@ -417,6 +426,9 @@ func (s MineSummary) Report(o MineOptions, took time.Duration) string {
 	if s.Resumed > 0 {
 		fmt.Fprintf(&b, "; %d decided by an earlier run", s.Resumed)
 	}
+	if len(s.Kinds) > 0 {
+		fmt.Fprintf(&b, "\ntasks by kind: %s %d; %s %d; %s %d", KindFix, s.Kinds[KindFix], KindFeature, s.Kinds[KindFeature], KindUnsure, s.Kinds[KindUnsure])
+	}
 	var kinds []string
 	for k := range s.Skipped {
 		kinds = append(kinds, k)
@@ -426,8 +438,25 @@ func (s MineSummary) Report(o MineOptions, took time.Duration) string {
 	})
 	if len(kinds) > 0 {
 		b.WriteString("\nskipped:")
-		for _, k := range kinds {
-			fmt.Fprintf(&b, " %s %d;", k, s.Skipped[k])
+		for i, k := range kinds {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " %s %d", k, s.Skipped[k])
+		}
+	}
+	retry := make([]string, 0, len(s.Retry))
+	for k := range s.Retry {
+		retry = append(retry, k)
+	}
+	sort.Strings(retry)
+	if len(retry) > 0 {
+		b.WriteString("\ntried again by the next run:")
+		for i, k := range retry {
+			if i > 0 {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " %s %d", k, s.Retry[k])
 		}
 	}
 	return strings.TrimSuffix(b.String(), ";")

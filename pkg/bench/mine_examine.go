@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -43,7 +44,7 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 		if ctx.Err() != nil {
 			return Task{}, nil, ctx.Err()
 		}
-		return Task{}, skipf(SkipSetup, "%s", setupReason(err)), nil
+		return Task{}, setupSkip(l, "", err), nil
 	}
 	ids, skip, err := fixTests(ctx, l, ws.Dir, testFiles)
 	if err != nil || skip != nil {
@@ -52,6 +53,9 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 	withFix, err := runs(ctx, o, l, ws.Dir, ids)
 	if err != nil {
 		return Task{}, nil, err
+	}
+	if skip := envSkip(l, withFix, "with the fix"); skip != nil {
+		return Task{}, skip, nil
 	}
 	if len(withFix.Build) > 0 {
 		return Task{}, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
@@ -79,11 +83,14 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 		if ctx.Err() != nil {
 			return Task{}, nil, ctx.Err()
 		}
-		return Task{}, skipf(SkipSetup, "without the fix: %s", setupReason(err)), nil
+		return Task{}, setupSkip(l, "without the fix: ", err), nil
 	}
 	without, err := runs(ctx, o, l, ws.Dir, passing)
 	if err != nil {
 		return Task{}, nil, err
+	}
+	if skip := envSkip(l, without, "without the fix"); skip != nil {
+		return Task{}, skip, nil
 	}
 	if needsNetwork(l, failureText(without)) {
 		return Task{}, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
@@ -164,16 +171,21 @@ func runs(ctx context.Context, o MineOptions, l Language, dir string, ids []stri
 		if err != nil {
 			return all, err
 		}
-		all.Failed = append(all.Failed, out.Failed...)
-		all.Build = append(all.Build, out.Build...)
-		all.Others = append(all.Others, out.Others...)
-		for id, r := range out.Runs {
-			t := all.Runs[id]
-			t.Pass, t.Fail, t.Skip = t.Pass+r.Pass, t.Fail+r.Fail, t.Skip+r.Skip
-			all.Runs[id] = t
-		}
+		add(&all, out)
 		if len(out.Build) > 0 {
 			break
+		}
+		// A test that another test's panic stopped (it never ended, or
+		// never started) says nothing of its own: on its own it does.
+		for _, id := range todo {
+			if r := out.Runs[id]; r.Pass+r.Fail > 0 || out.TimedOut {
+				continue
+			}
+			alone, err := l.Run(ctx, dir, []string{id}, 1)
+			if err != nil {
+				return all, err
+			}
+			add(&all, alone)
 		}
 		if i+1 >= o.Runs {
 			todo = slices.DeleteFunc(slices.Clone(todo), func(id string) bool {
@@ -183,6 +195,19 @@ func runs(ctx context.Context, o MineOptions, l Language, dir string, ids []stri
 		}
 	}
 	return all, nil
+}
+
+// add adds a run's outcome to all's.
+func add(all *testrun.Outcome, out testrun.Outcome) {
+	all.Failed = append(all.Failed, out.Failed...)
+	all.Build = append(all.Build, out.Build...)
+	all.Others = append(all.Others, out.Others...)
+	all.TimedOut = all.TimedOut || out.TimedOut
+	for id, r := range out.Runs {
+		t := all.Runs[id]
+		t.Pass, t.Fail, t.Skip = t.Pass+r.Pass, t.Fail+r.Fail, t.Skip+r.Skip
+		all.Runs[id] = t
+	}
 }
 
 // Defaults of MineOptions' error rate: a test failing half of its runs is
@@ -300,8 +325,9 @@ func packageDir(l Language, t testrun.Target) string {
 	return t.ImportPath
 }
 
-// testFuncs lists the top-level tests (func TestX(t *testing.T)) that the
-// Go test files among paths define, as import/path.TestX.
+// testFuncs lists the top-level tests (func TestX(t *testing.T), and
+// examples with an output comment) that the Go test files among paths
+// define, as import/path.TestX.
 func testFuncs(root, mod string, paths []string) ([]string, error) {
 	var ids []string
 	fset := token.NewFileSet()
@@ -309,7 +335,7 @@ func testFuncs(root, mod string, paths []string) ([]string, error) {
 		if !strings.HasSuffix(p, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(p)), nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(p)), nil, parser.SkipObjectResolution|parser.ParseComments)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // deleted by the fix
 		}
@@ -322,7 +348,7 @@ func testFuncs(root, mod string, paths []string) ([]string, error) {
 		}
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || !isTestName(fn.Name.Name) || fn.Type.Params.NumFields() != 1 {
+			if !ok || fn.Recv != nil || !(isTestName(fn.Name.Name) && fn.Type.Params.NumFields() == 1 || isExample(f, fn)) {
 				continue
 			}
 			if id := imp + "." + fn.Name.Name; !slices.Contains(ids, id) {
@@ -332,6 +358,28 @@ func testFuncs(root, mod string, paths []string) ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// isExample reports an example that go test runs: ExampleX() with an
+// output comment, whose printed output is checked as a test's assertions
+// are. One without it is only compiled.
+func isExample(f *ast.File, fn *ast.FuncDecl) bool {
+	if !strings.HasPrefix(fn.Name.Name, "Example") || fn.Type.Params.NumFields() != 0 || fn.Body == nil {
+		return false
+	}
+	if rest := fn.Name.Name[len("Example"):]; rest != "" && rest[0] >= 'a' && rest[0] <= 'z' {
+		return false
+	}
+	for _, g := range f.Comments {
+		if g.Pos() < fn.Body.Lbrace || g.End() > fn.Body.Rbrace {
+			continue
+		}
+		text := strings.TrimSpace(g.Text())
+		if strings.HasPrefix(text, "Output:") || strings.HasPrefix(text, "Unordered output:") {
+			return true
+		}
+	}
+	return false
 }
 
 func isTestName(n string) bool {
@@ -369,6 +417,38 @@ func firstLine(texts ...string) string {
 		}
 	}
 	return "(no output)"
+}
+
+// setupSkip is the skip of a failed setup: for Go, whose setup only
+// fetches the commit's module versions, one the environment caused
+// (SkipModules), tried again by the next run.
+func setupSkip(l Language, when string, err error) *skipped {
+	if isGo(l) {
+		return skipf(SkipModules, "%s%s", when, setupReason(err))
+	}
+	return skipf(SkipSetup, "%s%s", when, setupReason(err))
+}
+
+// moduleMissingRE recognises go's words for a module version it could not
+// find offline: the setup step did not fetch it.
+var moduleMissingRE = regexp.MustCompile(`module lookup disabled by GOPROXY=off|GOFLAGS=-mod=mod|cannot find module providing package|reading \S+/@v/\S+: (no such file|404|410)|verifying \S+: .*: (dial|lookup)`)
+
+// envSkip is the skip of a run the environment spoiled (a time limit
+// reached, a module version not fetched), nil for none.
+func envSkip(l Language, out testrun.Outcome, when string) *skipped {
+	if out.TimedOut {
+		return skipf(SkipTimeout, "%s the tests reached their time limit", when)
+	}
+	if isGo(l) {
+		for _, b := range out.Build {
+			for _, line := range strings.Split(b.Message+"\n"+b.Output, "\n") {
+				if moduleMissingRE.MatchString(line) {
+					return skipf(SkipModules, "%s: %s", when, oneLine(line, 300))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // setupReason is a failed setup in a line: its first line (the command)

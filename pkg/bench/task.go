@@ -53,6 +53,10 @@ type Task struct {
 	// Fix is the commit that fixed it, Subject its subject line.
 	Fix     string `json:"fix,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// Kind is a mined fix's kind as ClassifyChange tells it (KindFix,
+	// KindFeature, KindUnsure), KindWhy its evidence.
+	Kind    string   `json:"kind,omitempty"`
+	KindWhy []string `json:"kind_why,omitempty"`
 }
 
 // Validate reports what a task lacks.

@@ -103,7 +103,10 @@ type Box struct {
 	status  Status
 	// The Go toolchain's own directories, shown read-only inside.
 	goroot, modcache string
-	home             string
+	// goproxy is the host's GOPROXY, which a Go setup step fetches
+	// through.
+	goproxy string
+	home    string
 	// The seed's making, one at a time, and why it failed if it did.
 	seedMu  sync.Mutex
 	seedErr error
@@ -174,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	case b.bwrap == "":
 		why = "bubblewrap (bwrap) is not installed"
 	default:
-		b.goroot, b.modcache = goEnv(ctx)
+		b.goroot, b.modcache, b.goproxy = goEnv(ctx)
 		err := b.probe(ctx, cfg.Hide)
 		if err != nil && len(cfg.Hide) > 0 && b.probe(ctx, nil) == nil {
 			// The host confines: what fails is hiding a configured path.
@@ -218,23 +221,6 @@ func lookPath(given, name string) string {
 		return ""
 	}
 	return p
-}
-
-// goEnv is the Go toolchain's root and module cache, when Go is installed.
-func goEnv(ctx context.Context) (goroot, modcache string) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE")
-	c.Env = Env()
-	out, err := c.Output()
-	if err != nil {
-		return "", ""
-	}
-	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 2 {
-		return "", ""
-	}
-	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1])
 }
 
 // absolute makes every path the box binds or hides absolute, against the
@@ -481,26 +467,6 @@ func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []str
 	return append(args, cmd.Args...)
 }
 
-// env is the environment of a confined command: the scrubbed one, with
-// the repository's own caches, a private temporary directory, and no
-// module downloads unless the network is allowed.
-func (b *Box) env(repo, cache string, extra []string) []string {
-	// No VCS stamping: the checkout's git directory may be hidden (a work
-	// tree of a mirror in the data directory), and builds must not fail on it.
-	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -buildvcs=false")
-	env := []string{"GOCACHE=" + filepath.Join(cache, "go-build"), "TMPDIR=/tmp"}
-	if b.networkFor(repo) {
-		env = append(env, "GOMODCACHE="+filepath.Join(cache, "mod"), "GOFLAGS="+goflags+" -modcacherw")
-	} else {
-		env = append(env, "GOFLAGS="+goflags)
-		if b.modcache != "" {
-			env = append(env, "GOMODCACHE="+b.modcache)
-		}
-		env = append(env, "GOPROXY=off")
-	}
-	return Env(append(env, extra...)...)
-}
-
 // Run runs cmd confined (or as today, unconfined, where the host cannot
 // confine). The repository it runs for is the one named with WithRepo on
 // ctx: it decides the caches and whether the network is allowed.
@@ -539,7 +505,7 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 	if err := b.prepareCache(ctx, cache); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
 	}
-	env := b.env(repo, cache, cmd.Env)
+	env := b.env(repo, cache, cmd.Env, cmd.Setup)
 	cmd.Args = b.wrap(cmd, repo, ws, cache)
 	return run(ctx, cmd, env, name)
 }

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -506,5 +508,76 @@ func TestConfinedReadOnlyMounts(t *testing.T) {
 	res = run(nil)
 	if !strings.Contains(res.Output, "WROTE-CACHE") || !strings.Contains(res.Output, "WROTE-MOUNT") {
 		t.Fatalf("without the mounts both are writable (the test shows nothing otherwise):\n%s", res.Output)
+	}
+}
+
+// A Go setup step (Cmd.Setup) fetches a module into the repository's own
+// module cache, and a build after it reads that cache with no proxy to
+// reach; before the setup the same build cannot fetch the module.
+func TestGoSetupFetchesWhatTheOfflineBuildReads(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go")
+	}
+	// The host's module cache, and a module proxy in its directory (the
+	// sandbox shows that one read-only; its /tmp is private).
+	modcache := t.TempDir()
+	proxy := filepath.Join(modcache, "proxy", "example.com", "dep", "@v")
+	for _, d := range []string{proxy, filepath.Join(modcache, "cache", "download")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod := "module example.com/dep\n\ngo 1.21\n"
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	for name, data := range map[string]string{"go.mod": mod, "dep.go": "package dep\n\nconst Two = 2\n"} {
+		w, err := zw.Create("example.com/dep@v1.0.0/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write([]byte(data))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"list": "v1.0.0\n", "v1.0.0.info": `{"Version":"v1.0.0"}`, "v1.0.0.mod": mod, "v1.0.0.zip": zb.String()} {
+		if err := os.WriteFile(filepath.Join(proxy, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(filepath.Join(modcache, "proxy")))
+	t.Setenv("GOMODCACHE", modcache)
+	t.Setenv("GONOSUMDB", "example.com")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	b := confined(t, Config{})
+	ws := workspace(t)
+	files := map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.21\n\nrequire example.com/dep v1.0.0\n",
+		"m.go":   "package m\n\nimport \"example.com/dep\"\n\n// Four is 4.\nconst Four = dep.Two * 2\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := WithRepo(context.Background(), "https://git.example/org/m.git")
+	run := func(setup bool, args ...string) Result {
+		res, err := b.Run(ctx, Cmd{Dir: ws, Args: args, Setup: setup, Timeout: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := run(false, "go", "build", "./..."); res.OK() {
+		t.Fatalf("a build before the setup step: %+v", res)
+	}
+	if res := run(true, "go", "mod", "download"); !res.OK() {
+		t.Fatalf("go mod download as a setup step: %+v", res)
+	}
+	if res := run(false, "go", "build", "./..."); !res.OK() {
+		t.Fatalf("the build after the setup step: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(modcache, "example.com")); err == nil {
+		t.Errorf("the setup step wrote the host's module cache")
 	}
 }

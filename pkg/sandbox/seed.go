@@ -174,7 +174,7 @@ func (b *Box) buildSeed(ctx context.Context, cache string) error {
 	}
 	for _, args := range seedCommands {
 		cmd := Cmd{Dir: mod, Args: args, Timeout: DefaultTimeout}
-		env := b.env("", cache, nil)
+		env := b.env("", cache, nil, false)
 		cmd.Args = b.wrap(cmd, "", mod, cache)
 		res, err := run(ctx, cmd, env, args[0])
 		if err != nil {

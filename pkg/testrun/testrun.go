@@ -46,7 +46,9 @@ var (
 	ErrAmbiguous = errors.New("test name is ambiguous")
 )
 
-var testFuncRE = regexp.MustCompile(`(?m)^func (Test\w*)\(\s*\w+ \*testing\.T\s*\)`)
+// testFuncRE finds a test function, or an example (its output is checked
+// as a test's assertions are, and go test -run selects it by name).
+var testFuncRE = regexp.MustCompile(`(?m)^func (Test\w*\(\s*\w+ \*testing\.T\s*\)|Example\w*\(\s*\))`)
 
 // Module reads the module path from dir/go.mod.
 func Module(dir string) (string, error) {
@@ -137,14 +139,14 @@ func Canonical(dir string, tests []string) ([]string, error) {
 }
 
 // split separates "import/path.TestX/sub" into its package and test; a bare
-// "TestX/sub" has no package. The package ends at the first ".Test" whose
-// function part (up to the first '/') is an identifier.
+// "TestX/sub" has no package. The package ends at the first ".Test" (or
+// ".Example") whose function part (up to the first '/') is an identifier.
 func split(id string) (pkg, test string) {
-	if strings.HasPrefix(id, "Test") {
+	if strings.HasPrefix(id, "Test") || strings.HasPrefix(id, "Example") {
 		return "", id
 	}
 	for off := 0; ; {
-		i := strings.Index(id[off:], ".Test")
+		i := nextFunc(id[off:])
 		if i < 0 {
 			return "", id
 		}
@@ -157,7 +159,17 @@ func split(id string) (pkg, test string) {
 	}
 }
 
-var identRE = regexp.MustCompile(`^Test\w*$`)
+var identRE = regexp.MustCompile(`^(Test|Example)\w*$`)
+
+// nextFunc is the index of the first ".Test" or ".Example" in id, -1 when
+// there is none.
+func nextFunc(id string) int {
+	i, j := strings.Index(id, ".Test"), strings.Index(id, ".Example")
+	if i < 0 || j >= 0 && j < i {
+		return j
+	}
+	return i
+}
 
 // MaxSourceBytes is the largest source file redfix reads from a checkout to
 // find tests in it; a larger one is passed over.
@@ -190,7 +202,7 @@ func findTestFunc(root, fn string) ([]string, error) {
 			return nil // a link, a file too large to be a test's source
 		}
 		for _, m := range testFuncRE.FindAllSubmatch(data, -1) {
-			if string(m[1]) == fn {
+			if name, _, _ := strings.Cut(string(m[1]), "("); name == fn {
 				rel, _ := filepath.Rel(root, filepath.Dir(path))
 				rel = filepath.ToSlash(rel)
 				if !seen[rel] {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
@@ -24,6 +25,8 @@ type Driver struct {
 	// CheckTimeout bounds each static check's command (0: the sandbox's
 	// default).
 	CheckTimeout time.Duration
+	// SetupTimeout bounds go mod download (0: ten minutes).
+	SetupTimeout time.Duration
 }
 
 // Name is "go".
@@ -45,9 +48,41 @@ func (Driver) Detect(dir string) int {
 	return 0
 }
 
-// Setup does nothing: modules come from the module cache or proxy as go
-// test needs them, under the sandbox's network rule.
-func (Driver) Setup(context.Context, string) error { return nil }
+// Setup fetches the module versions the checkout's go.mod names (go mod
+// download, the one Go step that may reach the module proxy) into the
+// repository's own module cache, which its builds and tests then read
+// offline. A module without requirements has nothing to fetch.
+func (d Driver) Setup(ctx context.Context, dir string) error {
+	data, err := untrusted.ReadFile(dir, "go.mod", testrun.MaxSourceBytes)
+	if err != nil || !requires(string(data)) {
+		return nil // no module (go test will say), or nothing to fetch
+	}
+	timeout := d.SetupTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Timeout: timeout, MaxOutput: 64 << 10})
+	if err != nil {
+		return fmt.Errorf("go mod download in %s: %w", dir, err)
+	}
+	if !res.OK() {
+		if res.TimedOut {
+			return fmt.Errorf("go mod download: timed out after %s", timeout)
+		}
+		return fmt.Errorf("go mod download: exit %d\n%s", res.ExitCode, strings.TrimSpace(res.Output))
+	}
+	return nil
+}
+
+// requires reports a go.mod that names a module it requires.
+func requires(gomod string) bool {
+	for _, line := range strings.Split(gomod, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "require" {
+			return true
+		}
+	}
+	return false
+}
 
 // Resolve is testrun.Resolve.
 func (Driver) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
