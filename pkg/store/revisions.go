@@ -45,7 +45,15 @@ func (s *Store) ClaimRevision(ctx context.Context, repo string, number, max int)
 	if len(res) != 2 {
 		return 0, false, fmt.Errorf("count a revision of %s#%d: unexpected answer %v", repo, number, res)
 	}
-	return int(res[0]), res[1] == 1, nil
+	n, ok = int(res[0]), res[1] == 1
+	if ok && n == 1 {
+		// From its first revision on, the pull request counts among the
+		// revised ones in the land rates too.
+		if err := s.MarkRevised(ctx, repo, number); err != nil && !errors.Is(err, task.ErrNoFix) {
+			return n, ok, fmt.Errorf("count a revision of %s#%d: %w", repo, number, err)
+		}
+	}
+	return n, ok, nil
 }
 
 // Revisions is how many revisions pull request number of repo got.

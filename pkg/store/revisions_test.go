@@ -61,3 +61,33 @@ func TestRevisionsAndRetries(t *testing.T) {
 		})
 	}
 }
+
+// A pull request's first revision moves it among the revised ones in the
+// land rates; later revisions do not count it again.
+func TestFirstRevisionCountsThePullRequestRevised(t *testing.T) {
+	for name, rdb := range outcomeBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := New(rdb, testPrefix(t, rdb))
+			if _, err := s.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: 3, URL: "https://github.com/acme/shop/pull/3", PublishedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				if _, ok, err := s.ClaimRevision(ctx, "acme/shop", 3, 3); err != nil || !ok {
+					t.Fatalf("claim: %v %v", ok, err)
+				}
+			}
+			land, err := s.LandRate(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int64{}
+			for _, k := range land.Kinds {
+				got[k.Kind] = k.Published
+			}
+			if got[task.KindFix] != 1 || got[task.KindRevised] != 1 {
+				t.Errorf("published by kind %v, want one fix that is also one revised", got)
+			}
+		})
+	}
+}
