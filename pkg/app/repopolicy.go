@@ -4,7 +4,6 @@ import (
 	"context"
 	"path"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -48,11 +47,10 @@ func centralPolicy(cfg config.Config, repo string) repoconfig.Central {
 	return c
 }
 
-// centralRevert is the central revert policy a .redfix.yaml's revert:
-// narrows. The central revert keys are read here when they exist;
-// until then reverts are on, for culprits under a day old.
-func centralRevert(config.Config) repoconfig.RevertPolicy {
-	return repoconfig.RevertPolicy{Enabled: true, MaxAge: 24 * time.Hour}
+// centralRevert is the central revert policy (the revert: section) that a
+// .redfix.yaml's revert: narrows.
+func centralRevert(cfg config.Config) repoconfig.RevertPolicy {
+	return repoconfig.RevertPolicy{Enabled: cfg.Revert.Enabled, MaxAge: cfg.Revert.MaxAge}
 }
 
 func sameRepo(a, b string) bool {

@@ -34,6 +34,31 @@ func NewPolicy(enabled bool, maxAge time.Duration, minConfidence float64, firstP
 	return Policy{Enabled: enabled, MaxAge: maxAge, MinConfidence: minConfidence, FirstPaths: firstPaths}
 }
 
+// Repo is a repository's own revert policy (its .redfix.yaml's revert
+// section, already held within the central configuration's).
+type Repo struct {
+	Enabled bool
+	// MaxAge: 0 keeps the central bound.
+	MaxAge     time.Duration
+	FirstPaths []string
+}
+
+// Narrowed is p narrowed by a repository's own policy: off when either is,
+// the younger of the two ages, and the repository's revert-first paths (the
+// central configuration has none). A nil repo is p.
+func (p Policy) Narrowed(repo *Repo) Policy {
+	if repo == nil {
+		return p
+	}
+	out := p
+	out.Enabled = p.Enabled && repo.Enabled
+	if repo.MaxAge > 0 && (p.MaxAge <= 0 || repo.MaxAge < p.MaxAge) {
+		out.MaxAge = repo.MaxAge
+	}
+	out.FirstPaths = repo.FirstPaths
+	return out
+}
+
 // Cause is what asks for a revert.
 type Cause int
 

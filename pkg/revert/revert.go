@@ -99,21 +99,23 @@ func (r *Reverter) now() time.Time {
 // Revert reverts t's culprit for cause and returns the revert pull
 // request's page: the one opened now, or the culprit's revert opened
 // before. A revert the rules refuse is an error wrapping ErrRefused, with
-// the reason.
-func (r *Reverter) Revert(ctx context.Context, t task.Task, cause Cause) (string, error) {
+// the reason. repo, when not nil, is the repository's own revert policy
+// (its .redfix.yaml): it narrows the Reverter's, never widens it.
+func (r *Reverter) Revert(ctx context.Context, t task.Task, cause Cause, repo *Repo) (string, error) {
+	pol := r.Policy.Narrowed(repo)
 	culprit := t.Bisection.Blame
-	if !r.Policy.Enabled {
+	if !pol.Enabled {
 		return "", refused("reverts are turned off")
 	}
 	if culprit == "" {
 		return "", refused("triage blamed no commit")
 	}
 	// What needs no git is decided before anything is claimed or cloned.
-	if cause == FirstPaths && len(r.Policy.FirstPaths) == 0 {
+	if cause == FirstPaths && len(pol.FirstPaths) == 0 {
 		return "", refused("the repository reverts no path first")
 	}
-	if cause != Asked && t.Bisection.Confidence < r.Policy.MinConfidence {
-		return "", refused("triage's confidence in %s is %.3f, under %.3f", task.Short(culprit), t.Bisection.Confidence, r.Policy.MinConfidence)
+	if cause != Asked && t.Bisection.Confidence < pol.MinConfidence {
+		return "", refused("triage's confidence in %s is %.3f, under %.3f", task.Short(culprit), t.Bisection.Confidence, pol.MinConfidence)
 	}
 	log := r.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.String("culprit", culprit), zap.Stringer("cause", cause))
 	ctx = sandbox.WithRepo(ctx, t.Repo)
@@ -158,7 +160,7 @@ func (r *Reverter) Revert(ctx context.Context, t task.Task, cause Cause) (string
 		}
 	}()
 
-	rv, err := r.make(ctx, t, cause, log)
+	rv, err := r.make(ctx, t, cause, pol, log)
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +187,7 @@ func (r *Reverter) Revert(ctx context.Context, t task.Task, cause Cause) (string
 
 // make reverts the culprit on a fresh work tree at the default branch's
 // head and runs the failing tests there.
-func (r *Reverter) make(ctx context.Context, t task.Task, cause Cause, log *zap.Logger) (publish.Revert, error) {
+func (r *Reverter) make(ctx context.Context, t task.Task, cause Cause, pol Policy, log *zap.Logger) (publish.Revert, error) {
 	culprit := t.Bisection.Blame
 	branch, head, err := r.Checkouts.DefaultHead(ctx, t.Repo)
 	if err != nil {
@@ -201,7 +203,7 @@ func (r *Reverter) make(ctx context.Context, t task.Task, cause Cause, log *zap.
 	if err != nil {
 		return publish.Revert{}, err
 	}
-	if ok, why := r.Policy.Decide(t, c, r.now(), cause); !ok {
+	if ok, why := pol.Decide(t, c, r.now(), cause); !ok {
 		return publish.Revert{}, refused("%s", why)
 	}
 	rv, err := revertOn(ctx, ws, c, head)
@@ -210,7 +212,7 @@ func (r *Reverter) make(ctx context.Context, t task.Task, cause Cause, log *zap.
 	}
 	rv.Task, rv.Base, rv.Why = t, branch, cause.String()
 	if cause == FirstPaths {
-		rv.Why += " (" + r.Policy.firstPath(c.Files) + ")"
+		rv.Why += " (" + pol.firstPath(c.Files) + ")"
 	}
 	// From here on the work tree is hostile: the tests ran in it. Only
 	// the driver's outcome (written outside it) is read.
@@ -338,7 +340,7 @@ func (r *Reverter) OpenRevert(ctx context.Context, repo, group string) (string, 
 			continue
 		}
 		if owner, name, err := gh.ParseRepo(t.Repo); t.Repo == repo || err == nil && strings.EqualFold(owner+"/"+name, repo) {
-			return r.Revert(ctx, t, Asked)
+			return r.Revert(ctx, t, Asked, nil)
 		}
 	}
 	return "", refused("no task of group %s in %s names a culprit", group, repo)

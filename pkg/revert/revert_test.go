@@ -151,7 +151,7 @@ func TestRevertRefusedWhenLaterCommitsBuildOnIt(t *testing.T) {
 	dir, culprit := calcRepo(t, ctx, "calc.go", "package calc\n\n// Add adds, fast.\nfunc Add(a, b int) int { return a - b }\n\nfunc Double(a int) int { return Add(a, a) }\n")
 	pub := &recorder{}
 	r, _ := reverter(t, pub)
-	_, err := r.Revert(ctx, calcTask(dir, culprit), NoPatch)
+	_, err := r.Revert(ctx, calcTask(dir, culprit), NoPatch, nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "later commits build on") {
 		t.Fatalf("revert under a later commit on its file: %v, want refused", err)
 	}
@@ -162,7 +162,7 @@ func TestRevertRefusedWhenLaterCommitsBuildOnIt(t *testing.T) {
 	dir, culprit = calcRepo(t, ctx, "docs/README.md", "calc adds.\n")
 	pub = &recorder{}
 	r, st := reverter(t, pub)
-	url, err := r.Revert(ctx, calcTask(dir, culprit), NoPatch)
+	url, err := r.Revert(ctx, calcTask(dir, culprit), NoPatch, nil)
 	if err != nil || len(pub.got) != 1 {
 		t.Fatalf("revert under a later commit elsewhere: %q %v (%d published)", url, err, len(pub.got))
 	}
@@ -174,7 +174,7 @@ func TestRevertRefusedWhenLaterCommitsBuildOnIt(t *testing.T) {
 		t.Errorf("reverted on %s, want the head %s", rv.Head, out)
 	}
 	// Once per culprit; and the group now has its pull request.
-	if again, err := r.Revert(ctx, calcTask(dir, culprit), Asked); err != nil || again != url || len(pub.got) != 1 {
+	if again, err := r.Revert(ctx, calcTask(dir, culprit), Asked, nil); err != nil || again != url || len(pub.got) != 1 {
 		t.Errorf("second revert: %q %v (%d published), want %s", again, err, len(pub.got), url)
 	}
 	if got, ok, err := st.Published(ctx, "fp1"); err != nil || !ok || got != url {
@@ -195,7 +195,7 @@ func TestRevertHeldWhileTheGroupHasAFix(t *testing.T) {
 	if err := st.MarkPublished(ctx, "fp1", "https://github.example/acme/calc/pull/7"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := r.Revert(ctx, calcTask("/nonexistent", "c0ffee"), NoPatch)
+	_, err := r.Revert(ctx, calcTask("/nonexistent", "c0ffee"), NoPatch, nil)
 	if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "pull/7") || len(pub.got) != 0 {
 		t.Fatalf("revert of a group with a fix: %v", err)
 	}

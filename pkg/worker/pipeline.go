@@ -259,7 +259,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		ctx = harness.WithBudget(ctx, left)
 	}
 
-	if url, ok := p.revert(ctx, t, revert.FirstPaths, log); ok {
+	if url, ok := p.revert(ctx, t, revert.FirstPaths, pol, log); ok {
 		return Outcome{Status: task.StatusPublished, PullRequest: url, Reason: "reverted the culprit before any repair: " + revert.FirstPaths.String()}, nil
 	}
 
@@ -306,7 +306,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 			log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
 		}
 		if out.Status == task.StatusNoPatch {
-			if url, ok := p.revert(ctx, t, revert.NoPatch, log); ok {
+			if url, ok := p.revert(ctx, t, revert.NoPatch, pol, log); ok {
 				out.Status, out.PullRequest = task.StatusPublished, url
 				out.Reason = "reverted the culprit: " + out.Reason
 			}

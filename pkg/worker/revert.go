@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/revert"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -13,17 +14,22 @@ import (
 // Reverts reverts a task's culprit (revert.Reverter): the pull request's
 // page, or an error wrapping revert.ErrRefused with the reason.
 type Reverts interface {
-	Revert(ctx context.Context, t task.Task, cause revert.Cause) (string, error)
+	Revert(ctx context.Context, t task.Task, cause revert.Cause, repo *revert.Repo) (string, error)
 }
 
-// revert asks for the revert of t's culprit for cause; ok when its pull
-// request is open. A refusal or a failure leaves the task as it was (the
+// revert asks for the revert of t's culprit for cause, under the
+// repository's own policy when it has one (pol); ok when its pull request
+// is open. A refusal or a failure leaves the task as it was (the
 // failure logged): the repair's outcome stands.
-func (p *Pipeline) revert(ctx context.Context, t task.Task, cause revert.Cause, log *zap.Logger) (string, bool) {
+func (p *Pipeline) revert(ctx context.Context, t task.Task, cause revert.Cause, pol *repoconfig.Policy, log *zap.Logger) (string, bool) {
 	if p.Reverts == nil || t.Bisection.Blame == "" {
 		return "", false
 	}
-	url, err := p.Reverts.Revert(ctx, t, cause)
+	var repo *revert.Repo
+	if pol != nil {
+		repo = &revert.Repo{Enabled: pol.Revert.Enabled, MaxAge: pol.Revert.MaxAge, FirstPaths: pol.Revert.FirstPaths}
+	}
+	url, err := p.Reverts.Revert(ctx, t, cause, repo)
 	switch {
 	case errors.Is(err, revert.ErrRefused) && cause == revert.FirstPaths:
 		log.Debug("culprit not reverted first", zap.Error(err))
