@@ -131,7 +131,7 @@ func checkJetStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 // answers or wait passes; an answer that is an error (a wrong password, no
 // password given) ends the wait at once, except LOADING (a Redis reading
 // its file back). password is removed from the error, should it appear.
-func checkRedis(ctx context.Context, rdb *redis.Client, addr, password string, wait time.Duration) error {
+func checkRedis(ctx context.Context, rdb redis.UniversalClient, addr, password string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, max(time.Until(deadline), 3*time.Second))
