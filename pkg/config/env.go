@@ -41,6 +41,13 @@ var envVars = []struct {
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
 	{"REDFIX_REDIS_SENTINEL_PASSWORD", func(c *Config, v string) error { c.Redis.Sentinel.Password = v; return nil }},
+	// A cluster's servers from the environment replace the file's single
+	// server (a deployment's manifests choose the form).
+	{"REDFIX_NATS_URLS", func(c *Config, v string) error { c.NATS.URL, c.NATS.URLs = "", splitList(v); return nil }},
+	{"REDFIX_NATS_REPLICAS", intVar(func(c *Config) *int { return &c.NATS.Replicas })},
+	{"REDFIX_REDIS_SENTINEL_MASTER", func(c *Config, v string) error { c.Redis.Addr, c.Redis.Sentinel.Master = "", v; return nil }},
+	{"REDFIX_REDIS_SENTINEL_ADDRS", func(c *Config, v string) error { c.Redis.Addr, c.Redis.Sentinel.Addrs = "", splitList(v); return nil }},
+	{"REDFIX_REDIS_WAIT_REPLICAS", intVar(func(c *Config) *int { return &c.Redis.WaitReplicas })},
 	{"REDFIX_REDIS_TASK_RETENTION", durationVar(func(c *Config) *time.Duration { return &c.Redis.TaskRetention })},
 	{"REDFIX_REDIS_RETENTION_SWEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.Redis.RetentionSweepInterval })},
 	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},

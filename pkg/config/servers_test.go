@@ -46,6 +46,18 @@ redis:
 	if err != nil {
 		t.Fatal(err)
 	}
+	ha, err := Load("", env(map[string]string{
+		"REDFIX_NATS_URL": "nats://one:4222", "REDFIX_REDIS_ADDR": "redis:6379",
+		"REDFIX_NATS_URLS": "nats://a:4222, nats://b:4222", "REDFIX_NATS_REPLICAS": "3",
+		"REDFIX_REDIS_SENTINEL_MASTER": "redfix", "REDFIX_REDIS_SENTINEL_ADDRS": "s0:26379,s1:26379,s2:26379", "REDFIX_REDIS_WAIT_REPLICAS": "1",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ha.NATS.URL != "nats://a:4222,nats://b:4222" || ha.NATS.Replicas != 3 || ha.Redis.Addr != "" ||
+		len(ha.Redis.Sentinel.Addrs) != 3 || ha.Redis.WaitReplicas != 1 {
+		t.Fatalf("cluster from the environment: %+v %+v", ha.NATS, ha.Redis)
+	}
 	if def.NATS.URL != "nats://one:4222" || def.NATS.Replicas != 1 || def.Redis.Describe() != "redis:6379" || def.Redis.WaitReplicas != 0 {
 		t.Fatalf("single servers: %+v %+v", def.NATS, def.Redis)
 	}
@@ -67,7 +79,7 @@ func TestClusterSettingsRejected(t *testing.T) {
 		{"cluster with wait", "not supported", func(c *Config) {
 			c.Redis.ClusterAddrs, c.Redis.Prefix, c.Redis.WaitReplicas = []string{"r:6379"}, "{redfix}", 1
 		}},
-		{"wait too long", "1ms to 2s", func(c *Config) { c.Redis.Addr, c.Redis.WaitReplicas, c.Redis.WaitTimeout = "r:6379", 1, 5 * time.Second }},
+		{"wait too long", "1ms to 2s", func(c *Config) { c.Redis.Addr, c.Redis.WaitReplicas, c.Redis.WaitTimeout = "r:6379", 1, 5*time.Second }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
