@@ -72,10 +72,11 @@ func (c *NATSCluster) Start(i int) {
 	c.nodes[i].start()
 }
 
-// WaitJetStream waits until JetStream answers through the cluster.
+// WaitJetStream waits until JetStream answers through the cluster and a
+// stream with a copy on every node can be made.
 func (c *NATSCluster) WaitJetStream() {
 	c.t.Helper()
-	Poll(c.t, time.Minute, "the NATS cluster's JetStream answers", func() bool {
+	Poll(c.t, 2*time.Minute, "the NATS cluster's JetStream makes a stream on every node", func() bool {
 		nc, err := nats.Connect(strings.Join(c.URLs(), ","), nats.Timeout(time.Second))
 		if err != nil {
 			return false
@@ -85,10 +86,17 @@ func (c *NATSCluster) WaitJetStream() {
 		if err != nil {
 			return false
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, err = js.AccountInfo(ctx)
-		return err == nil
+		if _, err := js.AccountInfo(ctx); err != nil {
+			return false
+		}
+		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: "TESTSVC_PROBE", Subjects: []string{"testsvc.probe"}, Storage: jetstream.MemoryStorage, Replicas: len(c.nodes),
+		}); err != nil {
+			return false
+		}
+		return js.DeleteStream(ctx, "TESTSVC_PROBE") == nil
 	})
 }
 

@@ -117,11 +117,15 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
 	s.Registry.MustRegister(s.Store.MemoryFullMetric())
 
-	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
+	s.Jobs, err = whileElecting(ctx, cfg.StartupWait, func() (*queue.Queue, error) {
+		return queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.Intake, err = ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
+	s.Intake, err = whileElecting(ctx, cfg.StartupWait, func() (*ingest.Intake, error) {
+		return ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -321,6 +322,36 @@ func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample,
 	if accepted == 0 {
 		t.Fatal("no report was accepted")
 	}
-	t.Logf("reports %d (accepted %d), groups %d, pull requests %d, faults %d; %s; whole run %s",
-		reports, accepted, len(repos), len(st.pullRequests()), faults, strings.Join(recovered, ", "), time.Since(began).Round(time.Second))
+	t.Logf("reports %d (accepted %d, %d bytes each), groups %d, pull requests %d, faults %d; %s; whole run %s",
+		reports, accepted, len(failing(1)), len(repos), len(st.pullRequests()), faults, strings.Join(recovered, ", "), time.Since(began).Round(time.Second))
+	t.Logf("redis memory by kind of key (MEMORY USAGE): %s", st.memoryByKind(ctx))
+}
+
+// memoryByKind sums MEMORY USAGE over the store's keys by their kind (the
+// part after the prefix: task, group, published, …), with their count.
+func (c clusterState) memoryByKind(ctx context.Context) string {
+	keys, err := c.rdb.Keys(ctx, c.pfx+":*").Result()
+	if err != nil {
+		return err.Error()
+	}
+	bytes, count := map[string]int64{}, map[string]int{}
+	var kinds []string
+	for _, k := range keys {
+		kind, _, _ := strings.Cut(strings.TrimPrefix(k, c.pfx+":"), ":")
+		n, err := c.rdb.MemoryUsage(ctx, k).Result()
+		if err != nil {
+			continue
+		}
+		if count[kind] == 0 {
+			kinds = append(kinds, kind)
+		}
+		bytes[kind] += n
+		count[kind]++
+	}
+	sort.Strings(kinds)
+	var out []string
+	for _, k := range kinds {
+		out = append(out, fmt.Sprintf("%s %d B in %d keys", k, bytes[k], count[k]))
+	}
+	return strings.Join(out, "; ")
 }
