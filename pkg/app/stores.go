@@ -90,16 +90,17 @@ func connectNATS(ctx context.Context, rawURL string, wait time.Duration, opts []
 	return nc, nil
 }
 
-// whileElecting opens streams with open, again while it times out, for at
-// most wait: a NATS cluster that is starting, or has just lost a node,
-// answers stream requests only once it has elected the stream's leader
-// (a replicated stream's creation waits for every replica).
+// whileElecting opens streams with open, again while it fails, for at most
+// wait: a NATS cluster that is starting, or has just lost a node, answers
+// stream requests with timeouts or "temporarily unavailable" until it has
+// elected the stream's leader (a replicated stream's creation waits for
+// its replicas). A setting the server refuses ends the wait late, with
+// the server's answer.
 func whileElecting[T any](ctx context.Context, wait time.Duration, open func() (T, error)) (T, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		v, err := open()
-		if err == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) ||
-			ctx.Err() != nil || !time.Now().Before(deadline) {
+		if err == nil || ctx.Err() != nil || !time.Now().Before(deadline) {
 			return v, err
 		}
 		select {
