@@ -24,7 +24,7 @@ import (
 )
 
 // The kustomizations shipped; each must render and decode.
-var kustomizations = []string{"base", "overlays/dev", "overlays/prod"}
+var kustomizations = []string{"base", "overlays/dev", "overlays/prod", "overlays/ha"}
 
 // object is one rendered object, decoded into its API type.
 type object struct {

@@ -138,8 +138,12 @@ func hasPort(c corev1.Container, name string) bool {
 func TestPolicyEveryContainer(t *testing.T) {
 	for dir, r := range shipped(t) {
 		ws := workloads(r)
-		if len(ws) != 4 {
-			t.Fatalf("%s: %d workloads, want bot, worker, nats, redis", dir, len(ws))
+		want := 4
+		if dir == "overlays/ha" {
+			want = 5 // and the Sentinels
+		}
+		if len(ws) != want {
+			t.Fatalf("%s: %d workloads, want bot, worker, nats, redis (and redis-sentinel in ha)", dir, len(ws))
 		}
 		for _, w := range ws {
 			spec := w.Pod.Spec
@@ -189,7 +193,7 @@ func TestPolicyStateSurvivesAndNeedsCredentials(t *testing.T) {
 					secretKeys[e.ValueFrom.SecretKeyRef.Key] = true
 				}
 			}
-			want := map[string][]string{"redis": {"REDFIX_REDIS_PASSWORD"}, "nats": {"REDFIX_NATS_USER", "REDFIX_NATS_PASSWORD"}}[ss.Name]
+			want := map[string][]string{"redis": {"REDFIX_REDIS_PASSWORD"}, "nats": {"REDFIX_NATS_USER", "REDFIX_NATS_PASSWORD"}, "redis-sentinel": {"REDFIX_REDIS_PASSWORD"}}[ss.Name]
 			if want == nil {
 				t.Errorf("%s: unexpected StatefulSet %s", dir, ss.Name)
 			}
@@ -232,7 +236,7 @@ func TestPolicyNetwork(t *testing.T) {
 			t.Errorf("%s: no default-deny NetworkPolicy", dir)
 		}
 		// Every workload is selected by a policy of its own, and the
-		// workers' egress goes to DNS, NATS, Redis and HTTPS only.
+		// workers' egress goes to DNS, NATS, Redis (and its Sentinels) and HTTPS only.
 		for _, w := range workloads(r) {
 			var own []*networkingv1.NetworkPolicy
 			for _, np := range nps {
@@ -250,7 +254,7 @@ func TestPolicyNetwork(t *testing.T) {
 			if w.Name != "redfix-worker" {
 				continue
 			}
-			allowed := map[int32]bool{53: true, 4222: true, 6379: true, 443: true}
+			allowed := map[int32]bool{53: true, 4222: true, 6379: true, 443: true, 26379: true}
 			for _, np := range nps {
 				sel, _ := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
 				if !sel.Matches(labels.Set(w.Pod.Labels)) {
@@ -289,7 +293,7 @@ func TestPolicyDisruptionBudgets(t *testing.T) {
 			if dir == "overlays/dev" && w.Replicas != 1 {
 				t.Errorf("dev: %s %s runs %d replicas, want 1", w.Kind, w.Name, w.Replicas)
 			}
-			if dir == "overlays/prod" && w.Replicas > 1 && budget == nil {
+			if (dir == "overlays/prod" || dir == "overlays/ha") && w.Replicas > 1 && budget == nil {
 				t.Errorf("prod: %s %s runs %d replicas and has no PodDisruptionBudget", w.Kind, w.Name, w.Replicas)
 			}
 			if budget == nil {

@@ -59,10 +59,11 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Usage("demo: --lang: " + err.Error())
 	}
 	cfg, log, err := fs.load(stderr, func(cfg *config.Config) {
-		if cfg.NATS.URL != "" || cfg.Redis.Addr != "" {
+		if cfg.NATS.URL != "" || cfg.Redis.External() {
 			// The demo is the embedded default; it never touches real servers.
 			fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
-			cfg.NATS.URL, cfg.Redis.Addr = "", ""
+			cfg.NATS.URL, cfg.NATS.URLs, cfg.NATS.Replicas = "", nil, 1
+			cfg.Redis.Addr, cfg.Redis.Sentinel, cfg.Redis.ClusterAddrs, cfg.Redis.WaitReplicas = "", config.RedisSentinel{}, nil, 0
 		}
 		if cfg.Log.Level == "info" {
 			// Stage lines tell the story; the log keeps warnings and errors.

@@ -101,6 +101,9 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 		Filter:   filter,
 		Lookback: cfg.GitHub.ResyncLookback,
 		Log:      s.log.Named("resync"),
+		// The bot's replicas resync once per interval between them.
+		Turns: s.Store,
+		Owner: processOwner(),
 	}
 }
 

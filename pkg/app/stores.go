@@ -90,6 +90,26 @@ func connectNATS(ctx context.Context, rawURL string, wait time.Duration, opts []
 	return nc, nil
 }
 
+// whileElecting opens streams with open, again while it fails, for at most
+// wait: a NATS cluster that is starting, or has just lost a node, answers
+// stream requests with timeouts or "temporarily unavailable" until it has
+// elected the stream's leader (a replicated stream's creation waits for
+// its replicas). A setting the server refuses ends the wait late, with
+// the server's answer.
+func whileElecting[T any](ctx context.Context, wait time.Duration, open func() (T, error)) (T, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		v, err := open()
+		if err == nil || ctx.Err() != nil || !time.Now().Before(deadline) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(storePoll):
+		}
+	}
+}
+
 // loginRefused reports whether a NATS server refused the credentials.
 func loginRefused(err error) bool {
 	msg := strings.ToLower(err.Error())
@@ -131,7 +151,7 @@ func checkJetStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 // answers or wait passes; an answer that is an error (a wrong password, no
 // password given) ends the wait at once, except LOADING (a Redis reading
 // its file back). password is removed from the error, should it appear.
-func checkRedis(ctx context.Context, rdb *redis.Client, addr, password string, wait time.Duration) error {
+func checkRedis(ctx context.Context, rdb redis.UniversalClient, addr, password string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, max(time.Until(deadline), 3*time.Second))

@@ -60,7 +60,7 @@ type System struct {
 
 	log     *zap.Logger
 	nc      *nats.Conn
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	closers []func()
 
 	triage  *triage.Metrics
@@ -94,23 +94,25 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Redis.Addr == "" {
+	addr := cfg.Redis.Addr
+	if !cfg.Redis.External() {
 		r, err := embedded.StartRedis()
 		if err != nil {
 			return nil, fmt.Errorf("start embedded Redis: %w", err)
 		}
 		s.closers = append(s.closers, r.Close)
-		s.RedisAddr = r.Addr()
+		addr, s.RedisAddr = r.Addr(), r.Addr()
 	} else {
-		s.RedisAddr = cfg.Redis.Addr
+		s.RedisAddr = cfg.Redis.Describe()
 	}
-	s.rdb = redisClient(cfg, s.RedisAddr)
+	s.rdb = redisClient(cfg, addr)
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
 	if err := checkRedis(ctx, s.rdb, s.RedisAddr, cfg.Redis.Password, cfg.StartupWait); err != nil {
 		return nil, err
 	}
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
+	s.Store.SetDurability(store.Durability{Replicas: cfg.Redis.WaitReplicas, Timeout: cfg.Redis.WaitTimeout})
 	s.Store.Redact(redactor(cfg))
 	if err := s.startGitHub(cfg); err != nil {
 		return nil, err
@@ -119,11 +121,15 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
 	s.Registry.MustRegister(s.Store.MemoryFullMetric())
 
-	s.Jobs, err = queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
+	s.Jobs, err = whileElecting(ctx, cfg.StartupWait, func() (*queue.Queue, error) {
+		return queue.Open(ctx, js, queueConfig(cfg), log.Named("queue"))
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.Intake, err = ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
+	s.Intake, err = whileElecting(ctx, cfg.StartupWait, func() (*ingest.Intake, error) {
+		return ingest.Open(ctx, js, intakeConfig(cfg), log.Named("ingest"))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -178,11 +184,11 @@ func (s *System) startNATS(ctx context.Context, cfg config.Config) (_ jetstream.
 // queueConfig and intakeConfig are the job queue's and the report intake's
 // settings from the configuration.
 func queueConfig(cfg config.Config) queue.Config {
-	return queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver}
+	return queue.Config{Stream: cfg.NATS.Stream, AckWait: cfg.NATS.AckWait, MaxDeliver: cfg.NATS.MaxDeliver, Replicas: cfg.NATS.Replicas}
 }
 
 func intakeConfig(cfg config.Config) ingest.Config {
-	return ingest.Config{AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge}
+	return ingest.Config{AckWait: cfg.Triage.ReportAckWait, RetryDelay: cfg.Triage.ReportRetryDelay, MaxAge: cfg.Triage.ReportMaxAge, Replicas: cfg.NATS.Replicas}
 }
 
 // NATSAuth is how a client logs in to NATS with the configured credentials
@@ -331,8 +337,19 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 	return c.Run(ctx)
 }
 
-// redisClient is a client of the Redis at addr, with the configuration's
-// credentials and database.
-func redisClient(cfg config.Config, addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, Password: cfg.Redis.Password, DB: cfg.Redis.DB})
+// redisClient is a client of the configured Redis, with the configuration's
+// credentials and database: of the primary Sentinel names (found again
+// after a failover), of a Redis Cluster, or of the one server at addr.
+func redisClient(cfg config.Config, addr string) redis.UniversalClient {
+	r := cfg.Redis
+	switch {
+	case r.Sentinel.Enabled():
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName: r.Sentinel.Master, SentinelAddrs: r.Sentinel.Addrs, SentinelPassword: r.Sentinel.Password,
+			Password: r.Password, DB: r.DB,
+		})
+	case len(r.ClusterAddrs) > 0:
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: r.ClusterAddrs, Password: r.Password})
+	}
+	return redis.NewClient(&redis.Options{Addr: addr, Password: r.Password, DB: r.DB})
 }

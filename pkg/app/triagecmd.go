@@ -64,13 +64,13 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// Reproduction and bisection take a while: on a terminal, a line per
 	// test run on stderr.
 	b.Runner = triage.ReportRuns(nil, bench.StageLines(stderr))
-	if cfg.Redis.Addr != "" {
+	if cfg.Redis.External() {
 		// The service's Redis: runs by commit are reused across searches
 		// (and with the service), and this search's are kept.
 		rdb := redisClient(cfg, cfg.Redis.Addr)
 		defer rdb.Close()
 		if err := rdb.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("triage: redis at %s: %w", cfg.Redis.Addr, err)
+			return fmt.Errorf("triage: redis at %s: %w", cfg.Redis.Describe(), err)
 		}
 		b.Cache = store.New(rdb, cfg.Redis.Prefix)
 	}

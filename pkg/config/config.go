@@ -141,9 +141,18 @@ type HTTP struct {
 	PublicWithoutToken bool `yaml:"public_without_token"`
 }
 
-// NATS configures the queue. An empty URL starts an embedded server.
+// NATS configures the queue. An empty URL (and no URLs) starts an
+// embedded server.
 type NATS struct {
 	URL string `yaml:"url"`
+	// URLs are a cluster's servers, tried in turn (the client learns the
+	// rest of the cluster from the first it reaches); the same as URL with
+	// the URLs separated by commas. Set URL or URLs, not both.
+	URLs []string `yaml:"urls"`
+	// Replicas is how many copies of each stream (reports, jobs, parked
+	// messages) and of the object store a cluster keeps: 3 on a
+	// three-node cluster, 1 on a single server.
+	Replicas int `yaml:"replicas"`
 	// User and Password, or Token, or CredentialsFile (a NATS .creds file:
 	// a user JWT and its NKey seed) log in to a server that requires it.
 	// Credentials in the URL (nats://user:pass@host) work too.
@@ -156,13 +165,23 @@ type NATS struct {
 	MaxDeliver      int           `yaml:"max_deliver"`
 }
 
-// Redis configures the state store. An empty Addr starts an embedded
-// Redis-protocol server (memory only).
+// Redis configures the state store: one server (Addr), a primary found
+// through Sentinel (Sentinel), or a Redis Cluster (ClusterAddrs); set one.
+// None starts an embedded Redis-protocol server (memory only).
 type Redis struct {
-	Addr     string `yaml:"addr"`
-	Password string `yaml:"password"`
-	DB       int    `yaml:"db"`
-	Prefix   string `yaml:"prefix"`
+	Addr         string        `yaml:"addr"`
+	Sentinel     RedisSentinel `yaml:"sentinel"`
+	ClusterAddrs []string      `yaml:"cluster_addrs"`
+	// WaitReplicas is how many replicas must have the writes that keep a
+	// failure group to one pull request (group claims, publish claims, the
+	// published mark) before they count: redfix sends WAIT after them and
+	// fails the step when fewer replicas answer within WaitTimeout, so
+	// that a failover cannot lose a claim that was acted on. 0: no WAIT.
+	WaitReplicas int           `yaml:"wait_replicas"`
+	WaitTimeout  time.Duration `yaml:"wait_timeout"`
+	Password     string        `yaml:"password"`
+	DB           int           `yaml:"db"`
+	Prefix       string        `yaml:"prefix"`
 	// TaskRetention is how long a task is kept once it reached a final
 	// status (published, no_patch, failed, dropped, over_budget), with its
 	// index entries and per-task keys; queued and running tasks are never
@@ -284,8 +303,8 @@ func Default() Config {
 		DataDir: defaultDataDir(),
 		Log:     Log{Level: "info", Format: "console"},
 		HTTP:    HTTP{Addr: "127.0.0.1:8080", GracePeriod: 20 * time.Second},
-		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5},
-		Redis:   Redis{Prefix: "redfix", TaskRetention: 90 * 24 * time.Hour, RetentionSweepInterval: time.Hour},
+		NATS:    NATS{Stream: "REDFIX_JOBS", AckWait: 2 * time.Minute, MaxDeliver: 5, Replicas: 1},
+		Redis:   Redis{Prefix: "redfix", WaitTimeout: time.Second, TaskRetention: 90 * 24 * time.Hour, RetentionSweepInterval: time.Hour},
 		LLM:     LLM{Provider: "openai", Timeout: 2 * time.Minute, MaxRetries: 4, ToolFormat: "native"},
 		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, MaxGroupsPerReport: 20, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
 			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
@@ -337,5 +356,6 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
+	cfg.normalizeServers()
 	return cfg, nil
 }

@@ -40,6 +40,14 @@ var envVars = []struct {
 	{"REDFIX_NATS_CREDENTIALS_FILE", func(c *Config, v string) error { c.NATS.CredentialsFile = v; return nil }},
 	{"REDFIX_REDIS_ADDR", func(c *Config, v string) error { c.Redis.Addr = v; return nil }},
 	{"REDFIX_REDIS_PASSWORD", func(c *Config, v string) error { c.Redis.Password = v; return nil }},
+	{"REDFIX_REDIS_SENTINEL_PASSWORD", func(c *Config, v string) error { c.Redis.Sentinel.Password = v; return nil }},
+	// A cluster's servers from the environment replace the file's single
+	// server (a deployment's manifests choose the form).
+	{"REDFIX_NATS_URLS", func(c *Config, v string) error { c.NATS.URL, c.NATS.URLs = "", splitList(v); return nil }},
+	{"REDFIX_NATS_REPLICAS", intVar(func(c *Config) *int { return &c.NATS.Replicas })},
+	{"REDFIX_REDIS_SENTINEL_MASTER", func(c *Config, v string) error { c.Redis.Addr, c.Redis.Sentinel.Master = "", v; return nil }},
+	{"REDFIX_REDIS_SENTINEL_ADDRS", func(c *Config, v string) error { c.Redis.Addr, c.Redis.Sentinel.Addrs = "", splitList(v); return nil }},
+	{"REDFIX_REDIS_WAIT_REPLICAS", intVar(func(c *Config) *int { return &c.Redis.WaitReplicas })},
 	{"REDFIX_REDIS_TASK_RETENTION", durationVar(func(c *Config) *time.Duration { return &c.Redis.TaskRetention })},
 	{"REDFIX_REDIS_RETENTION_SWEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.Redis.RetentionSweepInterval })},
 	{"REDFIX_LLM_BASE_URL", func(c *Config, v string) error { c.LLM.BaseURL = v; return nil }},
@@ -105,7 +113,7 @@ var envVars = []struct {
 // NAME_FILE variant naming a file that holds the value (a mounted secret),
 // so that the value is in no process's environment.
 var secretVars = map[string]bool{
-	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true,
+	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true, "REDFIX_REDIS_SENTINEL_PASSWORD": true,
 	"REDFIX_NATS_PASSWORD": true, "REDFIX_NATS_TOKEN": true,
 	"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
 }
@@ -114,7 +122,7 @@ var secretVars = map[string]bool{
 // must never let out.
 func (c Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, urlPassword(c.NATS.URL), c.NATS.Password, c.NATS.Token, c.GitHub.Token} {
+	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, c.Redis.Sentinel.Password, urlPassword(c.NATS.URL), c.NATS.Password, c.NATS.Token, c.GitHub.Token} {
 		if s != "" {
 			out = append(out, s)
 		}

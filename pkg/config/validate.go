@@ -112,6 +112,7 @@ func (c Config) Validate() error {
 	if c.Checkouts.MaxMirrorBytes < 0 {
 		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
+	errs = append(errs, c.validateServers()...)
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
 	errs = append(errs, c.validateModel()...)
 	errs = append(errs, c.Languages.validate()...)

@@ -19,6 +19,7 @@ func openBlobs(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstre
 		Bucket:      cfg.Stream + "_BLOBS",
 		Description: "redfix test reports larger than the server's max_payload, referenced from their submission",
 		Storage:     cfg.Storage,
+		Replicas:    max(cfg.Replicas, 1),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create or update object store %s_BLOBS: %w", cfg.Stream, err)

@@ -145,6 +145,9 @@ type Config struct {
 	MaxDeliver      int
 	DuplicateWindow time.Duration
 	Storage         jetstream.StorageType
+	// Replicas is how many copies of the stream, its dead letters and the
+	// object store of large reports a cluster keeps (1 alone).
+	Replicas int
 	// RetryDelay is how long the redelivery of a submission whose triage
 	// failed waits, doubled on each attempt up to MaxRetryDelay: 5 s, 10 s,
 	// 20 s, … 5 min by default.
@@ -219,6 +222,7 @@ func (c Config) stream() stream.Config {
 		DuplicateWindow: c.DuplicateWindow,
 		MaxAckPending:   64,
 		Storage:         c.Storage,
+		Replicas:        c.Replicas,
 		RetryDelay:      c.RetryDelay,
 		MaxRetryDelay:   c.MaxRetryDelay,
 		FetchWait:       2 * time.Second,

@@ -183,7 +183,11 @@ func (s *Store) ClaimGroup(ctx context.Context, fingerprint, taskID string) (own
 	if fingerprint == "" || taskID == "" {
 		return "", false, fmt.Errorf("claim group %q for task %q: empty fingerprint or task id", fingerprint, taskID)
 	}
-	res, err := claimGroupScript.Run(ctx, s.rdb, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds()).Slice()
+	cmd, err := s.evalFenced(ctx, claimGroupScript, []string{s.groupKey(fingerprint)}, taskID, s.ttls.Triage.Milliseconds())
+	if err != nil {
+		return "", false, fmt.Errorf("claim group %s for task %s: %w", fingerprint, taskID, err)
+	}
+	res, err := cmd.Slice()
 	if err != nil {
 		return "", false, fmt.Errorf("claim group %s for task %s: %w", fingerprint, taskID, err)
 	}

@@ -22,9 +22,13 @@ func (s *Store) ClaimPublish(ctx context.Context, fingerprint, owner string, ttl
 	if ttl < time.Millisecond {
 		return false, fmt.Errorf("claim publish of %s: ttl %s: must be at least 1ms", fingerprint, ttl)
 	}
-	n, err := s.claimPublish.Run(ctx, s.rdb,
+	cmd, err := s.evalFenced(ctx, s.claimPublish,
 		[]string{s.publishLockKey(fingerprint), s.publishedKey(fingerprint)},
-		owner, ttl.Milliseconds()).Int64()
+		owner, ttl.Milliseconds())
+	if err != nil {
+		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
+	}
+	n, err := cmd.Int64()
 	if err != nil {
 		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
 	}
@@ -47,11 +51,7 @@ func (s *Store) MarkPublished(ctx context.Context, fingerprint, url string) erro
 	if url == "" {
 		return fmt.Errorf("mark group %s published: empty url", fingerprint)
 	}
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, s.publishedKey(fingerprint), url, 0)
-		p.Del(ctx, s.publishLockKey(fingerprint))
-		return nil
-	})
+	_, err := s.evalFenced(ctx, markPublishedScript, []string{s.publishLockKey(fingerprint), s.publishedKey(fingerprint)}, url)
 	if err != nil {
 		return fmt.Errorf("mark group %s published at %s: %w", fingerprint, url, err)
 	}

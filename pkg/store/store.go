@@ -42,6 +42,8 @@ type Store struct {
 	firstTime    *redis.Script
 
 	redactor *redact.Redactor
+	// durability is what the fencing writes wait for (SetDurability).
+	durability Durability
 
 	memoryFull atomic.Int64 // writes refused for Redis's memory cap (memoryHook)
 }

@@ -25,6 +25,15 @@ type Redeliveries interface {
 	FirstRedelivery(ctx context.Context, id string, ttl time.Duration) (bool, error)
 }
 
+// Turns gives one of the bot's replicas the turn to do a periodic piece of
+// work for an interval (store.Store.TakeTurn).
+type Turns interface {
+	TakeTurn(ctx context.Context, work, owner string, interval time.Duration) (bool, error)
+}
+
+// resyncTurn names the resync's turn.
+const resyncTurn = "github_resync"
+
 // Resync finds what the webhooks missed: GitHub does not redeliver a
 // failed delivery by itself. Each pass lists the recent failed runs of the
 // installed repositories and stores them as workflow_run deliveries of its
@@ -44,6 +53,11 @@ type Resync struct {
 	Filter   event.Filter
 	Lookback time.Duration // 24 h when 0
 	Log      *zap.Logger
+	// Turns, when set, makes the bot's replicas resync once per interval
+	// between them: a pass runs only in the replica (Owner) that takes the
+	// interval's turn.
+	Turns Turns
+	Owner string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -62,10 +76,16 @@ func (r *Resync) Run(ctx context.Context, every time.Duration) error {
 	defer t.Stop()
 	for {
 		start := time.Now()
-		p, err := r.Once(ctx)
+		var p Pass
+		mine, err := r.takeTurn(ctx, every)
+		if mine {
+			p, err = r.Once(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case !mine && err == nil:
+			r.Log.Debug("resync pass left to another replica")
 		case err != nil:
 			r.Log.Warn("resync pass failed", zap.Error(err))
 		default:
@@ -78,6 +98,15 @@ func (r *Resync) Run(ctx context.Context, every time.Duration) error {
 		case <-t.C:
 		}
 	}
+}
+
+// takeTurn reports whether this replica resyncs this interval: always
+// with no Turns.
+func (r *Resync) takeTurn(ctx context.Context, every time.Duration) (bool, error) {
+	if r.Turns == nil {
+		return true, nil
+	}
+	return r.Turns.TakeTurn(ctx, resyncTurn, r.Owner, every)
 }
 
 func (r *Resync) now() time.Time {
