@@ -26,6 +26,9 @@ type Policy struct {
 	// FirstPaths are globs: a culprit touching a file they match is
 	// reverted before any repair is tried.
 	FirstPaths []string
+	// PathAllowed, when set, is the repository's rule for the files redfix
+	// may change: a revert touching one it refuses is refused.
+	PathAllowed func(file string) (bool, string)
 }
 
 // NewPolicy is the policy from its values: the central configuration's
@@ -41,6 +44,10 @@ type Repo struct {
 	// MaxAge: 0 keeps the central bound.
 	MaxAge     time.Duration
 	FirstPaths []string
+	// PathAllowed, when set, says whether redfix may change a file of the
+	// repository (its .redfix.yaml paths), and the rule that refuses it:
+	// a revert is a change like any other.
+	PathAllowed func(file string) (bool, string)
 }
 
 // Narrowed is p narrowed by a repository's own policy: off when either is,
@@ -56,6 +63,7 @@ func (p Policy) Narrowed(repo *Repo) Policy {
 		out.MaxAge = repo.MaxAge
 	}
 	out.FirstPaths = repo.FirstPaths
+	out.PathAllowed = repo.PathAllowed
 	return out
 }
 

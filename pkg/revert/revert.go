@@ -206,6 +206,13 @@ func (r *Reverter) make(ctx context.Context, t task.Task, cause Cause, pol Polic
 	if ok, why := pol.Decide(t, c, r.now(), cause); !ok {
 		return publish.Revert{}, refused("%s", why)
 	}
+	if pol.PathAllowed != nil {
+		for _, f := range c.Files {
+			if ok, rule := pol.PathAllowed(f); !ok {
+				return publish.Revert{}, refused("the revert would change %s: %s", f, rule)
+			}
+		}
+	}
 	rv, err := revertOn(ctx, ws, c, head)
 	if err != nil {
 		return publish.Revert{}, err

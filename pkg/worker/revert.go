@@ -27,7 +27,7 @@ func (p *Pipeline) revert(ctx context.Context, t task.Task, cause revert.Cause, 
 	}
 	var repo *revert.Repo
 	if pol != nil {
-		repo = &revert.Repo{Enabled: pol.Revert.Enabled, MaxAge: pol.Revert.MaxAge, FirstPaths: pol.Revert.FirstPaths}
+		repo = &revert.Repo{Enabled: pol.Revert.Enabled, MaxAge: pol.Revert.MaxAge, FirstPaths: pol.Revert.FirstPaths, PathAllowed: pol.PathAllowed}
 	}
 	url, err := p.Reverts.Revert(ctx, t, cause, repo)
 	switch {
