@@ -1,6 +1,8 @@
 package validators
 
 import (
+	"github.com/redfix/redfix/pkg/repoconfig"
+
 	"context"
 	"fmt"
 	"path"
@@ -257,35 +259,11 @@ func (v *Validators) allowed(p string) bool {
 		return true
 	}
 	for _, g := range v.cfg.AllowedPaths {
-		if globMatch(strings.Split(strings.Trim(g, "/"), "/"), strings.Split(p, "/")) {
+		if repoconfig.Match(g, p) {
 			return true
 		}
 	}
 	return false
-}
-
-// globMatch matches path segments against pattern segments: path.Match for
-// each, "**" for any number of segments, and a pattern that ends at a
-// directory covers everything below it.
-func globMatch(pat, segs []string) bool {
-	if len(pat) == 0 {
-		return true // "dir" allows "dir/…"
-	}
-	if pat[0] == "**" {
-		for i := 0; i <= len(segs); i++ {
-			if globMatch(pat[1:], segs[i:]) {
-				return true
-			}
-		}
-		return false
-	}
-	if len(segs) == 0 {
-		return false
-	}
-	if ok, err := path.Match(pat[0], segs[0]); err != nil || !ok {
-		return false
-	}
-	return globMatch(pat[1:], segs[1:])
 }
 
 // norm is a line without its indentation and trailing spaces.
