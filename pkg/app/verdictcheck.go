@@ -49,9 +49,10 @@ type verdictCheck struct {
 	log    *zap.Logger
 }
 
-// verdicts is the System's verdict check run; nil without GitHub.
+// verdicts is the System's verdict check run; nil without GitHub, or with
+// a plain token, to which GitHub refuses check runs (only Apps write them).
 func (s *System) verdicts() *verdictCheck {
-	if s.GitHub == nil {
+	if s.GitHub == nil || s.GitHub.App() == nil {
 		return nil
 	}
 	return &verdictCheck{checks: gh.Checks{Clients: s.GitHub}, store: s.Store, log: s.log.Named("verdict")}
