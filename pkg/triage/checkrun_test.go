@@ -1,9 +1,12 @@
 package triage
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/markdown/markdowntest"
 	"github.com/redfix/redfix/pkg/task"
@@ -146,5 +149,38 @@ func TestCheckTextHostile(t *testing.T) {
 		if !strings.Contains(shown, flat(p)) {
 			t.Errorf("%q does not read back as itself in:\n%s", p, summary)
 		}
+	}
+}
+
+// shown keeps what the intake showed as verdicts.
+type shown struct {
+	repos []string
+	outs  [][]Outcome
+}
+
+func (s *shown) Decided(_ context.Context, repo string, outs []Outcome) {
+	s.repos, s.outs = append(s.repos, repo), append(s.outs, outs)
+}
+
+// The intake shows each triaged report's outcomes on its commit once they
+// are decided, and nothing for a report that decided no group.
+func TestIntakeShowsVerdicts(t *testing.T) {
+	ctx := context.Background()
+	tr := &scriptedTriage{}
+	in, _ := newIntake(t, tr)
+	v := &shown{}
+	in.Verdicts = v
+	if err := in.process(ctx, report1("r1"), ingest.Attempt{N: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.outs) != 1 || v.repos[0] != "/srv/repo" || len(v.outs[0]) != 1 || v.outs[0][0].TaskID != "t-r1" {
+		t.Errorf("shown %v %+v, want the report's one outcome", v.repos, v.outs)
+	}
+	tr.err = errors.New("go: network unreachable")
+	if err := in.process(ctx, report1("r2"), ingest.Attempt{N: 1}); err == nil {
+		t.Fatal("no error")
+	}
+	if len(v.outs) != 1 {
+		t.Errorf("shown %+v for a report that decided nothing", v.outs)
 	}
 }
