@@ -124,20 +124,20 @@ func (v *verdictCheck) Outcome(ctx context.Context, f task.Fix) {
 	v.Settled(ctx, t)
 }
 
-// show writes the check run on commit with fresh among its tasks; a
-// failure is logged.
-func (v *verdictCheck) show(ctx context.Context, repo, commit string, fresh []task.Task) {
+// show writes the check run on commit with add among its tasks (each
+// read back from the store); a failure is logged.
+func (v *verdictCheck) show(ctx context.Context, repo, commit string, add []task.Task) {
 	if !v.checks.Clients.Serves(repo) || !fullCommit(commit) {
 		return // a repository elsewhere (or no commit to show it on)
 	}
 	ctx, cancel := context.WithTimeout(ctx, verdictCheckTimeout)
 	defer cancel()
-	if err := v.write(ctx, repo, commit, fresh); err != nil {
+	if err := v.write(ctx, repo, commit, add); err != nil {
 		v.log.Warn("show triage's verdict as a check run", zap.String("repo", repo), zap.String("commit", commit), zap.Error(err))
 	}
 }
 
-func (v *verdictCheck) write(ctx context.Context, repo, commit string, fresh []task.Task) error {
+func (v *verdictCheck) write(ctx context.Context, repo, commit string, add []task.Task) error {
 	have, err := v.checks.ForCommit(ctx, repo, commit, triage.CheckName)
 	if err != nil {
 		return err
@@ -150,19 +150,21 @@ func (v *verdictCheck) write(ctx context.Context, repo, commit string, fresh []t
 			break
 		}
 	}
-	for _, t := range fresh {
+	for _, t := range add {
 		if !slices.Contains(ids, t.ID) {
 			ids = append(ids, t.ID)
 		}
 	}
 	ids = ids[max(0, len(ids)-maxVerdictTasks):]
-	tasks, err := v.tasks(ctx, ids, fresh)
-	if err != nil {
+	tasks, err := v.tasks(ctx, repo, commit, ids)
+	if err != nil || len(tasks) == 0 {
 		return err
 	}
+	ids = ids[:0]
 	fixes := map[string]task.Fix{}
 	details := ""
 	for _, t := range tasks {
+		ids = append(ids, t.ID)
 		if t.PullRequest == "" {
 			continue
 		}
@@ -181,7 +183,8 @@ func (v *verdictCheck) write(ctx context.Context, repo, commit string, fresh []t
 		// Neutral, whatever the verdict: the commit's CI says whether it
 		// is red, this check only says what redfix made of it.
 		Conclusion: gh.ConclusionNeutral,
-		Title:      title, Summary: summary, DetailsURL: details, ExternalID: strings.Join(ids, ","),
+		Title:      title, Summary: summary, Text: triage.CheckDetails(tasks),
+		DetailsURL: details, ExternalID: strings.Join(ids, ","),
 	}
 	if id != 0 {
 		return v.checks.Update(ctx, repo, id, run)
@@ -190,21 +193,19 @@ func (v *verdictCheck) write(ctx context.Context, repo, commit string, fresh []t
 	return err
 }
 
-// tasks reads ids from the store, as they stand now; a task the store no
-// longer has is shown as fresh has it, or left out.
-func (v *verdictCheck) tasks(ctx context.Context, ids []string, fresh []task.Task) ([]task.Task, error) {
+// tasks reads ids from the store, as they stand now (redacted as the
+// store keeps them). Only tasks of repo at commit are kept: the ids come
+// from the check run, and a task of another repository is never shown
+// here, whatever the check run's external id says. A task the store no
+// longer has is left out.
+func (v *verdictCheck) tasks(ctx context.Context, repo, commit string, ids []string) ([]task.Task, error) {
 	out := make([]task.Task, 0, len(ids))
 	for _, id := range ids {
 		t, err := v.store.GetTask(ctx, id)
-		if err == nil {
-			out = append(out, t)
-			continue
-		}
-		i := slices.IndexFunc(fresh, func(t task.Task) bool { return t.ID == id })
 		switch {
-		case i >= 0:
-			out = append(out, fresh[i])
-		case !errors.Is(err, task.ErrNotFound):
+		case err == nil && t.Commit == commit && sameRepo(t.Repo, repo):
+			out = append(out, t)
+		case err != nil && !errors.Is(err, task.ErrNotFound):
 			return nil, fmt.Errorf("read task %s: %w", id, err)
 		}
 	}

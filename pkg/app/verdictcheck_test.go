@@ -43,8 +43,8 @@ func (m verdictMem) GetFix(_ context.Context, repo string, n int) (task.Fix, err
 // TestVerdictCheckIsOnePerCommit: the verdicts on one commit are one
 // check run, whoever writes it: a report and its redelivery, a second
 // report's group, the worker's settled task, the pull request's merge.
-// Each write shows every task it lists as the store has them now. A
-// repository elsewhere, a commit that is not whole, and GitHub refusing a
+// Each write shows every task it lists as the store has them now, and
+// only tasks of the repository at the commit. A repository elsewhere, a commit that is not whole, and GitHub refusing a
 // request change nothing and stop nothing.
 func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 	ctx := context.Background()
@@ -97,13 +97,29 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 	srv.Inject("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", 1, ghtest.Fault{Status: http.StatusUnprocessableEntity})
 	v.Settled(ctx, task.Task{ID: "z", Repo: repo, Commit: head, Status: task.StatusQueued})
 
+	// The check run's external id names a task of another repository (as
+	// another App's check run of the same name could): it is not shown.
 	runs := srv.CheckRuns("acme", "shop")
 	if len(runs) != 1 {
 		t.Fatalf("%d check runs, want 1: %+v", len(runs), runs)
 	}
+	mem.tasks["elsewhere"] = task.Task{ID: "elsewhere", Repo: "https://github.com/acme/private.git", Commit: head, Status: task.StatusQueued,
+		Failures: []task.Failure{{Package: "example.com/private", Test: "TestSecretThing"}}}
+	if err := v.checks.Update(ctx, repo, runs[0].ID, gh.CheckRun{Name: triage.CheckName, ExternalID: "elsewhere," + a.ID + "," + b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	v.Settled(ctx, a)
+
+	runs = srv.CheckRuns("acme", "shop")
+	if len(runs) != 1 {
+		t.Fatalf("%d check runs, want 1: %+v", len(runs), runs)
+	}
 	c := runs[0]
-	if c.Name != triage.CheckName || c.HeadSHA != head || c.Conclusion != gh.ConclusionNeutral || c.Updates != 4 {
-		t.Errorf("check run %q on %s: %s, %d updates; want 4", c.Name, c.HeadSHA, c.Conclusion, c.Updates)
+	if c.Name != triage.CheckName || c.HeadSHA != head || c.Conclusion != gh.ConclusionNeutral || c.Updates != 6 {
+		t.Errorf("check run %q on %s: %s, %d updates; want 6", c.Name, c.HeadSHA, c.Conclusion, c.Updates)
+	}
+	if strings.Contains(c.Summary, "TestSecretThing") {
+		t.Errorf("another repository's task is shown:\n%s", c.Summary)
 	}
 	if c.ExternalID != a.ID+","+b.ID || c.DetailsURL != pr {
 		t.Errorf("external id %q, details %q", c.ExternalID, c.DetailsURL)

@@ -57,6 +57,35 @@ func CheckText(tasks []task.Task, fixes map[string]task.Fix) (title, summary str
 	return fmt.Sprintf("%d failure groups: %s", len(tasks), countHeadlines(heads)), b.String()
 }
 
+// maxShownOutputLines bounds each failing test's output in the details.
+const maxShownOutputLines = 30
+
+// CheckDetails is the check run's longer text: the end of each failing
+// test's output, as code (its text cannot act), by group; "" when no
+// failure kept any output.
+func CheckDetails(tasks []task.Task) string {
+	var b strings.Builder
+	for _, t := range tasks {
+		for _, f := range t.Failures[:min(len(t.Failures), maxShownTests)] {
+			out := lastLines(f.Output, maxShownOutputLines)
+			if out == "" {
+				continue
+			}
+			fmt.Fprintf(&b, "#### %s\n\n%s", markdown.Code(f.ID()), markdown.CodeBlock("text", out))
+		}
+	}
+	return b.String()
+}
+
+// lastLines is the last n lines of s, saying how many came before.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("… (%d lines before)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
 // writeGroup is one task's part of the summary.
 func writeGroup(b *strings.Builder, t task.Task, fixes map[string]task.Fix) {
 	tests := t.Tests()

@@ -110,7 +110,8 @@ func TestCheckTextHostile(t *testing.T) {
 	tk := reliable(task.StatusPublished, "all gates passed for "+hostile[0]+" "+hostile[3], pullURL)
 	tk.Failures = nil
 	for i, h := range hostile {
-		tk.Failures = append(tk.Failures, task.Failure{Package: "p" + h, Test: "Test" + h, Message: h + " " + hostile[(i+1)%len(hostile)]})
+		tk.Failures = append(tk.Failures, task.Failure{Package: "p" + h, Test: "Test" + h, Message: h + " " + hostile[(i+1)%len(hostile)],
+			Output: strings.Join(hostile, "\n")})
 	}
 	tk.Bisection.Subject, tk.Bisection.Author = hostile[1]+" "+hostile[2], hostile[0]+" <mallory@e.vil>"
 	dropped := reliable(task.StatusDropped, "a pull request by a person is in flight: "+hostile[4]+" "+hostile[6], "")
@@ -139,6 +140,25 @@ func TestCheckTextHostile(t *testing.T) {
 			t.Errorf("%d %s nodes, want %d:\n%s", d.Kinds[kind], kind, n, summary)
 		}
 	}
+	// The details: each output as one code block holding it, and nothing
+	// else that acts.
+	details := markdowntest.Read(CheckDetails([]task.Task{tk, dropped}))
+	if len(details.Links)+len(details.Images)+len(details.HTML) > 0 || len(markdowntest.Refs(details.Prose)) > 0 {
+		t.Errorf("the details act: links %q, images %q, HTML %q", details.Links, details.Images, details.HTML)
+	}
+	if n := details.Kinds["FencedCodeBlock"]; n != maxShownTests {
+		t.Errorf("%d code blocks, want one per shown failure (%d)", n, maxShownTests)
+	}
+	held := 0
+	for _, code := range details.Code {
+		if strings.TrimRight(code, "\n") == strings.Join(hostile, "\n") {
+			held++
+		}
+	}
+	if held != maxShownTests {
+		t.Errorf("%d code blocks hold the output as it is, want %d:\n%q", held, maxShownTests, details.Code)
+	}
+
 	shown := strings.ReplaceAll(d.Shown, markdown.Joiner, "")
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	pieces := []string{tk.Bisection.Subject, tk.Bisection.Author, dropped.Reason, dropped.Flakiness.Verdict}
