@@ -48,8 +48,8 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
 		State:     s.Store,
 		Commands:  s.commands(cfg),
-		Outcomes:  s.fixOutcomes(),
 		Log:       s.log.Named("github"),
+		Outcomes:  s.fixOutcomes(),
 	}
 }
 
