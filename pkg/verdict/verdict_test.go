@@ -1,4 +1,4 @@
-package app
+package verdict
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := verdictMem{tasks: map[string]task.Task{}, fixes: map[string]task.Fix{}}
-	v := &verdictCheck{checks: gh.Checks{Clients: clients}, store: mem, log: zaptest.NewLogger(t)}
+	v := &Check{Checks: gh.Checks{Clients: clients}, Store: mem, Log: zaptest.NewLogger(t)}
 	repo := srv.CloneURL("acme", "shop")
 
 	a := task.Task{ID: "20261129T001500Z-aaaaaaaaaaaa", Repo: repo, Commit: head, Status: task.StatusQueued,
@@ -105,7 +105,7 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 	}
 	mem.tasks["elsewhere"] = task.Task{ID: "elsewhere", Repo: "https://github.com/acme/private.git", Commit: head, Status: task.StatusQueued,
 		Failures: []task.Failure{{Package: "example.com/private", Test: "TestSecretThing"}}}
-	if err := v.checks.Update(ctx, repo, runs[0].ID, gh.CheckRun{Name: triage.CheckName, ExternalID: "elsewhere," + a.ID + "," + b.ID}); err != nil {
+	if err := v.Checks.Update(ctx, repo, runs[0].ID, gh.CheckRun{Name: triage.CheckName, ExternalID: "elsewhere," + a.ID + "," + b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	v.Settled(ctx, a)
