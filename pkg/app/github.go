@@ -49,6 +49,7 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 		State:     s.Store,
 		Commands:  s.commands(cfg),
 		Log:       s.log.Named("github"),
+		Outcomes:  s.fixOutcomes(),
 	}
 }
 
