@@ -35,9 +35,9 @@ func TestVerdict(t *testing.T) {
 		{"one gone, one passes", []string{"p.TestA"}, []string{"p.TestB"}, false, "no longer exist"},
 		{"one not run, not missing", []string{"p.TestA"}, nil, false, ""},
 	} {
-		got := Verdict(tests, c.passed, c.missing, c.failed, "main", "c0ffee")
-		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		reason, got := Verdict(tests, c.passed, c.missing, c.failed, "main", "c0ffee")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || (reason == "") != (got == "") {
+			t.Errorf("%s: %s %q, want %q", c.name, reason, got, c.want)
 		}
 	}
 }
@@ -114,15 +114,15 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 	if _, err := srv.Git("acme", "calc", "update-ref", "refs/heads/main", moved); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := k.Pass(ctx); err != nil || n != 0 {
-		t.Fatalf("pass while main fails: closed %d, %v", n, err)
+	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1}) {
+		t.Fatalf("pass while main fails: %+v, %v", c, err)
 	}
 	// A person's fix lands.
 	if _, err := srv.Git("acme", "calc", "update-ref", "refs/heads/main", fixed); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := k.Pass(ctx); err != nil || n != 1 {
-		t.Fatalf("pass after the fix landed: closed %d, %v", n, err)
+	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1, Fixed: 1}) {
+		t.Fatalf("pass after the fix landed: %+v, %v", c, err)
 	}
 	srv.Lock()
 	state := r.Pulls[0].State
@@ -131,7 +131,7 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 	if state != "closed" || len(comments) != 1 || !strings.Contains(comments[0].Body, "pass on `main`") {
 		t.Errorf("pull request %s, comments %+v", state, comments)
 	}
-	if f, err := st.GetFix(ctx, "acme/calc", 1); err != nil || f.State != task.FixClosed {
+	if f, err := st.GetFix(ctx, "acme/calc", 1); err != nil || f.State != task.FixClosed || f.ClosedByBot != task.CloseFixed {
 		t.Errorf("the fix's record: %+v %v", f, err)
 	}
 }

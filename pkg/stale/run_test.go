@@ -1,0 +1,50 @@
+package stale
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/store"
+	"github.com/redfix/redfix/pkg/task"
+)
+
+// countingFixes counts the passes made over a real store.
+type countingFixes struct {
+	*store.Store
+	passes atomic.Int32
+}
+
+func (c *countingFixes) OpenFixes(ctx context.Context, limit int) ([]task.Fix, error) {
+	c.passes.Add(1)
+	return c.Store.OpenFixes(ctx, limit)
+}
+
+// TestPassOncePerIntervalBetweenReplicas: of two replicas sharing the
+// store, the first to take the interval's turn makes the pass and the
+// other skips it; Run returns when its context ends.
+func TestPassOncePerIntervalBetweenReplicas(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(embeddedtest.Redis(t), "test")
+	fixes := &countingFixes{Store: st}
+	a := &Keeper{Fixes: fixes, Turns: st, Owner: "a", Log: zaptest.NewLogger(t)}
+	b := &Keeper{Fixes: fixes, Turns: st, Owner: "b", Log: zaptest.NewLogger(t)}
+	a.turn(ctx, time.Hour)
+	b.turn(ctx, time.Hour)
+	a.turn(ctx, time.Hour)
+	if n := fixes.passes.Load(); n != 1 {
+		t.Errorf("%d passes in one interval between two replicas, want 1", n)
+	}
+	// Without turns (one replica), every call passes.
+	(&Keeper{Fixes: fixes, Log: zaptest.NewLogger(t)}).turn(ctx, time.Hour)
+	if n := fixes.passes.Load(); n != 2 {
+		t.Errorf("%d passes, want 2", n)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	b.Run(done, time.Hour) // returns: its context has ended
+}
