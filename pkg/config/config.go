@@ -325,6 +325,7 @@ func Default() Config {
 			GitHubEvents: GitHubEvents{
 				ResyncInterval: 10 * time.Minute,
 				ResyncLookback: 24 * time.Hour,
+				KeepInterval:   30 * time.Minute,
 			},
 		},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
