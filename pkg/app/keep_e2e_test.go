@@ -148,12 +148,19 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 	if c := lastComment(); !strings.Contains(c, "pass on `main`") || !strings.Contains(c, "someone fixed the failure") {
 		t.Errorf("the closing comment does not say why: %s", c)
 	}
+	bot := strings.TrimSuffix(svc.hook, "/api/v1/github/webhook")
 	var stats server.Stats
-	if err := json.Unmarshal([]byte(get(t, strings.TrimSuffix(svc.hook, "/api/v1/github/webhook")+"/api/v1/stats")), &stats); err != nil {
+	if err := json.Unmarshal([]byte(get(t, bot+"/api/v1/stats")), &stats); err != nil {
 		t.Fatal(err)
 	}
 	if o := stats.Land.Overall; o.Published != 1 || o.ClosedUnmerged != 1 || o.ClosedByBot != 1 || o.Open != 0 {
 		t.Errorf("stats: %+v", o)
+	}
+	if m := get(t, bot+"/metrics"); !strings.Contains(m, `redfix_fixes_closed_by_bot_total{repository="acme/shop"} 1`) {
+		t.Error("/metrics does not count the closing by the bot")
+	}
+	if page := get(t, bot+"/"); !strings.Contains(page, "1 closed unmerged (1 by redfix itself") {
+		t.Error("the dashboard does not show the closing by the bot")
 	}
 	if f, err := svc.sys.Store.GetFix(ctx, "acme/shop", pr.Number); err != nil || f.ClosedByBot != task.CloseFixed {
 		t.Errorf("the fix's record after the person's fix: %+v %v", f, err)
