@@ -10,24 +10,28 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zaptest"
+
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/stale"
 	"github.com/redfix/redfix/pkg/task"
 )
 
 // TestKeepingPullRequestsTrue: the bot's pass over its open pull requests
-// (System.Keeper, what `bot serve` schedules) against the test GitHub.
-// The default branch moves by an unrelated commit: the pull request,
-// still needed and still applying, is left alone. It moves by a commit
-// that rewrites the line the fix changes, without fixing it: the pull
-// request is closed with a comment naming the conflicting path. A person
-// reopens it and lands their own fix: the next pass closes it saying the
-// failing test passes on the default branch without it. The stats count
-// both closings as closed by the bot, once each.
+// (System.Keeper, what `bot serve` schedules) against the test GitHub, on
+// the bot's pull request fixing the sample's red commit. The default
+// branch moves by an unrelated commit: the pull request, still needed and
+// still applying, is left alone. It moves by a commit that rewrites the
+// line the fix changes, without fixing it: the pull request is closed with
+// a comment naming the conflicting path. A person reopens it and lands
+// their own fix: the next pass closes it saying the failing test passes
+// on the default branch without it. The stats, /metrics and the dashboard
+// count the closings by the bot, once each.
 func TestKeepingPullRequestsTrue(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -43,33 +47,47 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: sample.Head,
 		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report},
 	})
-	tasks := svc.deliverRed(t, ctx, "8e3f4051-ab01-11ee-8c90-0242ac120002")
-	if len(tasks) != 1 || tasks[0].Status != task.StatusPublished {
-		t.Fatalf("want one published task, got %+v", tasks)
+	// The bot's pull request: the repair of the sample's red commit,
+	// published by redfix's GitHub publisher and recorded as the worker
+	// records it (the repair itself, triage to gates, is
+	// TestGitHubEndToEnd's).
+	local := gitrepo.Repo{Dir: sample.Dir}
+	replaceIn(t, sample.Dir, "pricing/pricing.go", "if qty > t.MinQty {", "if qty >= t.MinQty {")
+	patch, err := local.Diff(ctx)
+	if err != nil || patch == "" {
+		t.Fatalf("the fix's patch: %q, %v", patch, err)
 	}
-	tk := tasks[0]
+	if _, err := local.Git(ctx, "checkout", "-q", "--", "."); err != nil {
+		t.Fatal(err)
+	}
+	tk := task.Task{ID: "t-keep", Fingerprint: "fp-keep", Repo: svc.srv.HTMLURL("acme", "shop"), Commit: sample.Head, Status: task.StatusPublished,
+		Failures: []task.Failure{{Package: "example.com/shop/pricing", Test: "TestVolumeDiscount"}}, CreatedAt: time.Now().UTC()}
+	pubCfg := cfg
+	pubCfg.Checkouts.MirrorDir = t.TempDir()
+	pub := publish.NewGitHub(svc.sys.GitHub, NewMirrors(pubCfg, svc.sys.GitHub), zaptest.NewLogger(t))
+	if tk.PullRequest, err = pub.Publish(ctx, publish.PullRequest{Task: tk, Patch: patch, Summary: "Restored the inclusive tier threshold."}); err != nil {
+		t.Fatal(err)
+	}
 	pulls := svc.pulls()
 	if len(pulls) != 1 {
 		t.Fatalf("%d pull requests", len(pulls))
 	}
 	pr := pulls[0]
+	if err := svc.sys.Store.SaveTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.sys.Store.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: pr.Number, URL: tk.PullRequest, TaskID: tk.ID, Fingerprint: tk.Fingerprint}); err != nil {
+		t.Fatal(err)
+	}
 	keep, err := svc.sys.Keeper(cfg)
 	if err != nil || keep == nil {
 		t.Fatalf("keeper: %v, %v", keep, err)
 	}
 	// land commits a change of the sample's files on the test GitHub's
 	// default branch, as a person's push would.
-	local := gitrepo.Repo{Dir: sample.Dir}
 	land := func(file, old, new, msg string) string {
 		t.Helper()
-		path := filepath.Join(sample.Dir, file)
-		data, err := os.ReadFile(path)
-		if err != nil || !strings.Contains(string(data), old) {
-			t.Fatalf("%s lacks %q: %v", file, old, err)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		replaceIn(t, sample.Dir, file, old, new)
 		sha, err := local.CommitAll(ctx, msg)
 		if err != nil {
 			t.Fatal(err)
@@ -166,4 +184,17 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		t.Errorf("the fix's record after the person's fix: %+v %v", f, err)
 	}
 	pass(stale.Counts{}) // nothing open is left
+}
+
+// replaceIn replaces old by new in dir's file.
+func replaceIn(t *testing.T, dir, file, old, new string) {
+	t.Helper()
+	path := filepath.Join(dir, file)
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), old) {
+		t.Fatalf("%s lacks %q: %v", file, old, err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
