@@ -38,5 +38,7 @@ func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
 		WorkDir: filepath.Join(cfg.DataDir, "workspaces"), Log: s.log.Named("keep"),
 		// The bot's replicas make the pass once per interval between them.
 		Turns: s.Store, Owner: processOwner(),
+		// Tests that failed at a head are not run again at it.
+		Kept: s.Store,
 	}, nil
 }

@@ -40,6 +40,17 @@ type GitHub interface {
 	ClosePullRequest(ctx context.Context, repo string, number int) error
 }
 
+// Kept remembers the default branch's head at which a pull request's
+// failing tests last still failed (store.Store), so that a pass does not
+// run them again at the same head.
+type Kept interface {
+	KeptHead(ctx context.Context, repo string, number int) (string, error)
+	SetKeptHead(ctx context.Context, repo string, number int, head string, ttl time.Duration) error
+}
+
+// keptFor is how long a kept head is remembered.
+const keptFor = 7 * 24 * time.Hour
+
 // Checkouts gives fresh work trees, the default branch's head and the
 // bare mirror of a repository (workspace.Mirrors).
 type Checkouts interface {
@@ -68,6 +79,10 @@ type Keeper struct {
 	// the interval's turn runs it.
 	Turns Turns
 	Owner string
+	// Kept, when set, spares a pull request's tests a second run at a
+	// head where they failed before (its conflict check still runs:
+	// the pull request's branch may have moved).
+	Kept Kept
 }
 
 // Counts are what one pass did.
@@ -164,11 +179,28 @@ func (k *Keeper) check(ctx context.Context, f task.Fix) (closing, error) {
 	if head == t.Commit {
 		return closing{}, nil // the branch has not moved: nothing new to learn
 	}
-	cl, err := k.retest(ctx, t, branch, head)
-	if err != nil || cl.reason != "" {
-		return cl, err
+	if !k.keptAt(ctx, f, head) {
+		cl, err := k.retest(ctx, t, branch, head)
+		if err != nil || cl.reason != "" {
+			return cl, err
+		}
+		if k.Kept != nil {
+			if err := k.Kept.SetKeptHead(ctx, f.Repo, f.Number, head, keptFor); err != nil {
+				return closing{}, err
+			}
+		}
 	}
 	return k.moved(ctx, t, f, branch, head)
+}
+
+// keptAt reports whether f's failing tests already failed at head (an
+// error reading it says no: they are run again).
+func (k *Keeper) keptAt(ctx context.Context, f task.Fix, head string) bool {
+	if k.Kept == nil {
+		return false
+	}
+	kept, err := k.Kept.KeptHead(ctx, f.Repo, f.Number)
+	return err == nil && kept == head
 }
 
 // retest runs t's failing tests at head, in a fresh work tree in the
