@@ -48,3 +48,18 @@ func TestPassOncePerIntervalBetweenReplicas(t *testing.T) {
 	cancel()
 	b.Run(done, time.Hour) // returns: its context has ended
 }
+
+// TestPassSkipsAFixWhoseTaskIsGone: a pull request whose task's retention
+// has passed has no failing tests to run: the pass leaves it, and counts
+// no error.
+func TestPassSkipsAFixWhoseTaskIsGone(t *testing.T) {
+	ctx := context.Background()
+	st := store.New(embeddedtest.Redis(t), "test")
+	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/calc", Number: 1, TaskID: "swept"}); err != nil {
+		t.Fatal(err)
+	}
+	k := &Keeper{Fixes: st, Log: zaptest.NewLogger(t)} // no GitHub, no checkouts: nothing else may be reached
+	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1}) {
+		t.Errorf("pass: %+v, %v", c, err)
+	}
+}

@@ -10,6 +10,7 @@ package stale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -165,6 +166,9 @@ func (k *Keeper) close(ctx context.Context, f task.Fix, cl closing) error {
 // applies on top of it; a zero closing while the pull request stands.
 func (k *Keeper) check(ctx context.Context, f task.Fix) (closing, error) {
 	t, err := k.Fixes.GetTask(ctx, f.TaskID)
+	if errors.Is(err, task.ErrNotFound) {
+		return closing{}, nil // its task's retention has passed: nothing to run
+	}
 	if err != nil {
 		return closing{}, err
 	}
