@@ -2,6 +2,7 @@ package stale
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,5 +62,32 @@ func TestPassSkipsAFixWhoseTaskIsGone(t *testing.T) {
 	k := &Keeper{Fixes: st, Log: zaptest.NewLogger(t)} // no GitHub, no checkouts: nothing else may be reached
 	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1}) {
 		t.Errorf("pass: %+v, %v", c, err)
+	}
+}
+
+func TestWindow(t *testing.T) {
+	var fixes []task.Fix
+	for _, n := range []int{5, 1, 4, 2, 3} {
+		fixes = append(fixes, task.Fix{Repo: "o/a", Number: n})
+	}
+	numbers := func(fs []task.Fix) (out []int) {
+		for _, f := range fs {
+			out = append(out, f.Number)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		start, limit int
+		want         []int
+	}{
+		{0, 2, []int{1, 2}},
+		{2, 2, []int{3, 4}},
+		{4, 2, []int{5, 1}}, // round
+		{7, 3, []int{3, 4, 5}},
+		{0, 5, []int{5, 1, 4, 2, 3}}, // all fit: as listed
+	} {
+		if got := numbers(window(slices.Clone(fixes), c.start, c.limit)); !slices.Equal(got, c.want) {
+			t.Errorf("window from %d of %d: %v, want %v", c.start, c.limit, got, c.want)
+		}
 	}
 }

@@ -9,11 +9,13 @@
 package stale
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -72,9 +74,12 @@ type Keeper struct {
 	Checkouts Checkouts
 	Languages Languages
 	WorkDir   string
-	// Max bounds the pull requests one pass looks at (0: 50).
-	Max int
-	Log *zap.Logger
+	// Max bounds the pull requests one pass looks at (0: 50); with more
+	// open, each pass takes the next Max of them, by repository and
+	// number, round.
+	Max  int
+	next atomic.Int64
+	Log  *zap.Logger
 	// Turns, when set, makes the bot's replicas run the pass once per
 	// interval between them (Run): only the replica (Owner) that takes
 	// the interval's turn runs it.
@@ -113,11 +118,11 @@ func (k *Keeper) Pass(ctx context.Context) (Counts, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	fixes, err := k.Fixes.OpenFixes(ctx, limit)
+	all, err := k.Fixes.OpenFixes(ctx, 0)
 	if err != nil {
 		return c, err
 	}
-	for _, f := range fixes {
+	for _, f := range window(all, int(k.next.Add(int64(limit))-int64(limit)), limit) {
 		if ctx.Err() != nil {
 			return c, ctx.Err()
 		}
@@ -145,6 +150,20 @@ func (k *Keeper) Pass(ctx context.Context) (Counts, error) {
 		log.Info("closed the pull request", zap.String("reason", string(cl.reason)))
 	}
 	return c, nil
+}
+
+// window is limit of fixes from the start-th on, by repository and
+// number, wrapping round.
+func window(fixes []task.Fix, start, limit int) []task.Fix {
+	if len(fixes) <= limit {
+		return fixes
+	}
+	slices.SortFunc(fixes, func(a, b task.Fix) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.Repo), strings.ToLower(b.Repo)), cmp.Compare(a.Number, b.Number))
+	})
+	start %= len(fixes)
+	out := append([]task.Fix(nil), fixes[start:min(start+limit, len(fixes))]...)
+	return append(out, fixes[:limit-len(out)]...)
 }
 
 // close comments, closes the pull request and records why.
