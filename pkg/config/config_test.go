@@ -152,12 +152,12 @@ func TestGitHubEvents(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(path, env(map[string]string{"REDFIX_GITHUB_ALLOW": "acme/*, other/tool", "REDFIX_GITHUB_RESYNC_INTERVAL": "30m", "REDFIX_GITHUB_KEEP_INTERVAL": "2h"}))
+	cfg, err := Load(path, env(map[string]string{"REDFIX_GITHUB_ALLOW": "acme/*, other/tool", "REDFIX_GITHUB_RESYNC_INTERVAL": "30m"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := cfg.GitHub.GitHubEvents
-	if len(e.Allow) != 2 || e.Allow[1] != "other/tool" || e.ResyncInterval != 30*time.Minute || e.ResyncLookback != 24*time.Hour || e.KeepInterval != 2*time.Hour {
+	if len(e.Allow) != 2 || e.Allow[1] != "other/tool" || e.ResyncInterval != 30*time.Minute || e.ResyncLookback != 24*time.Hour {
 		t.Errorf("github events: %+v", e)
 	}
 	if len(e.Repositories) != 1 || e.Repositories[0].Branches[1] != "release-*" || e.Repositories[0].Artifacts[0] != "test-results*" {
@@ -165,12 +165,6 @@ func TestGitHubEvents(t *testing.T) {
 	}
 	if _, err := Load("", env(map[string]string{"REDFIX_GITHUB_RESYNC_INTERVAL": "1s"})); err == nil || !strings.Contains(err.Error(), "resync_interval") {
 		t.Errorf("a 1s resync was accepted: %v", err)
-	}
-	if _, err := Load("", env(map[string]string{"REDFIX_GITHUB_KEEP_INTERVAL": "10s"})); err == nil || !strings.Contains(err.Error(), "keep_interval") {
-		t.Errorf("a 10s pass over the pull requests was accepted: %v", err)
-	}
-	if cfg, err := Load("", env(map[string]string{"REDFIX_GITHUB_KEEP_INTERVAL": "0"})); err != nil || cfg.GitHub.KeepInterval != 0 || Default().GitHub.KeepInterval != 30*time.Minute {
-		t.Errorf("keep interval off: %v %v; default %s", cfg.GitHub.KeepInterval, err, Default().GitHub.KeepInterval)
 	}
 }
 

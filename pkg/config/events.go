@@ -22,11 +22,6 @@ type GitHubEvents struct {
 	// ResyncLookback is how far back it looks (GitHub keeps failed
 	// deliveries for 3 days).
 	ResyncLookback time.Duration `yaml:"resync_lookback"`
-	// KeepInterval is how often the bot looks at its open pull requests
-	// against the default branch's head: closed when their failing tests
-	// pass there without them, or when their change no longer applies on
-	// top of it (pkg/stale); 0 turns it off.
-	KeepInterval time.Duration `yaml:"keep_interval"`
 }
 
 // RepositoryEvents are one repository's settings.
@@ -52,9 +47,6 @@ func (e GitHubEvents) validate() []error {
 	}
 	if e.ResyncInterval < 0 || e.ResyncInterval > 0 && e.ResyncInterval < 10*time.Second {
 		errs = append(errs, fmt.Errorf("github.resync_interval must be 0 (off) or at least 10s, got %s", e.ResyncInterval))
-	}
-	if e.KeepInterval < 0 || e.KeepInterval > 0 && e.KeepInterval < time.Minute {
-		errs = append(errs, fmt.Errorf("github.keep_interval must be 0 (off) or at least 1m, got %s", e.KeepInterval))
 	}
 	return errs
 }
