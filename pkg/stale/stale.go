@@ -99,9 +99,6 @@ type Counts struct {
 	Errors    int // not decided: an error, logged (the next pass tries again)
 }
 
-// Closed is how many pull requests the pass closed.
-func (c Counts) Closed() int { return c.Fixed + c.Conflicts }
-
 // closing is why a pull request is closed, and the comment that says so.
 type closing struct {
 	reason  task.CloseReason
