@@ -55,11 +55,16 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // runBot serves the bot's HTTP API on ln and runs the triage loop, the
-// retention sweep and the GitHub resync until ctx ends or one of them
+// retention sweep, the GitHub resync and the pass over the open pull
+// requests (System.Keeper) until ctx ends or one of them
 // fails. Shutdown is staged: the server stops taking requests, those in
 // flight get the grace period, then the loops stop (a report being triaged
 // is redelivered to another instance); it returns once all have ended.
 func runBot(ctx context.Context, sys *System, cfg config.Config, ln net.Listener, log *zap.Logger) error {
+	keep, err := sys.Keeper(cfg)
+	if err != nil {
+		return err
+	}
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
@@ -88,6 +93,13 @@ func runBot(ctx context.Context, sys *System, cfg config.Config, ln net.Listener
 		go func() {
 			defer wg.Done()
 			_ = rs.Run(work, cfg.GitHub.ResyncInterval)
+		}()
+	}
+	if keep != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keep.Run(work, cfg.GitHub.KeepInterval)
 		}()
 	}
 	var runErr error

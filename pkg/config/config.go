@@ -65,6 +65,9 @@ type GitHub struct {
 	// GitHubEvents: which repositories and branches are repaired, where
 	// their test reports are, and the resync (github.allow, …).
 	GitHubEvents `yaml:",inline"`
+	// KeepInterval is how often the bot looks at its open pull requests
+	// against the default branch's head (pkg/stale); 0 turns it off.
+	KeepInterval time.Duration `yaml:"keep_interval"`
 }
 
 // Enabled reports whether GitHub credentials are configured.
@@ -326,6 +329,7 @@ func Default() Config {
 				ResyncInterval: 10 * time.Minute,
 				ResyncLookback: 24 * time.Hour,
 			},
+			KeepInterval: 30 * time.Minute,
 		},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
 		Sandbox:   Sandbox{Mode: "auto", GoCache: "per_repo", MemoryMB: 4096, CPUTime: 10 * time.Minute, FileSizeMB: 1024, TmpMB: 1024},

@@ -81,6 +81,7 @@ var envVars = []struct {
 		c.GitHub.ResyncInterval = d
 		return nil
 	}},
+	{"REDFIX_GITHUB_KEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.GitHub.KeepInterval })},
 	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
 	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},
 	{"REDFIX_NODE", func(c *Config, v string) error { c.Languages.Node.Node = v; return nil }},

@@ -114,6 +114,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateServers()...)
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
+	errs = append(errs, c.GitHub.validateKeep()...)
 	errs = append(errs, c.validateModel()...)
 	errs = append(errs, c.Languages.validate()...)
 	switch c.Sandbox.Mode {

@@ -29,6 +29,7 @@ var (
 		"landed":            prometheus.NewDesc("redfix_fixes_landed_total", "Published pull requests merged (with or without a human's edits), by repository.", []string{"repository"}, nil),
 		"landed_with_edits": prometheus.NewDesc("redfix_fixes_landed_with_edits_total", "Published pull requests merged after a human pushed to their branch, by repository.", []string{"repository"}, nil),
 		"closed_unmerged":   prometheus.NewDesc("redfix_fixes_closed_unmerged_total", "Published pull requests closed without merging, by repository.", []string{"repository"}, nil),
+		"closed_by_bot":     prometheus.NewDesc("redfix_fixes_closed_by_bot_total", "Published pull requests that redfix closed itself (a person's fix made them unneeded, or they conflict with the default branch), by repository; part of closed unmerged.", []string{"repository"}, nil),
 		"reviewed":          prometheus.NewDesc("redfix_fixes_reviewed_total", "Published pull requests that got a review, by repository.", []string{"repository"}, nil),
 		"changes_requested": prometheus.NewDesc("redfix_fixes_changes_requested_total", "Published pull requests on which a reviewer requested changes, by repository.", []string{"repository"}, nil),
 	}
@@ -59,7 +60,7 @@ func (c *landCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range land.Repos {
 		for name, v := range map[string]int64{
 			"published": r.Published, "landed": r.Landed, "landed_with_edits": r.LandedWithEdits,
-			"closed_unmerged": r.ClosedUnmerged, "reviewed": r.Reviewed, "changes_requested": r.ChangesRequested,
+			"closed_unmerged": r.ClosedUnmerged, "closed_by_bot": r.ClosedByBot, "reviewed": r.Reviewed, "changes_requested": r.ChangesRequested,
 		} {
 			ch <- prometheus.MustNewConstMetric(landDescs[name], prometheus.CounterValue, float64(v), r.Repo)
 		}

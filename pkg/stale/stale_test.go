@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,9 +36,9 @@ func TestVerdict(t *testing.T) {
 		{"one gone, one passes", []string{"p.TestA"}, []string{"p.TestB"}, false, "no longer exist"},
 		{"one not run, not missing", []string{"p.TestA"}, nil, false, ""},
 	} {
-		got := Verdict(tests, c.passed, c.missing, c.failed, "main", "c0ffee")
-		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		reason, got := Verdict(tests, c.passed, c.missing, c.failed, "main", "c0ffee")
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) || (reason == "") != (got == "") {
+			t.Errorf("%s: %s %q, want %q", c.name, reason, got, c.want)
 		}
 	}
 }
@@ -104,25 +105,31 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/calc", Number: 1, URL: tk.PullRequest, TaskID: "t1", Fingerprint: "fp1"}); err != nil {
 		t.Fatal(err)
 	}
+	langs := &countingLanguages{Drivers: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}})}
 	k := &Keeper{Fixes: st, GitHub: clients,
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: clients.GitEnvFor},
-		Languages: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}}),
-		WorkDir:   t.TempDir(), Log: zaptest.NewLogger(t)}
+		Languages: langs, Kept: st,
+		WorkDir: t.TempDir(), Log: zaptest.NewLogger(t)}
 
 	// The default branch moved, and still fails: the pull request stays.
 	moved := strings.TrimSpace(must(srv.Git("acme", "calc", "commit-tree", "-m", "docs", red+"^{tree}", "-p", red)))
 	if _, err := srv.Git("acme", "calc", "update-ref", "refs/heads/main", moved); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := k.Pass(ctx); err != nil || n != 0 {
-		t.Fatalf("pass while main fails: closed %d, %v", n, err)
+	for range 2 { // the second pass does not run the tests again at the same head
+		if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1}) {
+			t.Fatalf("pass while main fails: %+v, %v", c, err)
+		}
+	}
+	if n := langs.runs.Load(); n != 1 {
+		t.Errorf("the tests ran %d times at one head, want once", n)
 	}
 	// A person's fix lands.
 	if _, err := srv.Git("acme", "calc", "update-ref", "refs/heads/main", fixed); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := k.Pass(ctx); err != nil || n != 1 {
-		t.Fatalf("pass after the fix landed: closed %d, %v", n, err)
+	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1, Fixed: 1}) {
+		t.Fatalf("pass after the fix landed: %+v, %v", c, err)
 	}
 	srv.Lock()
 	state := r.Pulls[0].State
@@ -131,9 +138,20 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 	if state != "closed" || len(comments) != 1 || !strings.Contains(comments[0].Body, "pass on `main`") {
 		t.Errorf("pull request %s, comments %+v", state, comments)
 	}
-	if f, err := st.GetFix(ctx, "acme/calc", 1); err != nil || f.State != task.FixClosed {
+	if f, err := st.GetFix(ctx, "acme/calc", 1); err != nil || f.State != task.FixClosed || f.ClosedByBot != task.CloseFixed {
 		t.Errorf("the fix's record: %+v %v", f, err)
 	}
+}
+
+// countingLanguages counts the checkouts whose tests are run.
+type countingLanguages struct {
+	*lang.Drivers
+	runs atomic.Int32
+}
+
+func (c *countingLanguages) For(repo, dir string) (lang.Driver, error) {
+	c.runs.Add(1)
+	return c.Drivers.For(repo, dir)
 }
 
 func must(s string, err error) string {

@@ -22,6 +22,7 @@ const (
 	cLanded           = "landed"
 	cLandedWithEdits  = "landed_with_edits"
 	cClosed           = "closed_unmerged"
+	cClosedByBot      = "closed_by_bot"
 	cReviewed         = "reviewed"
 	cChangesRequested = "changes_requested"
 	cReviewSeconds    = "review_seconds"
@@ -45,6 +46,7 @@ func (s *landCounts) add(o landCounts) {
 	s.Landed += o.Landed
 	s.LandedWithEdits += o.LandedWithEdits
 	s.ClosedUnmerged += o.ClosedUnmerged
+	s.ClosedByBot += o.ClosedByBot
 	s.Reviewed += o.Reviewed
 	s.ChangesRequested += o.ChangesRequested
 	s.reviewSeconds += o.reviewSeconds
@@ -167,7 +169,38 @@ func (s *Store) RecordClosed(ctx context.Context, repo string, number int, merge
 	return out, nil
 }
 
-// RecordReopened puts a fix that was closed unmerged back to open.
+// RecordClosedByBot records that redfix closed a published fix itself,
+// for reason: closed unmerged, and counted among those closed by the bot.
+// The closing's webhook may have recorded it closed first: the reason is
+// then added to that record. Recording it again changes nothing.
+func (s *Store) RecordClosedByBot(ctx context.Context, repo string, number int, reason task.CloseReason, at time.Time) (task.Fix, error) {
+	var out task.Fix
+	err := s.updateFix(ctx, repo, number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
+		if cur == nil {
+			return nil, nil, task.ErrNoFix
+		}
+		f := *cur
+		out = f
+		if f.State != task.FixOpen && (f.State != task.FixClosed || f.ClosedByBot != "") {
+			return nil, nil, nil // landed, or recorded already
+		}
+		d := map[string]int64{cClosedByBot: 1}
+		if f.State == task.FixOpen {
+			f.State, f.ClosedAt = task.FixClosed, at.UTC()
+			d[cClosed] = 1
+		}
+		f.ClosedByBot = reason
+		out = f
+		return &f, d, nil
+	})
+	if err != nil {
+		return task.Fix{}, fmt.Errorf("record %s#%d closed by redfix: %w", repo, number, err)
+	}
+	return out, nil
+}
+
+// RecordReopened puts a fix that was closed unmerged back to open (no
+// longer counted as closed, by the bot or otherwise).
 func (s *Store) RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error) {
 	var out task.Fix
 	err := s.updateFix(ctx, repo, number, func(cur *task.Fix) (*task.Fix, map[string]int64, error) {
@@ -179,9 +212,13 @@ func (s *Store) RecordReopened(ctx context.Context, repo string, number int) (ta
 		if f.State != task.FixClosed {
 			return nil, nil, nil
 		}
-		f.State, f.ClosedAt = task.FixOpen, time.Time{}
+		d := map[string]int64{cClosed: -1}
+		if f.ClosedByBot != "" {
+			d[cClosedByBot] = -1
+		}
+		f.State, f.ClosedAt, f.ClosedByBot = task.FixOpen, time.Time{}, ""
 		out = f
-		return &f, map[string]int64{cClosed: -1}, nil
+		return &f, d, nil
 	})
 	if err != nil {
 		return task.Fix{}, fmt.Errorf("record reopening of %s#%d: %w", repo, number, err)
@@ -307,6 +344,8 @@ func (st *landCounts) read(raw map[string]string) error {
 			st.LandedWithEdits = n
 		case cClosed:
 			st.ClosedUnmerged = n
+		case cClosedByBot:
+			st.ClosedByBot = n
 		case cReviewed:
 			st.Reviewed = n
 		case cChangesRequested:

@@ -211,3 +211,46 @@ func TestClaimRun(t *testing.T) {
 		})
 	}
 }
+
+// TestClosedByBot: a pull request redfix closed itself counts as closed
+// unmerged and as closed by the bot, once, whether the closing's webhook
+// recorded it closed first or not; reopened, it counts as neither.
+func TestClosedByBot(t *testing.T) {
+	ctx := context.Background()
+	s := New(embeddedtest.Redis(t), "test")
+	t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	for _, n := range []int{1, 2} {
+		if _, err := s.RecordPublished(ctx, task.Fix{Repo: "o/a", Number: n, PublishedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// #1: the bot records first, then the webhook; #2: the other way round.
+	if f, err := s.RecordClosedByBot(ctx, "o/a", 1, task.CloseFixed, t0.Add(time.Hour)); err != nil || f.State != task.FixClosed || f.ClosedByBot != task.CloseFixed {
+		t.Fatalf("closed by the bot: %+v %v", f, err)
+	}
+	if _, err := s.RecordClosed(ctx, "o/a", 1, false, false, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordClosed(ctx, "o/a", 2, false, false, t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // twice: counted once
+		if f, err := s.RecordClosedByBot(ctx, "o/a", 2, task.CloseConflict, t0.Add(time.Hour)); err != nil || f.ClosedByBot != task.CloseConflict {
+			t.Fatalf("closed by the bot after the webhook: %+v %v", f, err)
+		}
+	}
+	land, err := s.LandRate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := land.Overall; o.ClosedUnmerged != 2 || o.ClosedByBot != 2 || o.Open != 0 || land.Kinds[0].ClosedByBot != 2 {
+		t.Errorf("stats %+v, kinds %+v", o, land.Kinds)
+	}
+	if f, err := s.RecordReopened(ctx, "o/a", 2); err != nil || f.ClosedByBot != "" {
+		t.Fatalf("reopened: %+v %v", f, err)
+	}
+	land, _ = s.LandRate(ctx)
+	if o := land.Overall; o.ClosedUnmerged != 1 || o.ClosedByBot != 1 || o.Open != 1 {
+		t.Errorf("after the reopening: %+v", o)
+	}
+}

@@ -41,7 +41,25 @@ type Fix struct {
 	PublishedAt      time.Time `json:"published_at"`
 	FirstReviewAt    time.Time `json:"first_review_at,omitzero"`
 	ClosedAt         time.Time `json:"closed_at,omitzero"`
+	// ClosedByBot, when set, says that redfix closed the pull request
+	// itself, and why (a CloseReason).
+	ClosedByBot CloseReason `json:"closed_by_bot,omitempty"`
 }
+
+// CloseReason is why redfix closed one of its own pull requests.
+type CloseReason string
+
+// The reasons redfix closes its own pull requests (pkg/stale).
+const (
+	// CloseFixed: the failing tests pass on the default branch without
+	// the change (a person fixed it).
+	CloseFixed CloseReason = "fixed_on_default_branch"
+	// CloseTestsGone: the failing tests no longer exist there.
+	CloseTestsGone CloseReason = "tests_gone"
+	// CloseConflict: the default branch moved and the change no longer
+	// applies on top of it.
+	CloseConflict CloseReason = "conflicts_with_default_branch"
+)
 
 // KindOf is f's kind, KindFix for a record older than kinds.
 func (f Fix) KindOf() string {
@@ -63,14 +81,17 @@ type LandStats struct {
 	Repo string `json:"repo,omitempty"`
 	// Kind is the kind of pull request counted (Land.Kinds): KindFix,
 	// KindRevert, or KindRevised (fixes that were revised on review).
-	Kind             string `json:"kind,omitempty"`
-	Published        int64  `json:"published"`
-	Landed           int64  `json:"landed"`            // with or without edits
-	LandedWithEdits  int64  `json:"landed_with_edits"` // part of Landed
-	ClosedUnmerged   int64  `json:"closed_unmerged"`
-	Open             int64  `json:"open"`
-	Reviewed         int64  `json:"reviewed"`
-	ChangesRequested int64  `json:"changes_requested"`
+	Kind            string `json:"kind,omitempty"`
+	Published       int64  `json:"published"`
+	Landed          int64  `json:"landed"`            // with or without edits
+	LandedWithEdits int64  `json:"landed_with_edits"` // part of Landed
+	ClosedUnmerged  int64  `json:"closed_unmerged"`
+	// ClosedByBot are the closed unmerged ones that redfix closed itself
+	// (part of ClosedUnmerged): no longer needed, or no longer applying.
+	ClosedByBot      int64 `json:"closed_by_bot"`
+	Open             int64 `json:"open"`
+	Reviewed         int64 `json:"reviewed"`
+	ChangesRequested int64 `json:"changes_requested"`
 	// LandRate is Landed ÷ the pull requests decided (landed or closed
 	// unmerged): nil (null in JSON) while none is decided, since open ones
 	// say nothing yet.

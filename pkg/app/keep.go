@@ -1,0 +1,44 @@
+package app
+
+import (
+	"path/filepath"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/stale"
+)
+
+// Keeper is the pass over redfix's open pull requests that `bot serve`
+// runs every github.keep_interval (stale.Keeper), once per interval
+// between the bot's replicas: a pull request whose failing tests pass on
+// the default branch without it, or whose change conflicts with what
+// landed there since, is closed with a comment saying why. Nil when no
+// GitHub is configured or the interval is 0.
+//
+// The pass runs in the bot, beside triage, because it does what triage's
+// reproduction does: the failing tests at a commit of the default branch,
+// in a fresh work tree, through the repository's language driver, in the
+// sandbox the process was given (ctx's); the conflict check is redfix's
+// own git in a bare mirror. It has its own mirrors (a mirror cache tracks
+// its work trees in its own process only).
+func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
+	if s.GitHub == nil || cfg.GitHub.KeepInterval <= 0 {
+		return nil, nil
+	}
+	langs, err := languages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-keep"
+	return &stale.Keeper{
+		Fixes: s.Store, GitHub: s.GitHub, Checkouts: NewMirrors(cfg, s.GitHub), Languages: langs,
+		WorkDir: filepath.Join(cfg.DataDir, "workspaces"), Log: s.log.Named("keep"),
+		// The bot's replicas make the pass once per interval between them.
+		Turns: s.Store, Owner: processOwner(),
+		// Tests that failed at a head are not run again at it.
+		Kept: s.Store,
+	}, nil
+}
