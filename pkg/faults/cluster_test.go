@@ -261,6 +261,7 @@ func (r *clusterRun) poll(what string, cond func() bool) {
 	testsvc.Poll(r.t, left, what+" (within the run's budget)", func() bool {
 		for _, p := range r.procs {
 			if p.exited() {
+				p.told.Store(true)
 				r.t.Fatalf("%s exited by itself while waiting until %s; the end of its output:\n%s", p.name, what, p.tail(4000))
 			}
 		}
@@ -390,7 +391,7 @@ func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample,
 	if accepted == 0 {
 		t.Fatal("no report was accepted")
 	}
-	t.Logf("reports %d (accepted %d, %d bytes each), groups %d, pull requests %d, faults %d; %s; servers, sample and binaries ready in %s, whole run %s",
+	t.Logf("reports %d (accepted %d, %d bytes each), groups %d, pull requests %d, faults %d; %s; bots up and workers started %s in, whole run %s",
 		reports, accepted, len(failing(1)), len(repos), len(st.pullRequests()), faults, strings.Join(recovered, ", "), started.Round(time.Second), time.Since(began).Round(time.Second))
 	t.Logf("redis memory by kind of key (MEMORY USAGE): %s", st.memoryByKind(ctx))
 }

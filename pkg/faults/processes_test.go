@@ -61,8 +61,9 @@ type proc struct {
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
-	// killed is set when the test kills the process itself.
-	killed atomic.Bool
+	// killed is set when the test kills the process itself; told, when the
+	// test has printed its exit already.
+	killed, told atomic.Bool
 }
 
 func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc {
@@ -88,6 +89,9 @@ func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc
 		// One that died by itself is said so first, whatever the test's
 		// result: it is what a failure further on comes from.
 		if p.exited() {
+			if p.told.Load() {
+				return
+			}
 			t.Logf("%s exited by itself (%v); the end of its output:\n%s", p.name, cmd.ProcessState, p.tail(4000))
 			return
 		}
