@@ -134,18 +134,46 @@ func (r recordingDialer) Dial(network, address string) (net.Conn, error) {
 }
 
 // checkJetStream asks the connected server for its version (stream's
-// minimum) and its JetStream account, which must answer.
+// minimum) and its JetStream account, which must answer. The account is
+// asked again, each time waiting longer for the answer, until wait passes:
+// a NATS cluster answers JetStream requests through its meta leader only,
+// and drops them while it elects one (a node lost, a cluster starting, or
+// a leader too loaded to keep its term), so one unanswered request is no
+// verdict. A server without JetStream ends the wait at once.
 func checkJetStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, addr string, wait time.Duration) error {
 	if _, err := stream.CheckServer(nc); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, max(wait, 5*time.Second))
-	defer cancel()
-	if _, err := js.AccountInfo(ctx); err != nil {
-		return fmt.Errorf("NATS at %s (nats-server %s): JetStream: %w", addr, nc.ConnectedServerVersion(), err)
+	deadline := time.Now().Add(max(wait, 5*time.Second))
+	try := jetStreamTry
+	for {
+		tctx, cancel := context.WithTimeout(ctx, min(try, max(time.Until(deadline), time.Millisecond)))
+		_, err := js.AccountInfo(tctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		final := errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
+		if final || !time.Now().Before(deadline) || ctx.Err() != nil {
+			if !final && ctx.Err() == nil {
+				return fmt.Errorf("NATS at %s (nats-server %s): JetStream: no answer after %s (startup_wait): %w", addr, nc.ConnectedServerVersion(), wait, err)
+			}
+			return fmt.Errorf("NATS at %s (nats-server %s): JetStream: %w", addr, nc.ConnectedServerVersion(), err)
+		}
+		try = min(2*try, maxJetStreamTry)
+		select {
+		case <-ctx.Done():
+		case <-time.After(storePoll):
+		}
 	}
-	return nil
 }
+
+// jetStreamTry is how long start-up first waits for an answer to one
+// JetStream request, doubled on each try up to maxJetStreamTry.
+const (
+	jetStreamTry    = time.Second
+	maxJetStreamTry = 10 * time.Second
+)
 
 // checkRedis pings Redis at addr, with the client's credentials, until it
 // answers or wait passes; an answer that is an error (a wrong password, no

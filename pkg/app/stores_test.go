@@ -6,10 +6,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded"
@@ -146,5 +149,54 @@ func TestStartWithRealStores(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("worker run: %v\n%s", err, stderr.String())
+	}
+}
+
+// A JetStream request that goes unanswered (a cluster electing its meta
+// leader drops them) is asked again within startup_wait: the first
+// request to the account is dropped here, the second answered.
+func TestStartAsksJetStreamAgainWhenUnanswered(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(time.Minute) {
+		t.Fatal("NATS did not start")
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	var asked atomic.Int32
+	// The meta leader's part, played by hand: the first request is lost.
+	sub, err := nc.Subscribe("$JS.API.INFO", func(m *nats.Msg) {
+		if asked.Add(1) == 1 {
+			return
+		}
+		_ = m.Respond([]byte(`{"type":"io.nats.jetstream.api.v1.account_info_response","memory":0,"storage":0,"streams":0,"consumers":0}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	client, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	js, err := jetstream.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Far longer than the first try: a single request waiting all of it
+	// would fail here.
+	if err := checkJetStream(context.Background(), client, js, srv.ClientURL(), 2*time.Minute); err != nil {
+		t.Fatalf("the account was not asked again: %v (asked %d times)", err, asked.Load())
+	}
+	if n := asked.Load(); n < 2 {
+		t.Fatalf("asked %d times, want the dropped request asked again", n)
 	}
 }

@@ -1,14 +1,13 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,26 +21,16 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// The commands, built once per test binary.
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
+// commands are cmd/bot and cmd/worker, built once per test binary.
+var commands testsvc.Binaries
 
 func binary(t testing.TB, name string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir = filepath.Join(sampleDir, "bin")
-		out, err := exec.Command("go", "build", "-o", binDir+"/", "github.com/redfix/redfix/cmd/bot", "github.com/redfix/redfix/cmd/worker").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bot, worker := commands.Build(t, filepath.Join(sampleDir, "bin"))
+	if name == "bot" {
+		return bot
 	}
-	return filepath.Join(binDir, name)
+	return worker
 }
 
 // writeConfig writes cfg's settings that the commands read from a file.
@@ -64,25 +53,49 @@ publish: {mode: local, dir: %q}
 	return p
 }
 
-// proc is a command run as a real process.
+// proc is a command run as a real process. Its output goes to a file of
+// the test's (a process that dies takes nothing with it), whose tail the
+// test prints when it fails.
 type proc struct {
+	name string
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	log  string
 	done chan struct{}
+	// killed is set when the test kills the process itself; told, when the
+	// test has printed its exit already.
+	killed, told atomic.Bool
 }
 
 func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc {
 	t.Helper()
+	name := filepath.Base(bin) + " " + args[0]
+	out, err := os.CreateTemp(t.TempDir(), strings.ReplaceAll(name, " ", "-")+"-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
 	cmd := exec.Command(bin, append(args, "--config", cfgPath)...)
 	cmd.Env = append(os.Environ(), "REDFIX_DATA_DIR="+dataDir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
+	// Killed with the test binary (a go test timeout leaves no process
+	// behind).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, out: &out, done: make(chan struct{})}
+	p := &proc{name: fmt.Sprintf("%s (pid %d)", name, cmd.Process.Pid), cmd: cmd, log: out.Name(), done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
+		// One that died by itself is said so first, whatever the test's
+		// result: it is what a failure further on comes from.
+		if p.exited() {
+			if p.told.Load() {
+				return
+			}
+			t.Logf("%s exited by itself (%v); the end of its output:\n%s", p.name, cmd.ProcessState, p.tail(4000))
+			return
+		}
+		p.killed.Store(true)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-p.done:
@@ -91,7 +104,7 @@ func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc
 			<-p.done
 		}
 		if t.Failed() {
-			t.Logf("%s output:\n%s", filepath.Base(bin), tail(out.String(), 4000))
+			t.Logf("%s output (end):\n%s", p.name, p.tail(4000))
 		}
 	})
 	return p
@@ -101,10 +114,30 @@ func startProc(t testing.TB, bin, dataDir, cfgPath string, args ...string) *proc
 // node failure would, and waits for it to be gone.
 func (p *proc) kill9(t testing.TB) {
 	t.Helper()
+	p.killed.Store(true)
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-p.done
+}
+
+// exited reports whether the process ended without the test killing it.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return !p.killed.Load()
+	default:
+		return false
+	}
+}
+
+// tail is the last n bytes of the process's output so far.
+func (p *proc) tail(n int) string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		return err.Error()
+	}
+	return tail(string(b), n)
 }
 
 func tail(s string, n int) string {
