@@ -48,6 +48,15 @@ type Reverter interface {
 	OpenRevert(ctx context.Context, repo, group string) (url string, err error)
 }
 
+// Admitter holds a retry to the rules triage holds a fresh failure to
+// (triage.Triage): the opt-outs, forks, the limit of open pull requests and
+// the daily job budget. refused says why not, in words for the thread; a
+// retry let through has taken one of the day's jobs, which giveBack
+// returns if it is not queued.
+type Admitter interface {
+	AdmitRetry(ctx context.Context, t task.Task) (refused string, giveBack func(), err error)
+}
+
 // Handler acts on commands and reviews. It is the Commands of
 // deliveries.Processor.
 type Handler struct {
@@ -56,6 +65,9 @@ type Handler struct {
 	Jobs   Jobs
 	// Reverter opens reverts; nil answers that reverts are not available.
 	Reverter Reverter
+	// Admit, when set, holds retries to triage's rules: a retry they
+	// refuse is answered with why, and nothing is queued.
+	Admit Admitter
 	// MaxRevisions bounds the revisions of one pull request.
 	MaxRevisions int
 	// Self is the bot's own login where its comments do not come from an
@@ -236,6 +248,24 @@ func (h *Handler) retry(ctx context.Context, r *request) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	giveBack := func() {}
+	if h.Admit != nil {
+		refused, back, err := h.Admit.AdmitRetry(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		if refused != "" {
+			r.log.Info("retry refused by triage's rules", zap.String("reason", refused))
+			return "not retried: " + refused, h.reply(ctx, r, "Not retrying: "+markdown.Text(refused)+". A new failure of the same tests would be held to the same rule.")
+		}
+		giveBack = back
+	}
+	queued := false
+	defer func() {
+		if !queued {
+			giveBack()
+		}
+	}()
 	if _, err := h.State.ForgetPublished(ctx, t.Fingerprint, r.fix.URL); err != nil {
 		return "", err
 	}
@@ -250,6 +280,7 @@ func (h *Handler) retry(ctx context.Context, r *request) (string, error) {
 	if _, err := h.Jobs.Enqueue(ctx, job.Job{ID: job.RetryID(t.Fingerprint, n), Task: nt}); err != nil {
 		return "", err
 	}
+	queued = true
 	return fmt.Sprintf("retry %d queued", n), h.reply(ctx, r, fmt.Sprintf("Retrying the repair (retry %d, task %s). A new pull request follows if a patch passes the gates.", n, markdown.Code(nt.ID)))
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // jobs records what was queued.
@@ -311,5 +312,43 @@ func TestCommands(t *testing.T) {
 	}
 	if _, ok, _ := f.st.Published(ctx, "fp1"); ok {
 		t.Error("the closed pull request still marks the group published: the retry's worker would stop at once")
+	}
+}
+
+// TestRetryHeldToTriageRules: a retry counts against the repository's
+// daily jobs as a fresh failure does (triage's own rules, the real store's
+// count): the first is queued, the next is answered with why not, and an
+// opted-out repository gets no retry at all.
+func TestRetryHeldToTriageRules(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 1)
+	closed := func() {
+		t.Helper()
+		if _, err := f.st.RecordClosed(ctx, "acme/shop", f.issue, false, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed()
+	f.h.Admit = triage.New(f.st, f.jobs, nil, triage.Config{DailyJobs: 1}, zaptest.NewLogger(t))
+	retry := func() (string, string) {
+		t.Helper()
+		note, err := f.h.Comment(ctx, f.comment("wanda", "/redfix retry"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := f.comments()
+		return note, cs[len(cs)-1].Body
+	}
+	if note, _ := retry(); note != "retry 1 queued" || len(f.jobs.all()) != 1 {
+		t.Fatalf("the day's first retry: %q, %d jobs", note, len(f.jobs.all()))
+	}
+	note, said := retry()
+	if !strings.HasPrefix(note, "not retried: daily job budget of") || !strings.Contains(said, "Not retrying: daily job budget of") || len(f.jobs.all()) != 1 {
+		t.Errorf("past the daily budget: note %q, answer %q, %d jobs", note, said, len(f.jobs.all()))
+	}
+	f.h.Admit = triage.New(f.st, f.jobs, nil, triage.Config{OptOut: []string{f.tk.Repo}}, zaptest.NewLogger(t))
+	note, said = retry()
+	if !strings.Contains(note, "opted out") || !strings.Contains(said, "opted out of redfix") || len(f.jobs.all()) != 1 {
+		t.Errorf("an opted-out repository: note %q, answer %q, %d jobs", note, said, len(f.jobs.all()))
 	}
 }
