@@ -49,6 +49,7 @@ func (s *System) githubProcessor(cfg config.Config, admit command.Admitter) *del
 		State:     s.Store,
 		Commands:  s.commands(cfg, admit),
 		Log:       s.log.Named("github"),
+		Outcomes:  s.fixOutcomes(),
 	}
 }
 

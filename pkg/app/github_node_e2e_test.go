@@ -22,6 +22,7 @@ func TestGitHubEndToEndTypeScript(t *testing.T) {
 	defer cancel()
 	c := tsCase
 	cfg := nodeConfig(t)
+	cfg.Triage.Reruns = 2 // reliability is the demo's to show at the default: here, the path
 	s, _ := c.sample(t, ctx, cfg)
 	model := c.model(t)
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"
@@ -44,9 +45,7 @@ func TestGitHubEndToEndTypeScript(t *testing.T) {
 			t.Errorf("gate %s says %q, want it to mention %q", name, evidence[name], want)
 		}
 	}
-	if n := len(model.Requests()); n != 6 {
-		t.Errorf("the model got %d requests, want 5 turns and the judge", n)
-	}
+	c.checkModel(t, model.Requests())
 	pulls := svc.pulls()
 	if len(pulls) != 1 {
 		t.Fatalf("%d pull requests on the test GitHub, want 1", len(pulls))

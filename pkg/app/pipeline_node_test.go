@@ -140,7 +140,25 @@ func repairWithModel(t *testing.T, c nodeCase) {
 	if res.Status != task.StatusPublished || !res.Agent.TestsPassed {
 		t.Fatalf("outcome %s: %s\n%s", res.Status, res.Reason, res.Trajectory)
 	}
-	reqs := srv.Requests()
+	c.checkModel(t, srv.Requests())
+	gates.ranNode(t, c.fix)
+}
+
+// The pipeline the configuration builds repairs the JavaScript sample
+// (jest) with a scripted model over HTTP: the node driver chosen from the
+// checkout and set up, jest run by canonical id, the method found with
+// tree-sitter's index, the judge shown the test and the method, every gate
+// on the node driver's rules. (The TypeScript sample's repair by a model
+// is TestGitHubEndToEndTypeScript's, through the whole service; its
+// offline repair is TestDemoTypeScriptOfflineEndToEnd's; the offline
+// policy on jest is pkg/harness/offline's TestRepairNode.)
+func TestPipelineRepairsJavaScript(t *testing.T) { repairWithModel(t, jsCase) }
+
+// checkModel checks what c's scripted model was shown: its five turns
+// and the judge, the tools' answers as the model saw them, and the test
+// and the method before and after in the judge's prompt.
+func (c nodeCase) checkModel(t *testing.T, reqs []llmtest.Request) {
+	t.Helper()
 	if len(reqs) != 6 {
 		t.Fatalf("the model got %d requests, want 5 turns and the judge", len(reqs))
 	}
@@ -165,44 +183,4 @@ func repairWithModel(t *testing.T, c nodeCase) {
 			t.Errorf("the judge's prompt lacks %q:\n%s", w, judged.String())
 		}
 	}
-	gates.ranNode(t, c.fix)
 }
-
-// repairOffline runs the configuration's pipeline on c's sample without a
-// model: the offline policy's templates on JavaScript's tokens.
-func repairOffline(t *testing.T, c nodeCase) {
-	clearEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cfg := nodeConfig(t)
-	_, tk := c.sample(t, ctx, cfg)
-	p, err := newPipeline(cfg, nil, nil, nil, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gates := &recordedGates{next: p.Gates}
-	p.Gates = gates
-	res, err := p.Repair(ctx, tk)
-	if err != nil {
-		t.Fatalf("repair: %v", err)
-	}
-	if res.Status != task.StatusPublished || !res.Agent.TestsPassed || p.Policy != "offline" {
-		t.Fatalf("outcome %s by %s: %s\n%s", res.Status, p.Policy, res.Reason, res.Trajectory)
-	}
-	gates.ranNode(t, c.fix)
-}
-
-// The pipeline the configuration builds repairs the TypeScript sample
-// (vitest) with a scripted model over HTTP: the node driver chosen from
-// the checkout and set up, vitest run by canonical id, the method found
-// with tree-sitter's index, the edit checked with tsc, the judge shown the
-// test and the method, every gate on the node driver's rules.
-func TestPipelineRepairsTypeScript(t *testing.T) { repairWithModel(t, tsCase) }
-
-// The same for the JavaScript sample, tested with jest.
-func TestPipelineRepairsJavaScript(t *testing.T) { repairWithModel(t, jsCase) }
-
-// Without a model, the offline policy repairs the JavaScript sample
-// through the same pipeline and gates. (The TypeScript sample's offline
-// repair is TestDemoTypeScriptOfflineEndToEnd's, through `bot demo`.)
-func TestPipelineRepairsJavaScriptOffline(t *testing.T) { repairOffline(t, jsCase) }

@@ -80,7 +80,7 @@ func TestRedfixYAMLDeniedPathRejectsTheRepair(t *testing.T) {
 	if n := len(svc.pulls()); n != 0 {
 		t.Errorf("%d pull requests opened, want none", n)
 	}
-	if runs := svc.srv.CheckRuns("acme", "shop"); len(runs) != 0 {
+	if runs := svc.checkRuns(repoconfig.CheckName); len(runs) != 0 {
 		t.Errorf("check runs %+v on a valid file; want none", runs)
 	}
 }
@@ -110,7 +110,7 @@ func TestRedfixYAMLInvalidIsReportedAndCentralApplies(t *testing.T) {
 	if n := len(svc.pulls()); n != 1 {
 		t.Errorf("%d pull requests, want 1 under the central configuration", n)
 	}
-	runs := svc.srv.CheckRuns("acme", "shop")
+	runs := svc.checkRuns(repoconfig.CheckName)
 	if len(runs) != 1 {
 		t.Fatalf("check runs %+v; want one on the commit", runs)
 	}

@@ -310,6 +310,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	in := &triage.Intake{
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg, t),
 		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
+		// Triage's verdict as a check run on the red commit.
+		Verdicts: s.triageVerdicts(),
 	}
 	return in.Run(ctx)
 }
@@ -332,7 +334,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		pipe.Spending = s.Store
 	}
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: gh.FixRecorder{Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}, Spends: s.Store, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: s.workerTasks(gh.FixRecorder{Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}), Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Once: s.Store, Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.

@@ -63,6 +63,8 @@ type Intake struct {
 	Waits *Waits
 	// OnOutcome, when set, hears of every group's outcome.
 	OnOutcome func(Outcome)
+	// Verdicts, when set, shows each report's outcomes on its red commit.
+	Verdicts Verdicts
 }
 
 // untriageableAttempts is how many times a report whose repository or
@@ -156,6 +158,11 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 		if o.TaskID != "" {
 			ids = append(ids, o.TaskID)
 		}
+	}
+	if in.Verdicts != nil && len(outs) > 0 {
+		// The groups decided so far, also when triage stopped before the
+		// rest: shown again, with the rest, on the report's redelivery.
+		in.Verdicts.Decided(context.WithoutCancel(ctx), sub.Repo, outs)
 	}
 	if err != nil {
 		if answered(err) && a.N >= untriageableAttempts && ctx.Err() == nil {

@@ -58,7 +58,16 @@ type Processor struct {
 	// on the reviews of redfix's pull requests that request changes
 	// (pkg/command); nil drops the commands with a log line.
 	Commands Commands
+	// Outcomes, when set, hears of each outcome of a published pull
+	// request (merged, closed, reopened) once it is recorded.
+	Outcomes Outcomes
 	Log      *zap.Logger
+}
+
+// Outcomes hears of the recorded outcomes of redfix's pull requests; it
+// cannot fail the delivery (what it could not do is its own to log).
+type Outcomes interface {
+	Outcome(ctx context.Context, f task.Fix)
 }
 
 // Commands acts on what people tell redfix on its pull requests and
@@ -219,6 +228,9 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 		return Result{}, err
 	}
 	log.Info("fix outcome", zap.String("state", string(f.State)))
+	if p.Outcomes != nil {
+		p.Outcomes.Outcome(ctx, f)
+	}
 	return Result{Note: "fix " + string(f.State)}, nil
 }
 
