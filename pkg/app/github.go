@@ -35,7 +35,7 @@ func githubFilter(cfg config.Config) event.Filter {
 var errNoGitHub = errors.New("GitHub credentials are not configured (REDFIX_GITHUB_TOKEN, or REDFIX_GITHUB_APP_ID and REDFIX_GITHUB_PRIVATE_KEY_FILE)")
 
 // githubProcessor acts on stored GitHub deliveries.
-func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
+func (s *System) githubProcessor(cfg config.Config, admit command.Admitter) *deliveries.Processor {
 	client := s.GitHubClient
 	if client == nil {
 		client = func(context.Context, string, string) (*github.Client, error) {
@@ -47,7 +47,7 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 		Client:    client,
 		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
 		State:     s.Store,
-		Commands:  s.commands(cfg),
+		Commands:  s.commands(cfg, admit),
 		Log:       s.log.Named("github"),
 		Outcomes:  s.fixOutcomes(),
 	}
@@ -55,13 +55,13 @@ func (s *System) githubProcessor(cfg config.Config) *deliveries.Processor {
 
 // commands acts on /redfix commands and on reviews requesting changes;
 // nil (commands dropped) when review.commands is off or no GitHub is
-// configured.
-func (s *System) commands(cfg config.Config) deliveries.Commands {
+// configured. admit holds retries to triage's rules.
+func (s *System) commands(cfg config.Config, admit command.Admitter) deliveries.Commands {
 	if !cfg.Review.Commands || s.GitHub == nil {
 		return nil
 	}
 	return &command.Handler{
-		GitHub: s.GitHub, State: s.Store, Jobs: s.Jobs, Reverter: s.commandReverter(cfg),
+		GitHub: s.GitHub, State: s.Store, Jobs: s.Jobs, Reverter: s.commandReverter(cfg), Admit: admit,
 		MaxRevisions: cfg.Review.MaxRevisions, Log: s.log.Named("commands"),
 	}
 }

@@ -110,7 +110,14 @@ func startGitHubService(t *testing.T, ctx context.Context, cfg config.Config, r 
 // tasks it settles into.
 func (s *ghService) deliverRed(t *testing.T, ctx context.Context, delivery string) []task.Task {
 	t.Helper()
-	runJSON, err := s.srv.RunJSON(s.owner, s.name, s.red.ID)
+	return s.deliverRun(t, ctx, s.red, delivery)
+}
+
+// deliverRun delivers run's signed workflow_run webhook and waits for the
+// tasks it settles into.
+func (s *ghService) deliverRun(t *testing.T, ctx context.Context, run *ghtest.WorkflowRun, delivery string) []task.Task {
+	t.Helper()
+	runJSON, err := s.srv.RunJSON(s.owner, s.name, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

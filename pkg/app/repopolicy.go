@@ -27,7 +27,7 @@ func NewRepoPolicies(cfg config.Config, clients *gh.Clients, mirrors repoconfig.
 // centralPolicy is what the central configuration allows repo: the
 // ceiling of its .redfix.yaml.
 func centralPolicy(cfg config.Config, repo string) repoconfig.Central {
-	c := repoconfig.Central{Enabled: true, RepairsPerDay: cfg.Triage.DailyJobs, Forks: true, Revert: centralRevert(cfg)}
+	c := repoconfig.Central{Enabled: true, RepairsPerDay: cfg.Triage.DailyJobs, Forks: cfg.GitHub.Forks, Revert: centralRevert(cfg)}
 	for _, o := range cfg.Triage.OptOut {
 		if sameRepo(o, repo) {
 			c.Enabled = false

@@ -302,9 +302,13 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Languages: langs,
 		// A repository's .redfix.yaml, read from the mirror at the commit.
 		RepoPolicies: NewRepoPolicies(cfg, s.GitHub, mirrors, s.log.Named("repoconfig")),
+		// Runs of pull requests from forks, where github.forks allows.
+		Forks: cfg.GitHub.Forks,
+		// A retry is held to a policy's limit of open pull requests.
+		OpenPulls: gh.BotPulls{Clients: s.GitHub},
 	}, s.log.Named("triage"))
 	in := &triage.Intake{
-		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg),
+		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg, t),
 		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),

@@ -24,6 +24,9 @@ type GitHub interface {
 	Permission(ctx context.Context, repo, user string) (gh.Permission, error)
 	PullRequest(ctx context.Context, repo string, number int) (*github.PullRequest, error)
 	ClosePullRequest(ctx context.Context, repo string, number int) error
+	// OpenBotPulls lists redfix's open pull requests on repo, at most
+	// limit.
+	OpenBotPulls(ctx context.Context, repo string, limit int) ([]*github.PullRequest, error)
 }
 
 // State is what the commands read and keep (store.Store).
@@ -48,6 +51,15 @@ type Reverter interface {
 	OpenRevert(ctx context.Context, repo, group string) (url string, err error)
 }
 
+// Admitter holds a retry to the rules triage holds a fresh failure to
+// (triage.Triage): the opt-outs, forks, the limit of open pull requests and
+// the daily job budget. refused says why not, in words for the thread; a
+// retry let through has taken one of the day's jobs, which giveBack
+// returns if it is not queued.
+type Admitter interface {
+	AdmitRetry(ctx context.Context, t task.Task) (refused string, giveBack func(), err error)
+}
+
 // Handler acts on commands and reviews. It is the Commands of
 // deliveries.Processor.
 type Handler struct {
@@ -56,6 +68,9 @@ type Handler struct {
 	Jobs   Jobs
 	// Reverter opens reverts; nil answers that reverts are not available.
 	Reverter Reverter
+	// Admit, when set, holds retries to triage's rules: a retry they
+	// refuse is answered with why, and nothing is queued.
+	Admit Admitter
 	// MaxRevisions bounds the revisions of one pull request.
 	MaxRevisions int
 	// Self is the bot's own login where its comments do not come from an
@@ -109,8 +124,7 @@ func (h *Handler) Comment(ctx context.Context, d event.Delivery) (string, error)
 	fix, err := h.State.GetFix(ctx, r.repo, r.number)
 	if errors.Is(err, task.ErrNoFix) {
 		// Someone else's pull request, or an issue: not redfix's to act on.
-		r.log.Info("command ignored: not on one of redfix's pull requests")
-		return "ignored: not redfix's pull request", nil
+		return h.elsewhere(ctx, r, issue.IsPullRequest())
 	}
 	if err != nil {
 		return "", err
@@ -236,6 +250,24 @@ func (h *Handler) retry(ctx context.Context, r *request) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	giveBack := func() {}
+	if h.Admit != nil {
+		refused, back, err := h.Admit.AdmitRetry(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		if refused != "" {
+			r.log.Info("retry refused by triage's rules", zap.String("reason", refused))
+			return "not retried: " + refused, h.reply(ctx, r, "Not retrying: "+markdown.Text(refused)+". A new failure of the same tests would be held to the same rule.")
+		}
+		giveBack = back
+	}
+	queued := false
+	defer func() {
+		if !queued {
+			giveBack()
+		}
+	}()
 	if _, err := h.State.ForgetPublished(ctx, t.Fingerprint, r.fix.URL); err != nil {
 		return "", err
 	}
@@ -250,6 +282,7 @@ func (h *Handler) retry(ctx context.Context, r *request) (string, error) {
 	if _, err := h.Jobs.Enqueue(ctx, job.Job{ID: job.RetryID(t.Fingerprint, n), Task: nt}); err != nil {
 		return "", err
 	}
+	queued = true
 	return fmt.Sprintf("retry %d queued", n), h.reply(ctx, r, fmt.Sprintf("Retrying the repair (retry %d, task %s). A new pull request follows if a patch passes the gates.", n, markdown.Code(nt.ID)))
 }
 
@@ -340,4 +373,53 @@ func (h *Handler) explain(ctx context.Context, r *request) (string, error) {
 		return "", err
 	}
 	return "explained", h.reply(ctx, r, Explanation(t))
+}
+
+// maxListed bounds the pull requests an answer on an issue lists.
+const maxListed = 20
+
+// elsewhere answers a command given on an issue or on a pull request that
+// is not redfix's: to someone who may write to the repository, that the
+// commands act on redfix's pull requests, with those open in the
+// repository as links; to anyone else, nothing (a log line), as a command
+// there would do nothing either.
+func (h *Handler) elsewhere(ctx context.Context, r *request, pull bool) (string, error) {
+	where := "an issue"
+	if pull {
+		where = "a pull request redfix did not open"
+	}
+	perm, err := h.GitHub.Permission(ctx, r.repo, r.user)
+	if err != nil {
+		return "", err
+	}
+	if !perm.CanWrite() {
+		r.log.Info("command ignored: not on one of redfix's pull requests, and the user may not write to the repository", zap.String("on", where), zap.String("permission", perm.Level))
+		return "ignored: not redfix's pull request", nil
+	}
+	prs, err := h.GitHub.OpenBotPulls(ctx, r.repo, maxListed+1)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "@%s, redfix's commands act on the pull requests redfix opened: give `/redfix %s` in one of them. ", r.user, r.cmd.Verb)
+	switch {
+	case len(prs) == 0:
+		b.WriteString("redfix has no open pull request in this repository.\n")
+	default:
+		b.WriteString("Its open pull requests here:\n\n")
+		for i, pr := range prs {
+			if i == maxListed {
+				fmt.Fprintf(&b, "- and more: these are the newest %d\n", maxListed)
+				break
+			}
+			fmt.Fprintf(&b, "- [#%d %s](%s)\n", pr.GetNumber(), markdown.Text(pr.GetTitle()), markdown.Dest(pr.GetHTMLURL()))
+		}
+	}
+	if err := h.reply(ctx, r, b.String()); err != nil {
+		return "", err
+	}
+	note := fmt.Sprintf("answered: on %s (%d of redfix's pull requests listed)", where, min(len(prs), maxListed))
+	h.record(ctx, r, note)
+	r.log.Info("command answered: not on one of redfix's pull requests", zap.String("on", where), zap.Int("listed", min(len(prs), maxListed)))
+	return note, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // jobs records what was queued.
@@ -311,5 +313,123 @@ func TestCommands(t *testing.T) {
 	}
 	if _, ok, _ := f.st.Published(ctx, "fp1"); ok {
 		t.Error("the closed pull request still marks the group published: the retry's worker would stop at once")
+	}
+}
+
+// TestRetryHeldToTriageRules: a retry counts against the repository's
+// daily jobs as a fresh failure does (triage's own rules, the real store's
+// count): the first is queued, the next is answered with why not, and an
+// opted-out repository gets no retry at all.
+func TestRetryHeldToTriageRules(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 1)
+	closed := func() {
+		t.Helper()
+		if _, err := f.st.RecordClosed(ctx, "acme/shop", f.issue, false, false, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed()
+	f.h.Admit = triage.New(f.st, f.jobs, nil, triage.Config{DailyJobs: 1}, zaptest.NewLogger(t))
+	retry := func() (string, string) {
+		t.Helper()
+		note, err := f.h.Comment(ctx, f.comment("wanda", "/redfix retry"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := f.comments()
+		return note, cs[len(cs)-1].Body
+	}
+	if note, _ := retry(); note != "retry 1 queued" || len(f.jobs.all()) != 1 {
+		t.Fatalf("the day's first retry: %q, %d jobs", note, len(f.jobs.all()))
+	}
+	note, said := retry()
+	if !strings.HasPrefix(note, "not retried: daily job budget of") || !strings.Contains(said, "Not retrying: daily job budget of") || len(f.jobs.all()) != 1 {
+		t.Errorf("past the daily budget: note %q, answer %q, %d jobs", note, said, len(f.jobs.all()))
+	}
+	f.h.Admit = triage.New(f.st, f.jobs, nil, triage.Config{OptOut: []string{f.tk.Repo}}, zaptest.NewLogger(t))
+	note, said = retry()
+	if !strings.Contains(note, "opted out") || !strings.Contains(said, "opted out of redfix") || len(f.jobs.all()) != 1 {
+		t.Errorf("an opted-out repository: note %q, answer %q, %d jobs", note, said, len(f.jobs.all()))
+	}
+}
+
+// commentOn is login's comment on issue or pull request number, as the
+// issue_comment webhook brings it.
+func (f *fixture) commentOn(number int, pull bool, login, body string) event.Delivery {
+	f.t.Helper()
+	c := f.srv.AddComment("acme", "shop", number, login, body)
+	p := f.example("issue_comment", "created")
+	p["comment"] = f.srv.CommentJSON("acme", "shop", c)
+	p["repository"] = f.srv.RepoJSON("acme", "shop")
+	issue := p["issue"].(map[string]any)
+	issue["number"] = number
+	delete(issue, "pull_request")
+	if pull {
+		issue["pull_request"] = map[string]any{"url": "x", "html_url": "x", "diff_url": "x", "patch_url": "x"}
+	}
+	return f.decode(event.IssueComment, p)
+}
+
+// TestCommandsElsewhere: a command on an issue, or on a pull request
+// redfix did not open, acts on nothing; a collaborator who may write is
+// told where commands go, with redfix's open pull requests as links; anyone
+// else gets no answer. Each person's permission is asked of GitHub.
+func TestCommandsElsewhere(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 1)
+	issue := f.srv.AddIssue("acme", "shop")
+	cl, err := gh.New(gh.Config{APIURL: f.srv.APIURL(), Token: "ghp_bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cl.ForRepo(ctx, "acme", "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A person's pull request (not on a redfix/ branch, no fix recorded).
+	theirs, _, err := c.PullRequests.Create(ctx, "acme", "shop", &github.NewPullRequest{Title: github.String("theirs"), Head: github.String("main"), Base: github.String("redfix/abc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms := func() int {
+		return len(f.srv.CallsTo("GET", "/repos/{owner}/{repo}/collaborators/{username}/permission"))
+	}
+
+	for _, at := range []struct {
+		number int
+		pull   bool
+	}{{issue, false}, {theirs.GetNumber(), true}} {
+		before, asked := len(f.srv.Comments("acme", "shop", at.number)), perms()
+		note, err := f.h.Comment(ctx, f.commentOn(at.number, at.pull, "wanda", "/redfix explain"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f.srv.Comments("acme", "shop", at.number)
+		if !strings.HasPrefix(note, "answered") || len(got) != before+2 || perms() != asked+1 {
+			t.Fatalf("#%d: note %q, %d new comments, %d permission lookups", at.number, note, len(got)-before, perms()-asked)
+		}
+		answer := got[len(got)-1]
+		for _, want := range []string{"@wanda", "act on the pull requests redfix opened", "`/redfix explain`", "[#" + strconv.Itoa(f.issue) + " fix](" + f.tk.PullRequest + ")"} {
+			if answer.User != f.bot || !strings.Contains(answer.Body, want) {
+				t.Errorf("#%d: the answer by %s lacks %q:\n%s", at.number, answer.User, want, answer.Body)
+			}
+		}
+		if strings.Contains(answer.Body, "theirs") {
+			t.Errorf("#%d: the answer lists a person's pull request:\n%s", at.number, answer.Body)
+		}
+
+		// Someone who may not write: no answer, but asked of GitHub.
+		before, asked = len(f.srv.Comments("acme", "shop", at.number)), perms()
+		note, err = f.h.Comment(ctx, f.commentOn(at.number, at.pull, "stranger", "/redfix close"))
+		if err != nil || !strings.HasPrefix(note, "ignored") {
+			t.Errorf("#%d: a stranger's command: %q %v", at.number, note, err)
+		}
+		if n := len(f.srv.Comments("acme", "shop", at.number)); n != before+1 || perms() != asked+1 {
+			t.Errorf("#%d: a stranger's command got %d answers, %d permission lookups", at.number, n-before-1, perms()-asked)
+		}
+	}
+	if f.state() != "open" || len(f.jobs.all()) != 0 {
+		t.Errorf("commands elsewhere acted: redfix's pull request %s, jobs %+v", f.state(), f.jobs.all())
 	}
 }

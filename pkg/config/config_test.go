@@ -152,12 +152,15 @@ func TestGitHubEvents(t *testing.T) {
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(path, env(map[string]string{"REDFIX_GITHUB_ALLOW": "acme/*, other/tool", "REDFIX_GITHUB_RESYNC_INTERVAL": "30m"}))
+	cfg, err := Load(path, env(map[string]string{"REDFIX_GITHUB_ALLOW": "acme/*, other/tool", "REDFIX_GITHUB_RESYNC_INTERVAL": "30m", "REDFIX_GITHUB_FORKS": "true"}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if Default().GitHub.Forks {
+		t.Error("forks are handled by default")
+	}
 	e := cfg.GitHub.GitHubEvents
-	if len(e.Allow) != 2 || e.Allow[1] != "other/tool" || e.ResyncInterval != 30*time.Minute || e.ResyncLookback != 24*time.Hour {
+	if len(e.Allow) != 2 || e.Allow[1] != "other/tool" || e.ResyncInterval != 30*time.Minute || e.ResyncLookback != 24*time.Hour || !e.Forks {
 		t.Errorf("github events: %+v", e)
 	}
 	if len(e.Repositories) != 1 || e.Repositories[0].Branches[1] != "release-*" || e.Repositories[0].Artifacts[0] != "test-results*" {

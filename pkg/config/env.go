@@ -73,6 +73,7 @@ var envVars = []struct {
 	}},
 	{"REDFIX_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHub.PrivateKeyFile = v; return nil }},
 	{"REDFIX_GITHUB_ALLOW", func(c *Config, v string) error { c.GitHub.Allow = commaList(v); return nil }},
+	{"REDFIX_GITHUB_FORKS", boolVar(func(c *Config) *bool { return &c.GitHub.Forks })},
 	{"REDFIX_GITHUB_RESYNC_INTERVAL", func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil {

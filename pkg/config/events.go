@@ -22,6 +22,11 @@ type GitHubEvents struct {
 	// ResyncLookback is how far back it looks (GitHub keeps failed
 	// deliveries for 3 days).
 	ResyncLookback time.Duration `yaml:"resync_lookback"`
+	// Forks: failed runs of pull requests from forks (a head repository
+	// other than the repository) are repaired too. Off by default: a
+	// fork's author may not write to the repository, yet their commits
+	// would spend its repairs and run on redfix's workers.
+	Forks bool `yaml:"forks"`
 }
 
 // RepositoryEvents are one repository's settings.

@@ -30,20 +30,39 @@ func (b BotPulls) OpenPullRequests(ctx context.Context, repo string) (int, error
 	if err != nil {
 		return 0, err
 	}
-	prefix := b.BranchPrefix
+	prs, err := listBotPulls(ctx, cl, owner, name, b.BranchPrefix, 0)
+	return len(prs), err
+}
+
+// OpenBotPulls lists redfix's open pull requests on repo ("owner/name"),
+// the newest first, at most limit of them (0: all).
+func (c *Clients) OpenBotPulls(ctx context.Context, repo string, limit int) ([]*github.PullRequest, error) {
+	cl, owner, name, err := c.forFullName(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	return listBotPulls(ctx, cl, owner, name, "", limit)
+}
+
+// listBotPulls lists the open pull requests whose head branch is under
+// prefix ("redfix/" when empty), at most limit (0: all).
+func listBotPulls(ctx context.Context, cl *Client, owner, name, prefix string, limit int) ([]*github.PullRequest, error) {
 	if prefix == "" {
 		prefix = "redfix/"
 	}
 	opts := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
-	n := 0
+	var out []*github.PullRequest
 	for range maxListPages {
 		prs, resp, err := cl.PullRequests.List(ctx, owner, name, opts)
 		if err != nil {
-			return 0, fmt.Errorf("list the open pull requests of %s/%s: %w", owner, name, err)
+			return nil, fmt.Errorf("list the open pull requests of %s/%s: %w", owner, name, err)
 		}
 		for _, pr := range prs {
 			if strings.HasPrefix(pr.GetHead().GetRef(), prefix) {
-				n++
+				out = append(out, pr)
+				if limit > 0 && len(out) == limit {
+					return out, nil
+				}
 			}
 		}
 		if resp.NextPage == 0 {
@@ -51,5 +70,5 @@ func (b BotPulls) OpenPullRequests(ctx context.Context, repo string) (int, error
 		}
 		opts.Page = resp.NextPage
 	}
-	return n, nil
+	return out, nil
 }

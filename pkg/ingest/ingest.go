@@ -31,14 +31,18 @@ type Submission struct {
 	Kind string `json:"kind,omitempty"`
 	// Event is the GitHub event's name (X-GitHub-Event) and Payload its
 	// body, for KindGitHub.
-	Event    string          `json:"event,omitempty"`
-	Payload  json.RawMessage `json:"payload,omitempty"`
-	Repo     string          `json:"repo"`
-	Commit   string          `json:"commit"`
-	Good     string          `json:"good,omitempty"` // the last green commit, if CI knows it
-	Branch   string          `json:"branch,omitempty"`
-	Report   []byte          `json:"report"`
-	Received time.Time       `json:"received"`
+	Event   string          `json:"event,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Repo    string          `json:"repo"`
+	Commit  string          `json:"commit"`
+	Good    string          `json:"good,omitempty"` // the last green commit, if CI knows it
+	Branch  string          `json:"branch,omitempty"`
+	// Fork is the head repository ("owner/name") of a run that tested a
+	// pull request from a fork; "" for the repository's own commits.
+	// Triage repairs it only where the configuration handles forks.
+	Fork     string    `json:"fork,omitempty"`
+	Report   []byte    `json:"report"`
+	Received time.Time `json:"received"`
 	// Verified is set only by a route that authenticated the sender (a
 	// GitHub webhook whose signature checked out), never from a request's
 	// own fields: such a repository needs no allowlist entry.

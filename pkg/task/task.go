@@ -140,13 +140,19 @@ type RuleCheck struct {
 
 // Task is a real, reproduced, bisected failure group that a worker repairs.
 type Task struct {
-	ID          string    `json:"id"`
-	Fingerprint string    `json:"fingerprint"`
-	Repo        string    `json:"repo"`   // a path or URL that `git clone` accepts
-	Commit      string    `json:"commit"` // the failing commit
-	Branch      string    `json:"branch,omitempty"`
-	Failures    []Failure `json:"failures"`
-	Flakiness   Flakiness `json:"flakiness"`
+	ID          string `json:"id"`
+	Fingerprint string `json:"fingerprint"`
+	Repo        string `json:"repo"`   // a path or URL that `git clone` accepts
+	Commit      string `json:"commit"` // the failing commit
+	Branch      string `json:"branch,omitempty"`
+	// Fork is the head repository of the pull request from a fork whose
+	// run failed ("" for the repository's own commits); PolicyCommit is
+	// then the commit of the default branch whose .redfix.yaml governs the
+	// task (the fork's own copy is its author's to write).
+	Fork         string    `json:"fork,omitempty"`
+	PolicyCommit string    `json:"policy_commit,omitempty"`
+	Failures     []Failure `json:"failures"`
+	Flakiness    Flakiness `json:"flakiness"`
 	// FlakinessByTest is the re-run evidence test by test.
 	FlakinessByTest []TestFlakiness `json:"flakiness_by_test,omitempty"`
 	Bisection       Bisection       `json:"bisection"`

@@ -198,6 +198,8 @@ func headline(t task.Task, fixes map[string]task.Fix) string {
 		return "already in hand in another task"
 	case ReasonOptedOut:
 		return "not repaired: the repository opted out"
+	case ReasonFork:
+		return "not repaired: pull requests from forks are not handled"
 	case ReasonBudget:
 		return "not repaired today: the daily limit is reached"
 	case ReasonFixed:

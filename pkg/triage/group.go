@@ -47,6 +47,12 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if optedOut(t.cfg.OptOut, in.Repo) {
 		return drop("repository opted out")
 	}
+	if reason, err := p.forkRefused(ctx, &tk, log); err != nil || reason != "" {
+		if err != nil {
+			return out, err
+		}
+		return drop(reason)
+	}
 	pol, err := p.repoPolicy(ctx, log)
 	if err != nil {
 		return out, err

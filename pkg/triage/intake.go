@@ -139,7 +139,7 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 	}
 	ctx = sandbox.WithRepo(ctx, sub.Repo)
 	began := time.Now()
-	outs, err := in.Triage.Process(ctx, Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Report: rep,
+	outs, err := in.Triage.Process(ctx, Input{Repo: sub.Repo, Commit: sub.Commit, Good: sub.Good, Branch: sub.Branch, Fork: sub.Fork, Report: rep,
 		Submission: sub.ID, Received: sub.Received})
 	if ctx.Err() == nil {
 		result := "triaged"

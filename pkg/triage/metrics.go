@@ -29,7 +29,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"result"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redfix_triage_outcomes_total",
-			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, budget, already_fixed, human_fix, beyond_cap, other).",
+			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, fork, budget, already_fixed, human_fix, beyond_cap, other).",
 		}, []string{"outcome", "reason"}),
 	}
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -34,6 +34,9 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 		return nil, fmt.Errorf("triage: input needs a repository and a commit")
 	}
 	log := t.log.With(zap.String("repo", in.Repo), zap.String("commit", in.Commit))
+	if in.Fork != "" {
+		log = log.With(zap.String("fork", in.Fork))
+	}
 	groups := GroupFailures(in.Repo, in.Report.Failures)
 	if len(in.Report.Incomplete) > 0 {
 		// Tests cut off with their package are not failures: only those
@@ -92,6 +95,7 @@ type process struct {
 	// The repository's policy at the commit, read once (see repoPolicy).
 	policy     *repoconfig.Policy
 	policyRead bool
+	policyAt   string
 }
 
 func (p *process) close() {

@@ -12,6 +12,7 @@ const (
 	ReasonSameBlame     = "same_blame"     // another task has the commit that broke it
 	ReasonCannotRun     = "cannot_run"     // its tests or package could not be named, run or built here
 	ReasonOptedOut      = "opted_out"      // the repository opted out
+	ReasonFork          = "fork"           // a pull request from a fork, which the configuration does not handle
 	ReasonBudget        = "budget"         // the repository's daily job budget is used up
 	ReasonFixed         = "already_fixed"  // it passes at the default branch's head
 	ReasonHumanFix      = "human_fix"      // a person's pull request is in flight
@@ -20,7 +21,7 @@ const (
 )
 
 // ReasonClasses lists every class ReasonClass returns.
-var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonEndedUnfixed, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonBeyondCap, ReasonOther}
+var ReasonClasses = []string{ReasonFlaky, ReasonNotReproduced, ReasonDuplicate, ReasonEndedUnfixed, ReasonSameBlame, ReasonCannotRun, ReasonOptedOut, ReasonFork, ReasonBudget, ReasonFixed, ReasonHumanFix, ReasonBeyondCap, ReasonOther}
 
 // ReasonClass maps a drop reason that triage wrote to its class.
 func ReasonClass(reason string) string {
@@ -39,6 +40,8 @@ func ReasonClass(reason string) string {
 		return ReasonCannotRun
 	case strings.HasPrefix(reason, "repository opted out"):
 		return ReasonOptedOut
+	case strings.HasPrefix(reason, "pull request from a fork"):
+		return ReasonFork
 	case strings.HasPrefix(reason, "daily job budget"):
 		return ReasonBudget
 	case strings.HasPrefix(reason, "already fixed"):

@@ -19,6 +19,7 @@ func TestReasonClass(t *testing.T) {
 		"already fixed on main: x.TestA passed 5/5 runs at its head abc1234":                                                                  ReasonFixed,
 		"a pull request by a person is in flight: https://github.com/acme/w/pull/3 (by alice, it changes a.go)":                               ReasonHumanFix,
 		"the report has 9980 more failing groups (9980 failures) beyond the cap of 20 per report: not triaged (triage.max_groups_per_report)": ReasonBeyondCap,
+		"pull request from a fork (mallory/w): not handled: refused by its .redfix.yaml at abc1234 (forks: false)":                            ReasonFork,
 		"something new": ReasonOther,
 	} {
 		if got := ReasonClass(reason); got != want {

@@ -97,6 +97,15 @@ type Config struct {
 	// opted-out repository's groups are dropped, and its daily limit
 	// lowers DailyJobs.
 	RepoPolicies RepoPolicies
+	// Forks: reports of pull requests from forks (Input.Fork) are
+	// triaged; without it they are dropped (ReasonFork). A repository's
+	// policy narrows it, read at the default branch's head, never at the
+	// fork's commit, whose files the fork's author wrote.
+	Forks bool
+	// OpenPulls, when set, counts redfix's open pull requests, for a
+	// policy's limit on them when a retry is asked for (AdmitRetry; the
+	// worker holds a fresh task to it).
+	OpenPulls OpenPulls
 }
 
 // Checkouts opens a workspace of repo at commit under parent.
@@ -150,6 +159,10 @@ type Input struct {
 	Commit string // the failing commit
 	Good   string // the last green commit, if known
 	Branch string
+	// Fork is the head repository of a pull request from a fork that the
+	// run tested ("" for the repository's own commits): repaired only
+	// where Config.Forks and the repository's policy handle forks.
+	Fork   string
 	Report report.Result
 	// Submission and Received identify the report, when it came through
 	// the intake: a redelivered report then gets the same task IDs, so

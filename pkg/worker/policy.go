@@ -20,14 +20,20 @@ func (p *Pipeline) repoPolicy(ctx context.Context, t task.Task, log *zap.Logger)
 	if p.RepoPolicies == nil {
 		return nil, Outcome{}, nil
 	}
-	pol, err := p.RepoPolicies.Load(ctx, t.Repo, t.Commit)
+	// A fork's task is governed by the default branch's file, as triage
+	// read it (task.Task.PolicyCommit), never by the fork's own copy.
+	at := t.Commit
+	if t.PolicyCommit != "" {
+		at = t.PolicyCommit
+	}
+	pol, err := p.RepoPolicies.Load(ctx, t.Repo, at)
 	var inv *repoconfig.InvalidError
 	switch {
 	case errors.As(err, &inv):
 		log.Warn("the repository's file is invalid: the central configuration applies", zap.Error(err))
 		p.progress("policy", "%v; the central configuration applies", err)
 	case err != nil:
-		return nil, Outcome{}, fmt.Errorf("read the policy of %s at %s: %w", t.Repo, task.Short(t.Commit), err)
+		return nil, Outcome{}, fmt.Errorf("read the policy of %s at %s: %w", t.Repo, task.Short(at), err)
 	}
 	if !pol.Enabled {
 		return &pol, Outcome{Status: task.StatusDropped, Reason: "repository opted out in its " + pol.Source + " (enabled: false)"}, nil

@@ -166,7 +166,8 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 	if cloneURL == "" {
 		cloneURL = repo.GetHTMLURL() + ".git"
 	}
-	log.Info("failed run collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good))
+	fork := ForkOf(d.Repo, run)
+	log.Info("failed run collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good), zap.String("fork", fork))
 	return Result{
 		Report: &ingest.Submission{
 			ID:     "github-run:" + key,
@@ -174,12 +175,25 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 			Commit: run.GetHeadSHA(),
 			Good:   rep.Good,
 			Branch: run.GetHeadBranch(),
+			Fork:   fork,
 			Report: rep.Data,
 			Parsed: &rep.Parsed,
 		},
 		Release: release,
 		Note:    fmt.Sprintf("run %d: report from %s", run.GetID(), strings.Join(rep.Sources, ", ")),
 	}, nil
+}
+
+// ForkOf is the head repository of a run that tested a pull request from
+// a fork of repo ("owner/name"), or "" when the run's head is repo's own.
+// GitHub leaves a fork's run's pull_requests empty: the head repository
+// is what tells.
+func ForkOf(repo string, run *github.WorkflowRun) string {
+	head := run.GetHeadRepository().GetFullName()
+	if head == "" || strings.EqualFold(head, repo) {
+		return ""
+	}
+	return head
 }
 
 func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {

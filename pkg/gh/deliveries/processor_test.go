@@ -157,3 +157,22 @@ func TestEditedCountsRevisions(t *testing.T) {
 		}
 	}
 }
+
+func TestForkOf(t *testing.T) {
+	for _, c := range []struct {
+		head, want string
+	}{
+		{"", ""},
+		{"acme/calc", ""},
+		{"ACME/Calc", ""},
+		{"mallory/calc", "mallory/calc"},
+	} {
+		run := &github.WorkflowRun{}
+		if c.head != "" {
+			run.HeadRepository = &github.Repository{FullName: github.String(c.head)}
+		}
+		if got := ForkOf("acme/calc", run); got != c.want {
+			t.Errorf("ForkOf(acme/calc, head %q) = %q, want %q", c.head, got, c.want)
+		}
+	}
+}

@@ -18,13 +18,17 @@ type WorkflowRun struct {
 	Name           string // the workflow's name
 	HeadBranch     string
 	HeadSHA        string
-	Event          string // "push" when empty
-	Status         string // "completed" when empty
-	Conclusion     string // "success", "failure", …
-	RunAttempt     int    // 1 when 0
-	CreatedAt      time.Time
-	Jobs           []*Job
-	Artifacts      []*Artifact
+	// HeadRepo is the repository ("owner/name", on this server) holding
+	// the head commit: a fork, for a pull request's run from one; the
+	// run's repository when empty.
+	HeadRepo   string
+	Event      string // "push" when empty
+	Status     string // "completed" when empty
+	Conclusion string // "success", "failure", …
+	RunAttempt int    // 1 when 0
+	CreatedAt  time.Time
+	Jobs       []*Job
+	Artifacts  []*Artifact
 }
 
 // Job is one job of a run, with its log as Actions stores it.
@@ -247,7 +251,14 @@ func (s *Server) runJSON(rp *Repo, r *WorkflowRun) (map[string]any, error) {
 		ex["repository"] = s.repoJSON(repo, rp)
 	}
 	if repo, ok := ex["head_repository"].(map[string]any); ok {
-		ex["head_repository"] = s.repoJSON(repo, rp)
+		head := rp
+		if r.HeadRepo != "" {
+			owner, name, _ := strings.Cut(r.HeadRepo, "/")
+			if head, ok = s.Repo(owner, name); !ok {
+				return nil, fmt.Errorf("no head repository %s", r.HeadRepo)
+			}
+		}
+		ex["head_repository"] = s.repoJSON(repo, head)
 	}
 	return ex, nil
 }

@@ -2,6 +2,7 @@ package ghtest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -136,7 +137,7 @@ func (s *Server) pullNumbered(repo *Repo, n int) (*Repo, *Pull) {
 }
 
 // issueOf finds the repository and checks that the issue number a request
-// names exists (the test GitHub's issues are its pull requests). Lock held.
+// names exists (a pull request, or an issue of AddIssue). Lock held.
 func (s *Server) issueOf(r *Request) (*Repo, int, bool) {
 	repo, ok := s.Repo(r.Params["owner"], r.Params["repo"])
 	if !ok {
@@ -146,7 +147,7 @@ func (s *Server) issueOf(r *Request) (*Repo, int, bool) {
 	if err != nil {
 		return nil, 0, false
 	}
-	if _, p := s.pullNumbered(repo, n); p == nil {
+	if _, p := s.pullNumbered(repo, n); p == nil && !slices.Contains(repo.Issues, n) {
 		return nil, 0, false
 	}
 	return repo, n, true

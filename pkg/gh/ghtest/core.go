@@ -271,7 +271,25 @@ func (s *Server) nextNumber(repo *Repo) int {
 	for _, p := range repo.Pulls {
 		n = max(n, p.Number)
 	}
+	for _, i := range repo.Issues {
+		n = max(n, i)
+	}
 	return n + 1
+}
+
+// AddIssue opens an issue (one that is not a pull request) on owner/name
+// and returns its number. It takes the lock.
+func (s *Server) AddIssue(owner, name string) int {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	repo, ok := s.Repo(owner, name)
+	if !ok {
+		s.t.Fatalf("ghtest: no repository %s/%s", owner, name)
+	}
+	n := s.nextNumber(repo)
+	repo.Issues = append(repo.Issues, n)
+	return n
 }
 
 // pull finds the pull request a request names. Lock held.

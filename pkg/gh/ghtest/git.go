@@ -23,6 +23,9 @@ type Repo struct {
 	// Dir is the bare repository.
 	Dir   string
 	Pulls []*Pull
+	// Issues are the numbers of its issues that are not pull requests
+	// (numbered with them, as GitHub does).
+	Issues []int
 }
 
 // FullName is "owner/name".
