@@ -22,7 +22,6 @@ func TestGitHubEndToEndTypeScript(t *testing.T) {
 	defer cancel()
 	c := tsCase
 	cfg := nodeConfig(t)
-	cfg.Triage.Reruns = 2 // reliability is the demo's to show at the default: here, the path
 	s, _ := c.sample(t, ctx, cfg)
 	model := c.model(t)
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"

@@ -115,28 +115,6 @@ func TestPythonReportThroughTheAPIBecomesAJob(t *testing.T) {
 	}
 }
 
-// `bot triage` on a local Python clone: the driver is chosen from its
-// files, the test named by its node id (or bare), the breaking commit
-// found.
-func TestTriageCommandOnAPythonRepository(t *testing.T) {
-	clearEnv(t)
-	pythontest.Require(t)
-	dir, shas := pythontest.History(t, pythontest.Calc...)
-	t.Setenv("REDFIX_DATA_DIR", t.TempDir())
-	var stdout, stderr bytes.Buffer
-	err := TriageCommand(context.Background(), []string{"--repo", dir, "--good", shas[0], "--test", pythontest.TestName, "--reruns", "2", "--json"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("triage: %v\n%s", err, stderr.String())
-	}
-	var v triage.Verdict
-	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, stdout.String())
-	}
-	if len(v.Tests) != 1 || v.Tests[0] != pythontest.Test || v.Flakiness.Verdict != triage.VerdictReliable || v.Bisection == nil || v.Bisection.Blame != shas[pythontest.Broken] {
-		t.Fatalf("verdict %+v, want %s reliable, blamed on %s", v, pythontest.Test, task.Short(shas[pythontest.Broken]))
-	}
-}
-
 // A report of a repository that no language driver knows is triaged once:
 // each failure is dropped with that reason, and the report is settled,
 // not retried.
