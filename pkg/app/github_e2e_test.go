@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/server"
@@ -77,10 +75,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	defer cancel()
 	const secret = "e2e webhook secret"
 
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	srv := ghtest.New(t)
 	srv.CreateRepo("acme", "shop", sample.Dir)
 	app := srv.NewApp("redfix")

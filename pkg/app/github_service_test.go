@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -165,4 +167,25 @@ func published(t *testing.T, tasks []task.Task) (task.Task, map[string]string) {
 		}
 	}
 	return tk, evidence
+}
+
+// shopSample builds the demo's Go sample repository for a GitHub test: the
+// shop whose head CI reports red, with its breaking commit below.
+func shopSample(t *testing.T, ctx context.Context) demo.Sample {
+	t.Helper()
+	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sample
+}
+
+// shopRun is the shop sample's red run on the test GitHub (acme/shop): its
+// head, the last green commit, and the go test -json report in the run's
+// artifact.
+func shopRun(s demo.Sample) redRun {
+	return redRun{
+		Owner: "acme", Name: "shop", Dir: s.Dir, Good: s.Good, Head: s.Head,
+		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": s.Report},
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/publish"
@@ -36,17 +35,11 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Harness.FeedbackRounds = 0
-	svc := startGitHubService(t, ctx, cfg, redRun{
-		Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: sample.Head,
-		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report},
-	})
+	svc := startGitHubService(t, ctx, cfg, shopRun(sample))
 	// The bot's pull request: the repair of the sample's red commit,
 	// published by redfix's GitHub publisher and recorded as the worker
 	// records it (the repair itself, triage to gates, is

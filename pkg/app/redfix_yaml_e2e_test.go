@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/task"
@@ -20,10 +19,7 @@ import (
 // commit is still below it).
 func goShopWithFile(t *testing.T, ctx context.Context, file string) redRun {
 	t.Helper()
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	if err := os.WriteFile(filepath.Join(sample.Dir, repoconfig.FileName), []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +27,9 @@ func goShopWithFile(t *testing.T, ctx context.Context, file string) redRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return redRun{
-		Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: head,
-		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report},
-	}
+	r := shopRun(sample)
+	r.Head = head
+	return r
 }
 
 // TestRedfixYAMLDeniedPathRejectsTheRepair: the repository's .redfix.yaml

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
@@ -36,10 +35,7 @@ func TestGitHubRevertWhenRepairFails(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	// The default branch moves on past the red commit, touching none of
 	// the culprit's files: who owns the pricing tests.
 	if err := os.WriteFile(filepath.Join(sample.Dir, "CODEOWNERS"), []byte("/pricing/ @grace-h\n"), 0o644); err != nil {
@@ -56,8 +52,7 @@ func TestGitHubRevertWhenRepairFails(t *testing.T) {
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"
 	cfg.Harness.FeedbackRounds = 0
 	cfg.Revert.MinConfidence = 0.6
-	svc := startGitHubService(t, ctx, cfg, redRun{Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: sample.Head,
-		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report}})
+	svc := startGitHubService(t, ctx, cfg, shopRun(sample))
 	svc.srv.AddUser("linus-p", "linus@shop.example")
 	svc.srv.AddUser("grace-h", "grace@shop.example")
 

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
@@ -29,10 +27,7 @@ func TestRevisionOnReview(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	edit := func(search, replace string) string {
 		args, _ := json.Marshal(map[string]string{"path": "pricing/pricing.go", "blocks": "<<<<<<< SEARCH\n" + search + "\n=======\n" + replace + "\n>>>>>>> REPLACE\n"})
 		return string(args)
@@ -53,10 +48,7 @@ func TestRevisionOnReview(t *testing.T) {
 	cfg := config.Default()
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"
 	cfg.Harness.FeedbackRounds = 0
-	svc := startGitHubService(t, ctx, cfg, redRun{
-		Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: sample.Head,
-		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report},
-	})
+	svc := startGitHubService(t, ctx, cfg, shopRun(sample))
 	tk, _ := published(t, svc.deliverRed(t, ctx, "5b0c1d2e-ab01-11ee-8c90-0242ac120002"))
 	pulls := svc.pulls()
 	if len(pulls) != 1 {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/task"
@@ -46,16 +44,12 @@ func TestGitHubVerdictCheckRun(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	sample, err := demo.Build(ctx, filepath.Join(t.TempDir(), "shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sample := shopSample(t, ctx)
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.Harness.FeedbackRounds = 0
 	cfg.Validators.OracleRuns = 1
-	svc := startGitHubService(t, ctx, cfg, redRun{Owner: "acme", Name: "shop", Dir: sample.Dir, Good: sample.Good, Head: sample.Head,
-		Job: "test", Artifact: "test-results", Files: map[string][]byte{"go-test.json": sample.Report}})
+	svc := startGitHubService(t, ctx, cfg, shopRun(sample))
 	const update = "/repos/{owner}/{repo}/check-runs/{check_run_id}"
 	svc.srv.Inject("PATCH", update, 1, ghtest.Fault{Status: http.StatusUnprocessableEntity})
 
