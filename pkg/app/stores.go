@@ -153,12 +153,11 @@ func checkJetStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, 
 		if err == nil {
 			return nil
 		}
-		final := errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount)
-		if final || !time.Now().Before(deadline) || ctx.Err() != nil {
-			if !final && ctx.Err() == nil {
-				return fmt.Errorf("NATS at %s (nats-server %s): JetStream: no answer after %s (startup_wait): %w", addr, nc.ConnectedServerVersion(), wait, err)
-			}
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || ctx.Err() != nil {
 			return fmt.Errorf("NATS at %s (nats-server %s): JetStream: %w", addr, nc.ConnectedServerVersion(), err)
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("NATS at %s (nats-server %s): JetStream: no answer after %s (startup_wait): %w", addr, nc.ConnectedServerVersion(), wait, err)
 		}
 		try = min(2*try, maxJetStreamTry)
 		select {

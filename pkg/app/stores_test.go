@@ -115,15 +115,7 @@ func TestStartRefusesAWrongNATSPassword(t *testing.T) {
 
 func TestStartRefusesNATSWithoutJetStream(t *testing.T) {
 	r := testsvc.StartRedis(t, "")
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(time.Minute) {
-		t.Fatal("NATS did not start")
-	}
+	srv := startPlainNATS(t)
 	refused(t, map[string]string{"REDFIX_NATS_URL": srv.ClientURL(), "REDFIX_REDIS_ADDR": r.Addr()},
 		[]string{"NATS at " + srv.ClientURL(), "JetStream"}, nil)
 }
@@ -156,15 +148,7 @@ func TestStartWithRealStores(t *testing.T) {
 // leader drops them) is asked again within startup_wait: the first
 // request to the account is dropped here, the second answered.
 func TestStartAsksJetStreamAgainWhenUnanswered(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Shutdown)
-	if !srv.ReadyForConnections(time.Minute) {
-		t.Fatal("NATS did not start")
-	}
+	srv := startPlainNATS(t)
 	nc, err := nats.Connect(srv.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -199,4 +183,19 @@ func TestStartAsksJetStreamAgainWhenUnanswered(t *testing.T) {
 	if n := asked.Load(); n < 2 {
 		t.Fatalf("asked %d times, want the dropped request asked again", n)
 	}
+}
+
+// startPlainNATS starts an in-process NATS server without JetStream.
+func startPlainNATS(t *testing.T) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Shutdown)
+	if !srv.ReadyForConnections(time.Minute) {
+		t.Fatal("NATS did not start")
+	}
+	return srv
 }
