@@ -108,15 +108,16 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 	}
 }
 
-// triageMirrors are triage's own mirrors, beside the workers' (a mirror
-// cache tracks the work trees in use in its own process only, so two
-// caches never share a directory).
-func triageMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
+// ownMirrors is a cache of mirrors of its own for one part of the process
+// (triage, reverts, the keeper), beside the workers' in a directory named
+// for it: a mirror cache tracks the work trees in use in its own process
+// only, so two caches never share a directory.
+func ownMirrors(cfg config.Config, clients *gh.Clients, part string) *workspace.Mirrors {
 	dir := cfg.Checkouts.MirrorDir
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "mirrors")
 	}
-	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-triage"
+	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-" + part
 	return NewMirrors(cfg, clients)
 }
 

@@ -28,13 +28,8 @@ func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Checkouts.MirrorDir
-	if dir == "" {
-		dir = filepath.Join(cfg.DataDir, "mirrors")
-	}
-	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-keep"
 	return &stale.Keeper{
-		Fixes: s.Store, GitHub: s.GitHub, Checkouts: NewMirrors(cfg, s.GitHub), Languages: langs,
+		Fixes: s.Store, GitHub: s.GitHub, Checkouts: ownMirrors(cfg, s.GitHub, "keep"), Languages: langs,
 		WorkDir: filepath.Join(cfg.DataDir, "workspaces"), Log: s.log.Named("keep"),
 		// The bot's replicas make the pass once per interval between them.
 		Turns: s.Store, Owner: processOwner(),

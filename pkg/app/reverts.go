@@ -64,12 +64,7 @@ func (s *System) commandReverter(cfg config.Config) command.Reverter {
 		s.log.Warn("reverts on request are off: the language drivers", zap.Error(err))
 		return nil
 	}
-	dir := cfg.Checkouts.MirrorDir
-	if dir == "" {
-		dir = filepath.Join(cfg.DataDir, "mirrors")
-	}
-	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-reverts"
-	mirrors := NewMirrors(cfg, s.GitHub)
+	mirrors := ownMirrors(cfg, s.GitHub, "reverts")
 	log := s.log.Named("revert")
 	if r := newReverter(cfg, s.Store, publish.NewGitHub(s.GitHub, mirrors, log), mirrors, drivers, log); r != nil {
 		return r

@@ -280,7 +280,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	if err != nil {
 		return err
 	}
-	mirrors := triageMirrors(cfg, s.GitHub)
+	mirrors := ownMirrors(cfg, s.GitHub, "triage")
 	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
