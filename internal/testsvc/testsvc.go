@@ -12,6 +12,7 @@ package testsvc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -49,16 +50,81 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// Poll checks cond until it holds, failing the test once timeout passes.
+// Poll checks cond until it holds, failing the test once it has waited
+// timeout (by a Stopwatch: time the machine did not run the test is not
+// counted).
 func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	PollWithin(t, NewStopwatch(), timeout, what, cond)
+}
+
+// PollWithin checks cond until it holds, failing the test once sw has
+// counted more than budget: several waits may share one budget.
+func PollWithin(t testing.TB, sw *Stopwatch, budget time.Duration, what string, cond func() bool) {
+	t.Helper()
+	sw.Lap(0)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still not true: %s", timeout, what)
+		sw.Lap(stallGap)
+		if sw.Ran() > budget {
+			t.Fatalf("after %s: still not true: %s%s", budget, what, sw.stalls())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// stallGap is the longest a poll's turn (a check and a 20 ms sleep) may
+// take before it counts as a stall: on a loaded machine a turn takes
+// milliseconds to seconds, never a minute.
+const stallGap = time.Minute
+
+// A Stopwatch measures how long a test has been waiting, leaving out the
+// time the machine did not run it. CI's machines are virtual and can be
+// paused: a CI run once saw its monotonic clock move 11 minutes while the
+// wall clock (its processes' log times) moved 40 seconds, and a deadline
+// counted on the monotonic clock failed a run that was well on its way.
+// So each lap counts the lesser of the two clocks' advance (a clock that
+// jumped is not believed), and a polling turn longer than stallGap counts
+// as a stall, not as waiting.
+type Stopwatch struct {
+	last         time.Time
+	ran, stalled time.Duration
+}
+
+// NewStopwatch starts a stopwatch now.
+func NewStopwatch() *Stopwatch { return &Stopwatch{last: time.Now()} }
+
+// Lap adds the time since the last lap. A lap longer than maxLap (when
+// maxLap > 0) is counted as stalled.
+func (s *Stopwatch) Lap(maxLap time.Duration) {
+	now := time.Now()
+	mono, wall := now.Sub(s.last), now.Round(0).Sub(s.last.Round(0))
+	s.last = now
+	s.count(mono, wall, maxLap)
+}
+
+// count adds a lap the monotonic clock measured as mono and the wall clock
+// as wall.
+func (s *Stopwatch) count(mono, wall, maxLap time.Duration) {
+	d := max(min(mono, wall), 0)
+	if jumped := mono - d; jumped > 0 {
+		s.stalled += jumped
+	}
+	if maxLap > 0 && d > maxLap {
+		s.stalled += d
+		return
+	}
+	s.ran += d
+}
+
+// Ran is the time counted so far.
+func (s *Stopwatch) Ran() time.Duration { return s.ran }
+
+// stalls says how much time was left out, when any was.
+func (s *Stopwatch) stalls() string {
+	if s.stalled < time.Second {
+		return ""
+	}
+	return fmt.Sprintf(" (another %s not counted: the machine stalled or a clock jumped)", s.stalled.Round(time.Second))
 }
 
 // process is a server run as a child process that can be stopped and

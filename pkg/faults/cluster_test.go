@@ -24,7 +24,9 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/stream"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // clusterGroups is how many failure groups the cluster test's reports make:
@@ -148,8 +150,25 @@ func (c clusterState) describe(ctx context.Context) string {
 		return fmt.Sprintf("%s: %d waiting, %d unacknowledged, %d redelivered", streamName, info.NumPending, info.NumAckPending, info.NumRedelivered)
 	}
 	parked, err := c.parked(ctx)
-	return fmt.Sprintf("%s; %s; parked %d (%v); published groups %d; pull requests %v",
-		cons(ingest.DefaultStream, ingest.DefaultConsumer), cons(queue.DefaultStream, queue.DefaultConsumer), parked, err, c.published(ctx), c.pullRequests())
+	return fmt.Sprintf("%s; %s; parked %d (%v); published groups %d; pull requests %v; tasks: %s",
+		cons(ingest.DefaultStream, ingest.DefaultConsumer), cons(queue.DefaultStream, queue.DefaultConsumer), parked, err, c.published(ctx), c.pullRequests(), c.tasks(ctx))
+}
+
+// tasks says what the store holds of each task (a group missing at the end
+// is one with no task, or one whose task stopped short of publishing).
+func (c clusterState) tasks(ctx context.Context) string {
+	tasks, err := store.New(c.rdb, c.pfx).ListTasks(ctx, 100)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, tk := range tasks {
+		out = append(out, fmt.Sprintf("%s %s (%s) %s %q updated %s", tk.ID, filepath.Base(tk.Repo), task.Short(tk.Fingerprint), tk.Status, tk.Reason, tk.UpdatedAt.Format(time.TimeOnly)))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
 
 // parked is how many messages the dead-letter stream holds.
@@ -242,11 +261,11 @@ func wholeRun(t *testing.T) {
 // what it waited for, long before go test's own timeout.
 const clusterBudget = 12 * time.Minute
 
-// clusterRun is a run's deadline and the processes that must stay up.
+// clusterRun is a run's budget and the processes that must stay up.
 type clusterRun struct {
-	t        *testing.T
-	deadline time.Time
-	procs    []*proc
+	t     *testing.T
+	sw    *testsvc.Stopwatch
+	procs []*proc
 }
 
 // poll waits until cond holds, for at most what is left of the run's
@@ -254,11 +273,7 @@ type clusterRun struct {
 // end of its output.
 func (r *clusterRun) poll(what string, cond func() bool) {
 	r.t.Helper()
-	left := time.Until(r.deadline)
-	if left <= 0 {
-		r.t.Fatalf("the run's budget of %s is spent before: %s", clusterBudget, what)
-	}
-	testsvc.Poll(r.t, left, what+" (within the run's budget)", func() bool {
+	testsvc.PollWithin(r.t, r.sw, clusterBudget, what+" (within the run's budget)", func() bool {
 		for _, p := range r.procs {
 			if p.exited() {
 				p.told.Store(true)
@@ -278,7 +293,7 @@ type clusterFaults struct {
 func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample, failing func(int) []byte, f clusterFaults, began time.Time) {
 	ctx := context.Background()
 	botBin, workerBin := binary(t, "bot"), binary(t, "worker")
-	run := &clusterRun{t: t, deadline: time.Now().Add(clusterBudget)}
+	run := &clusterRun{t: t, sw: testsvc.NewStopwatch()}
 	var bases []string
 	var bots []*proc
 	for range 2 {
@@ -374,6 +389,8 @@ func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample,
 	})
 
 	drain := time.Now()
+	// Wall-clock times, to set beside the processes' logs when it fails.
+	t.Logf("%s: the last fault is done (%s of the run's budget counted); waiting for the run to drain", drain.Format(time.TimeOnly), run.sw.Ran().Round(time.Second))
 	// The workers' repairs run the sample's tests: a loaded machine makes
 	// each take minutes.
 	run.poll("every report triaged and every group published", func() bool {
