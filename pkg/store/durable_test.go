@@ -50,6 +50,12 @@ func TestFencingWritesWaitForAReplica(t *testing.T) {
 	if _, err := s.ClaimPublish(ctx, "fp2", "worker-b", time.Minute); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("claim publish with no replica: %v, want ErrNotReplicated", err)
 	}
+	// The claim the primary made is given back: its owner was told it
+	// does not hold it, and a claim nobody holds would block the group's
+	// retries until it expired.
+	if n, err := rdb.Exists(ctx, s.publishLockKey("fp2")).Result(); err != nil || n != 0 {
+		t.Fatalf("publish lock of fp2 after a failed claim: exists %d (%v), want given back", n, err)
+	}
 	if err := s.MarkPublished(ctx, "fp2", "https://example.com/pr/2"); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("mark published with no replica: %v, want ErrNotReplicated", err)
 	}

@@ -26,6 +26,15 @@ func (s *Store) ClaimPublish(ctx context.Context, fingerprint, owner string, ttl
 		[]string{s.publishLockKey(fingerprint), s.publishedKey(fingerprint)},
 		owner, ttl.Milliseconds())
 	if err != nil {
+		// The claim may stand on the primary all the same (made, but not
+		// replicated in time; or made, and the answer lost): a claim its
+		// owner was told it does not hold would block the group, this
+		// owner's retries included, until it expires. Given back at once,
+		// on a best-effort basis (a primary that cannot be reached keeps it
+		// until its ttl).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.deleteOwned.Run(rctx, s.rdb, []string{s.publishLockKey(fingerprint)}, owner).Err()
 		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
 	}
 	n, err := cmd.Int64()
