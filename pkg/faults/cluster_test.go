@@ -389,6 +389,7 @@ func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample,
 	})
 
 	drain := time.Now()
+	run.sw.Lap(0)
 	// Wall-clock times, to set beside the processes' logs when it fails.
 	t.Logf("%s: the last fault is done (%s of the run's budget counted); waiting for the run to drain", drain.Format(time.TimeOnly), run.sw.Ran().Round(time.Second))
 	// The workers' repairs run the sample's tests: a loaded machine makes
