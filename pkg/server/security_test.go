@@ -164,8 +164,8 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 		}
 		// The server may also answer before closing: a response ends it.
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
-		line, err := bufio.NewReader(conn).ReadString('\n')
-		return err == nil || line != "" || !isTimeout(err)
+		_, err := bufio.NewReader(conn).ReadString('\n')
+		return err == nil || !isTimeout(err)
 	})
 }
 
