@@ -18,6 +18,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/redfix/redfix/internal/testsvc"
 )
 
 // redisPolicy is the eviction policy the shipped redis.conf must set: none.
@@ -259,12 +261,7 @@ func TestRedisServerRunsWithTheCap(t *testing.T) {
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for rdb.Ping(ctx).Err() != nil {
-		if ctx.Err() != nil {
-			t.Fatal("redis-server did not answer")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testsvc.Poll(t, time.Minute, "redis-server answers", func() bool { return rdb.Ping(ctx).Err() == nil })
 	got, err := rdb.ConfigGet(ctx, "maxmemory*").Result()
 	if err != nil {
 		t.Fatal(err)

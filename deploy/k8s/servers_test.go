@@ -16,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/redfix/redfix/internal/testsvc"
 )
 
 // shippedConfig is a file of the base's rendered config maps.
@@ -122,15 +124,8 @@ func TestShippedRedisConfigKeepsStateAndRequiresPassword(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		rdb := redis.NewClient(&redis.Options{Addr: addr, Password: "pod-secret"})
 		defer rdb.Close()
-		for {
-			if err := rdb.Ping(ctx).Err(); err == nil {
-				return cmd
-			}
-			if ctx.Err() != nil {
-				t.Fatal("redis-server did not answer")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testsvc.Poll(t, time.Minute, "redis-server answers", func() bool { return rdb.Ping(ctx).Err() == nil })
+		return cmd
 	}
 	cmd := start()
 	anon := redis.NewClient(&redis.Options{Addr: addr})

@@ -53,6 +53,35 @@ func TestPollFailsOnceItsBudgetIsSpent(t *testing.T) {
 	}
 }
 
+func TestPollSeeingAndReceiveSayWhatTheyWaitedFor(t *testing.T) {
+	ft := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		PollSeeing(ft, 50*time.Millisecond, "the task is queued", func() string { return "running" }, func() bool { return false })
+	}()
+	<-done
+	if !strings.Contains(ft.msg, "still not true: the task is queued; last seen: running") {
+		t.Fatalf("PollSeeing's failure said %q", ft.msg)
+	}
+
+	ch := make(chan int, 1)
+	ch <- 7
+	if got := Receive(t, time.Minute, "a value", ch); got != 7 {
+		t.Fatalf("Receive = %d, want 7", got)
+	}
+	ft = &fatalRecorder{TB: t}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		Receive(ft, 50*time.Millisecond, "a second value", ch)
+	}()
+	<-done
+	if !strings.Contains(ft.msg, "still not true: a second value") {
+		t.Fatalf("Receive's failure said %q", ft.msg)
+	}
+}
+
 // fatalRecorder keeps what Fatalf says and ends the goroutine, as the
 // testing package does.
 type fatalRecorder struct {

@@ -62,11 +62,45 @@ func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 // counted more than budget: several waits may share one budget.
 func PollWithin(t testing.TB, sw *Stopwatch, budget time.Duration, what string, cond func() bool) {
 	t.Helper()
+	pollWithin(t, sw, budget, what, nil, cond)
+}
+
+// PollSeeing is Poll for a wait whose failure is told best by what the
+// test saw last: seen is called once, when the wait fails, and its answer
+// ends the message (a task's status, a process list, a server's output).
+func PollSeeing(t testing.TB, timeout time.Duration, what string, seen func() string, cond func() bool) {
+	t.Helper()
+	pollWithin(t, NewStopwatch(), timeout, what, seen, cond)
+}
+
+// Receive waits for a value on ch and returns it, failing the test once it
+// has waited timeout (by a Stopwatch) with none: where a select on
+// time.After would count the time the machine was paused.
+func Receive[T any](t testing.TB, timeout time.Duration, what string, ch <-chan T) T {
+	t.Helper()
+	var v T
+	Poll(t, timeout, what, func() bool {
+		select {
+		case v = <-ch:
+			return true
+		default:
+			return false
+		}
+	})
+	return v
+}
+
+func pollWithin(t testing.TB, sw *Stopwatch, budget time.Duration, what string, seen func() string, cond func() bool) {
+	t.Helper()
 	sw.Lap(0)
 	for !cond() {
 		sw.Lap(stallGap)
 		if sw.Ran() > budget {
-			t.Fatalf("after %s: still not true: %s%s", budget, what, sw.stalls())
+			last := ""
+			if seen != nil {
+				last = "; last seen: " + seen()
+			}
+			t.Fatalf("after %s: still not true: %s%s%s", budget, what, last, sw.stalls())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/server"
 )
 
@@ -115,22 +116,19 @@ func TestDashboardInBrowserAfterDemo(t *testing.T) {
 
 	serving := regexp.MustCompile(`serving +dashboard at (http://[0-9.:]+)/`)
 	var url string
-	deadline := time.Now().Add(10 * time.Minute)
-	for url == "" {
+	testsvc.PollSeeing(t, 10*time.Minute, "the demo serves its dashboard", stdout.String, func() bool {
 		if m := serving.FindStringSubmatch(stdout.String()); m != nil {
 			url = m[1]
-			break
+			return true
 		}
 		select {
 		case err := <-done:
 			done <- err
 			t.Fatalf("the demo ended before serving: %v\n%s\n%s", err, stdout.String(), stderr.String())
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo did not serve within 10 minutes:\n%s", stdout.String())
-		}
-	}
+		return false
+	})
 
 	// The JSON API carries the demo's numbers.
 	var stats server.Stats

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -238,17 +239,11 @@ func TestHostileRepositoryThroughWorkerRepair(t *testing.T) {
 	}
 
 	// No process outlived the run.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := processesWith("sleep " + sleepMarker)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v outlived the run", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var left []string
+	testsvc.PollSeeing(t, 30*time.Second, "no process outlives the run", func() string { return fmt.Sprintf("processes %v outlived the run", left) }, func() bool {
+		left = processesWith("sleep " + sleepMarker)
+		return len(left) == 0
+	})
 }
 
 // TestHelperWorkerRepair is not a test: run as a child by

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/judge"
@@ -153,14 +154,10 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 	doc := readMetricsDoc(t)
 	botFams := scrape(t, botH)
 	var workerFams map[string]*dto.MetricFamily
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testsvc.Poll(t, 2*time.Minute, "the worker exports redfix_jobs_total", func() bool {
 		workerFams = scrape(t, worker.OpsHandler())
-		if workerFams["redfix_jobs_total"] != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return workerFams["redfix_jobs_total"] != nil
+	})
 
 	listed := map[string]bool{}
 	for _, m := range doc {

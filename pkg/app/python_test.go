@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
@@ -82,12 +83,7 @@ func TestPythonReportThroughTheAPIBecomesAJob(t *testing.T) {
 	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(body, &answer) != nil || answer.Failures != 1 || !strings.Contains(answer.Format, "junit") {
 		t.Fatalf("POST the report: %d %s, want 202, a JUnit report with one failure", resp.StatusCode, body)
 	}
-	var o TriageEvent
-	select {
-	case o = <-events:
-	case <-ctx.Done():
-		t.Fatal("the report was not triaged")
-	}
+	o := testsvc.Receive(t, 5*time.Minute, "the report is triaged", events)
 	if o.Status != task.StatusQueued {
 		t.Fatalf("triage: %s: %s, want queued", o.Status, o.Reason)
 	}

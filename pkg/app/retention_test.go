@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -36,7 +37,7 @@ func TestRunRetentionSweepsFinishedTasks(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); sys.RunRetention(work, cfg) }()
 	defer func() { stop(); <-done }()
-	pollUntil(t, time.Minute, "the finished task is still indexed", func() bool { return indexed() == 1 })
+	testsvc.Poll(t, time.Minute, "the finished task leaves the index", func() bool { return indexed() == 1 })
 	if _, err := sys.Store.GetTask(ctx, "finished"); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("the finished task: %v, want ErrNotFound", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/report"
 )
@@ -46,7 +47,7 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 	for i := range n {
 		submit(fmt.Sprintf("unwatched-%d", i))
 	}
-	pollUntil(t, 2*time.Minute, "the reports were not all triaged", func() bool { return triaged() == n })
+	testsvc.Poll(t, 2*time.Minute, "every report is triaged", func() bool { return triaged() == n })
 	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after %d reports that nobody waited for, want none", held, n)
 	}
@@ -72,21 +73,9 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 		t.Fatalf("%d settlements held after the wait was abandoned, want none", held)
 	}
 	submit("abandoned")
-	pollUntil(t, 2*time.Minute, "the abandoned report was not triaged", func() bool { return triaged() == n+2 })
+	testsvc.Poll(t, 2*time.Minute, "the abandoned report is triaged", func() bool { return triaged() == n+2 })
 	if held := sys.waits.Held(); held != 0 {
 		t.Fatalf("%d settlements held after a report whose wait was abandoned, want none", held)
-	}
-}
-
-// pollUntil checks cond until it holds, failing the test after timeout.
-func pollUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

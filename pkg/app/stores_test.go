@@ -135,7 +135,7 @@ func TestStartWithRealStores(t *testing.T) {
 	var stderr lockedBuffer
 	done := make(chan error, 1)
 	go func() { done <- WorkerRun(ctx, nil, io.Discard, &stderr) }()
-	testsvc.Poll(t, 2*time.Minute, "worker run did not start against nats-server "+n.Version(), func() bool {
+	testsvc.Poll(t, 2*time.Minute, "worker run starts against nats-server "+n.Version(), func() bool {
 		return strings.Contains(stderr.String(), "worker consuming")
 	})
 	cancel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
@@ -84,15 +85,17 @@ func TestRetriesAreBoundedAndStopWithTheContext(t *testing.T) {
 	srv.Inject("GET", "/repos/{owner}/{repo}", 1, ghtest.Fault{Status: 502})
 	seen := len(srv.CallsTo("GET", "/repos/{owner}/{repo}"))
 	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
 	go func() {
-		// Cancel once the 502 was answered: the client is then waiting.
-		deadline := time.Now().Add(30 * time.Second)
-		for len(srv.CallsTo("GET", "/repos/{owner}/{repo}")) == seen && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		cancel()
+		_, _, err := cl2.Repositories.Get(ctx, "acme", "widgets")
+		got <- err
 	}()
-	if _, _, err := cl2.Repositories.Get(ctx, "acme", "widgets"); !errors.Is(err, context.Canceled) {
+	// Cancel once the 502 was answered: the client is then waiting.
+	testsvc.Poll(t, 30*time.Second, "the client's first call is answered with 502", func() bool {
+		return len(srv.CallsTo("GET", "/repos/{owner}/{repo}")) > seen
+	})
+	cancel()
+	if err := testsvc.Receive(t, 30*time.Second, "the cancelled call returns", got); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait: %v", err)
 	}
 }

@@ -53,15 +53,10 @@ func TestLargeReportGoesThroughTheObjectStore(t *testing.T) {
 		got <- s
 		return nil
 	})
-	select {
-	case s := <-got:
-		if !bytes.Equal(s.Report, rep) {
-			t.Fatalf("handler saw %d bytes, want the %d posted", len(s.Report), len(rep))
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the big submission was not handled")
+	if s := testsvc.Receive(t, 30*time.Second, "the big submission is handled", got); !bytes.Equal(s.Report, rep) {
+		t.Fatalf("handler saw %d bytes, want the %d posted", len(s.Report), len(rep))
 	}
-	testsvc.Poll(t, 10*time.Second, "the report object was not removed after triage", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the report object is removed after triage", func() bool {
 		_, err := in.blobs.GetInfo(context.Background(), "big-1")
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})

@@ -116,13 +116,8 @@ func run(t *testing.T, in *Intake, h Handler) (stop func()) {
 	stop = func() {
 		once.Do(func() {
 			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Run: %v", err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Error("Run did not return after its context was cancelled")
+			if err := testsvc.Receive(t, 30*time.Second, "Run returns after its context was cancelled", done); err != nil {
+				t.Errorf("Run: %v", err)
 			}
 		})
 	}
@@ -223,8 +218,8 @@ func TestRunAcksHandledSubmission(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	testsvc.Poll(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("ok-1")) >= 1 })
-	testsvc.Poll(t, 30*time.Second, "the handled submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the submission is handled", func() bool { return len(rec.deliveries("ok-1")) >= 1 })
+	testsvc.Poll(t, 30*time.Second, "the handled submission is no longer outstanding", func() bool { return outstanding(t, in) == 0 })
 	// Several ack waits later it has not come back.
 	testsvc.Holds(t, 3*cfg.AckWait, "one delivery of an acked submission", func() bool { return len(rec.deliveries("ok-1")) == 1 })
 	if got := rec.deliveries("ok-1"); got[0] != (Attempt{N: 1, Last: false}) {
@@ -248,8 +243,8 @@ func TestRunTerminatesInvalidSubmission(t *testing.T) {
 	submit(t, in, bad)
 	run(t, in, rec.handle)
 
-	testsvc.Poll(t, 10*time.Second, "the submission was not handled", func() bool { return len(rec.deliveries("bad-1")) >= 1 })
-	testsvc.Poll(t, 30*time.Second, "the invalid submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the submission is handled", func() bool { return len(rec.deliveries("bad-1")) >= 1 })
+	testsvc.Poll(t, 30*time.Second, "the invalid submission is no longer outstanding", func() bool { return outstanding(t, in) == 0 })
 	testsvc.Holds(t, 3*cfg.AckWait, "one delivery of an invalid submission", func() bool { return len(rec.deliveries("bad-1")) == 1 })
 }
 
@@ -266,14 +261,14 @@ func TestRunRetriesUntilLastAttempt(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	testsvc.Poll(t, 15*time.Second, "the submission was not delivered MaxDeliver times", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the submission is delivered MaxDeliver times", func() bool {
 		return len(rec.deliveries("flaky-infra")) == cfg.MaxDeliver
 	})
 	want := []Attempt{{N: 1}, {N: 2}, {N: 3, Last: true}}
 	if got := rec.deliveries("flaky-infra"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("attempts = %+v, want %+v", got, want)
 	}
-	testsvc.Poll(t, 30*time.Second, "the given-up submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the given-up submission is no longer outstanding", func() bool { return outstanding(t, in) == 0 })
 	testsvc.Holds(t, 3*cfg.AckWait, "no delivery after the last attempt", func() bool {
 		return len(rec.deliveries("flaky-infra")) == cfg.MaxDeliver
 	})
@@ -301,7 +296,7 @@ func TestRunRetryDelay(t *testing.T) {
 	}
 	submit(t, in, submission("/repos/calc"))
 	run(t, in, h)
-	testsvc.Poll(t, 15*time.Second, "three deliveries did not happen", func() bool {
+	testsvc.Poll(t, 30*time.Second, "three deliveries", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(times) == 3
@@ -332,10 +327,10 @@ func TestRunTerminatesUndecodableMessage(t *testing.T) {
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
 	run(t, in, rec.handle)
 
-	testsvc.Poll(t, 10*time.Second, "the submission after the garbage was not handled", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the submission after the garbage is handled", func() bool {
 		return len(rec.deliveries("after-garbage")) >= 1
 	})
-	testsvc.Poll(t, 30*time.Second, "a message is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "no message is outstanding", func() bool { return outstanding(t, in) == 0 })
 	testsvc.Holds(t, 3*cfg.AckWait, "the handler saw only the decodable submission", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
@@ -359,10 +354,10 @@ func TestRunRecoversPanic(t *testing.T) {
 	submit(t, in, s)
 	run(t, in, rec.handle)
 
-	testsvc.Poll(t, 10*time.Second, "the submission was not retried after the panic", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the submission is retried after the panic", func() bool {
 		return len(rec.deliveries("panics-once")) == 2
 	})
-	testsvc.Poll(t, 30*time.Second, "the submission is still outstanding", func() bool { return outstanding(t, in) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the submission is no longer outstanding", func() bool { return outstanding(t, in) == 0 })
 	testsvc.Holds(t, 3*cfg.AckWait, "no delivery after the ack", func() bool { return len(rec.deliveries("panics-once")) == 2 })
 }
 
@@ -385,13 +380,8 @@ func TestRunAcksWhenShutdownFollowsSuccess(t *testing.T) {
 			return nil
 		})
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return after its context was cancelled")
+	if err := testsvc.Receive(t, 30*time.Second, "Run returns after its context was cancelled", done); err != nil {
+		t.Fatal(err)
 	}
 
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
@@ -423,18 +413,13 @@ func TestRunNaksOnShutdown(t *testing.T) {
 			return ctx.Err()
 		})
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Run did not return after its context was cancelled")
+	if err := testsvc.Receive(t, 30*time.Second, "Run returns after its context was cancelled", done); err != nil {
+		t.Fatal(err)
 	}
 
 	rec := &recorder{answer: func(context.Context, Submission, Attempt) error { return nil }}
 	run(t, in, rec.handle)
-	testsvc.Poll(t, 10*time.Second, "the interrupted submission was not redelivered", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the interrupted submission is redelivered", func() bool {
 		return len(rec.deliveries("interrupted")) == 1
 	})
 	if got := rec.deliveries("interrupted")[0]; got.N != 2 {
@@ -464,7 +449,7 @@ func TestRunLogsEachKeyOnce(t *testing.T) {
 	s.ID = "retried"
 	submit(t, in, s)
 	stop := run(t, in, rec.handle)
-	testsvc.Poll(t, 15*time.Second, "the submission was not triaged on its second attempt", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the submission is triaged on its second attempt", func() bool {
 		return len(rec.deliveries("retried")) == 2 && outstanding(t, in) == 0
 	})
 	stop()

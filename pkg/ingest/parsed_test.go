@@ -23,13 +23,7 @@ func handled(t *testing.T, in *Intake, s Submission) Submission {
 		got <- s
 		return nil
 	})
-	select {
-	case s := <-got:
-		return s
-	case <-time.After(time.Minute):
-		t.Fatal("the submission was not handled")
-	}
-	return Submission{}
+	return testsvc.Receive(t, time.Minute, "the submission is handled", got)
 }
 
 // The report parsed when the intake accepted it reaches triage with the
@@ -105,7 +99,7 @@ func TestLargeParsedReportGoesThroughTheObjectStore(t *testing.T) {
 	if got.Parsed == nil || len(got.Parsed.Failures) != len(res.Failures) || got.ParsedObject != "bigparsed-1.parsed" {
 		t.Fatalf("handler saw object %q and %v", got.ParsedObject, got.Parsed != nil)
 	}
-	testsvc.Poll(t, 10*time.Second, "the parsed report's object was not removed after triage", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the parsed report's object is removed after triage", func() bool {
 		_, err := in.blobs.GetInfo(context.Background(), "bigparsed-1.parsed")
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})

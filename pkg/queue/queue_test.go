@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/task"
@@ -115,20 +116,15 @@ func expectNone(t *testing.T, q *Queue, within time.Duration) {
 // waitLag polls until the queue's lag is want.
 func waitLag(t *testing.T, q *Queue, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := q.Lag(context.Background())
+	var got uint64
+	testsvc.PollSeeing(t, 30*time.Second, fmt.Sprintf("lag = %d", want), func() string { return fmt.Sprintf("lag = %d", got) }, func() bool {
+		var err error
+		got, err = q.Lag(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lag = %d after 10s, want %d", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got == want
+	})
 }
 
 func TestEnqueueDeduplicatesByJobID(t *testing.T) {
@@ -399,27 +395,16 @@ func TestConsume(t *testing.T) {
 		})
 	}()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var got int
+	testsvc.PollSeeing(t, time.Minute, fmt.Sprintf("all %d jobs acked", n), func() string { return fmt.Sprintf("%d of %d jobs acked", got, n) }, func() bool {
 		mu.Lock()
-		got := len(acked)
+		got = len(acked)
 		mu.Unlock()
-		if got == n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d jobs acked after 20s", got, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return got == n
+	})
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Consume did not return after its context was cancelled")
+	if err := testsvc.Receive(t, 30*time.Second, "Consume returns after its context was cancelled", done); err != nil {
+		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -453,13 +438,8 @@ func TestNextReturnsWhenContextEnds(t *testing.T) {
 		errc <- err
 	}()
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("next after cancel: %v, want context.Canceled", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Next did not return after its context was cancelled")
+	if err := testsvc.Receive(t, 30*time.Second, "Next returns after its context was cancelled", errc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("next after cancel: %v, want context.Canceled", err)
 	}
 	// A cancelled pull request does not swallow the next job.
 	enqueue(t, q, testJob("fp-after"))

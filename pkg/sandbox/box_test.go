@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/internal/testsvc"
 )
 
 // testSeed is the user's seed as it is before any test moves $HOME: every
@@ -243,22 +245,21 @@ func alive(marker string) []string {
 
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := alive(marker)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, p := range left {
-				if n, err := strconv.Atoi(p); err == nil {
-					_ = syscall.Kill(n, syscall.SIGKILL)
-				}
+	var left []string
+	// Whatever outlived its command is killed when the wait fails.
+	defer func() {
+		for _, p := range left {
+			if n, err := strconv.Atoi(p); err == nil {
+				_ = syscall.Kill(n, syscall.SIGKILL)
 			}
-			t.Fatalf("processes %v (%s) outlived their command", left, marker)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	testsvc.PollSeeing(t, 30*time.Second, "no process of "+marker+" outlives its command",
+		func() string { return fmt.Sprintf("processes %v (%s) outlived their command", left, marker) },
+		func() bool {
+			left = alive(marker)
+			return len(left) == 0
+		})
 }
 
 func TestConfinedChildrenDieWithTheCommand(t *testing.T) {
@@ -298,17 +299,17 @@ func TestConfinedCommandDiesWithKilledWorker(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	// Both bubblewraps, the shell and its two sleeps: the sandbox is set
 	// up (a worker killed while bubblewrap is still starting is the one
 	// window this does not cover).
-	for len(alive("sleep "+marker)) < 5 {
-		if time.Now().After(deadline) {
+	started := false
+	defer func() {
+		if !started {
 			_ = c.Process.Kill()
-			t.Fatal("the helper worker never started its command")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	testsvc.Poll(t, time.Minute, "the helper worker starts its command", func() bool { return len(alive("sleep "+marker)) >= 5 })
+	started = true
 	if err := c.Process.Kill(); err != nil { // kill -9 of the worker
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -207,17 +208,11 @@ func TestRetentionTTLExpiresTheTask(t *testing.T) {
 			if err := s.SaveTask(ctx, repoTask("short", repoA, task.StatusDropped)); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				_, err := s.GetTask(ctx, "short")
-				if errors.Is(err, task.ErrNotFound) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the task is still there 30s after a retention of 300ms: %v", err)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			var err error
+			testsvc.PollSeeing(t, 30*time.Second, "the task is gone after a retention of 300ms", func() string { return fmt.Sprintf("get: %v", err) }, func() bool {
+				_, err = s.GetTask(ctx, "short")
+				return errors.Is(err, task.ErrNotFound)
+			})
 		})
 	}
 }

@@ -104,7 +104,7 @@ func TestRetryBacksOffThenParksAndReplayRestores(t *testing.T) {
 		if want := fmt.Sprint([]time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}); fmt.Sprint(delays) != want {
 			t.Fatalf("retry delays %v, want %s", delays, want)
 		}
-		testsvc.Poll(t, 5*time.Second, "the parked message left its stream", func() bool {
+		testsvc.Poll(t, 30*time.Second, "the parked message leaves its stream", func() bool {
 			n, err := s.Lag(context.Background())
 			return err == nil && n == 0
 		})
@@ -214,12 +214,12 @@ func TestConsumeRecoversPanicAndNaksUnsettled(t *testing.T) {
 			}
 		})
 	}()
-	testsvc.Poll(t, 10*time.Second, "three deliveries", func() bool {
+	testsvc.Poll(t, 30*time.Second, "three deliveries", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(attempts) == 3
 	})
-	testsvc.Poll(t, 5*time.Second, "the message was not acked", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the message is acked", func() bool {
 		n, err := s.Lag(context.Background())
 		return err == nil && n == 0
 	})
@@ -278,8 +278,8 @@ func TestExhaustedMessageIsParked(t *testing.T) {
 			pcancel()
 		}
 	}()
-	testsvc.Poll(t, 10*time.Second, "the exhausted message was not parked", func() bool { return parkedCount(t, s) == 1 })
-	testsvc.Poll(t, 5*time.Second, "the exhausted message is still on its stream", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the exhausted message is parked", func() bool { return parkedCount(t, s) == 1 })
+	testsvc.Poll(t, 30*time.Second, "the exhausted message leaves its stream", func() bool {
 		st, err := s.js.Stream(context.Background(), cfg.Stream)
 		if err != nil {
 			return false
@@ -328,14 +328,14 @@ func TestConsumePullsOnlyWhileReady(t *testing.T) {
 		}
 	}()
 	// Idle slots ask again after each empty pull request (FetchWait).
-	testsvc.Poll(t, 10*time.Second, "the idle slot did not ask again", func() bool { return asked.Load() >= 3 })
+	testsvc.Poll(t, 30*time.Second, "the idle slot asks again", func() bool { return asked.Load() >= 3 })
 	ready.Store(false)
-	testsvc.Poll(t, 10*time.Second, "the slot did not notice it was not ready", func() bool { return refused.Load() > 0 })
+	testsvc.Poll(t, 30*time.Second, "the slot notices it is not ready", func() bool { return refused.Load() > 0 })
 	publish(t, s, "held", "x")
 	after := refused.Load()
 	// The slot asks again, and is refused, several times after the
 	// message is stored: had it pulled, it would have had the message.
-	testsvc.Poll(t, 30*time.Second, "the paused slot did not ask again", func() bool { return refused.Load() >= after+3 })
+	testsvc.Poll(t, 30*time.Second, "the paused slot asks again, and is refused, three more times", func() bool { return refused.Load() >= after+3 })
 	mu.Lock()
 	pulled := len(attempts)
 	mu.Unlock()
@@ -343,12 +343,12 @@ func TestConsumePullsOnlyWhileReady(t *testing.T) {
 		t.Fatalf("%d deliveries while not ready", pulled)
 	}
 	// The consumer's counts are updated asynchronously: polled, not read once.
-	testsvc.Poll(t, 30*time.Second, "the lag does not show the message waiting", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the lag shows the message waiting", func() bool {
 		n, err := s.Lag(context.Background())
 		return err == nil && n == 1
 	})
 	ready.Store(true)
-	testsvc.Poll(t, 30*time.Second, "the message was not taken once ready", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the message is taken once ready", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(attempts) == 1
@@ -386,23 +386,18 @@ func TestConsumeHandsBackWhatCameWhileNotReady(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	testsvc.Poll(t, 10*time.Second, "the slot did not pause", func() bool { return asked.Load() >= 4 })
+	testsvc.Poll(t, 30*time.Second, "the slot pauses", func() bool { return asked.Load() >= 4 })
 	select {
 	case a := <-handled:
 		t.Fatalf("attempt %d handled while not ready", a)
 	default:
 	}
-	testsvc.Poll(t, 30*time.Second, "the lag does not show the message handed back", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the lag shows the message handed back", func() bool {
 		n, err := s.Lag(context.Background())
 		return err == nil && n == 1
 	})
 	ready.Store(true)
-	select {
-	case a := <-handled:
-		if a != 2 {
-			t.Fatalf("attempt %d, want 2 (the hand-back was a delivery)", a)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the handed-back message was not handled once ready")
+	if a := testsvc.Receive(t, 30*time.Second, "the handed-back message is handled once ready", handled); a != 2 {
+		t.Fatalf("attempt %d, want 2 (the hand-back was a delivery)", a)
 	}
 }

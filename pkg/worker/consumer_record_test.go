@@ -82,7 +82,7 @@ func TestConsumerRecordsEveryRound(t *testing.T) {
 			t.Errorf("the task's round %d: %+v", i+1, r)
 		}
 	}
-	testsvc.Poll(t, time.Minute, "the repair's outcome was not recorded", func() bool { return len(rec.all()) == 1 })
+	testsvc.Poll(t, time.Minute, "the repair's outcome is recorded", func() bool { return len(rec.all()) == 1 })
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(rejections(map[string]int{"regression": 1})), "redfix_gate_rejections_total"); err != nil {
 		t.Error(err)
 	}
@@ -116,21 +116,17 @@ func TestConsumerCountsARedeliveredJobOnce(t *testing.T) {
 	// The first worker sends no heartbeat in time, and its agent waits.
 	held := secondGuessAgent{hold: make(chan struct{}), started: make(chan struct{}), once: new(sync.Once)}
 	firstJobs := start(held, time.Hour)
-	select {
-	case <-held.started:
-	case <-time.After(time.Minute):
-		t.Fatal("the first worker's agent never started")
-	}
+	testsvc.Receive(t, time.Minute, "the first worker's agent starts", held.started)
 	secondJobs := start(secondGuessAgent{}, 0)
-	testsvc.Poll(t, time.Minute, "the second worker did not get the job", func() bool { return len(secondJobs.seen()) == 1 })
-	testsvc.Poll(t, 2*time.Minute, "the second delivery's repair was not recorded", func() bool { return len(rec.all()) == 1 })
+	testsvc.Poll(t, time.Minute, "the second worker gets the job", func() bool { return len(secondJobs.seen()) == 1 })
+	testsvc.Poll(t, 2*time.Minute, "the second delivery's repair is recorded", func() bool { return len(rec.all()) == 1 })
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(rejections(map[string]int{"regression": 1})), "redfix_gate_rejections_total"); err != nil {
 		t.Error(err)
 	}
 
 	// The first worker's repair ends the same way, after the job settled.
 	close(held.hold)
-	testsvc.Poll(t, 2*time.Minute, "the first delivery did not end", func() bool {
+	testsvc.Poll(t, 2*time.Minute, "the first delivery ends", func() bool {
 		return counterValue(t, reg, "redfix_jobs_total", string(task.StatusNoPatch)) == 2
 	})
 	firstJobs.handling.Wait()

@@ -33,11 +33,7 @@ func TestConsumerShutdownRedeliversJob(t *testing.T) {
 	blocked := scriptedAgent{block: true, started: make(chan struct{}), once: new(sync.Once)}
 	r1 := newRig(t, blocked)
 	stop := startConsumer(t, consumer(t, q, r1))
-	select {
-	case <-blocked.started:
-	case <-time.After(time.Minute):
-		t.Fatal("the first worker's agent never started")
-	}
+	testsvc.Receive(t, time.Minute, "the first worker's agent starts", blocked.started)
 	if st := status(t, r1, tk.ID); st.Status != task.StatusRunning || st.Reason != "attempt 1" {
 		t.Fatalf("while the agent runs: %s %q, want running, attempt 1", st.Status, st.Reason)
 	}
@@ -55,12 +51,12 @@ func TestConsumerShutdownRedeliversJob(t *testing.T) {
 	r2.pipeline.Ledger, r2.store = r1.store, r1.store
 	jobs := &recordingJobs{q: q}
 	startConsumer(t, consumer(t, jobs, r2))
-	testsvc.Poll(t, time.Minute, "the job was not redelivered", func() bool { return len(jobs.seen()) > 0 })
+	testsvc.Poll(t, time.Minute, "the job is redelivered", func() bool { return len(jobs.seen()) > 0 })
 	waitStatus(t, r2, tk.ID, task.StatusPublished)
 	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
 		t.Fatalf("second worker's attempts %v, want [2]", a)
 	}
-	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the job leaves the queue", func() bool { return lag(t, q) == 0 })
 }
 
 // stuckAgent ignores cancellation until released: a repair that does not
@@ -92,11 +88,7 @@ func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
 	c1.DrainTimeout = 100 * time.Millisecond
 	c1.Heartbeat = 200 * time.Millisecond
 	stop := startConsumer(t, c1)
-	select {
-	case <-stuck.started:
-	case <-time.After(time.Minute):
-		t.Fatal("the stuck agent never started")
-	}
+	testsvc.Receive(t, time.Minute, "the stuck agent starts", stuck.started)
 	stop() // fails the test unless Run returns while the agent is stuck
 
 	r2 := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
@@ -112,21 +104,13 @@ func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
 	close(stuck.release)
 	waited := make(chan struct{})
 	go func() { c1.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(time.Minute):
-		t.Fatal("the consumer's Wait did not return after the stuck job ended")
-	}
+	testsvc.Receive(t, time.Minute, "the consumer's Wait returns after the stuck job ended", waited)
 	if !stuckJobs.returned.Load() {
 		t.Error("the consumer's Wait returned before the consume loop it left behind")
 	}
 	handled := make(chan struct{})
 	go func() { stuckJobs.handling.Wait(); close(handled) }()
-	select {
-	case <-handled:
-	case <-time.After(time.Minute):
-		t.Fatal("the released handler did not return")
-	}
+	testsvc.Receive(t, time.Minute, "the released handler returns", handled)
 }
 
 func TestConsumerTakesOverAbandonedJob(t *testing.T) {
@@ -154,7 +138,7 @@ func TestConsumerTakesOverAbandonedJob(t *testing.T) {
 	if a := jobs.seen(); len(a) != 1 || a[0] != 2 {
 		t.Fatalf("attempts %v, want [2]", a)
 	}
-	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the job leaves the queue", func() bool { return lag(t, q) == 0 })
 }
 
 // A worker whose store (a real redis-server) goes away pulls no job until
@@ -181,16 +165,16 @@ func TestConsumerPausesWhileTheStoreIsDown(t *testing.T) {
 		return err
 	}
 	startConsumer(t, c)
-	testsvc.Poll(t, 30*time.Second, "the worker never asked whether its store answers", func() bool { return asked.Load() > 0 })
+	testsvc.Poll(t, 30*time.Second, "the worker asks whether its store answers", func() bool { return asked.Load() > 0 })
 
 	srv.Stop()
-	testsvc.Poll(t, 30*time.Second, "the worker did not notice its store is down", func() bool { return refused.Load() > 0 })
+	testsvc.Poll(t, 30*time.Second, "the worker notices its store is down", func() bool { return refused.Load() > 0 })
 	tk := demoTask(s, "fp-store-down")
 	enqueue(t, q, tk)
 	after := refused.Load()
 	// The worker asks again, and is refused, after the job is queued: had
 	// it pulled, it would have had the job.
-	testsvc.Poll(t, time.Minute, "the paused worker did not ask again", func() bool { return refused.Load() >= after+3 })
+	testsvc.Poll(t, time.Minute, "the paused worker asks again, and is refused, three more times", func() bool { return refused.Load() >= after+3 })
 	if a := jobs.seen(); len(a) != 0 {
 		t.Fatalf("the worker pulled jobs %v while its store was down", a)
 	}

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -92,13 +93,8 @@ func startConsumer(t *testing.T, c *worker.Consumer) (stop func()) {
 	stop = func() {
 		once.Do(func() {
 			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("consumer Run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("consumer Run did not return after its context was cancelled")
+			if err := testsvc.Receive(t, 30*time.Second, "consumer Run returns after its context was cancelled", done); err != nil {
+				t.Errorf("consumer Run: %v", err)
 			}
 		})
 	}
@@ -143,19 +139,11 @@ func status(t *testing.T, r *rig, id string) task.Task {
 func waitStatus(t *testing.T, r *rig, id string, st task.Status) task.Task {
 	t.Helper()
 	var last task.Task
-	deadline := time.Now().Add(90 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	testsvc.PollSeeing(t, 90*time.Second, fmt.Sprintf("task %s is %q", id, st), func() string { return fmt.Sprintf("task %s is %q (%s)", id, last.Status, last.Reason) }, func() bool {
 		last = status(t, r, id)
-		if last.Status == st {
-			return last
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s is %q (%s), want %q", id, last.Status, last.Reason, st)
-		}
-		<-tick.C
-	}
+		return last.Status == st
+	})
+	return last
 }
 
 func TestConsumerPublishesAndAcks(t *testing.T) {
@@ -186,7 +174,7 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 	if got.PullRequest == "" || len(r.pullRequests(t)) != 1 {
 		t.Fatalf("published task %+v; pull requests %v", got, r.pullRequests(t))
 	}
-	testsvc.Poll(t, 10*time.Second, "the job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the job leaves the queue", func() bool { return lag(t, q) == 0 })
 	testsvc.Holds(t, 3*q.Config().AckWait, "one delivery of an acked job", func() bool { return len(jobs.seen()) == 1 })
 	if a := jobs.seen(); a[0] != 1 {
 		t.Fatalf("attempts %v, want [1]", a)
@@ -210,7 +198,7 @@ func TestConsumerParksPermanentFailure(t *testing.T) {
 	if !strings.Contains(got.Reason, "deleted") || !strings.Contains(got.Reason, "no such repository") {
 		t.Fatalf("reason %q, want the permanent failure naming the repository", got.Reason)
 	}
-	testsvc.Poll(t, 10*time.Second, "the parked job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the parked job leaves the queue", func() bool { return lag(t, q) == 0 })
 	testsvc.Poll(t, 30*time.Second, "the job is parked", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -234,7 +222,7 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 	jobs := &recordingJobs{q: q}
 	startConsumer(t, consumer(t, jobs, r))
 
-	testsvc.Poll(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the failing attempt is recorded", func() bool {
 		st := status(t, r, tk.ID)
 		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
 	})
@@ -267,7 +255,7 @@ func TestConsumerLogsEachKeyOnce(t *testing.T) {
 	c := consumer(t, q, r)
 	c.Log = log
 	stop := startConsumer(t, c)
-	testsvc.Poll(t, 30*time.Second, "the failing attempt was not recorded", func() bool {
+	testsvc.Poll(t, 30*time.Second, "the failing attempt is recorded", func() bool {
 		st := status(t, r, tk.ID)
 		return st.Status == task.StatusQueued && strings.Contains(st.Reason, "retrying")
 	})
@@ -301,7 +289,7 @@ func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
 	if !strings.Contains(got.Reason, "gave up after 1 attempts") || !strings.Contains(got.Reason, "503") {
 		t.Fatalf("reason %q, want giving up with the last error", got.Reason)
 	}
-	testsvc.Poll(t, 10*time.Second, "the failed job is still on the queue", func() bool { return lag(t, q) == 0 })
+	testsvc.Poll(t, 30*time.Second, "the failed job leaves the queue", func() bool { return lag(t, q) == 0 })
 	testsvc.Holds(t, 4*q.Config().AckWait, "one delivery of a job that failed for good", func() bool {
 		return len(jobs.seen()) == 1
 	})

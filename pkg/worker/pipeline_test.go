@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
@@ -424,11 +425,7 @@ func TestConcurrentDeliveriesPublishOnce(t *testing.T) {
 		out, err := repair(t, r.pipeline, tk)
 		first <- result{out, err}
 	}()
-	select {
-	case <-gated.entered:
-	case <-time.After(5 * time.Minute):
-		t.Fatal("the first delivery never reached the publisher")
-	}
+	testsvc.Receive(t, 5*time.Minute, "the first delivery reaches the publisher", gated.entered)
 	// The second delivery of the same task, while the first publishes.
 	second, err := repair(t, r.pipeline, tk)
 	if err == nil && second.Status == task.StatusPublished && second.Reason != "already published" {
