@@ -199,7 +199,8 @@ func (p *process) start() {
 		close(done)
 	}()
 	p.cmd, p.out, p.done = cmd, out, done
-	deadline := time.Now().Add(30 * time.Second)
+	// Counted by a Stopwatch: a stalled machine does not fail the start.
+	sw, wait := NewStopwatch(), time.Minute
 	var last error
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -214,9 +215,9 @@ func (p *process) start() {
 			p.t.Fatalf("%s exited before it was ready: %v\n%s", p.name, cmd.ProcessState, out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
+		if sw.Lap(stallGap); sw.Ran() > wait {
 			p.killLocked()
-			p.t.Fatalf("%s not ready after 30s: %v\n%s", p.name, last, out.String())
+			p.t.Fatalf("%s not ready after %s%s: %v\n%s", p.name, wait, sw.stalls(), last, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
