@@ -25,6 +25,7 @@ func TestBenchIngestSmoke(t *testing.T) {
 	}
 	for _, want := range []string{
 		"40 reports of ", "| ingest API (POST /api/v1/reports) | 40 | 0 |", "| JetStream publish, same bytes | 40 | 0 |", "ingest API / JetStream: ",
+		"CPU per report (µs, user and system):", "| path | redfix (handler and client) | nats-server | redis-server | all |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out.String())

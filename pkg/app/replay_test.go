@@ -153,8 +153,8 @@ func TestReplayCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var sub ingest.Submission
-		if err := json.Unmarshal(d.Data(), &sub); err != nil {
+		sub, err := ingest.Decode(d.Data(), d.Header())
+		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, sub.ID)

@@ -35,8 +35,8 @@ func (in *Intake) MaxMessageReport() int {
 	if mp <= blobHeadroom {
 		return 0
 	}
-	// JSON encodes []byte as base64: 4 bytes for every 3.
-	return (mp - blobHeadroom) / 4 * 3
+	// The report travels as it is, after its envelope (encode).
+	return mp - blobHeadroom
 }
 
 // stash moves s's report to the object store when the message would not

@@ -276,11 +276,11 @@ func (in *Intake) Submit(ctx context.Context, s Submission) (duplicate bool, err
 	if err := in.stashParsed(ctx, &s); err != nil {
 		return false, err
 	}
-	data, err := json.Marshal(s)
+	data, hdr, err := encode(s)
 	if err != nil {
-		return false, fmt.Errorf("encode submission %s: %w", s.ID, err)
+		return false, err
 	}
-	dup, err := in.s.Publish(ctx, s.ID, data, nil)
+	dup, err := in.s.Publish(ctx, s.ID, data, hdr)
 	if err != nil {
 		return false, fmt.Errorf("store submission %s: %w", s.ID, err)
 	}
@@ -313,8 +313,8 @@ func (in *Intake) Run(ctx context.Context, handle Handler) error {
 }
 
 func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler) {
-	var s Submission
-	if err := json.Unmarshal(d.Data(), &s); err != nil {
+	s, err := Decode(d.Data(), d.Header())
+	if err != nil {
 		if _, perr := d.Settle(ctx, stream.Permanent(fmt.Errorf("undecodable: %w", err))); perr != nil {
 			d.Log().Error("undecodable submission; parking it failed", zap.Error(err), zap.NamedError("park_error", perr))
 		}
@@ -324,7 +324,7 @@ func (in *Intake) handle(ctx context.Context, d *stream.Delivery, handle Handler
 	log := d.Log()
 	a := Attempt{N: d.Attempt, Last: d.LastAttempt()}
 	stop := d.KeepAlive(ctx, in.cfg.Heartbeat)
-	err := in.fetch(ctx, &s)
+	err = in.fetch(ctx, &s)
 	if err == nil {
 		err = in.fetchParsed(ctx, &s)
 	}

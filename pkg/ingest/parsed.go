@@ -52,9 +52,8 @@ func (in *Intake) stashParsed(ctx context.Context, s *Submission) error {
 	if err != nil {
 		return fmt.Errorf("encode the parsed report of submission %s: %w", s.ID, err)
 	}
-	// The room a message has for the report (base64) and the parsed form.
-	room := in.MaxMessageReport() / 3 * 4
-	if len(data)+len(s.Report)/3*4 <= room {
+	// The room a message has for the report and the parsed form.
+	if len(data)+len(s.Report) <= in.MaxMessageReport() {
 		return nil
 	}
 	if _, err := in.blobs.PutBytes(ctx, parsedKey(s.ID), data); err != nil {

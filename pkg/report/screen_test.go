@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bufio"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,14 @@ func TestScreenRefusesWhatParseRefuses(t *testing.T) {
 		{"broken JSON", `{"Action":"fail","Package":` + "\n", false},
 		{"a bad time", `{"Time":"yesterday","Action":"fail","Package":"example.com/calc"}` + "\n", false},
 		{"line too long", event + "\n" + long + "\n", false},
+		// At the scanner's limit (64 KB with the newline), where Screen
+		// stops finding lines in place.
+		{"a line one short of the limit", event + "\n" + sized(bufio.MaxScanTokenSize-2) + "\n", true},
+		{"a line at the limit", event + "\n" + sized(bufio.MaxScanTokenSize-1) + "\n", true},
+		{"a line past the limit", event + "\n" + sized(bufio.MaxScanTokenSize) + "\n", false},
+		{"a last line at the limit, unended", event + "\n" + sized(bufio.MaxScanTokenSize-1), true},
+		{"a last line past the limit, unended", event + "\n" + sized(bufio.MaxScanTokenSize), false},
+		{"lines ended by CRLF", strings.ReplaceAll(event+"\n"+event+"\n", "\n", "\r\n"), true},
 		{"junit", `<testsuite name="s" tests="1"><testcase classname="c" name="t"><failure message="m">boom</failure></testcase></testsuite>`, true},
 		{"broken junit", `<testsuite name="s"><testcase`, false},
 	} {
@@ -50,4 +59,10 @@ func TestScreenRefusesWhatParseRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sized is a go test -json output event exactly n bytes long.
+func sized(n int) string {
+	head, tail := `{"Action":"output","Package":"example.com/calc","Test":"TestSum","Output":"`, `"}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 }

@@ -2,7 +2,6 @@ package deliveries
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -61,7 +60,6 @@ func TestResync(t *testing.T) {
 	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "d-1", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: f.runPayload(t, ex, f.failed.ID)}); err != nil || res.Report == nil {
 		t.Fatalf("webhook delivery: %+v, %v", res, err)
 	}
-	var stored ingest.Submission
 	stream, err := js.Stream(ctx, "REDFIX_REPORTS")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +68,8 @@ func TestResync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(msg.Data, &stored); err != nil {
+	stored, err := ingest.Decode(msg.Data, msg.Header)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if res, err := f.proc.Process(ctx, stored); err != nil || res.Report != nil {

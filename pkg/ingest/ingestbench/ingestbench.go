@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,16 @@ type Figures struct {
 	Max     time.Duration
 	// FirstError is the first failure's text, for the report.
 	FirstError string
+	// CPU is what each of the run's Processes spent (Measure).
+	CPU Usage
+}
+
+// Measure runs fn and adds to its figures the CPU time procs spent.
+func Measure(procs []Process, fn func() Figures) Figures {
+	before := cpuNow(procs)
+	f := fn()
+	f.CPU = before.since(procs)
+	return f
 }
 
 // Rate is the operations that succeeded per second.
@@ -210,6 +221,8 @@ func Publish(ctx context.Context, js jetstream.JetStream, reports func(i int) []
 type Result struct {
 	Reports, Concurrency, Bytes int
 	API, Raw                    Figures
+	// Procs name the processes whose CPU the figures count.
+	Procs []Process
 }
 
 // Ratio is the API's rate over raw JetStream's.
@@ -218,6 +231,14 @@ func (r Result) Ratio() float64 {
 		return 0
 	}
 	return r.API.Rate() / r.Raw.Rate()
+}
+
+// perOp is d per operation in microseconds.
+func perOp(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(n)
 }
 
 // Write prints r as a small table and the ratio.
@@ -232,6 +253,29 @@ func (r Result) Write(w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s | %s |\n", row.name, row.f.N, row.f.Errors, row.f.Rate(), ms(row.f.P50), ms(row.f.P99), ms(row.f.Max))
 	}
 	_, err := fmt.Fprintf(w, "\ningest API / JetStream: %.2f\n", r.Ratio())
+	if len(r.Procs) > 0 {
+		fmt.Fprintf(w, "\nCPU per report (µs, user and system):\n\n| path |")
+		for _, p := range r.Procs {
+			fmt.Fprintf(w, " %s |", p.Name)
+		}
+		fmt.Fprintf(w, " all |\n| --- |%s\n", strings.Repeat(" ---: |", len(r.Procs)+1))
+		for _, row := range []struct {
+			name string
+			f    Figures
+		}{{"ingest API", r.API}, {"JetStream publish", r.Raw}} {
+			fmt.Fprintf(w, "| %s |", row.name)
+			var all time.Duration
+			for i := range r.Procs {
+				var d time.Duration
+				if i < len(row.f.CPU) {
+					d = row.f.CPU[i]
+				}
+				all += d
+				fmt.Fprintf(w, " %.0f |", perOp(d, row.f.N))
+			}
+			fmt.Fprintf(w, " %.0f |\n", perOp(all, row.f.N))
+		}
+	}
 	for _, row := range []struct {
 		name string
 		f    Figures
