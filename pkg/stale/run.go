@@ -5,13 +5,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-)
 
-// Turns gives one of the bot's replicas the turn to do a periodic piece of
-// work for an interval (store.Store.TakeTurn).
-type Turns interface {
-	TakeTurn(ctx context.Context, work, owner string, interval time.Duration) (bool, error)
-}
+	"github.com/redfix/redfix/pkg/turn"
+)
 
 // keepTurn names the pass's turn.
 const keepTurn = "keep_pull_requests"
@@ -20,33 +16,11 @@ const keepTurn = "keep_pull_requests"
 // Turns set, only in the replica that takes the interval's turn. A failed
 // pass is logged and the next one tries again.
 func (k *Keeper) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		k.turn(ctx, every)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	turn.Every(ctx, every, k.Turns, keepTurn, k.Owner, k.Log, k.logPass)
 }
 
-// turn makes one pass if this replica takes the interval's turn.
-func (k *Keeper) turn(ctx context.Context, every time.Duration) {
-	if k.Turns != nil {
-		mine, err := k.Turns.TakeTurn(ctx, keepTurn, k.Owner, every)
-		if err != nil {
-			if ctx.Err() == nil {
-				k.Log.Warn("take the turn of the pull requests' pass; trying again next interval", zap.Error(err))
-			}
-			return
-		}
-		if !mine {
-			k.Log.Debug("the pull requests' pass is another replica's this interval")
-			return
-		}
-	}
+// logPass makes one pass and logs what it did.
+func (k *Keeper) logPass(ctx context.Context) {
 	began := time.Now()
 	c, err := k.Pass(ctx)
 	switch {

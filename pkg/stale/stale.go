@@ -26,6 +26,7 @@ import (
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/turn"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -83,7 +84,7 @@ type Keeper struct {
 	// Turns, when set, makes the bot's replicas run the pass once per
 	// interval between them (Run): only the replica (Owner) that takes
 	// the interval's turn runs it.
-	Turns Turns
+	Turns turn.Turns
 	Owner string
 	// Kept, when set, spares a pull request's tests a second run at a
 	// head where they failed before (its conflict check still runs:

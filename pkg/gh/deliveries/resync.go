@@ -12,6 +12,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/turn"
 )
 
 // Intake stores a delivery durably.
@@ -23,12 +24,6 @@ type Intake interface {
 // redeliver, so that it asks once.
 type Redeliveries interface {
 	FirstRedelivery(ctx context.Context, id string, ttl time.Duration) (bool, error)
-}
-
-// Turns gives one of the bot's replicas the turn to do a periodic piece of
-// work for an interval (store.Store.TakeTurn).
-type Turns interface {
-	TakeTurn(ctx context.Context, work, owner string, interval time.Duration) (bool, error)
 }
 
 // resyncTurn names the resync's turn.
@@ -56,7 +51,7 @@ type Resync struct {
 	// Turns, when set, makes the bot's replicas resync once per interval
 	// between them: a pass runs only in the replica (Owner) that takes the
 	// interval's turn.
-	Turns Turns
+	Turns turn.Turns
 	Owner string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -72,41 +67,22 @@ type Pass struct {
 // Run resyncs every interval until ctx ends; the first pass starts at once.
 // A failed pass is logged and the next one tries again.
 func (r *Resync) Run(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		start := time.Now()
-		var p Pass
-		mine, err := r.takeTurn(ctx, every)
-		if mine {
-			p, err = r.Once(ctx)
-		}
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case !mine && err == nil:
-			r.Log.Debug("resync pass left to another replica")
-		case err != nil:
-			r.Log.Warn("resync pass failed", zap.Error(err))
-		default:
-			r.Log.Info("resync pass", zap.Int("new_failed_runs", p.Runs), zap.Int("known_failed_runs", p.Seen),
-				zap.Int("redelivered", p.Redelivered), zap.Duration("took", time.Since(start)))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	turn.Every(ctx, every, r.Turns, resyncTurn, r.Owner, r.Log, r.logPass)
+	return nil
 }
 
-// takeTurn reports whether this replica resyncs this interval: always
-// with no Turns.
-func (r *Resync) takeTurn(ctx context.Context, every time.Duration) (bool, error) {
-	if r.Turns == nil {
-		return true, nil
+// logPass makes one pass and logs what it found.
+func (r *Resync) logPass(ctx context.Context) {
+	start := time.Now()
+	p, err := r.Once(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		r.Log.Warn("resync pass failed", zap.Error(err))
+	default:
+		r.Log.Info("resync pass", zap.Int("new_failed_runs", p.Runs), zap.Int("known_failed_runs", p.Seen),
+			zap.Int("redelivered", p.Redelivered), zap.Duration("took", time.Since(start)))
 	}
-	return r.Turns.TakeTurn(ctx, resyncTurn, r.Owner, every)
 }
 
 func (r *Resync) now() time.Time {
