@@ -52,8 +52,9 @@ func (in *Intake) stashParsed(ctx context.Context, s *Submission) error {
 	if err != nil {
 		return fmt.Errorf("encode the parsed report of submission %s: %w", s.ID, err)
 	}
-	// The room a message has for the report and the parsed form.
-	if len(data)+len(s.Report) <= in.MaxMessageReport() {
+	// Inline, the parsed form travels in the message's header (encode),
+	// which must stay small, beside the report.
+	if len(data) <= maxEnvelope/2 && len(data)+len(s.Report) <= in.MaxMessageReport() {
 		return nil
 	}
 	if _, err := in.blobs.PutBytes(ctx, parsedKey(s.ID), data); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +104,28 @@ func TestLargeParsedReportGoesThroughTheObjectStore(t *testing.T) {
 		_, err := in.blobs.GetInfo(context.Background(), "bigparsed-1.parsed")
 		return errors.Is(err, jetstream.ErrObjectNotFound)
 	})
+}
+
+// A parsed report that would fit in the message but not in its header
+// (JetStream refuses a header over 64 KB) goes through the object store.
+func TestParsedReportTooLargeForAHeaderGoesThroughTheObjectStore(t *testing.T) {
+	t.Parallel()
+	js := embeddedtest.JetStream(t)
+	in := openIntake(t, js, testConfig())
+	s := submission("/repos/midparsed")
+	s.ID = "midparsed-1"
+	res, err := Check(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(res.Failures) < 80 {
+		f := res.Failures[0]
+		f.Output = strings.Repeat("o", 1000)
+		res.Failures = append(res.Failures, f)
+	}
+	s.Parsed = ForTriage(res)
+	got := handled(t, in, s)
+	if got.Parsed == nil || len(got.Parsed.Failures) != len(res.Failures) || got.ParsedObject != "midparsed-1.parsed" {
+		t.Fatalf("handler saw object %q and %v", got.ParsedObject, got.Parsed != nil)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +33,12 @@ func TestDecodeReadsBothEncodings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: encode: %v", name, err)
 		}
-		if !bytes.Equal(data, s.Report) {
-			t.Fatalf("%s: the message's data is not the report as posted: %q", name, data)
+		body := s.Report
+		if s.Kind == KindGitHub {
+			body = s.Payload
+		}
+		if !bytes.Equal(data, body) || hdr.Get(HeaderSubmission) == "" {
+			t.Fatalf("%s: the message's data is not the body as it came: %q", name, data)
 		}
 		got, err := Decode(data, hdr)
 		if err != nil || !reflect.DeepEqual(got, s) {
@@ -45,6 +50,23 @@ func TestDecodeReadsBothEncodings(t *testing.T) {
 		}
 		if got, err := Decode(whole, nil); err != nil || !reflect.DeepEqual(got, s) {
 			t.Fatalf("%s: whole JSON: decoded %+v (%v), want %+v", name, got, err, s)
+		}
+	}
+	// A GitHub delivery of any size (its payload is the message's data),
+	// and an envelope too large for a header (JetStream refuses one over
+	// 64 KB): the submission goes whole as JSON.
+	big := Submission{ID: "big-parsed", Repo: "r", Commit: "c", Report: []byte("<testsuites/>"),
+		Parsed: &report.Result{Format: "junit", Incomplete: []string{strings.Repeat("p", 2*maxEnvelope)}}}
+	for _, s := range []Submission{
+		{ID: "d-2", Kind: KindGitHub, Event: "push", Repo: "o/r", Payload: json.RawMessage(`{"x":"` + strings.Repeat("a", 300<<10) + `"}`)},
+		big,
+	} {
+		data, hdr, err := encode(s)
+		if err != nil || len(hdr.Get(HeaderSubmission)) > maxEnvelope {
+			t.Fatalf("%s: header of %d bytes (%v)", s.ID, len(hdr.Get(HeaderSubmission)), err)
+		}
+		if got, err := Decode(data, hdr); err != nil || !reflect.DeepEqual(got, s) {
+			t.Fatalf("%s: decoded %v", s.ID, err)
 		}
 	}
 	if _, err := Decode([]byte(goTestReport), nats.Header{HeaderSubmission: {"not json"}}); err == nil {
