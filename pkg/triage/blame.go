@@ -86,8 +86,16 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 			return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
 		}
 	}
+	if !created && existing != taskID && !p.ownsBlame(existing) {
+		took, err := p.takeOverBlame(ctx, key, blame, existing, taskID)
+		if err != nil {
+			return "", err
+		}
+		created = took
+	}
 	if created || existing == taskID {
-		// Ours: claimed now, or by this task's interrupted delivery.
+		// Ours: claimed now, taken over, or claimed by this task's
+		// interrupted delivery.
 		p.blameClaims = append(p.blameClaims, blameClaim{key: key, taskID: taskID})
 		return "", nil
 	}
@@ -100,6 +108,46 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 }
 
 type blameClaim struct{ key, taskID string }
+
+// ownsBlame reports whether id is a task of this report.
+func (p *process) ownsBlame(id string) bool {
+	for _, c := range p.blameClaims {
+		if c.taskID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// takeOverBlame takes the blame commit's claim from owner, a task of
+// another report, when owner is saved and no longer active: the store
+// keeps a claim only while its task is queued, running or published, so a
+// claim held by a task that ended otherwise is one the store has not let
+// go of yet, or one whose bot died before giving it back (its report's
+// redelivery can then be dropped as a duplicate of this very task, and
+// deferring to it would leave the failure with no task at all). A task not
+// saved yet is still being triaged, or its bot died: merging into it fails
+// and the report is retried, by when it has decided or its claim lapsed.
+func (p *process) takeOverBlame(ctx context.Context, key, blame, owner, taskID string) (bool, error) {
+	prev, err := p.t.store.GetTask(ctx, owner)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read task %s, which holds blame commit %s: %w", owner, task.Short(blame), err)
+	case prev.Status == task.StatusQueued || prev.Status == task.StatusRunning || prev.Status == task.StatusPublished:
+		return false, nil
+	}
+	ok, err := p.t.store.TakeOverGroup(ctx, key, owner, taskID)
+	if err != nil {
+		return false, fmt.Errorf("take blame commit %s over from task %s: %w", task.Short(blame), owner, err)
+	}
+	if !ok {
+		// Another task took it meanwhile: decided on the next delivery.
+		return false, fmt.Errorf("blame commit %s changed hands while task %s took it over from %s", task.Short(blame), taskID, owner)
+	}
+	return true, nil
+}
 
 // releaseBlame gives up the blame claims of a task that was not queued.
 func (p *process) releaseBlame(ctx context.Context, taskID string, log *zap.Logger) {

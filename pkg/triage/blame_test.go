@@ -165,3 +165,39 @@ func TestBlameCommitMergesWhileItsTaskIsActive(t *testing.T) {
 		t.Errorf("the new task does not hold the blame commit: owner %q", owner)
 	}
 }
+
+// A blame commit claimed by a task that ended without being queued (its
+// bot died holding the claim, and its report's redelivery was dropped as
+// a duplicate of the very task now bisecting) is taken over: deferring to
+// it would leave the failure with no task at all.
+func TestBlameClaimOfADroppedTaskIsTakenOver(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	f, shas := bisecttest.CalcHistory(t)
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	st := store.New(rdb, "blame-takeover")
+	queue := &memQueue{}
+	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+
+	key := BlameGroup(f.Dir, shas[6])
+	dead := "20261129T041440Z-b59a6f0821ce"
+	if _, created, err := st.ClaimGroup(ctx, key, dead); err != nil || !created {
+		t.Fatalf("claim the blame commit for the dead delivery: %v, %v", created, err)
+	}
+	if err := st.SaveTask(ctx, task.Task{ID: dead, Repo: f.Dir, Commit: shas[10], Status: task.StatusDropped,
+		Reason: "duplicate of task 20261129T041444Z-57bcf22e33e0", CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
+	if err != nil || len(outs) != 1 || outs[0].Status != task.StatusQueued {
+		t.Fatalf("outcomes %+v, %v; want the group queued, not deferred to the dropped task", outs, err)
+	}
+	if owner, _, ok, _ := st.GroupClaim(ctx, key); !ok || owner != outs[0].TaskID {
+		t.Errorf("the blame commit's owner is %q, want the new task %s", owner, outs[0].TaskID)
+	}
+	if len(queue.jobs) != 1 {
+		t.Errorf("%d jobs queued, want 1", len(queue.jobs))
+	}
+}
