@@ -166,10 +166,9 @@ func (s *Store) expireClaimOf(ctx context.Context, p redis.Pipeliner, t task.Tas
 	if t.BlameClaim == "" {
 		return
 	}
-	switch t.Status {
-	case "", task.StatusQueued, task.StatusRunning, task.StatusPublished:
+	if t.Status == "" || t.Status.Active() {
 		p.Eval(ctx, expireOwnedSrc, []string{s.groupKey(t.BlameClaim)}, t.ID, s.claimTTL(t.Status).Milliseconds())
-	default:
+	} else {
 		p.Eval(ctx, releaseOwnedSrc, []string{s.groupKey(t.BlameClaim)}, t.ID)
 	}
 }

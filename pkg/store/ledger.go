@@ -34,7 +34,7 @@ func (s *Store) ClaimPublish(ctx context.Context, fingerprint, owner string, ttl
 		// until its ttl).
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_ = s.deleteOwned.Run(rctx, s.rdb, []string{s.publishLockKey(fingerprint)}, owner).Err()
+		_ = s.ReleasePublish(rctx, fingerprint, owner)
 		return false, fmt.Errorf("claim publish of %s for %s: %w", fingerprint, owner, err)
 	}
 	n, err := cmd.Int64()

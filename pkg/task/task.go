@@ -86,6 +86,16 @@ func (s Status) Final() bool {
 	return false
 }
 
+// Active reports whether a task in status s is in hand: queued, running or
+// published. Its blame commit stays its while it is.
+func (s Status) Active() bool {
+	switch s {
+	case StatusQueued, StatusRunning, StatusPublished:
+		return true
+	}
+	return false
+}
+
 // Flakiness is the evidence from re-running a failing test at one commit.
 type Flakiness struct {
 	Runs     int    `json:"runs"`

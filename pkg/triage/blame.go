@@ -85,13 +85,12 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 		if err != nil {
 			return "", fmt.Errorf("claim blame commit %s: %w", task.Short(blame), err)
 		}
-	}
-	if !created && existing != taskID && !p.ownsBlame(existing) {
-		took, err := p.takeOverBlame(ctx, key, blame, existing, taskID)
-		if err != nil {
-			return "", err
+		if !created && existing != taskID {
+			// Another report's task.
+			if created, err = p.takeOverBlame(ctx, key, blame, existing, taskID); err != nil {
+				return "", err
+			}
 		}
-		created = took
 	}
 	if created || existing == taskID {
 		// Ours: claimed now, taken over, or claimed by this task's
@@ -109,16 +108,6 @@ func (p *process) claimBlame(ctx context.Context, repo, blame, taskID string, fa
 
 type blameClaim struct{ key, taskID string }
 
-// ownsBlame reports whether id is a task of this report.
-func (p *process) ownsBlame(id string) bool {
-	for _, c := range p.blameClaims {
-		if c.taskID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // takeOverBlame takes the blame commit's claim from owner, a task of
 // another report, when owner is saved and no longer active: the store
 // keeps a claim only while its task is queued, running or published, so a
@@ -135,7 +124,7 @@ func (p *process) takeOverBlame(ctx context.Context, key, blame, owner, taskID s
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("read task %s, which holds blame commit %s: %w", owner, task.Short(blame), err)
-	case prev.Status == task.StatusQueued || prev.Status == task.StatusRunning || prev.Status == task.StatusPublished:
+	case prev.Status.Active():
 		return false, nil
 	}
 	ok, err := p.t.store.TakeOverGroup(ctx, key, owner, taskID)

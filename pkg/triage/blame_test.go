@@ -29,6 +29,18 @@ func (s *memStore) AddFailures(_ context.Context, id string, failures []task.Fai
 	return nil
 }
 
+// redisTriage is a triage with two re-runs over a store in a miniredis
+// of its own, the server returned to move its clock, and its queue.
+func redisTriage(t *testing.T, prefix string) (*miniredis.Miniredis, *store.Store, *memQueue, *Triage) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rdb.Close() })
+	st := store.New(rdb, prefix)
+	queue := &memQueue{}
+	return m, st, queue, New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+}
+
 const (
 	mathGood = "package calc\n\nfunc Add(x, y int) int { return x + y }\n\nfunc Sub(x, y int) int { return x - y }\n"
 	mathBad  = "package calc\n\nfunc Add(x, y int) int { return x * y }\n\nfunc Sub(x, y int) int { return x / y }\n"
@@ -106,12 +118,7 @@ func TestBlameCommitMergesWhileItsTaskIsActive(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	st := store.New(rdb, "blame-merge")
-	queue := &memQueue{}
-	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	m, st, _, tr := redisTriage(t, "blame-merge")
 	report := func(msg string) Input {
 		fl := addFailure("1")
 		fl.Message = msg
@@ -174,12 +181,7 @@ func TestBlameClaimOfADroppedTaskIsTakenOver(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	st := store.New(rdb, "blame-takeover")
-	queue := &memQueue{}
-	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	_, st, queue, tr := redisTriage(t, "blame-takeover")
 
 	key := BlameGroup(f.Dir, shas[6])
 	dead := "20261129T041440Z-b59a6f0821ce"

@@ -6,12 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/report"
-	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -26,12 +22,7 @@ func TestGroupOfTaskThatEndedWithoutPullRequest(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
-	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { rdb.Close() })
-	st := store.New(rdb, "ended-owner")
-	queue := &memQueue{}
-	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	m, st, queue, tr := redisTriage(t, "ended-owner")
 	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	process := func(what string) Outcome {
 		t.Helper()
