@@ -340,9 +340,12 @@ func TestBenchBisectPrintsTheTable(t *testing.T) {
 		t.Errorf("table has %d rows:\n%s", rows, stdout.String())
 	}
 	// Under it, each flake rate's histories added up, the reproduction's
-	// runs counted.
-	if !strings.Contains(stdout.String(), "At 10% flakes: right in ") || !strings.Contains(stdout.String(), "(5.0 of them reproducing at bad)") {
-		t.Errorf("no summary of the 10%% rows:\n%s", stdout.String())
+	// runs counted (triage's plan: 2 of its 5 re-runs come first), then
+	// tests flaky everywhere under the same plan.
+	for _, want := range []string{"At 10% flakes: right in ", "(2.0 of them reproducing at bad)", "A test failing 50% of its runs at every commit (256 commits, 3 trials)", "a culprit needing evidence 32 to 1"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("no %q in:\n%s", want, stdout.String())
+		}
 	}
 	// Its progress is for a terminal: nothing on a stderr that is not one.
 	if stderr.Len() != 0 {
@@ -351,7 +354,12 @@ func TestBenchBisectPrintsTheTable(t *testing.T) {
 	if err := BenchBisect(context.Background(), []string{"--trials", "0"}, &stdout, &stderr); ExitCode(err) != 2 {
 		t.Errorf("--trials 0: %v", err)
 	}
-	if err := BenchBisect(context.Background(), []string{"--reproduce", "-1"}, &stdout, &stderr); ExitCode(err) != 2 {
-		t.Errorf("--reproduce -1: %v", err)
+	if err := BenchBisect(context.Background(), []string{"--reruns", "0"}, &stdout, &stderr); ExitCode(err) != 2 {
+		t.Errorf("--reruns 0: %v", err)
+	}
+	// The older plan, every re-run first.
+	stdout.Reset()
+	if err := BenchBisect(context.Background(), []string{"--trials", "2", "--reproduce", "5"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "(5.0 of them reproducing at bad)") {
+		t.Errorf("--reproduce 5: %v\n%s", err, stdout.String())
 	}
 }

@@ -25,16 +25,23 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	trials := fs.Int("trials", 1000, "histories per row")
 	seed := fs.Uint64("seed", 1, "seed of the simulated histories")
 	confidence := fs.Float64("confidence", bisect.DefaultConfidence, "the posterior a culprit needs")
-	reproduce := fs.Int("reproduce", triage.DefaultReruns, "re-runs at bad before the search (triage's reproduction), known to the search and counted in its runs")
+	reruns := fs.Int("reruns", triage.DefaultReruns, "triage's re-runs at bad that call a failure reliable, split as triage splits them: some before the search (known to it), the evidence of the rest asked of its culprit, the rest made when it names none; all counted in its runs")
+	reproduce := fs.Int("reproduce", -1, "instead of --reruns' split: this many re-runs at bad before the search, none after, no evidence asked of it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *trials < 1 || *confidence < 0.5 || *confidence >= 1 || *reproduce < 0 {
-		return Usage("bench-bisect: --trials must be at least 1, --confidence in [0.5, 1) and --reproduce at least 0")
+	if *trials < 1 || *confidence < 0.5 || *confidence >= 1 || *reruns < 1 {
+		return Usage("bench-bisect: --trials must be at least 1, --confidence in [0.5, 1) and --reruns at least 1")
+	}
+	first, evidence, topUp := triage.RerunPlan(*reruns, false)
+	plan := fmt.Sprintf("%d re-runs at bad before the search, a culprit needing evidence %.0f to 1 against a test failing half its runs everywhere, %d more re-runs when it names none", first, evidence, topUp)
+	if *reproduce >= 0 {
+		first, evidence, topUp = *reproduce, 0, 0
+		plan = fmt.Sprintf("%d re-runs at bad before the search", first)
 	}
 	start := time.Now()
 	// On a terminal, a bar over the cases; nothing otherwise.
-	cases := bisect.SimCases(*reproduce)
+	cases := bisect.SimCases(first, evidence, topUp)
 	progress := bench.TerminalProgress(stderr, "cases")
 	progress.Total(len(cases))
 	onRow := func(r bisect.SimRow) {
@@ -56,6 +63,16 @@ func BenchBisect(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	}
-	_, err = fmt.Fprintf(stdout, "\n%d histories a row, seed %d, confidence %.3f, %d reproduction runs at bad; simulated in %s\n", *trials, *seed, *confidence, *reproduce, time.Since(start).Round(time.Second))
+	fmt.Fprintln(stdout)
+	for _, rate := range []float64{0.3, 0.5, 0.7} {
+		r, err := bisect.SimulateFlakyEverywhere(ctx, bisect.NoisySearch{Confidence: *confidence, Evidence: evidence}, 256, rate, first, topUp, *trials, *seed)
+		if err != nil {
+			return err
+		}
+		if err := bisect.WriteFlakyRow(stdout, r); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(stdout, "\n%d histories a row, seed %d, confidence %.3f; %s; simulated in %s\n", *trials, *seed, *confidence, plan, time.Since(start).Round(time.Second))
 	return err
 }

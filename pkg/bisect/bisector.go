@@ -67,6 +67,10 @@ type Bisector struct {
 	Cache RunCache
 	// FlakeRate is the tests' flakiness from their history, when known.
 	FlakeRate float64
+	// Evidence is the search's NoisySearch.Evidence: what a culprit needs
+	// against tests that fail half of their runs at every commit (0: none
+	// beyond the confidence).
+	Evidence float64
 	// Reproduction holds the results of the re-runs the caller made at bad
 	// (one a run and test) for BisectFailing: they are the search's known
 	// results there when the cache has none. Without it the search knows
@@ -182,7 +186,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 		}
 	}
 
-	s := NoisySearch{Confidence: b.Confidence, Parallel: b.Parallel, FlakeRate: b.FlakeRate}
+	s := NoisySearch{Confidence: b.Confidence, Parallel: b.Parallel, FlakeRate: b.FlakeRate, Evidence: b.Evidence}
 	var goodSHA string
 	probed := good == ""
 	if probed {

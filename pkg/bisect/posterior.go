@@ -91,10 +91,12 @@ func (po *posterior) likelihood(r Result, i, h int, e float64) float64 {
 	return 1
 }
 
-func (po *posterior) observe(i int, r Result) {
+// observe updates the posterior with result r at i, and returns the
+// probability the posterior gave r there before it (its normalizer).
+func (po *posterior) observe(i int, r Result) float64 {
 	if r == ResultSkip {
 		po.skip[i] = true
-		return
+		return 0
 	}
 	var z float64
 	for h := range po.p {
@@ -104,13 +106,14 @@ func (po *posterior) observe(i int, r Result) {
 		}
 	}
 	if z <= 0 || math.IsNaN(z) {
-		return // impossible evidence under every hypothesis: ignore it
+		return 0 // impossible evidence under every hypothesis: ignore it
 	}
 	for h := range po.p {
 		for j := range po.eps {
 			po.p[h][j] /= z
 		}
 	}
+	return z
 }
 
 // marginals are each hypothesis' probability (A) and its flake-weighted
@@ -167,4 +170,31 @@ func (po *posterior) meanFlakeRate() float64 {
 		}
 	}
 	return m
+}
+
+// failProb is the probability the posterior gives a failure at i.
+func (po *posterior) failProb(i int) float64 {
+	var q float64
+	for h, row := range po.p {
+		for j, e := range po.eps {
+			q += row[j] * po.likelihood(ResultFail, i, h, e)
+		}
+	}
+	return q
+}
+
+// confirmAt is where to run to add most, in expectation, to the evidence
+// against a test failing rate of its runs everywhere, once block is the
+// culprit: at it (a failure expected) or at the testable commit before it
+// (a pass expected).
+func (po *posterior) confirmAt(block []int, rate float64) int {
+	gain := func(i int) float64 {
+		q := po.failProb(i)
+		return xlogx(q) - q*math.Log(rate) + xlogx(1-q) - (1-q)*math.Log(1-rate)
+	}
+	at := block[len(block)-1]
+	if before := block[0] - 1; before >= 0 && !po.skip[before] && gain(before) > gain(at) {
+		return before
+	}
+	return at
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -51,6 +52,20 @@ type NoisySearch struct {
 	// FlakeRate, when > 0, is the test's flakiness from its history: the
 	// flake-rate prior centres on it.
 	FlakeRate float64
+	// Evidence, when > 1, is how many times likelier than "the test fails
+	// half of its runs at every commit, whatever the commit" the runs must
+	// be under the search's own model before a culprit is named. It is the
+	// product, over every result in the order it was learnt (the known ones
+	// first), of the probability the search gave that result just before
+	// it, divided by ½: a test flaky everywhere at one run in two has its
+	// culprit named at most 1/Evidence of the time, however the search
+	// chooses its runs (a likelihood ratio is a martingale under the
+	// hypothesis it is against; Ville's inequality). The middle of the
+	// range, where either result was as likely, adds nothing: the
+	// reproduction at bad and the runs at the culprit and before it, whose
+	// results the search expected, do. While the posterior has named a
+	// culprit but the evidence is short, the search re-runs the culprit.
+	Evidence float64
 }
 
 // Finding kinds.
@@ -80,6 +95,9 @@ type Finding struct {
 	Known int
 	// FlakeRate is the posterior mean flake rate.
 	FlakeRate float64
+	// Evidence is the likelihood ratio reached against "fails half of its
+	// runs everywhere" (see NoisySearch.Evidence).
+	Evidence float64
 	// Results holds every result seen at each position, known ones first.
 	Results [][]Result
 }
@@ -116,14 +134,21 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 	par := max(1, s.Parallel)
 	po := s.newPosterior(n)
 	f := Finding{Culprit: -1, Best: -1, Results: make([][]Result, n+1)}
+	logEv := make([]float64, len(flakyEverywhere))
+	learn := func(i int, r Result) {
+		q := po.observe(i, r)
+		for k, rate := range flakyEverywhere {
+			logEv[k] += evidenceOf(r, q, rate)
+		}
+		f.Results[i] = append(f.Results[i], r)
+	}
 	for i, rs := range known {
 		if i > n {
 			break
 		}
 		for _, r := range rs {
-			po.observe(i, r)
+			learn(i, r)
 			f.Known++
-			f.Results[i] = append(f.Results[i], r)
 		}
 	}
 	for {
@@ -131,7 +156,15 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 		block, mass := po.best(a)
 		f.Confidence = mass
 		f.FlakeRate = po.meanFlakeRate()
-		if mass >= conf {
+		weakest := 0
+		for k := range logEv {
+			if logEv[k] < logEv[weakest] {
+				weakest = k
+			}
+		}
+		f.Evidence = math.Exp(logEv[weakest])
+		confirm := mass >= conf && block != nil && block[0] != 0 && s.Evidence > 1 && logEv[weakest] < math.Log(s.Evidence)
+		if mass >= conf && !confirm {
 			switch {
 			case block == nil:
 				f.Kind = FindingOnlyFlakes
@@ -153,6 +186,13 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 			return f, nil
 		}
 		picks := po.pick(min(par, maxRuns-f.Runs))
+		if confirm {
+			// Decided, but not yet against a test that fails anywhere:
+			// the culprit again, where a failure is expected, or the
+			// commit before it, where a pass is, whichever is expected
+			// to add more against the rate still short.
+			picks = []int{po.confirmAt(block, flakyEverywhere[weakest])}
+		}
 		if len(picks) == 0 {
 			f.Kind = FindingUndecided
 			if block != nil {
@@ -168,8 +208,7 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 		for k, i := range picks {
 			f.Runs++
 			for _, r := range results[k] {
-				po.observe(i, r)
-				f.Results[i] = append(f.Results[i], r)
+				learn(i, r)
 			}
 			if len(results[k]) == 0 {
 				// A probe with no result says nothing; do not ask again.
@@ -203,4 +242,26 @@ func probeAll(ctx context.Context, p Prober, picks []int) ([][]Result, error) {
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// flakyEverywhere are the failure rates of a test with no culprit that
+// NoisySearch.Evidence is held against, each on its own.
+var flakyEverywhere = []float64{0.5}
+
+// evidenceOf is the log of what a result the search gave probability q
+// before it adds to the likelihood ratio against a test that fails rate of
+// its runs at every commit: q over rate for a failure, over 1-rate for a
+// pass; nothing for a test that is missing or did not run, which says
+// nothing of flakiness.
+func evidenceOf(r Result, q, rate float64) float64 {
+	if q <= 0 || math.IsNaN(q) {
+		return 0
+	}
+	switch r {
+	case ResultFail:
+		return math.Log(q / rate)
+	case ResultPass:
+		return math.Log(q / (1 - rate))
+	}
+	return 0
 }

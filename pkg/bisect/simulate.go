@@ -2,6 +2,7 @@ package bisect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -20,6 +21,12 @@ type SimCase struct {
 	// the search: their results are the search's known results at bad,
 	// and they count in its runs. Plain bisection takes bad on trust.
 	Reproduce int
+	// Evidence, when set, is the search's NoisySearch.Evidence, and TopUp
+	// the re-runs at bad triage makes when the search names no culprit
+	// (counted in the search's runs): triage's plan when the re-runs are
+	// split around the bisection.
+	Evidence float64
+	TopUp    int
 }
 
 // SimRow is what both searches did on one case's histories.
@@ -112,11 +119,18 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 			for range c.Reproduce {
 				known[c.Commits] = append(known[c.Commits], h.run(c.Commits))
 			}
-			f, err := s.Search(ctx, c.Commits, known, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
+			cs := s
+			if c.Evidence > 0 {
+				cs.Evidence = c.Evidence
+			}
+			f, err := cs.Search(ctx, c.Commits, known, ProberFunc(func(_ context.Context, i int) ([]Result, error) {
 				return []Result{h.run(i)}, nil
 			}))
 			if err != nil {
 				return rows, fmt.Errorf("simulated search %d of %+v: %w", t, c, err)
+			}
+			if f.Kind != FindingCulprit {
+				row.NoisyRuns += c.TopUp
 			}
 			row.NoisyRuns += f.Runs + c.Reproduce
 			row.ReproRuns += c.Reproduce
@@ -142,13 +156,14 @@ func SimulateBisection(ctx context.Context, s NoisySearch, cases []SimCase, tria
 
 // SimCases are the benchmark's histories: 64, 256 and 1024 commits; flake
 // rates of 0, 5, 10 and 20%; the test present at good, or added after it;
-// reproduce re-runs at bad before each search.
-func SimCases(reproduce int) []SimCase {
+// reproduce re-runs at bad before each search, and the search's evidence
+// and the re-runs after it as in SimCase.
+func SimCases(reproduce int, evidence float64, topUp int) []SimCase {
 	var cs []SimCase
 	for _, n := range []int{64, 256, 1024} {
 		for _, added := range []bool{false, true} {
 			for _, f := range []float64{0, 0.05, 0.10, 0.20} {
-				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added, Reproduce: reproduce})
+				cs = append(cs, SimCase{Commits: n, FlakeRate: f, Added: added, Reproduce: reproduce, Evidence: evidence, TopUp: topUp})
 			}
 		}
 	}
@@ -234,4 +249,84 @@ func WriteSimTable(w io.Writer, rows []SimRow) error {
 		}
 	}
 	return nil
+}
+
+// FlakyRow is what triage's reproduction and the noisy search did with a
+// test that has no culprit: it fails Rate of its runs at every commit.
+type FlakyRow struct {
+	Commits          int
+	Rate             float64
+	Reproduce, TopUp int
+	Trials           int
+	// Dropped is how many passed at least once in the reproduction at bad
+	// (triage calls them flaky and never bisects them); the rest were
+	// searched.
+	Dropped int
+	// Named counts the searches that named a culprit anyway: the error the
+	// search's Evidence bounds. NoCulprit is the others; DroppedAfter
+	// those of them that the re-runs after the search found flaky.
+	Named, NoCulprit, DroppedAfter int
+	// Runs counts every run, the reproduction's included.
+	Runs int
+}
+
+// SimulateFlakyEverywhere runs triage's plan — reproduce runs at bad (a
+// pass among them drops the test), the search s, and topUp more runs at bad
+// when it names no culprit (a pass among them drops the test) — on trials
+// seeded histories of a test that fails rate of its runs at every commit.
+func SimulateFlakyEverywhere(ctx context.Context, s NoisySearch, commits int, rate float64, reproduce, topUp, trials int, seed uint64) (FlakyRow, error) {
+	row := FlakyRow{Commits: commits, Rate: rate, Reproduce: reproduce, TopUp: topUp, Trials: trials}
+	for t := 0; t < trials; t++ {
+		if err := ctx.Err(); err != nil {
+			return row, err
+		}
+		rng := rand.New(rand.NewPCG(seed^0xf1a4e, uint64(t)))
+		run := func() Result {
+			if rng.Float64() < rate {
+				return ResultFail
+			}
+			return ResultPass
+		}
+		known := make([][]Result, commits+1)
+		dropped := false
+		for range reproduce {
+			r := run()
+			row.Runs++
+			known[commits] = append(known[commits], r)
+			dropped = dropped || r == ResultPass
+		}
+		if dropped {
+			row.Dropped++
+			continue
+		}
+		f, err := s.Search(ctx, commits, known, ProberFunc(func(context.Context, int) ([]Result, error) {
+			return []Result{run()}, nil
+		}))
+		if err != nil && !errors.Is(err, errNoProgress) {
+			return row, fmt.Errorf("simulated search %d of a test flaky everywhere: %w", t, err)
+		}
+		row.Runs += f.Runs
+		if f.Kind == FindingCulprit {
+			row.Named++
+			continue
+		}
+		row.NoCulprit++
+		for range topUp {
+			row.Runs++
+			if run() == ResultPass {
+				row.DroppedAfter++
+				break
+			}
+		}
+	}
+	return row, nil
+}
+
+// WriteFlakyRow prints r as one sentence.
+func WriteFlakyRow(w io.Writer, r FlakyRow) error {
+	searched := r.Trials - r.Dropped
+	_, err := fmt.Fprintf(w, "A test failing %.0f%% of its runs at every commit (%d commits, %d trials): dropped as flaky by the %d re-runs at bad in %d; searched in %d, a culprit named in %d (%.2f%% of all), %d dropped as flaky by the %d re-runs after the search; mean runs %.1f.\n",
+		100*r.Rate, r.Commits, r.Trials, r.Reproduce, r.Dropped, searched, r.Named,
+		100*float64(r.Named)/float64(max(r.Trials, 1)), r.DroppedAfter, r.TopUp, float64(r.Runs)/float64(max(r.Trials, 1)))
+	return err
 }

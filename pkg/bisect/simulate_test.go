@@ -13,7 +13,7 @@ import (
 func BenchmarkBisectSimulation(b *testing.B) {
 	trials := 1000
 	for i := 0; i < b.N; i++ {
-		rows, err := SimulateBisection(context.Background(), NoisySearch{}, SimCases(5), trials, 1, nil)
+		rows, err := SimulateBisection(context.Background(), NoisySearch{}, SimCases(2, 32, 3), trials, 1, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,7 +31,8 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		return bis, nil, fmt.Sprintf("cannot run %s at %s: %v", strings.Join(out.Tests, ", "), task.Short(commit), err), nil
 	}
 	hist := p.history(ctx, ids, log)
-	rep, err := Reproduce(work, p.runner, dir, ids, hist.reruns)
+	first, evidence, topUp := RerunPlan(hist.reruns, hist.score.Flaky())
+	rep, err := Reproduce(work, p.runner, dir, ids, first)
 	out.TestRuns += rep.Flakiness.Runs
 	if lostTo() != "" {
 		return bis, nil, "", err
@@ -43,36 +44,9 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		}
 		return bis, nil, "", err
 	}
-	tk.Flakiness = rep.Flakiness
-	tk.FlakinessByTest = ByTest(rep.Tests)
 	tk.Failures = canonicalFailures(p.bisectLanguage(), dir, relativeFailures(dir, tk.Failures, rep))
-	history, err := p.record(ctx, rep)
-	if err != nil {
-		return bis, nil, "", err
-	}
-	flakyHere, err := p.keepReruns(ctx, hist, commit, rep)
-	if err != nil {
-		return bis, nil, "", err
-	}
-	if flakyHere && rep.Flakiness.Verdict == VerdictReliable {
-		// It passed at this commit before: flaky by definition.
-		rep.Flakiness.Verdict = VerdictFlaky
-		tk.Flakiness.Verdict = VerdictFlaky
-		history += "; it passed at this commit before"
-	}
-	if hist.score.Flaky() {
-		history += fmt.Sprintf("; flaky at %d of %d commits, flake rate %.0f%%", hist.score.FlakyCommits, hist.score.Commits, 100*hist.score.Rate)
-	}
-	log.Info("reproduced", zap.String("verdict", rep.Flakiness.Verdict), zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures), zap.String("history", history))
-	switch rep.Flakiness.Verdict {
-	case VerdictFlaky:
-		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(commit), history)
-		if err := p.quarantine(ctx, *tk, rep, hist, reason); err != nil {
-			return bis, nil, "", err
-		}
-		return bis, nil, reason, nil
-	case VerdictPassing:
-		return bis, nil, fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
+	if reason, err := p.judgeReruns(ctx, tk, hist, Reproduction{}, rep, log); reason != "" || err != nil {
+		return bis, nil, reason, err
 	}
 
 	reason, err = p.fixedAtHead(work, repo, tk, log, func() (bool, string, error) {
@@ -96,17 +70,74 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 
 	b := t.bisector(p.runner, p.bisectLanguage(), log)
 	b.FlakeRate = hist.score.Rate
+	b.Evidence = evidence
 	bis, err = p.bisect(work, b, repo, p.in.Good, commit, ids, log)
 	out.TestRuns += bis.Steps
 	switch {
 	case lostTo() != "":
 		return bis, nil, "", err
 	case errors.Is(err, bisect.ErrCannotBisect):
-		return bis, err, "", nil
+		bisErr = err
 	case err != nil:
 		return bis, nil, "", err
 	}
-	return bis, nil, "", nil
+	if bis.Blame != "" || topUp == 0 {
+		return bis, bisErr, "", nil
+	}
+	// No culprit stood for the re-runs not made at bad: they are made
+	// now, and a pass among them makes the failure flaky after all.
+	more, err := Reproduce(work, p.runner, dir, ids, topUp)
+	out.TestRuns += more.Flakiness.Runs
+	if lostTo() != "" {
+		return bis, nil, "", err
+	}
+	if err != nil {
+		return bis, nil, "", fmt.Errorf("re-run at %s after the bisection: %w", task.Short(commit), err)
+	}
+	if reason, err := p.judgeReruns(ctx, tk, hist, rep, more, log); reason != "" || err != nil {
+		return bis, nil, reason, err
+	}
+	return bis, bisErr, "", nil
+}
+
+// judgeReruns records the re-runs more at the task's commit (after earlier
+// ones of the same tests), sets the task's flakiness from all of them, and
+// says why the group is dropped when they are not a reliable failure:
+// flaky (quarantined with its evidence) or passing.
+func (p *process) judgeReruns(ctx context.Context, tk *task.Task, hist testHistory, earlier, more Reproduction, log *zap.Logger) (reason string, err error) {
+	commit := tk.Commit
+	rep := earlier.Add(more)
+	tk.Flakiness = rep.Flakiness
+	tk.FlakinessByTest = ByTest(rep.Tests)
+	history, err := p.record(ctx, more)
+	if err != nil {
+		return "", err
+	}
+	flakyHere, err := p.keepReruns(ctx, hist, commit, more)
+	if err != nil {
+		return "", err
+	}
+	if flakyHere && rep.Flakiness.Verdict == VerdictReliable {
+		// It passed at this commit before: flaky by definition.
+		rep.Flakiness.Verdict = VerdictFlaky
+		tk.Flakiness.Verdict = VerdictFlaky
+		history += "; it passed at this commit before"
+	}
+	if hist.score.Flaky() {
+		history += fmt.Sprintf("; flaky at %d of %d commits, flake rate %.0f%%", hist.score.FlakyCommits, hist.score.Commits, 100*hist.score.Rate)
+	}
+	log.Info("reproduced", zap.String("verdict", rep.Flakiness.Verdict), zap.Int("runs", rep.Flakiness.Runs), zap.Int("failures", rep.Flakiness.Failures), zap.String("history", history))
+	switch rep.Flakiness.Verdict {
+	case VerdictFlaky:
+		reason := fmt.Sprintf("flaky: %d/%d runs failed at %s; %s", rep.Flakiness.Failures, rep.Flakiness.Runs, task.Short(commit), history)
+		if err := p.quarantine(ctx, *tk, rep, hist, reason); err != nil {
+			return "", err
+		}
+		return reason, nil
+	case VerdictPassing:
+		return fmt.Sprintf("does not reproduce at %s: 0/%d runs failed; %s", task.Short(commit), rep.Flakiness.Runs, history), nil
+	}
+	return "", nil
 }
 
 // bisector is the service's bisection with runner and the language l (Go's

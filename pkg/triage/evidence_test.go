@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,11 +28,12 @@ func TestProcessDropsFlakyFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "flaky: 3/5 runs failed at "+task.Short(sha)) {
+	// Two of the five re-runs come before any bisection (RerunPlan).
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "flaky: 1/2 runs failed at "+task.Short(sha)) {
 		t.Fatalf("outcomes = %+v", outs)
 	}
-	// The CI failure and the 5 reruns.
-	if !strings.HasSuffix(outs[0].Reason, "history: 4/6 recorded runs failed") {
+	// The CI failure and the 2 reruns.
+	if !strings.HasSuffix(outs[0].Reason, "history: 2/3 recorded runs failed") {
 		t.Errorf("reason = %q; want the history in it", outs[0].Reason)
 	}
 	if saved := store.tasks[outs[0].TaskID]; saved.Status != task.StatusDropped || saved.Flakiness.Verdict != VerdictFlaky {
@@ -41,7 +43,7 @@ func TestProcessDropsFlakyFailures(t *testing.T) {
 		t.Errorf("a flaky failure was queued")
 	}
 	// The group stays with the dropped task: the next report of it is a
-	// duplicate, not another five runs.
+	// duplicate, not more runs.
 	if store.groups[outs[0].Fingerprint] != outs[0].TaskID {
 		t.Errorf("group not kept by the dropped task")
 	}
@@ -188,5 +190,78 @@ func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
 	}
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "cannot build com.acme.Widget at "+task.Short(sha)+": not a Go module") {
 		t.Fatalf("outcomes = %+v", outs)
+	}
+}
+
+// failsFirstRepo is a one-commit repository whose test fails its first n
+// runs and passes after them.
+func failsFirstRepo(t *testing.T, n int) (*bisecttest.Repo, string) {
+	t.Helper()
+	counter := filepath.Join(t.TempDir(), "runs")
+	f := bisecttest.NewRepo(t)
+	sha := f.Commit("fails first", map[string]string{
+		"go.mod": "module example.com/first\n\ngo 1.22\n",
+		"first_test.go": fmt.Sprintf(`package first
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+func TestFirst(t *testing.T) {
+	data, _ := os.ReadFile(%q)
+	n, _ := strconv.Atoi(string(data))
+	n++
+	if err := os.WriteFile(%[1]q, []byte(strconv.Itoa(n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n <= %d {
+		t.Errorf("run %%d fails", n)
+	}
+}
+`, counter, n),
+	})
+	return f, sha
+}
+
+// When the bisection names no culprit (here the failing commit is the
+// root: there is nothing to bisect), the re-runs it would have stood for
+// are made at bad: a pass among them makes the failure flaky; every one
+// failing sends it on without a culprit, with all the runs as its
+// evidence.
+func TestProcessRerunsAtBadWhenNoCulpritStands(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	for _, c := range []struct {
+		failFirst  int
+		wantStatus task.Status
+		want       task.Flakiness
+	}{
+		{failFirst: 3, wantStatus: task.StatusDropped, want: task.Flakiness{Runs: 7, Failures: 3, Verdict: VerdictFlaky}},
+		{failFirst: 100, wantStatus: task.StatusQueued, want: task.Flakiness{Runs: 7, Failures: 7, Verdict: VerdictReliable}},
+	} {
+		f, sha := failsFirstRepo(t, c.failFirst)
+		store, queue := newMemStore(), &memQueue{}
+		tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+		outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
+			{Package: "example.com/first", Test: "TestFirst", Message: "run 1 fails"},
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(outs) != 1 || outs[0].Status != c.wantStatus {
+			t.Fatalf("failing the first %d runs: outcomes = %+v", c.failFirst, outs)
+		}
+		saved := store.tasks[outs[0].TaskID]
+		if saved.Flakiness != c.want || saved.Bisection.Blame != "" {
+			t.Errorf("failing the first %d runs: flakiness %+v, bisection %+v; want %+v and no culprit", c.failFirst, saved.Flakiness, saved.Bisection, c.want)
+		}
+		if c.wantStatus == task.StatusDropped && !strings.HasPrefix(outs[0].Reason, "flaky: 3/7 runs failed") {
+			t.Errorf("reason = %q", outs[0].Reason)
+		}
+		if c.wantStatus == task.StatusQueued && len(queue.jobs) != 1 {
+			t.Errorf("jobs = %+v", queue.jobs)
+		}
 	}
 }

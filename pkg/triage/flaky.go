@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"slices"
 	"strings"
 
@@ -151,6 +152,61 @@ func Reproduce(ctx context.Context, r Runner, dir string, tests []string, n int)
 	}
 	rep.Flakiness.Verdict = aggregate(rep.Tests)
 	return rep, nil
+}
+
+// upFrontReruns is how many of a failure's re-runs at its commit triage
+// makes before the bisection, when the tests' history does not show them
+// flaky. The rest are made only when the bisection names no culprit: a
+// culprit is named only with the evidence they would have given (see
+// rerunPlan).
+const upFrontReruns = 2
+
+// RerunPlan splits reruns, the re-runs at a failure's commit that call it
+// reliable when every one fails, around the bisection: first are made
+// before it; the bisection's culprit needs evidence
+// (bisect.NoisySearch.Evidence) of 2^reruns against a test that fails half
+// of its runs at every commit, as many times likelier as reruns failures in
+// a row would make it; when it names no culprit, topUp more are made, and a
+// pass among any of them makes the failure flaky. So a failure flaky
+// everywhere at one run in two is blamed on a commit at most once in
+// 2^reruns, as when every re-run came first, and is sent on without a
+// culprit at most once in 2^(first+topUp) more; a reliable one is bisected
+// at once, the re-runs at bad and the runs that confirm the culprit
+// serving both questions. With a flaky history, or reruns no more than
+// upFrontReruns, every re-run comes first and nothing else is asked.
+func RerunPlan(reruns int, flakyHistory bool) (first int, evidence float64, topUp int) {
+	if flakyHistory || reruns <= upFrontReruns {
+		return reruns, 0, 0
+	}
+	return upFrontReruns, math.Pow(2, float64(reruns)), reruns
+}
+
+// Add is rep with more's runs of the same tests added: runs and failures
+// summed by test, the first failure kept, the verdict made again.
+func (rep Reproduction) Add(more Reproduction) Reproduction {
+	out := Reproduction{Invocations: rep.Invocations + more.Invocations}
+	byTest := map[string]int{}
+	for _, e := range append(slices.Clone(rep.Tests), more.Tests...) {
+		k, ok := byTest[e.Test]
+		if !ok {
+			byTest[e.Test] = len(out.Tests)
+			out.Tests = append(out.Tests, e)
+			continue
+		}
+		t := &out.Tests[k]
+		t.Runs += e.Runs
+		t.Failures += e.Failures
+		t.TimedOut = t.TimedOut || e.TimedOut
+		if t.Failure == nil {
+			t.Failure = e.Failure
+		}
+	}
+	for _, e := range out.Tests {
+		out.Flakiness.Runs += e.Runs
+		out.Flakiness.Failures += e.Failures
+	}
+	out.Flakiness.Verdict = aggregate(out.Tests)
+	return out
 }
 
 // ByTest is the evidence as the task carries it.

@@ -160,7 +160,8 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
 	v.Tests = ids
-	rep, err := Reproduce(ctx, runner, ws.Dir, ids, reruns)
+	first, evidence, topUp := RerunPlan(reruns, false)
+	rep, err := Reproduce(ctx, runner, ws.Dir, ids, first)
 	v.TestRuns += rep.Flakiness.Runs
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
@@ -193,6 +194,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 			b.Reproduction = append(b.Reproduction, r)
 		}
 	}
+	b.Evidence = evidence
 	bis, err := b.BisectFailing(ctx, ws.Repo, good, ws.Commit, ids)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
@@ -209,6 +211,20 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 		return v, fmt.Errorf("investigate %s: %w", repoPath, err)
 	}
 	v.Bisection = &bis
+	if bis.Blame != "" || topUp == 0 {
+		return v, nil
+	}
+	// No culprit: the re-runs at bad owed are made now (see RerunPlan).
+	more, err := Reproduce(ctx, runner, ws.Dir, ids, topUp)
+	v.TestRuns += more.Flakiness.Runs
+	if err != nil {
+		return v, fmt.Errorf("investigate %s at %s after the bisection: %w", repoPath, task.Short(ws.Commit), err)
+	}
+	rep = rep.Add(more)
+	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
+	if rep.Flakiness.Verdict != VerdictReliable {
+		v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
+	}
 	return v, nil
 }
 
