@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,38 +190,6 @@ func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "cannot build com.acme.Widget at "+task.Short(sha)+": not a Go module") {
 		t.Fatalf("outcomes = %+v", outs)
 	}
-}
-
-// failsFirstRepo is a one-commit repository whose test fails its first n
-// runs and passes after them.
-func failsFirstRepo(t *testing.T, n int) (*bisecttest.Repo, string) {
-	t.Helper()
-	counter := filepath.Join(t.TempDir(), "runs")
-	f := bisecttest.NewRepo(t)
-	sha := f.Commit("fails first", map[string]string{
-		"go.mod": "module example.com/first\n\ngo 1.22\n",
-		"first_test.go": fmt.Sprintf(`package first
-
-import (
-	"os"
-	"strconv"
-	"testing"
-)
-
-func TestFirst(t *testing.T) {
-	data, _ := os.ReadFile(%q)
-	n, _ := strconv.Atoi(string(data))
-	n++
-	if err := os.WriteFile(%[1]q, []byte(strconv.Itoa(n)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if n <= %d {
-		t.Errorf("run %%d fails", n)
-	}
-}
-`, counter, n),
-	})
-	return f, sha
 }
 
 // When the bisection names no culprit (here the failing commit is the

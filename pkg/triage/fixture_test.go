@@ -23,12 +23,25 @@ func testContext(t *testing.T) context.Context {
 // flakyRepo is a module whose TestFlaky fails on odd runs, counting runs in
 // a file of the test's own temporary directory.
 func flakyRepo(t *testing.T) (*bisecttest.Repo, string) {
+	return countingRepo(t, "flaky", "Flaky", "n%2 == 1", "odd runs fail")
+}
+
+// failsFirstRepo is a one-commit module whose TestFirst fails its first n
+// runs and passes after them.
+func failsFirstRepo(t *testing.T, n int) (*bisecttest.Repo, string) {
+	return countingRepo(t, "first", "First", fmt.Sprintf("n <= %d", n), "the first runs fail")
+}
+
+// countingRepo is a one-commit module example.com/<pkg> whose Test<name>
+// counts its runs in a file of the test's own temporary directory and
+// fails run n (from 1) when fails, a Go condition on n, holds.
+func countingRepo(t *testing.T, pkg, name, fails, why string) (*bisecttest.Repo, string) {
 	t.Helper()
 	counter := filepath.Join(t.TempDir(), "runs")
 	f := bisecttest.NewRepo(t)
-	sha := f.Commit("flaky", map[string]string{
-		"go.mod": "module example.com/flaky\n\ngo 1.22\n",
-		"flaky_test.go": fmt.Sprintf(`package flaky
+	sha := f.Commit(pkg, map[string]string{
+		"go.mod": "module example.com/" + pkg + "\n\ngo 1.22\n",
+		pkg + "_test.go": fmt.Sprintf(`package %s
 
 import (
 	"os"
@@ -36,18 +49,18 @@ import (
 	"testing"
 )
 
-func TestFlaky(t *testing.T) {
+func Test%s(t *testing.T) {
 	data, _ := os.ReadFile(%q)
 	n, _ := strconv.Atoi(string(data))
 	n++
-	if err := os.WriteFile(%[1]q, []byte(strconv.Itoa(n)), 0o644); err != nil {
+	if err := os.WriteFile(%[3]q, []byte(strconv.Itoa(n)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n%%2 == 1 {
-		t.Errorf("run %%d: odd runs fail", n)
+	if %s {
+		t.Errorf("run %%d: %s", n)
 	}
 }
-`, counter),
+`, pkg, name, counter, fails, why),
 	})
 	return f, sha
 }
