@@ -223,6 +223,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 		res.CachedRuns = fromCache
 		res.Confidence = round3(f.Confidence)
 		res.FlakeRate = round3(f.FlakeRate)
+		res.Evidence = math.Round(f.Evidence*10) / 10
 		res.Finding = f.Kind
 		if err != nil && !errors.Is(err, errNoProgress) {
 			return res, err

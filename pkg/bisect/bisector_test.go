@@ -26,12 +26,12 @@ func TestBisectFindsBreakingCommit(t *testing.T) {
 		Subject: "calc: rewrite Add", Author: gitrepo.AuthorName + " <" + gitrepo.AuthorEmail + ">",
 	}
 	got := bis
-	got.Steps, got.Confidence, got.FlakeRate, got.Finding = 0, 0, 0, ""
+	got.Steps, got.Confidence, got.FlakeRate, got.Finding, got.Evidence = 0, 0, 0, "", 0
 	if got != want {
 		t.Errorf("bisection = %+v\nwant %+v", got, want)
 	}
-	if bis.Finding != FindingCulprit || bis.Confidence < DefaultConfidence {
-		t.Errorf("finding %s at %.3f, want a culprit at %.3f at least", bis.Finding, bis.Confidence, DefaultConfidence)
+	if bis.Finding != FindingCulprit || bis.Confidence < DefaultConfidence || bis.Evidence <= 1 {
+		t.Errorf("finding %s at %.3f, evidence %.1f; want a culprit at %.3f at least, its runs evidence against a test failing at random", bis.Finding, bis.Confidence, bis.Evidence, DefaultConfidence)
 	}
 	// The verification at bad, then a search over 10 commits that trusts
 	// no single run: at most twice plain bisection's verifications and

@@ -132,6 +132,10 @@ type Bisection struct {
 	AddedTest bool `json:"added_test,omitempty"`
 	// FlakeRate is the flake rate the bisection learned, 0..1.
 	FlakeRate float64 `json:"flake_rate,omitempty"`
+	// Evidence is how many times likelier the runs were under the
+	// bisection's model than under a test failing half of its runs at
+	// every commit (bisect.NoisySearch.Evidence).
+	Evidence float64 `json:"evidence,omitempty"`
 }
 
 // Rule verdicts.

@@ -73,7 +73,7 @@ func (v Verdict) String() string {
 		if bis.Good != "" {
 			fmt.Fprintf(&b, "last good:   %s\n", bis.Good)
 		}
-		fmt.Fprintf(&b, "bisect:      %d test runs, %d cached runs reused, %.1f%% sure, flake rate about %.0f%%\n", bis.Steps, bis.CachedRuns, 100*bis.Confidence, 100*bis.FlakeRate)
+		fmt.Fprintf(&b, "bisect:      %d test runs, %d cached runs reused, %.1f%% sure, flake rate about %.0f%%, evidence %.0f to 1 against a test failing half its runs everywhere\n", bis.Steps, bis.CachedRuns, 100*bis.Confidence, 100*bis.FlakeRate, bis.Evidence)
 	}
 	if v.BisectError != "" {
 		fmt.Fprintf(&b, "bisect:      %s\n", v.BisectError)

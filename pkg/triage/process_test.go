@@ -41,7 +41,11 @@ func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 		t.Errorf("bisection = %+v, want blame %s", tk.Bisection, task.Short(shas[6]))
 	}
 	// Of the three re-runs, two come before the bisection; its culprit
-	// stands for the third (RerunPlan).
+	// stands for the third (RerunPlan): evidence 2³ against a test
+	// failing half its runs everywhere.
+	if tk.Bisection.Evidence < 8 {
+		t.Errorf("bisection evidence %.1f, want 8 at least", tk.Bisection.Evidence)
+	}
 	if tk.Flakiness != (task.Flakiness{Runs: 2, Failures: 2, Verdict: VerdictReliable}) {
 		t.Errorf("flakiness = %+v", tk.Flakiness)
 	}
