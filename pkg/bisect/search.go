@@ -64,7 +64,8 @@ type NoisySearch struct {
 	// range, where either result was as likely, adds nothing: the
 	// reproduction at bad and the runs at the culprit and before it, whose
 	// results the search expected, do. While the posterior has named a
-	// culprit but the evidence is short, the search re-runs the culprit.
+	// culprit but the evidence is short, the search runs the culprit
+	// again, or the commit before it.
 	Evidence float64
 }
 
@@ -134,12 +135,9 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 	par := max(1, s.Parallel)
 	po := s.newPosterior(n)
 	f := Finding{Culprit: -1, Best: -1, Results: make([][]Result, n+1)}
-	logEv := make([]float64, len(flakyEverywhere))
+	logEv := 0.0 // the log of the likelihood ratio (see Evidence)
 	learn := func(i int, r Result) {
-		q := po.observe(i, r)
-		for k, rate := range flakyEverywhere {
-			logEv[k] += evidenceOf(r, q, rate)
-		}
+		logEv += evidenceOf(r, po.observe(i, r))
 		f.Results[i] = append(f.Results[i], r)
 	}
 	for i, rs := range known {
@@ -156,14 +154,8 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 		block, mass := po.best(a)
 		f.Confidence = mass
 		f.FlakeRate = po.meanFlakeRate()
-		weakest := 0
-		for k := range logEv {
-			if logEv[k] < logEv[weakest] {
-				weakest = k
-			}
-		}
-		f.Evidence = math.Exp(logEv[weakest])
-		confirm := mass >= conf && block != nil && block[0] != 0 && s.Evidence > 1 && logEv[weakest] < math.Log(s.Evidence)
+		f.Evidence = math.Exp(logEv)
+		confirm := mass >= conf && block != nil && block[0] != 0 && s.Evidence > 1 && logEv < math.Log(s.Evidence)
 		if mass >= conf && !confirm {
 			switch {
 			case block == nil:
@@ -190,8 +182,8 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 			// Decided, but not yet against a test that fails anywhere:
 			// the culprit again, where a failure is expected, or the
 			// commit before it, where a pass is, whichever is expected
-			// to add more against the rate still short.
-			picks = []int{po.confirmAt(block, flakyEverywhere[weakest])}
+			// to add more.
+			picks = []int{po.confirmAt(block, flakyEverywhereRate)}
 		}
 		if len(picks) == 0 {
 			f.Kind = FindingUndecided
@@ -244,24 +236,17 @@ func probeAll(ctx context.Context, p Prober, picks []int) ([][]Result, error) {
 	return out, errors.Join(errs...)
 }
 
-// flakyEverywhere are the failure rates of a test with no culprit that
-// NoisySearch.Evidence is held against, each on its own.
-var flakyEverywhere = []float64{0.5}
+// flakyEverywhereRate is the failure rate, at every commit, of the test
+// with no culprit that NoisySearch.Evidence is held against.
+const flakyEverywhereRate = 0.5
 
 // evidenceOf is the log of what a result the search gave probability q
-// before it adds to the likelihood ratio against a test that fails rate of
-// its runs at every commit: q over rate for a failure, over 1-rate for a
-// pass; nothing for a test that is missing or did not run, which says
-// nothing of flakiness.
-func evidenceOf(r Result, q, rate float64) float64 {
-	if q <= 0 || math.IsNaN(q) {
+// before it adds to the likelihood ratio against a test that fails half of
+// its runs at every commit: q over ½ for a pass or a failure; nothing for a
+// test that is missing or did not run, which says nothing of flakiness.
+func evidenceOf(r Result, q float64) float64 {
+	if (r != ResultPass && r != ResultFail) || q <= 0 || math.IsNaN(q) {
 		return 0
 	}
-	switch r {
-	case ResultFail:
-		return math.Log(q / rate)
-	case ResultPass:
-		return math.Log(q / (1 - rate))
-	}
-	return 0
+	return math.Log(q / flakyEverywhereRate)
 }
