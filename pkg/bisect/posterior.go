@@ -184,13 +184,14 @@ func (po *posterior) failProb(i int) float64 {
 }
 
 // confirmAt is where to run to add most, in expectation, to the evidence
-// against a test failing rate of its runs everywhere, once block is the
-// culprit: at it (a failure expected) or at the testable commit before it
-// (a pass expected).
-func (po *posterior) confirmAt(block []int, rate float64) int {
+// against a test failing half of its runs everywhere (NoisySearch.Evidence),
+// once block is the culprit: at it (a failure expected) or at the testable
+// commit before it (a pass expected). The expected gain of a run is the
+// divergence of the posterior's prediction there from a coin's.
+func (po *posterior) confirmAt(block []int) int {
 	gain := func(i int) float64 {
 		q := po.failProb(i)
-		return xlogx(q) - q*math.Log(rate) + xlogx(1-q) - (1-q)*math.Log(1-rate)
+		return xlogx(q) + xlogx(1-q) - math.Log(flakyEverywhereRate)
 	}
 	at := block[len(block)-1]
 	if before := block[0] - 1; before >= 0 && !po.skip[before] && gain(before) > gain(at) {

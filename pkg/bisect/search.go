@@ -183,7 +183,7 @@ func (s NoisySearch) Search(ctx context.Context, n int, known [][]Result, p Prob
 			// the culprit again, where a failure is expected, or the
 			// commit before it, where a pass is, whichever is expected
 			// to add more.
-			picks = []int{po.confirmAt(block, flakyEverywhereRate)}
+			picks = []int{po.confirmAt(block)}
 		}
 		if len(picks) == 0 {
 			f.Kind = FindingUndecided
