@@ -27,7 +27,9 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// Intake stores submissions durably.
+// Intake stores submissions durably. Submit keeps nothing of s.Report
+// once it returns (a stream holds its own copy): the server reads the
+// next report into the same buffer.
 type Intake interface {
 	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
 }
@@ -238,7 +240,7 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
 	}
-	body, err := readBody(w, r)
+	body, release, err := readBody(w, r)
 	if err != nil {
 		s.countReport(r.Context(), "rejected")
 		var tooBig *http.MaxBytesError
@@ -285,8 +287,14 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	}
 	dup, err := s.intake.Submit(r.Context(), sub)
 	if err != nil {
+		// The buffer is not given back: a publish that failed may still
+		// be holding it.
 		return &Error{Code: http.StatusServiceUnavailable, Message: "the report could not be stored; retry", Cause: err}
 	}
+	// Stored: the stream's message and the object store hold their own
+	// copies, and nothing below reads the body.
+	sub.Report = nil
+	release()
 	result := "accepted"
 	if dup {
 		result = "duplicate"
@@ -294,14 +302,14 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	s.countReport(r.Context(), result)
 	s.log.Info("report received", zap.String("submission", sub.ID), zap.String("repo", sub.Repo),
 		zap.String("commit", sub.Commit), zap.String("format", res.Format), zap.Bool("duplicate", dup))
-	answer := map[string]any{"id": sub.ID, "duplicate": dup, "format": res.Format}
+	answer := reportAnswer{ID: sub.ID, Duplicate: dup, Format: res.Format}
 	if parsed {
-		answer["tests"], answer["failures"], answer["build_errors"] = res.Total, len(res.Failures), len(res.BuildErrors)
+		answer.Tests, answer.Failures, answer.BuildErrors = &res.Total, ptr(len(res.Failures)), ptr(len(res.BuildErrors))
 		if len(res.Incomplete) > 0 {
 			// A cut report: its packages without a final result are
 			// recorded as incomplete, and their tests without an outcome
 			// as not run.
-			answer["incomplete"], answer["not_run"] = res.Incomplete, len(res.NotRun)
+			answer.Incomplete, answer.NotRun = res.Incomplete, ptr(len(res.NotRun))
 			s.log.Warn("report is incomplete", zap.String("submission", sub.ID), zap.Strings("packages", res.Incomplete), zap.Int("not_run", len(res.NotRun)))
 		}
 	}
@@ -309,21 +317,21 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// readBody reads a report's body, at most MaxReportBytes: into one buffer
-// of its announced length when it has one (not a growing one copied at
-// every doubling), else as it comes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, MaxReportBytes)
-	if r.ContentLength <= 0 || r.ContentLength > MaxReportBytes {
-		return io.ReadAll(body)
-	}
-	buf := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, err
-	}
-	// Nothing past the announced length (the server stops there anyway).
-	return buf, nil
+// reportAnswer is the answer to an accepted report: its fields in the
+// order of their names, as a map's would be, the counts only for a report
+// parsed on admission.
+type reportAnswer struct {
+	BuildErrors *int     `json:"build_errors,omitempty"`
+	Duplicate   bool     `json:"duplicate"`
+	Failures    *int     `json:"failures,omitempty"`
+	Format      string   `json:"format"`
+	ID          string   `json:"id"`
+	Incomplete  []string `json:"incomplete,omitempty"`
+	NotRun      *int     `json:"not_run,omitempty"`
+	Tests       *int     `json:"tests,omitempty"`
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // countReport counts a report in /metrics and, when rejected, in the
 // history. An accepted report is counted in the history by triage when it

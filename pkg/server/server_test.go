@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,7 @@ func (r *recordingIntake) Submit(_ context.Context, s ingest.Submission) (bool, 
 	dup := r.seen[s.ID]
 	r.seen[s.ID] = true
 	if !dup {
+		s.Report = bytes.Clone(s.Report) // the server reuses its buffer
 		r.subs = append(r.subs, s)
 	}
 	return dup, nil

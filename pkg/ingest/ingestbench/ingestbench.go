@@ -5,10 +5,12 @@
 package ingestbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,11 +23,27 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Report is the i-th benchmark report: a go test -json run of one package
+// Reports are the benchmark's reports: a go test -json run of one package
 // with passing tests and one failing test, padded with passing tests to
-// about size bytes. Each i gives different bytes (the failing test's
-// message names it), so each is a new submission, not a duplicate.
-func Report(i, size int) []byte {
+// about a size. They differ only in the number the failing test's message
+// names (nine digits, so every report has the same length), so each is a
+// new submission, not a duplicate.
+//
+// A report is written into a buffer its poster keeps, not made ahead for
+// every post: holding all of them (120 MB for 20,000) made the process's
+// heap so large that the collector seldom ran and every allocation of the
+// server measured landed on a page never touched before, a page fault a
+// server with its own small heap does not pay.
+type Reports struct {
+	template []byte
+	at       []int // where the numbers go: i, i, i+1
+}
+
+// digits is the width of a report's number.
+const digits = 9
+
+// NewReports makes the reports of about size bytes.
+func NewReports(size int) Reports {
 	var b bytes.Buffer
 	const pkg = "example.com/bench/calc"
 	at := "2026-11-28T10:00:00.000000Z"
@@ -43,9 +61,10 @@ func Report(i, size int) []byte {
 		b.WriteString("}\n")
 	}
 	fail := "TestSum"
+	hole := strings.Repeat("#", digits)
 	line("run", fail, "", 0)
 	line("output", fail, "=== RUN   "+fail+"\n", 0)
-	line("output", fail, fmt.Sprintf("    calc_test.go:12: Sum(%d, 1) = %d, want %d\n", i, i, i+1), 0)
+	line("output", fail, fmt.Sprintf("    calc_test.go:12: Sum(%s, 1) = %s, want %s\n", hole, hole, hole), 0)
 	line("output", fail, "--- FAIL: "+fail+" (0.00s)\n", 0)
 	line("fail", fail, "", 0)
 	// The tail every report ends with, counted before padding.
@@ -59,8 +78,37 @@ func Report(i, size int) []byte {
 	}
 	line("output", "", "FAIL\n", 0)
 	line("fail", "", "", 0.01)
-	return b.Bytes()
+	r := Reports{template: b.Bytes()}
+	for off := 0; len(r.at) < 3; {
+		k := bytes.Index(r.template[off:], []byte(hole))
+		r.at = append(r.at, off+k)
+		off += k + digits
+	}
+	return r
 }
+
+// Len is the length of every report.
+func (r Reports) Len() int { return len(r.template) }
+
+// Put writes the i-th report into buf's memory (grown if it is too short)
+// and returns it.
+func (r Reports) Put(buf []byte, i int) []byte {
+	buf = append(buf[:0], r.template...)
+	for k, at := range r.at {
+		n := i
+		if k == 2 {
+			n++
+		}
+		for d := digits - 1; d >= 0; d-- {
+			buf[at+d] = byte('0' + n%10)
+			n /= 10
+		}
+	}
+	return buf
+}
+
+// Report is the i-th report of about size bytes.
+func Report(i, size int) []byte { return NewReports(size).Put(nil, i) }
 
 // Figures are one side's measurements.
 type Figures struct {
@@ -92,8 +140,9 @@ func (f Figures) Rate() float64 {
 	return float64(f.N) / f.Elapsed.Seconds()
 }
 
-// run calls op for i in [0, n) from conc goroutines and measures each call.
-func run(ctx context.Context, n, conc int, op func(ctx context.Context, i int) error) Figures {
+// run calls op for i in [0, n) from conc goroutines, w in [0, conc)
+// naming the goroutine, and measures each call.
+func run(ctx context.Context, n, conc int, op func(ctx context.Context, w, i int) error) Figures {
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
@@ -103,7 +152,7 @@ func run(ctx context.Context, n, conc int, op func(ctx context.Context, i int) e
 		wg       sync.WaitGroup
 	)
 	start := time.Now()
-	for range max(1, conc) {
+	for w := range max(1, conc) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -115,7 +164,7 @@ func run(ctx context.Context, n, conc int, op func(ctx context.Context, i int) e
 					break
 				}
 				t0 := time.Now()
-				if err := op(ctx, i); err != nil {
+				if err := op(ctx, w, i); err != nil {
 					bad++
 					if first == "" {
 						first = err.Error()
@@ -145,37 +194,98 @@ func run(ctx context.Context, n, conc int, op func(ctx context.Context, i int) e
 }
 
 // Poster posts reports to an ingest API.
+//
+// Each of the concurrent posters owns one keep-alive connection and does
+// its exchange itself: the request written by net/http's own writer in one
+// write, the answer read by its own reader, in the poster's goroutine.
+// http.Client's transport hands each request to a writer goroutine and its
+// answer to a reader goroutine, two more wake-ups per report on the cores
+// the server measured runs on; a CI runner posting from another machine
+// costs the server nothing of that.
 type Poster struct {
-	// URL is the API's base ("http://127.0.0.1:8080").
-	URL string
+	// Addr is the API's host and port ("127.0.0.1:8080").
+	Addr string
 	// Token is the ingest token, if the API requires one.
 	Token  string
 	Repo   string
 	Commit string
-	Client *http.Client
 }
 
-// Post posts reports[i] for i in [0, n), conc at a time. A report
+// conn is one poster's connection, dialled on first use and again after
+// the server closed it.
+type conn struct {
+	c  net.Conn
+	br *bufio.Reader
+	bw *bufio.Writer
+}
+
+func (c *conn) close() {
+	if c.c != nil {
+		c.c.Close()
+		c.c = nil
+	}
+}
+
+func (p Poster) exchange(ctx context.Context, c *conn, req *http.Request) (*http.Response, []byte, error) {
+	if c.c == nil {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", p.Addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.c, c.br, c.bw = nc, bufio.NewReaderSize(nc, 16<<10), bufio.NewWriterSize(nc, 64<<10)
+	}
+	// An answer not come within a minute is an error, as the client's
+	// timeout made it; a cancelled run stops at that deadline too.
+	if err := c.c.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	if err := req.Write(c.bw); err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	if err := c.bw.Flush(); err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	resp, err := http.ReadResponse(c.br, req)
+	if err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		c.close()
+	}
+	return resp, body, err
+}
+
+// Post posts the reports numbered first to first+n-1, conc at a time. A report
 // counts as done when the API answered 202 Accepted and said it was not a
 // duplicate.
-func (p Poster) Post(ctx context.Context, reports func(i int) []byte, n, conc int) Figures {
-	u := p.URL + "/api/v1/reports?repo=" + url.QueryEscape(p.Repo) + "&commit=" + url.QueryEscape(p.Commit)
-	return run(ctx, n, conc, func(ctx context.Context, i int) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(reports(i)))
+func (p Poster) Post(ctx context.Context, reports Reports, first, n, conc int) Figures {
+	u := "http://" + p.Addr + "/api/v1/reports?repo=" + url.QueryEscape(p.Repo) + "&commit=" + url.QueryEscape(p.Commit)
+	conns := make([]conn, max(1, conc))
+	bufs := make([][]byte, max(1, conc))
+	defer func() {
+		for i := range conns {
+			conns[i].close()
+		}
+	}()
+	return run(ctx, n, conc, func(ctx context.Context, w, i int) error {
+		bufs[w] = reports.Put(bufs[w], first+i)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(bufs[w]))
 		if err != nil {
 			return err
 		}
 		if p.Token != "" {
 			req.Header.Set("Authorization", "Bearer "+p.Token)
 		}
-		resp, err := p.Client.Do(req)
+		resp, body, err := p.exchange(ctx, &conns[w], req)
 		if err != nil {
 			return fmt.Errorf("post report %d: %w", i, err)
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		resp.Body.Close()
-		if err != nil {
-			return fmt.Errorf("read the answer to report %d: %w", i, err)
 		}
 		if resp.StatusCode != http.StatusAccepted {
 			return fmt.Errorf("report %d: %s: %s", i, resp.Status, bytes.TrimSpace(body))
@@ -194,10 +304,11 @@ const (
 	RawSubject = "redfix.bench.raw"
 )
 
-// Publish publishes reports[i] for i in [0, n) straight to JetStream, conc
-// at a time, each with a message ID of its own and its acknowledgement
-// awaited, on a stream made for it (removed first and afterwards).
-func Publish(ctx context.Context, js jetstream.JetStream, reports func(i int) []byte, n, conc int) (Figures, error) {
+// Publish publishes the reports numbered first to first+n-1 straight to
+// JetStream, conc at a time, each with a message ID of its own and its
+// acknowledgement awaited, on a stream made for it (removed first and
+// afterwards).
+func Publish(ctx context.Context, js jetstream.JetStream, reports Reports, first, n, conc int) (Figures, error) {
 	_ = js.DeleteStream(ctx, RawStream)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: RawStream, Subjects: []string{RawSubject}, Storage: jetstream.FileStorage,
@@ -206,9 +317,11 @@ func Publish(ctx context.Context, js jetstream.JetStream, reports func(i int) []
 		return Figures{}, fmt.Errorf("create stream %s: %w", RawStream, err)
 	}
 	defer func() { _ = js.DeleteStream(context.WithoutCancel(ctx), RawStream) }()
-	f := run(ctx, n, conc, func(ctx context.Context, i int) error {
+	bufs := make([][]byte, max(1, conc))
+	f := run(ctx, n, conc, func(ctx context.Context, w, i int) error {
+		bufs[w] = reports.Put(bufs[w], first+i)
 		m := nats.NewMsg(RawSubject)
-		m.Data = reports(i)
+		m.Data = bufs[w]
 		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprint("raw-", i)), jetstream.WithExpectStream(RawStream)); err != nil {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
