@@ -53,6 +53,9 @@ func Explanation(t task.Task) string {
 			b.WriteString(", by " + markdown.Text(bis.Author))
 		}
 		fmt.Fprintf(&b, " (confidence %.0f%%, %d test runs, finding %s)\n\n", bis.Confidence*100, bis.Steps, markdown.Text(orNone(bis.Finding)))
+		if e := bis.EvidenceText(); e != "" {
+			fmt.Fprintf(&b, "Against chance: %s.\n\n", e)
+		}
 	default:
 		fmt.Fprintf(&b, "**Culprit:** none named (finding %s)\n\n", markdown.Text(orNone(bis.Finding)))
 	}

@@ -113,7 +113,7 @@ func newFixture(t *testing.T, maxRevisions int) *fixture {
 		ID: "t1", Fingerprint: "fp1", Repo: srv.HTMLURL("acme", "shop"), Commit: "0123456789abcdef",
 		Failures:  []task.Failure{{Package: "shop/pricing", Test: "TestTotal", Message: "got 9, want 10 @acme/core see #12", Output: "pricing_test.go:12: got 9\n```\nFAIL"}},
 		Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"},
-		Bisection: task.Bisection{Blame: "fedcba9876543210", Subject: "pricing: **round** down", Author: "Dev <dev@example.com>", Confidence: 0.97, Steps: 4, Finding: "culprit"},
+		Bisection: task.Bisection{Blame: "fedcba9876543210", Subject: "pricing: **round** down", Author: "Dev <dev@example.com>", Confidence: 0.97, Evidence: 61.4, Steps: 4, Finding: "culprit"},
 		Rules:     []task.RuleCheck{{Rule: "human_fix", Verdict: "pass"}},
 		Status:    task.StatusPublished, PullRequest: pr.GetHTMLURL(),
 		Rounds: []task.Round{{Candidate: 1, N: 1, Verdict: "accepted", Gates: []task.Gate{{Name: "oracle", Verdict: "pass", Detail: "3 of 3 runs pass"}, {Name: "judge", Verdict: "pass", Detail: "<b>fine</b> | yes"}}}},
@@ -248,7 +248,7 @@ func TestCommands(t *testing.T) {
 
 	do("/redfix explain")
 	ex := last().Body
-	for _, want := range []string{"Why redfix opened this pull request", "`shop/pricing.TestTotal`", "3 of 3 failed", "`fedcba987654`", "confidence 97%", "| oracle | pass | 3 of 3 runs pass |"} {
+	for _, want := range []string{"Why redfix opened this pull request", "`shop/pricing.TestTotal`", "3 of 3 failed", "`fedcba987654`", "confidence 97%", "Against chance: the test runs were 61 times likelier with this culprit", "| oracle | pass | 3 of 3 runs pass |"} {
 		if !strings.Contains(ex, want) {
 			t.Errorf("the explanation lacks %q:\n%s", want, ex)
 		}

@@ -258,6 +258,9 @@ func writeBisection(b *strings.Builder, bis task.Bisection, subject string, l Li
 	default:
 		b.WriteString("How it was found was not recorded.\n\n")
 	}
+	if e := bis.EvidenceText(); e != "" {
+		fmt.Fprintf(b, "Against chance: %s.\n\n", e)
+	}
 }
 
 func writeFlakiness(b *strings.Builder, t task.Task) {

@@ -53,7 +53,7 @@ func sampleTask() task.Task {
 		Bisection: task.Bisection{
 			Good: "aaaaaaaaaaaa1111111111111111111111111111", Bad: "c0ffee0123456789c0ffee0123456789c0ffee01",
 			Blame: "bbbbbbbbbbbb2222222222222222222222222222", Subject: "calc: add Sub and Neg",
-			Author: "Jane Doe <jane@example.com>", Steps: 3,
+			Author: "Jane Doe <jane@example.com>", Steps: 3, Evidence: 45.3,
 		},
 	}
 }

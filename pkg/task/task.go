@@ -138,6 +138,20 @@ type Bisection struct {
 	Evidence float64 `json:"evidence,omitempty"`
 }
 
+// EvidenceText says what Evidence means for a reader ("" when the
+// bisection kept none): "the test runs were 64 times likelier with this
+// culprit than for a test failing half of its runs at every commit".
+func (b Bisection) EvidenceText() string {
+	if b.Evidence <= 0 {
+		return ""
+	}
+	times := fmt.Sprintf("%.0f times", b.Evidence)
+	if b.Evidence < 10 {
+		times = fmt.Sprintf("%.1f times", b.Evidence)
+	}
+	return "the test runs were " + times + " likelier with this culprit than for a test failing half of its runs at every commit"
+}
+
 // Rule verdicts.
 const (
 	RulePass       = "pass"        // checked: nothing stops the task

@@ -120,6 +120,9 @@ func writeGroup(b *strings.Builder, t task.Task, fixes map[string]task.Fix) {
 		if bis.Confidence > 0 {
 			line += fmt.Sprintf(", found by bisection with confidence %.0f%% in %d test runs", bis.Confidence*100, bis.Steps)
 		}
+		if e := bis.EvidenceText(); e != "" {
+			line += "; " + e
+		}
 		b.WriteString(line + ".\n")
 	} else if bis.Finding != "" {
 		fmt.Fprintf(b, "- **Culprit:** none named (bisection's finding: %s).\n", markdown.Text(bis.Finding))

@@ -23,7 +23,7 @@ func reliable(status task.Status, reason, pr string) task.Task {
 		ID: "20261129T001500Z-3f9a2b1c4d5e", Fingerprint: "9f86d081884c7d659a2feaa0c55ad015", Commit: strings.Repeat("a", 40),
 		Failures:  []task.Failure{{Package: "shop/pricing", Test: "TestVolumeDiscount", Message: "got 90, want 85"}},
 		Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"},
-		Bisection: task.Bisection{Blame: culpritSHA, Subject: "pricing: keep tiers sorted", Author: "Linus P", Steps: 4, Confidence: 0.97, Finding: "culprit"},
+		Bisection: task.Bisection{Blame: culpritSHA, Subject: "pricing: keep tiers sorted", Author: "Linus P", Steps: 4, Confidence: 0.97, Evidence: 3.56, Finding: "culprit"},
 		Status:    status, Reason: reason, PullRequest: pr,
 	}
 }
@@ -48,7 +48,7 @@ func TestCheckText(t *testing.T) {
 			title: "a repair is under way",
 			says: []string{"#### `shop/pricing.TestVolumeDiscount`", "`shop/pricing.TestVolumeDiscount`: got 90, want 85",
 				"**Re-runs:** reliable: 3 of 3 failed at this commit.",
-				"**Culprit:** `c0ffee00c0ff` pricing: keep tiers sorted, by Linus P, found by bisection with confidence 97% in 4 test runs.",
+				"**Culprit:** `c0ffee00c0ff` pricing: keep tiers sorted, by Linus P, found by bisection with confidence 97% in 4 test runs; the test runs were 3.6 times likelier with this culprit than for a test failing half of its runs at every commit.",
 				"**Outcome:** a repair is queued.", "This check is neutral"}},
 		{name: "fix pull request open", tasks: []task.Task{reliable(task.StatusPublished, "all gates passed", pullURL)},
 			title: "fix pull request open", says: []string{"[the fix pull request](" + pullURL + "), open."}},
