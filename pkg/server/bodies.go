@@ -13,8 +13,8 @@ import (
 // (docs/evaluation.md, "Ingest throughput").
 var bodies = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBody is the largest buffer kept: a rare large report is not
-// held on to by every pool slot afterwards.
+// maxPooledBody is the largest buffer kept: a rare large report is read
+// into a buffer of its own, not held on to by a pool slot afterwards.
 const maxPooledBody = 256 << 10
 
 // readBody reads a report's body, at most MaxReportBytes: into one buffer
@@ -23,25 +23,27 @@ const maxPooledBody = 256 << 10
 // nothing uses the body any more; not calling it is always safe.
 func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
 	rd := http.MaxBytesReader(w, r.Body, MaxReportBytes)
+	keep := func() {}
 	if r.ContentLength <= 0 || r.ContentLength > MaxReportBytes {
 		body, err = io.ReadAll(rd)
-		return body, func() {}, err
+		return body, keep, err
 	}
 	n := int(r.ContentLength)
-	p := bodies.Get().(*[]byte)
-	if cap(*p) < n {
-		*p = make([]byte, n, max(n, 8<<10))
-	}
-	buf := (*p)[:n]
-	release = func() {
-		if cap(buf) <= maxPooledBody {
-			*p = buf[:0]
-			bodies.Put(p)
+	var buf []byte
+	release = keep
+	if n > maxPooledBody {
+		buf = make([]byte, n)
+	} else {
+		p := bodies.Get().(*[]byte)
+		if cap(*p) < n {
+			*p = make([]byte, 0, max(n, 8<<10))
 		}
+		buf = (*p)[:n]
+		release = func() { bodies.Put(p) }
 	}
 	if _, err := io.ReadFull(rd, buf); err != nil {
 		release()
-		return nil, func() {}, err
+		return nil, keep, err
 	}
 	// Nothing past the announced length (the server stops there anyway).
 	return buf, release, nil

@@ -304,12 +304,12 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 		zap.String("commit", sub.Commit), zap.String("format", res.Format), zap.Bool("duplicate", dup))
 	answer := reportAnswer{ID: sub.ID, Duplicate: dup, Format: res.Format}
 	if parsed {
-		answer.Tests, answer.Failures, answer.BuildErrors = &res.Total, ptr(len(res.Failures)), ptr(len(res.BuildErrors))
+		answer.Tests, answer.Failures, answer.BuildErrors = new(res.Total), new(len(res.Failures)), new(len(res.BuildErrors))
 		if len(res.Incomplete) > 0 {
 			// A cut report: its packages without a final result are
 			// recorded as incomplete, and their tests without an outcome
 			// as not run.
-			answer.Incomplete, answer.NotRun = res.Incomplete, ptr(len(res.NotRun))
+			answer.Incomplete, answer.NotRun = res.Incomplete, new(len(res.NotRun))
 			s.log.Warn("report is incomplete", zap.String("submission", sub.ID), zap.Strings("packages", res.Incomplete), zap.Int("not_run", len(res.NotRun)))
 		}
 	}
@@ -330,8 +330,6 @@ type reportAnswer struct {
 	NotRun      *int     `json:"not_run,omitempty"`
 	Tests       *int     `json:"tests,omitempty"`
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // countReport counts a report in /metrics and, when rejected, in the
 // history. An accepted report is counted in the history by triage when it

@@ -107,9 +107,6 @@ func (r Reports) Put(buf []byte, i int) []byte {
 	return buf
 }
 
-// Report is the i-th report of about size bytes.
-func Report(i, size int) []byte { return NewReports(size).Put(nil, i) }
-
 // Figures are one side's measurements.
 type Figures struct {
 	N       int           // operations that succeeded
@@ -141,8 +138,10 @@ func (f Figures) Rate() float64 {
 }
 
 // run calls op for i in [0, n) from conc goroutines, w in [0, conc)
-// naming the goroutine, and measures each call.
-func run(ctx context.Context, n, conc int, op func(ctx context.Context, w, i int) error) Figures {
+// naming the goroutine and report the report numbered from+i (written into
+// the goroutine's own buffer, reused by its next call), and measures each
+// call.
+func run(ctx context.Context, reports Reports, from, n, conc int, op func(ctx context.Context, w, i int, report []byte) error) Figures {
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
@@ -157,14 +156,16 @@ func run(ctx context.Context, n, conc int, op func(ctx context.Context, w, i int
 		go func() {
 			defer wg.Done()
 			mine := make([]time.Duration, 0, n/max(1, conc)+1)
+			var buf []byte
 			bad, first := 0, ""
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n || ctx.Err() != nil {
 					break
 				}
+				buf = reports.Put(buf, from+i)
 				t0 := time.Now()
-				if err := op(ctx, w, i); err != nil {
+				if err := op(ctx, w, i, buf); err != nil {
 					bad++
 					if first == "" {
 						first = err.Error()
@@ -268,15 +269,13 @@ func (p Poster) exchange(ctx context.Context, c *conn, req *http.Request) (*http
 func (p Poster) Post(ctx context.Context, reports Reports, first, n, conc int) Figures {
 	u := "http://" + p.Addr + "/api/v1/reports?repo=" + url.QueryEscape(p.Repo) + "&commit=" + url.QueryEscape(p.Commit)
 	conns := make([]conn, max(1, conc))
-	bufs := make([][]byte, max(1, conc))
 	defer func() {
 		for i := range conns {
 			conns[i].close()
 		}
 	}()
-	return run(ctx, n, conc, func(ctx context.Context, w, i int) error {
-		bufs[w] = reports.Put(bufs[w], first+i)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(bufs[w]))
+	return run(ctx, reports, first, n, conc, func(ctx context.Context, w, i int, report []byte) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(report))
 		if err != nil {
 			return err
 		}
@@ -317,11 +316,9 @@ func Publish(ctx context.Context, js jetstream.JetStream, reports Reports, first
 		return Figures{}, fmt.Errorf("create stream %s: %w", RawStream, err)
 	}
 	defer func() { _ = js.DeleteStream(context.WithoutCancel(ctx), RawStream) }()
-	bufs := make([][]byte, max(1, conc))
-	f := run(ctx, n, conc, func(ctx context.Context, w, i int) error {
-		bufs[w] = reports.Put(bufs[w], first+i)
+	f := run(ctx, reports, first, n, conc, func(ctx context.Context, _, i int, report []byte) error {
 		m := nats.NewMsg(RawSubject)
-		m.Data = bufs[w]
+		m.Data = report
 		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(fmt.Sprint("raw-", i)), jetstream.WithExpectStream(RawStream)); err != nil {
 			return fmt.Errorf("publish %d: %w", i, err)
 		}
