@@ -89,11 +89,21 @@ type Sandbox struct {
 	// Mode is "auto" (confine where the host can, warn loudly where it
 	// cannot), "required" (refuse to start where it cannot) or "off".
 	Mode string `yaml:"mode"`
-	// Network lets every repository's commands use the network;
+	// Network lets every repository's commands use the host's network;
 	// NetworkRepos only those of repositories matching a pattern
-	// (path.Match on the repository URL or path).
+	// (path.Match on the repository URL or path). Without it, only a
+	// dependency setup reaches the network, and only the package
+	// registries: its driver's and Registries.
 	Network      bool     `yaml:"network"`
 	NetworkRepos []string `yaml:"network_repos"`
+	// Registries are package registries (URLs, or host:port) every
+	// dependency setup may reach besides its driver's own (a mirror that
+	// serves its files from a host of its own, say).
+	Registries []string `yaml:"registries"`
+	// UID and GID are the host user and group a root redfix's commands
+	// run as: one that owns nothing (0: 65534, nobody and nogroup).
+	UID int `yaml:"uid"`
+	GID int `yaml:"gid"`
 	// Limits for each process: address space, CPU time, the largest file
 	// written, and the size of the private /tmp and $HOME.
 	MemoryMB   int           `yaml:"memory_mb"`

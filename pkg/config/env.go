@@ -98,6 +98,17 @@ var envVars = []struct {
 		c.Sandbox.Network = b
 		return nil
 	}},
+	{"REDFIX_SANDBOX_REGISTRIES", func(c *Config, v string) error {
+		c.Sandbox.Registries = nil
+		for _, r := range strings.Split(v, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				c.Sandbox.Registries = append(c.Sandbox.Registries, r)
+			}
+		}
+		return nil
+	}},
+	{"REDFIX_SANDBOX_UID", intVar(func(c *Config) *int { return &c.Sandbox.UID })},
+	{"REDFIX_SANDBOX_GID", intVar(func(c *Config) *int { return &c.Sandbox.GID })},
 	{"REDFIX_SANDBOX_GO_CACHE", func(c *Config, v string) error { c.Sandbox.GoCache = v; return nil }},
 	{"REDFIX_SANDBOX_SEED_CACHE", func(c *Config, v string) error { c.Sandbox.SeedCache = v; return nil }},
 	{"REDFIX_SANDBOX_MEMORY_MB", intVar(func(c *Config) *int { return &c.Sandbox.MemoryMB })},

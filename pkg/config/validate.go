@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redfix/redfix/pkg/egress"
 	"github.com/redfix/redfix/pkg/repourl"
 )
 
@@ -121,6 +122,12 @@ func (c Config) Validate() error {
 	case "auto", "required", "off":
 	default:
 		errs = append(errs, fmt.Errorf("sandbox.mode must be auto, required or off, got %q", c.Sandbox.Mode))
+	}
+	if _, err := egress.ParseAllow(c.Sandbox.Registries...); err != nil {
+		errs = append(errs, fmt.Errorf("sandbox.registries: %w", err))
+	}
+	if c.Sandbox.UID < 0 || c.Sandbox.GID < 0 {
+		errs = append(errs, fmt.Errorf("sandbox.uid and sandbox.gid must not be negative, got %d and %d", c.Sandbox.UID, c.Sandbox.GID))
 	}
 	if c.Sandbox.GoCache != "per_repo" && c.Sandbox.GoCache != "shared" {
 		errs = append(errs, fmt.Errorf("sandbox.go_cache must be per_repo or shared, got %q", c.Sandbox.GoCache))

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -34,29 +35,45 @@ const (
 type Config struct {
 	Mode string // ModeAuto (""), ModeRequired or ModeOff
 	// Bwrap is the bubblewrap binary ("" finds bwrap on PATH); Prlimit the
-	// util-linux prlimit binary that sets the resource limits.
-	Bwrap, Prlimit string
-	// Network lets every repository's commands use the network;
+	// util-linux prlimit binary that sets the resource limits; Setpriv the
+	// util-linux setpriv binary that drops a root redfix's commands to UID.
+	Bwrap, Prlimit, Setpriv string
+	// Network lets every repository's commands use the host's network;
 	// NetworkRepos lets those of repositories matching one of the patterns
-	// (path.Match, on the repository as the job names it).
+	// (path.Match, on the repository as the job names it). Without it a
+	// command has no network at all, and a dependency setup reaches only
+	// package registries (Registries, and those its driver names), through
+	// redfix's egress proxy.
 	Network      bool
 	NetworkRepos []string
+	// Registries are package registries (URLs, or host:port) that every
+	// setup may reach on top of those its driver names: a mirror's file
+	// host, say.
+	Registries []string
 	// Limits for each process of a command (0: the defaults below).
 	Memory   int64         // address space, bytes (RLIMIT_AS)
 	CPUTime  time.Duration // CPU time (RLIMIT_CPU)
 	FileSize int64         // largest file written, bytes (RLIMIT_FSIZE)
-	Procs    int           // processes of the sandbox's user (RLIMIT_NPROC), unconfined runs excepted
+	Procs    int           // processes of the sandbox's user (RLIMIT_NPROC)
 	TmpSize  int64         // the private /tmp and $HOME, bytes each
-	// CacheDir holds each repository's own Go build cache (and module
-	// cache, for repositories allowed the network).
+	// UID and GID are the host user and group a confined command runs as
+	// when redfix runs as root: one that owns nothing, so that owner
+	// permissions give a test nothing (0: DefaultUID, DefaultGID). An
+	// unprivileged redfix's commands run as its own user, through a user
+	// namespace.
+	UID, GID int
+	// CacheDir holds each repository's caches (its Go build and module
+	// caches, virtual environments, node_modules), one directory per
+	// repository and trust (see WithUntrusted).
 	CacheDir string
-	// SharedCache gives every repository one cache under CacheDir instead
-	// of its own: builds are warm sooner, but a repository's tests can
-	// then poison what another's build reads. For repositories that trust
-	// one another (one organisation's), and for the demo's sample.
+	// SharedCache gives every repository of one trust one cache under
+	// CacheDir instead of its own: builds are warm sooner, but one
+	// repository's setup then fills what another's builds read. For
+	// repositories that trust one another (one organisation's), and for
+	// the demo's sample.
 	SharedCache bool
-	// SeedCache keeps the seed every repository's new cache starts from
-	// (see seed.go): "" is DefaultSeedCache, SeedOff none.
+	// SeedCache keeps the seed every repository's Go builds read under
+	// their own cache (see seed.go): "" is DefaultSeedCache, SeedOff none.
 	SeedCache string
 	// Hide are paths the commands must not read: the data directory, the
 	// configuration file, secret files, the publish directory. The
@@ -71,6 +88,10 @@ const (
 	DefaultFileSize = 1 << 30
 	DefaultProcs    = 4096
 	DefaultTmpSize  = 1 << 30
+	// DefaultUID and DefaultGID are nobody and nogroup: by convention a
+	// user and group that own no file.
+	DefaultUID = 65534
+	DefaultGID = 65534
 )
 
 // Status is what the host gives: whether commands are confined and how.
@@ -78,11 +99,17 @@ type Status struct {
 	Confined bool   `json:"confined"`
 	How      string `json:"how"`    // "bubblewrap, user namespace", "bubblewrap", "none"
 	Limits   bool   `json:"limits"` // resource limits are applied
-	Reason   string `json:"reason,omitempty"`
+	// User is the host user the commands run as: "uid 65534" (a root
+	// redfix's, dropped), "redfix's own uid 1000" (an unprivileged one's).
+	User   string `json:"user,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func (s Status) String() string {
 	str := s.How
+	if s.User != "" {
+		str += ", as " + s.User
+	}
 	if s.Limits {
 		str += ", resource limits"
 	} else {
@@ -99,17 +126,20 @@ type Box struct {
 	cfg     Config
 	bwrap   string
 	prlimit string
-	userns  bool
+	// setpriv drops a root redfix's commands to cfg.UID; "" when redfix
+	// is not root, whose commands run in a user namespace instead.
+	setpriv string
 	status  Status
 	// The Go toolchain's own directories, shown read-only inside.
 	goroot, modcache string
-	// goproxy is the host's GOPROXY, which a Go setup step fetches
-	// through.
-	goproxy string
-	home    string
+	// goproxy and gosumdb are the host's GOPROXY and GOSUMDB, which a Go
+	// setup step fetches through.
+	goproxy, gosumdb string
+	home             string
 	// The seed's making, one at a time, and why it failed if it did.
-	seedMu  sync.Mutex
-	seedErr error
+	seedMu   sync.Mutex
+	seedErr  error
+	seedPath atomic.Pointer[string]
 }
 
 // ErrCannotConfine is returned by New in ModeRequired on a host that
@@ -159,6 +189,12 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	if cfg.SeedCache == "" {
 		cfg.SeedCache = DefaultSeedCache()
 	}
+	if cfg.UID == 0 {
+		cfg.UID = DefaultUID
+	}
+	if cfg.GID == 0 {
+		cfg.GID = DefaultGID
+	}
 	if err := absolute(&cfg); err != nil {
 		return nil, err
 	}
@@ -176,8 +212,15 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	switch {
 	case b.bwrap == "":
 		why = "bubblewrap (bwrap) is not installed"
+	case os.Geteuid() == 0 && lookPath(cfg.Setpriv, "setpriv") == "" && !untrusted.Trusting:
+		why = "setpriv (util-linux) is not installed: a root redfix's commands would run as root"
 	default:
-		b.goroot, b.modcache, b.goproxy = goEnv(ctx)
+		if os.Geteuid() == 0 && !untrusted.Trusting {
+			// (The boundaries off, a root redfix's commands run as root
+			// in a user namespace, as before the sandbox's own user.)
+			b.setpriv = lookPath(cfg.Setpriv, "setpriv")
+		}
+		b.goroot, b.modcache, b.goproxy, b.gosumdb = goEnv(ctx)
 		err := b.probe(ctx, cfg.Hide)
 		if err != nil && len(cfg.Hide) > 0 && b.probe(ctx, nil) == nil {
 			// The host confines: what fails is hiding a configured path.
@@ -188,7 +231,7 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 		}
 	}
 	if why != "" {
-		b.bwrap = ""
+		b.bwrap, b.setpriv = "", ""
 		b.status.How, b.status.Reason = "none", why
 		if cfg.Mode == ModeRequired {
 			return nil, fmt.Errorf("%w: %s", ErrCannotConfine, why)
@@ -197,8 +240,11 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 	}
 	b.status.Confined = true
 	b.status.How = "bubblewrap"
-	if b.userns {
+	if b.setpriv != "" {
+		b.status.User = fmt.Sprintf("uid %d", cfg.UID)
+	} else {
 		b.status.How += ", user namespace"
+		b.status.User = fmt.Sprintf("redfix's own uid %d", os.Getuid())
 	}
 	if !b.status.Limits {
 		b.status.Reason = "prlimit (util-linux) is not installed"
@@ -247,7 +293,7 @@ func absolute(cfg *Config) error {
 	if err := abs("cache directory", &cfg.CacheDir); err != nil {
 		return err
 	}
-	for _, bin := range []*string{&cfg.Bwrap, &cfg.Prlimit} {
+	for _, bin := range []*string{&cfg.Bwrap, &cfg.Prlimit, &cfg.Setpriv} {
 		if strings.ContainsRune(*bin, filepath.Separator) {
 			if err := abs("binary", bin); err != nil {
 				return err
@@ -284,37 +330,24 @@ func (b *Box) hideError(ctx context.Context, all error) error {
 		strings.Join(bad, "; "))
 }
 
-// probe runs a trivial command in the sandbox the box would build, hiding
-// hide. It tries with a user namespace, then without, and settles
-// b.userns on the first that works: with a user namespace the commands run
-// as an ordinary user even when redfix runs as root; without one (allowed
-// to root only) they run as root with no capabilities.
+// probe runs a trivial command in the sandbox the box would build,
+// hiding hide: a root redfix's dropped to its UID, an unprivileged one's in
+// a user namespace.
 func (b *Box) probe(ctx context.Context, hide []string) error {
-	b.userns = true
-	err := b.probeOnce(ctx, hide)
-	if err == nil {
-		return nil
-	}
-	b.userns = false
-	err2 := b.probeOnce(ctx, hide)
-	if err2 == nil {
-		return nil
-	}
-	if err.Error() == err2.Error() {
-		return err
-	}
-	return fmt.Errorf("%v; without a user namespace: %v", err, err2)
-}
-
-func (b *Box) probeOnce(ctx context.Context, hide []string) error {
 	dir, err := os.MkdirTemp("", "redfix-sandbox-probe-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	if err := b.own(dir); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	args := b.wrapHiding(Cmd{Dir: dir, Args: []string{"true"}}, "", dir, "", hide)
+	args, err := b.wrap(ctx, Cmd{Dir: dir, Args: []string{"true"}}, mounts{ws: dir, hide: hide})
+	if err != nil {
+		return err
+	}
 	c := exec.CommandContext(ctx, args[0], args[1:]...)
 	c.Env = Env()
 	out, err := c.CombinedOutput()
@@ -341,15 +374,25 @@ func (b *Box) networkFor(repo string) bool {
 	return false
 }
 
-// cacheFor is repo's own cache directory.
-func (b *Box) cacheFor(repo string) string {
+// cacheFor is the cache directory of repo's commands at a trust: a run of
+// an untrusted source (a fork's pull request) has caches of its own, which
+// no trusted run reads.
+func (b *Box) cacheFor(repo string, untrusted bool) string {
+	suffix := ""
+	if untrusted {
+		suffix = "-untrusted"
+	}
 	if b.cfg.SharedCache {
-		return filepath.Join(b.cfg.CacheDir, "shared")
+		return filepath.Join(b.cfg.CacheDir, "shared"+suffix)
 	}
 	if repo == "" {
 		repo = "unnamed"
 	}
-	sum := sha256.Sum256([]byte(repo))
+	key := repo
+	if untrusted {
+		key += "\x00untrusted"
+	}
+	sum := sha256.Sum256([]byte(key))
 	base := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
 			return r
@@ -359,205 +402,5 @@ func (b *Box) cacheFor(repo string) string {
 	if len(base) > 40 {
 		base = base[:40]
 	}
-	return filepath.Join(b.cfg.CacheDir, base+"-"+hex.EncodeToString(sum[:6]))
-}
-
-// limitArgs is the prlimit prefix that sets the resource limits.
-func (b *Box) limitArgs(confined bool) []string {
-	if b.prlimit == "" {
-		return nil
-	}
-	args := []string{b.prlimit,
-		"--as=" + strconv.FormatInt(b.cfg.Memory, 10),
-		"--cpu=" + strconv.FormatInt(int64(b.cfg.CPUTime/time.Second), 10),
-		"--fsize=" + strconv.FormatInt(b.cfg.FileSize, 10),
-		"--core=0",
-	}
-	if confined && os.Geteuid() != 0 {
-		// RLIMIT_NPROC counts every process of the real user: for root that
-		// is the whole machine, so it is set only for an ordinary user.
-		args = append(args, "--nproc="+strconv.Itoa(b.cfg.Procs))
-	}
-	return append(args, "--")
-}
-
-// wrap is the command line that runs cmd confined: bubblewrap around it,
-// prlimit around bubblewrap. The host's file system is visible read-only,
-// minus the hidden paths; ws (the workspace) and cache are writable; /tmp
-// and $HOME are private and empty.
-func (b *Box) wrap(cmd Cmd, repo, ws, cache string) []string {
-	return b.wrapHiding(cmd, repo, ws, cache, b.cfg.Hide)
-}
-
-// wrapHiding is wrap with hidden paths of its own (the probe's).
-func (b *Box) wrapHiding(cmd Cmd, repo, ws, cache string, hidden []string) []string {
-	args := b.limitArgs(true)
-	args = append(args, b.bwrap,
-		"--die-with-parent", "--new-session",
-		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-	)
-	if !b.networkFor(repo) && !cmd.Setup {
-		args = append(args, "--unshare-net")
-	}
-	if b.userns {
-		args = append(args, "--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns")
-	} else {
-		args = append(args, "--cap-drop", "ALL")
-	}
-	args = append(args,
-		"--ro-bind", "/", "/",
-		"--proc", "/proc",
-		"--dev", "/dev",
-		"--size", strconv.FormatInt(b.cfg.TmpSize, 10), "--tmpfs", "/tmp",
-	)
-	hide := func(p string) {
-		if p == "" || p == "/" {
-			return
-		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		}
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-			return
-		case fi.IsDir():
-			args = append(args, "--size", strconv.FormatInt(b.cfg.TmpSize, 10), "--tmpfs", p)
-		default:
-			args = append(args, "--ro-bind", "/dev/null", p)
-		}
-	}
-	hide(b.home)
-	for _, p := range hidden {
-		hide(p)
-	}
-	hide("/run/secrets")
-	// The toolchain is shown again, read-only, wherever it lives.
-	for _, p := range []string{b.goroot, b.modcache} {
-		if p != "" {
-			args = append(args, "--ro-bind-try", p, p)
-		}
-	}
-	if cache != "" {
-		args = append(args, "--bind", cache, cache)
-	}
-	args = append(args, "--bind", ws, ws)
-	if cmd.Outbox != "" {
-		args = append(args, "--bind", cmd.Outbox, cmd.Outbox)
-	}
-	// A checkout keeps its git directory apart, out of view; a
-	// repository whose .git is in its work tree (one redfix made, a
-	// person's) has it kept read-only, file or directory, so that nothing
-	// written there reaches a git command later.
-	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && (fi.IsDir() || !untrusted.Trusting) {
-		args = append(args, "--ro-bind", filepath.Join(ws, ".git"), filepath.Join(ws, ".git"))
-	}
-	for _, m := range cmd.ReadOnly {
-		target := m.Target
-		if target == "" {
-			target = m.Source
-		}
-		args = append(args, "--ro-bind", m.Source, target)
-	}
-	dir := cmd.Dir
-	if dir == "" {
-		dir = ws
-	}
-	args = append(args, "--chdir", dir, "--")
-	return append(args, cmd.Args...)
-}
-
-// Run runs cmd confined (or as today, unconfined, where the host cannot
-// confine). The repository it runs for is the one named with WithRepo on
-// ctx: it decides the caches and whether the network is allowed.
-func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
-	if len(cmd.Args) == 0 {
-		return Result{}, errors.New("sandbox: empty command")
-	}
-	name := cmd.Args[0]
-	if cmd.Unconfined || !b.status.Confined {
-		if !cmd.Unconfined {
-			cmd.Args = append(b.limitArgs(false), cmd.Args...)
-		}
-		return run(ctx, cmd, Env(cmd.Env...), name)
-	}
-	repo := RepoFrom(ctx)
-	dir := cmd.Dir
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return Result{}, fmt.Errorf("sandbox: working directory: %w", err)
-		}
-		dir = wd
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
-	cmd.Dir = dir
-	// The tree the command may write: the workspace named on ctx when the
-	// command runs inside it, else only its own directory.
-	ws := TreeFrom(ctx)
-	if ws == "" || !(dir == ws || strings.HasPrefix(dir, ws+string(filepath.Separator))) {
-		ws = dir
-	}
-	cache := b.cacheFor(repo)
-	if err := b.prepareCache(ctx, cache); err != nil {
-		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
-	}
-	env := b.env(repo, cache, cmd.Env, cmd.Setup)
-	cmd.Args = b.wrap(cmd, repo, ws, cache)
-	return run(ctx, cmd, env, name)
-}
-
-// CacheDir is the directory the commands of the repository named on ctx
-// keep their caches in (a Go build cache, a Python virtual environment,
-// node_modules by lockfile): writable to its commands, and to them only
-// unless the caches are shared. Without a Box on ctx it is a directory of
-// the system's temporary directory.
-func CacheDir(ctx context.Context) string {
-	if b := From(ctx); b != nil {
-		return b.cacheFor(RepoFrom(ctx))
-	}
-	return filepath.Join(os.TempDir(), "redfix", "cache", "unconfined")
-}
-
-type ctxKey int
-
-const (
-	boxKey ctxKey = iota
-	repoKey
-	treeKey
-)
-
-// WithTree names the tree (a workspace's work tree, absolute) that ctx's
-// commands may write when they run inside it.
-func WithTree(ctx context.Context, dir string) context.Context {
-	return context.WithValue(ctx, treeKey, filepath.Clean(dir))
-}
-
-// TreeFrom is the tree named on ctx, "" when none is.
-func TreeFrom(ctx context.Context) string {
-	d, _ := ctx.Value(treeKey).(string)
-	return d
-}
-
-// With returns a context whose commands (through Run) are confined by b.
-func With(ctx context.Context, b *Box) context.Context { return context.WithValue(ctx, boxKey, b) }
-
-// From is the Box on ctx, nil when there is none.
-func From(ctx context.Context) *Box {
-	b, _ := ctx.Value(boxKey).(*Box)
-	return b
-}
-
-// WithRepo names the repository that ctx's commands run for.
-func WithRepo(ctx context.Context, repo string) context.Context {
-	return context.WithValue(ctx, repoKey, repo)
-}
-
-// RepoFrom is the repository named on ctx, "" when none is.
-func RepoFrom(ctx context.Context) string {
-	r, _ := ctx.Value(repoKey).(string)
-	return r
+	return filepath.Join(b.cfg.CacheDir, base+suffix+"-"+hex.EncodeToString(sum[:6]))
 }

@@ -9,36 +9,75 @@ import (
 	"time"
 )
 
-// goEnv is the Go toolchain's root, module cache and module proxy, when Go
-// is installed.
-func goEnv(ctx context.Context) (goroot, modcache, goproxy string) {
+// goEnv is the Go toolchain's root, module cache, module proxy and
+// checksum database, when Go is installed.
+func goEnv(ctx context.Context) (goroot, modcache, goproxy, gosumdb string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE", "GOPROXY")
+	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE", "GOPROXY", "GOSUMDB")
 	c.Env = Env()
 	out, err := c.Output()
 	if err != nil {
-		return "", "", ""
+		return "", "", "", ""
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 3 {
-		return "", "", ""
+	if len(f) != 4 {
+		return "", "", "", ""
 	}
-	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1]), strings.TrimSpace(f[2])
+	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1]), strings.TrimSpace(f[2]), strings.TrimSpace(f[3])
+}
+
+// GoCaches are the Go caches of the repository named on ctx, which its Go
+// setup fills (Cmd.Fill): its module cache and its build cache.
+func GoCaches(ctx context.Context) []string {
+	cache := CacheDir(ctx)
+	return []string{filepath.Join(cache, "mod"), filepath.Join(cache, "go-build")}
+}
+
+// GoRegistries are the endpoints a Go setup fetches modules from: the
+// host's module proxies and checksum database.
+func GoRegistries(ctx context.Context) []string {
+	b := From(ctx)
+	if b == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.FieldsFunc(b.goproxy, func(r rune) bool { return r == ',' || r == '|' }) {
+		out = append(out, p)
+	}
+	switch db := strings.Fields(b.gosumdb); {
+	case len(db) == 0 || db[0] == "off":
+	case len(db) > 1:
+		out = append(out, db[1])
+	default:
+		name, _, _ := strings.Cut(db[0], "+")
+		out = append(out, "https://"+name)
+	}
+	return out
 }
 
 // env is the environment of a confined command: the scrubbed one, with
-// the repository's own caches, a private temporary directory, and no
-// module downloads unless the network is allowed or the command is a
-// setup step (Cmd.Setup). A setup step fetches into the repository's own
-// module cache, taking what the host's cache holds first; the commands
-// after it read that cache, and the host's, offline.
-func (b *Box) env(repo, cache string, extra []string, setup bool) []string {
-	own := filepath.Join(cache, "mod")
+// the repository's caches, a private temporary directory, and no module
+// downloads unless the network is allowed or the command is the setup
+// that fills the module cache.
+//
+// The Go build cache is layered (see gocache.go): the repository's own and
+// the seed are read, and what the command compiles goes to its scratch
+// directory, unless the command is the setup that fills the repository's.
+func (b *Box) env(m mounts, cmd Cmd) []string {
+	own, build := filepath.Join(m.cache, "mod"), filepath.Join(m.cache, "go-build")
+	fills := func(dir string) bool {
+		for _, f := range m.fill {
+			if f == dir {
+				return true
+			}
+		}
+		return false
+	}
 	// No VCS stamping: the checkout's git directory may be hidden (a work
 	// tree of a mirror in the data directory), and builds must not fail on it.
 	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -buildvcs=false")
-	env := []string{"GOCACHE=" + filepath.Join(cache, "go-build"), "TMPDIR=/tmp"}
+	env := []string{"TMPDIR=/tmp"}
 	// The host's module cache, read as a module proxy.
 	host := ""
 	if b.modcache != "" {
@@ -46,15 +85,15 @@ func (b *Box) env(repo, cache string, extra []string, setup bool) []string {
 	}
 	_, ownErr := os.Stat(filepath.Join(own, "cache", "download"))
 	switch {
-	case b.networkFor(repo):
+	case m.hostNetwork:
 		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw")
-	case setup:
+	case fills(own):
 		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw")
 		if host != "" && b.goproxy != "" && b.goproxy != "off" {
 			env = append(env, "GOPROXY="+host+","+b.goproxy)
 		}
-	case ownErr == nil && host != "":
-		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags+" -modcacherw", "GOPROXY="+host)
+	case ownErr == nil:
+		env = append(env, "GOMODCACHE="+own, "GOFLAGS="+goflags, "GOPROXY=off")
 	default:
 		env = append(env, "GOFLAGS="+goflags)
 		if b.modcache != "" {
@@ -62,5 +101,24 @@ func (b *Box) env(repo, cache string, extra []string, setup bool) []string {
 		}
 		env = append(env, "GOPROXY=off")
 	}
-	return Env(append(env, extra...)...)
+	switch {
+	case m.goEnvOff:
+		env = append(env, "GOCACHE="+filepath.Join(m.fill[0]))
+	default:
+		write := filepath.Join(m.scratch, "go-build")
+		if fills(build) {
+			write = build
+		}
+		read := []string{build}
+		if seed := b.seedDir(); seed != "" {
+			read = append(read, seed)
+		}
+		env = append(env,
+			"GOCACHE="+filepath.Join(m.scratch, "go-cache"),
+			"GOCACHEPROG="+strings.Join(helperCommand("gocache"), " "),
+			goCacheReadEnv+"="+strings.Join(read, string(os.PathListSeparator)),
+			goCacheWriteEnv+"="+write,
+		)
+	}
+	return Env(append(env, cmd.Env...)...)
 }

@@ -30,11 +30,22 @@ type Cmd struct {
 	// Output then keeps only its standard error.
 	Stdout io.Writer
 	// Setup marks a repository's dependency setup (a Python virtual
-	// environment filled from a package index, node_modules from npm): the
-	// one kind of command that may reach the network, whatever the
-	// repository's network rule; its tests never do unless that rule says
-	// so.
+	// environment filled from a package index, node_modules from npm, Go
+	// modules from a module proxy): the one kind of command that reaches
+	// the network, through redfix's egress proxy to the package registries
+	// it names (Registries) and the configured ones, never the host's
+	// loopback or anything else; and the one that writes caches, those it
+	// fills (Fill). Its tests never reach the network unless the
+	// repository's network rule says so.
 	Setup bool
+	// Registries are the package registries (URLs, or host:port) a setup
+	// reaches: its index, its module proxy.
+	Registries []string
+	// Fill are the cache directories a setup fills (made when missing):
+	// writable to it, and read-only to every other command, which sees the
+	// repository's cache directory read-only by its own path. Given only
+	// with Setup.
+	Fill []string
 	// Outbox is a directory of redfix's, outside the checkout, that the
 	// command may write too: for files a tool must write (a coverage
 	// profile, a test binary). What is read back from it is untrusted.

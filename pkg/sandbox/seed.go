@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,21 +15,22 @@ import (
 	"time"
 )
 
-// A repository's first build in its own cache compiles the standard
-// library again: about a minute of CPU for the packages `go test` needs,
-// paid by every repository (and by every test of redfix's that makes its
-// repositories afresh). The seed is a Go build cache that the box fills
-// once, from a module of its own that imports what code and tests use
-// most, through the same confinement and environment as every repository
-// command (so that its entries are the ones those commands look up). A
-// repository's cache, when first made, starts as a copy of it.
-//
-// The seed is never shown writable to a repository's command: it is copied,
-// never linked, so that nothing a test writes in its cache reaches the seed
-// or another repository's cache.
+// A repository's first build compiles the standard library again: about a
+// minute of CPU for the packages `go test` needs, paid by every repository
+// (and by every test of redfix's that makes its repositories afresh). The
+// seed is a Go build cache that the box fills once, from a module of its
+// own that imports what code and tests use most, through the same
+// confinement as every repository command (so that its entries are the
+// ones those commands look up). Every confined command reads it as the
+// last layer of its Go build cache (see gocache.go), read-only: nothing a
+// test writes reaches it.
 
 //go:embed seedmod
 var seedModule embed.FS
+
+// seedRecipe names how the seed is made and laid out: a change to either
+// changes it, and with it every seed's key.
+const seedRecipe = "redfix-go-seed/2 (a read-only layer, readable by the sandbox's user)"
 
 // SeedOff in Config.SeedCache makes every repository's cache start empty.
 const SeedOff = "off"
@@ -68,32 +68,33 @@ func (b *Box) Seed(ctx context.Context) (string, error) {
 	return b.seed(ctx)
 }
 
-// prepareCache makes the repository cache dir, started from the seed when
-// it is new. A seed that cannot be made leaves the cache empty (builds are
-// slower, not wrong); why is kept for Status.
+// prepareCache makes the repository's cache directory, with the Go build
+// cache its setup fills, and the seed when it is not made yet. A seed that
+// cannot be made leaves builds slower, not wrong; why is kept.
 func (b *Box) prepareCache(ctx context.Context, cache string) error {
-	build := filepath.Join(cache, "go-build")
-	if _, err := os.Stat(build); err == nil {
+	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o755); err != nil {
+		return err
+	}
+	if b.cfg.SeedCache == SeedOff || b.seedDir() != "" {
 		return nil
 	}
 	b.seedMu.Lock()
 	defer b.seedMu.Unlock()
-	if _, err := os.Stat(build); err == nil {
+	if b.seedErr != nil || b.seedDir() != "" {
 		return nil
 	}
-	if seed, err := b.seed(ctx); err != nil {
+	if _, err := b.seed(ctx); err != nil && ctx.Err() == nil {
 		b.seedErr = err
-	} else if seed != "" {
-		tmp := build + ".seeding"
-		_ = os.RemoveAll(tmp)
-		if err := copyTree(seed, tmp); err != nil {
-			b.seedErr = fmt.Errorf("copy the seed into %s: %w", cache, err)
-			_ = os.RemoveAll(tmp)
-		} else if err := os.Rename(tmp, build); err != nil {
-			return fmt.Errorf("sandbox: cache %s: %w", cache, err)
-		}
 	}
-	return os.MkdirAll(build, 0o700)
+	return nil
+}
+
+// seedDir is the seed's build cache once it is made, "" before.
+func (b *Box) seedDir() string {
+	if p := b.seedPath.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // seed is the seed's build cache, made on first use: "" when seeding is
@@ -111,9 +112,10 @@ func (b *Box) seed(ctx context.Context) (string, error) {
 	cache := filepath.Join(dir, key)
 	build := filepath.Join(cache, "go-build")
 	if _, err := os.Stat(filepath.Join(cache, "complete")); err == nil {
+		b.seedPath.Store(&build)
 		return build, nil
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("seed cache %s: %w", dir, err)
 	}
 	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
@@ -126,14 +128,16 @@ func (b *Box) seed(ctx context.Context) (string, error) {
 	}
 	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
 	if _, err := os.Stat(filepath.Join(cache, "complete")); err == nil {
+		b.seedPath.Store(&build)
 		return build, nil
 	}
 	if err := b.buildSeed(ctx, cache); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(cache, "complete"), nil, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cache, "complete"), nil, 0o644); err != nil {
 		return "", fmt.Errorf("seed cache: %w", err)
 	}
+	b.seedPath.Store(&build)
 	return build, nil
 }
 
@@ -144,14 +148,19 @@ func (b *Box) seedKey() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("seed: Go's version: %w", err)
 	}
-	sum := sha256.Sum256([]byte(b.goroot + "\x00" + strings.SplitN(string(version), "\n", 2)[0] + "\x00" + os.Getenv("GOFLAGS")))
+	sum := sha256.Sum256([]byte(seedRecipe + "\x00" + b.goroot + "\x00" + strings.SplitN(string(version), "\n", 2)[0] + "\x00" + os.Getenv("GOFLAGS")))
 	return hex.EncodeToString(sum[:8]), nil
 }
 
 // buildSeed writes the seed's module in a directory of its own and builds
-// it, confined, with cache as its Go build cache.
+// it, confined, with cache's go-build as its Go build cache (filled as a
+// setup fills a repository's: the seed's module is redfix's own).
 func (b *Box) buildSeed(ctx context.Context, cache string) error {
-	if err := os.MkdirAll(filepath.Join(cache, "go-build"), 0o700); err != nil {
+	build := filepath.Join(cache, "go-build")
+	if err := os.RemoveAll(build); err != nil {
+		return fmt.Errorf("seed cache: %w", err)
+	}
+	if err := os.MkdirAll(build, 0o755); err != nil {
 		return fmt.Errorf("seed cache: %w", err)
 	}
 	mod, err := os.MkdirTemp("", "redfix-seed-")
@@ -172,19 +181,28 @@ func (b *Box) buildSeed(ctx context.Context, cache string) error {
 	if err != nil {
 		return fmt.Errorf("seed module: %w", err)
 	}
+	scratch, err := os.MkdirTemp(b.scratchRoot(), "seed-")
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	defer os.RemoveAll(scratch)
+	if err := b.ownAll(mod, build, scratch); err != nil {
+		return err
+	}
+	m := mounts{ws: mod, fill: []string{build}, scratch: scratch, hide: b.cfg.Hide, goEnvOff: true}
 	for _, args := range seedCommands {
-		cmd := Cmd{Dir: mod, Args: args, Timeout: DefaultTimeout}
-		env := b.env("", cache, nil, false)
-		cmd.Args = b.wrap(cmd, "", mod, cache)
-		res, err := run(ctx, cmd, env, args[0])
+		res, err := b.runIn(ctx, Cmd{Dir: mod, Args: args, Timeout: DefaultTimeout}, m, args[0])
 		if err != nil {
 			return fmt.Errorf("seed: %s: %w", strings.Join(args, " "), err)
 		}
 		if res.ExitCode != 0 {
 			return fmt.Errorf("seed: %s exited %d: %s", strings.Join(args, " "), res.ExitCode, tail(res.Output, 400))
 		}
+		if err := b.own(build); err != nil {
+			return err
+		}
 	}
-	return nil
+	return b.seal(build)
 }
 
 // flock takes an exclusive lock on f, giving up when ctx ends. It asks
@@ -206,45 +224,6 @@ func flock(ctx context.Context, f *os.File) error {
 		case <-t.C:
 		}
 	}
-}
-
-// copyTree copies the regular files of src into dst (made), keeping their
-// modes.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o700)
-		case !d.Type().IsRegular():
-			return nil
-		}
-		return copyFile(p, target)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // tail is the last n bytes of s.

@@ -48,30 +48,50 @@ func (Driver) Detect(dir string) int {
 	return 0
 }
 
-// Setup fetches the module versions the checkout's go.mod names (go mod
-// download, the one Go step that may reach the module proxy) into the
-// repository's own module cache, which its builds and tests then read
-// offline. A module without requirements has nothing to fetch.
+// Setup fills the repository's Go caches, the only step that writes them:
+// the module versions the checkout's go.mod names (go mod download, the
+// one Go step that reaches the module proxy, through the sandbox's egress),
+// then the packages and their tests compiled into its build cache (go
+// build, and go test with nothing run: -exec /bin/true), so that the
+// checkout's test runs, which write only a scratch cache of their own,
+// find them compiled. Module downloads and compiling run no code of the
+// repository's. A checkout that does not compile is not a setup failure:
+// its tests say so.
 func (d Driver) Setup(ctx context.Context, dir string) error {
-	data, err := untrusted.ReadFile(dir, "go.mod", testrun.MaxSourceBytes)
-	if err != nil || !requires(string(data)) {
-		return nil // no module (go test will say), or nothing to fetch
-	}
 	timeout := d.SetupTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Timeout: timeout, MaxOutput: 64 << 10})
+	data, err := untrusted.ReadFile(dir, "go.mod", testrun.MaxSourceBytes)
 	if err != nil {
-		return fmt.Errorf("go mod download in %s: %w", dir, err)
+		return nil // no module: go test will say
 	}
-	if !res.OK() {
-		if res.TimedOut {
-			return fmt.Errorf("go mod download: timed out after %s", timeout)
+	fill := sandbox.GoCaches(ctx)
+	if requires(string(data)) {
+		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Fill: fill, Registries: sandbox.GoRegistries(ctx), Timeout: timeout, MaxOutput: 64 << 10})
+		if err != nil {
+			return fmt.Errorf("go mod download in %s: %w", dir, err)
 		}
-		return fmt.Errorf("go mod download: exit %d\n%s", res.ExitCode, strings.TrimSpace(res.Output))
+		if !res.OK() {
+			if res.TimedOut {
+				return fmt.Errorf("go mod download: timed out after %s", timeout)
+			}
+			return fmt.Errorf("go mod download: exit %d\n%s", res.ExitCode, strings.TrimSpace(res.Output))
+		}
+	}
+	for _, args := range warmCommands {
+		if _, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Setup: true, Fill: fill[1:], Timeout: timeout, MaxOutput: 16 << 10}); err != nil {
+			return fmt.Errorf("%s in %s: %w", strings.Join(args, " "), dir, err)
+		}
 	}
 	return nil
+}
+
+// warmCommands compile what the checkout's tests and checks compile,
+// running nothing of it.
+var warmCommands = [][]string{
+	{"go", "build", "./..."},
+	{"go", "test", "-count=1", "-run=^$", "-exec=/bin/true", "./..."},
 }
 
 // requires reports a go.mod that names a module it requires.

@@ -51,10 +51,6 @@ type Driver struct {
 	// MaxOutput caps the output kept of each command (0: the sandbox's
 	// default). Test results are read from the runner's report, whole.
 	MaxOutput int
-
-	// writableModules shows node_modules to test runs writable: the
-	// boundary switched off, for the test that shows it holds.
-	writableModules bool
 }
 
 // Name is "node".

@@ -77,7 +77,7 @@ func (s *session) show(ctx context.Context) error {
 		return fmt.Errorf("node: the checkout's node_modules is not a directory (%s): refused", fi.Mode().Type())
 	}
 	b := sandbox.From(ctx)
-	if b != nil && b.Status().Confined && !s.d.writableModules {
+	if b != nil && b.Status().Confined {
 		if err != nil {
 			if err := os.Mkdir(target, 0o755); err != nil {
 				return fmt.Errorf("node: mount point for node_modules: %w", err)

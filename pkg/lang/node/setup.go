@@ -113,15 +113,21 @@ func (d Driver) prepare(ctx context.Context, dir string) (string, error) {
 	return filepath.Join(entry, "node_modules"), nil
 }
 
-// cacheRoot is the driver's cache directory.
+// cacheRoot is the driver's cache directory: the configured one (with a
+// directory of its own for untrusted runs), or the repository's in the
+// sandbox's.
 func (d Driver) cacheRoot(ctx context.Context) string {
-	if d.CacheDir != "" {
-		if abs, err := filepath.Abs(d.CacheDir); err == nil {
-			return abs
-		}
-		return d.CacheDir
+	if d.CacheDir == "" {
+		return filepath.Join(sandbox.CacheDir(ctx), "node")
 	}
-	return filepath.Join(sandbox.CacheDir(ctx), "node")
+	root := d.CacheDir
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if sandbox.Untrusted(ctx) {
+		root = filepath.Join(root, "untrusted")
+	}
+	return root
 }
 
 // manager finds the checkout's lockfile, its package manager, and the
@@ -252,9 +258,13 @@ func (d Driver) install(ctx context.Context, m manager, root, entry, key string,
 	// through /usr/bin/env.
 	env = append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false", "CI=true")
+	registries, err := d.registries(env)
+	if err != nil {
+		return err
+	}
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
-		Dir: staging, Args: args, Env: env, Setup: true, Outbox: downloads,
-		Timeout: d.SetupTimeout, MaxOutput: d.MaxOutput,
+		Dir: staging, Args: args, Env: env, Setup: true, Fill: []string{staging, downloads},
+		Registries: registries, Timeout: d.SetupTimeout, MaxOutput: d.MaxOutput,
 	})
 	cmd := strings.Join(args, " ")
 	switch {
@@ -270,13 +280,38 @@ func (d Driver) install(ctx context.Context, m manager, root, entry, key string,
 			return fmt.Errorf("node setup: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(staging, readyFile), []byte(key), 0o644); err != nil {
+	// Written beneath the entry, through no link the install made.
+	if err := untrusted.WriteFile(staging, readyFile, []byte(key), 0o644); err != nil {
 		return fmt.Errorf("node setup: %w", err)
 	}
 	if err := os.Rename(staging, entry); err != nil {
 		return fmt.Errorf("node setup: %w", err)
 	}
 	return nil
+}
+
+var npmRegistries sync.Map // npm binary → its configured registry
+
+// registries are the endpoints an install reaches: npm's configured
+// registry, asked once of npm with the install's environment.
+func (d Driver) registries(env []string) ([]string, error) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return nil, nil // pnpm and yarn alone: their own defaults are not asked
+	}
+	if v, ok := npmRegistries.Load(npm); ok {
+		return v.([]string), nil
+	}
+	c := exec.Command(npm, "config", "get", "registry")
+	c.Env = sandbox.Env(env...)
+	c.Dir = os.TempDir()
+	out, err := c.Output()
+	if err != nil {
+		return nil, fmt.Errorf("node setup: ask npm for its registry: %w", err)
+	}
+	regs := []string{strings.TrimSpace(string(out))}
+	npmRegistries.Store(npm, regs)
+	return regs, nil
 }
 
 // maxSetupOutput caps the output an error of setup carries.

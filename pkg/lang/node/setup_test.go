@@ -30,8 +30,8 @@ describe('poison', () => {
 
 // node_modules is made once per lockfile and reused by the next setup;
 // a test that writes into it fails, and the cache stays as setup made it.
-// With node_modules shown writable (the boundary off), the same test
-// poisons the cache the next job would use.
+// Unconfined (the boundary off), the same test poisons the cache the next
+// job would use.
 func TestSetupCachesAndProtectsNodeModules(t *testing.T) {
 	nodetest.Require(t)
 	dir, _ := nodetest.History(t, append(append([]string(nil), nodetest.Words...), poison)...)
@@ -89,10 +89,13 @@ func TestSetupCachesAndProtectsNodeModules(t *testing.T) {
 	}
 	clean(t, dir)
 
-	// The boundary off: the same run poisons the cache.
-	off := d
-	off.writableModules = true
-	o, err = off.Run(ctx, dir, []string{test}, 1)
+	// The boundary off (no sandbox, the same cache): the same run poisons
+	// the cache.
+	box, err := sandbox.New(ctx, sandbox.Config{Mode: sandbox.ModeOff, CacheDir: sandbox.From(ctx).Config().CacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err = d.Run(sandbox.With(ctx, box), dir, []string{test}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

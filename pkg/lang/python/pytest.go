@@ -72,28 +72,29 @@ func pytestArgs(dir, junit string) []string {
 }
 
 // vars is the environment of the repository's commands: redfix's plugin
-// on the import path, and bytecode kept out of the checkout.
+// on the import path, and no bytecode written.
 //
-// Bytecode goes to the repository's cache (PYTHONPYCACHEPREFIX), where it
-// outlives the run for the interpreter's and the dependencies' modules,
-// while what was compiled of the checkout and the outbox is dropped when
-// the operation ends (session). PYTHONDONTWRITEBYTECODE would keep
-// imports from writing but not a test that compiles on purpose
-// (py_compile, compileall), and with a prefix it makes every process
-// compile pytest and the standard library again: a run takes three to
-// four times as long. PYTHONHASHSEED is left random, as in CI: a test that
-// depends on the order of a set must show it over count runs.
+// Imports write no bytecode (PYTHONDONTWRITEBYTECODE) and read what the
+// interpreter's library and the virtual environment were installed with,
+// beside their sources: those are read-only to the commands, and a
+// command compiles the checkout's own modules in memory. A test that
+// compiles on purpose (py_compile, compileall) writes into the checkout,
+// which redfix cleans at every checkout (git clean) and never trusts after
+// a run. A bytecode prefix (PYTHONPYCACHEPREFIX) would make every process
+// compile pytest and the standard library again unless it were kept across
+// runs, where a test could plant bytecode that a later run imports.
+// PYTHONHASHSEED is left random, as in CI: a test that depends on the
+// order of a set must show it over count runs.
 func (e pyEnv) vars(outbox string, extra ...string) []string {
 	importPath := append([]string{outbox}, e.path...)
 	return append([]string{
-		"PYTHONPYCACHEPREFIX=" + e.pycache,
+		"PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=" + strings.Join(importPath, string(os.PathListSeparator)),
 	}, extra...)
 }
 
 // session prepares the checkout at dir for an operation and makes its
-// outbox; done removes the outbox and the bytecode compiled of the
-// checkout and the outbox.
+// outbox; done removes the outbox.
 func (d Driver) session(ctx context.Context, dir string) (env pyEnv, outbox string, done func(), err error) {
 	env, err = d.prepare(ctx, dir)
 	if err != nil {
@@ -103,14 +104,7 @@ func (d Driver) session(ctx context.Context, dir string) (env pyEnv, outbox stri
 	if err != nil {
 		return pyEnv{}, "", nil, err
 	}
-	return env, outbox, func() {
-		_ = os.RemoveAll(outbox)
-		for _, p := range append([]string{dir, outbox}, aliasesOf(dir)...) {
-			if filepath.IsAbs(p) {
-				_ = os.RemoveAll(filepath.Join(env.pycache, p))
-			}
-		}
-	}, nil
+	return env, outbox, func() { _ = os.RemoveAll(outbox) }, nil
 }
 
 // writePlugin writes redfix's pytest plugin into outbox.

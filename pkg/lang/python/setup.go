@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,8 +42,6 @@ type pyEnv struct {
 	// path are directories put before the checkout's on the import path:
 	// a src layout's src.
 	path []string
-	// pycache is where bytecode is written (see vars).
-	pycache string
 	// notes say what of the declared dependencies was left out; a setup
 	// that fails says them.
 	notes []string
@@ -81,7 +81,7 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	if err != nil {
 		return pyEnv{}, err
 	}
-	env := pyEnv{python: base, base: base, pycache: filepath.Join(sandbox.CacheDir(ctx), "python", "pycache")}
+	env := pyEnv{python: base, base: base}
 	if fi, err := untrusted.Lstat(dir, "src"); err == nil && fi.IsDir() {
 		if _, err := untrusted.Lstat(dir, "src/__init__.py"); err != nil {
 			env.path = append(env.path, filepath.Join(dir, "src"))
@@ -190,7 +190,9 @@ func ready(venv, key string) bool {
 }
 
 // makeVenv makes the virtual environment venv, under a lock that jobs of
-// the same repository share, unless another job made it meanwhile.
+// the same repository share, unless another job made it meanwhile. The
+// environment is the setup's to fill (sandbox.Cmd.Fill), with pip's
+// download cache; every other command sees both read-only.
 func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, reqs, constraints, notes []string) error {
 	if err := os.MkdirAll(filepath.Dir(venv), 0o755); err != nil {
 		return fmt.Errorf("python setup: %w", err)
@@ -203,7 +205,8 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	if ready(venv, key) {
 		return nil
 	}
-	// What a job that died halfway left.
+	// What a job that died halfway left (a directory only a setup wrote,
+	// removed without following a link in it).
 	if err := os.RemoveAll(venv); err != nil {
 		return fmt.Errorf("python setup: %w", err)
 	}
@@ -213,15 +216,16 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 			_ = os.RemoveAll(venv)
 		}
 	}()
+	s := setup{d: d, outbox: outbox, fill: []string{venv, filepath.Join(filepath.Dir(venv), "pip")}}
 	py := filepath.Join(venv, "bin", "python")
 	// pip is taken from the system's site packages (Debian's python3-pip)
 	// when it is there: bootstrapping one into each environment costs
 	// seconds.
-	if err := d.setupCmd(ctx, outbox, base, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
+	if err := s.cmd(ctx, base, "-m", "venv", "--system-site-packages", "--without-pip", venv); err != nil {
 		return err
 	}
-	if _, err := d.setupRun(ctx, outbox, py, "-m", "pip", "--version"); err != nil {
-		if err := d.setupCmd(ctx, outbox, py, "-m", "ensurepip", "--default-pip"); err != nil {
+	if _, err := s.run(ctx, py, "-m", "pip", "--version"); err != nil {
+		if err := s.cmd(ctx, py, "-m", "ensurepip", "--default-pip"); err != nil {
 			return err
 		}
 	}
@@ -237,42 +241,55 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	if err := os.WriteFile(reqFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("python setup: %w", err)
 	}
+	if s.registries, err = d.registries(base, py); err != nil {
+		return err
+	}
 	args := []string{py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off"}
 	if d.IndexURL != "" {
 		args = append(args, "--index-url", d.IndexURL)
 	}
 	args = append(args, "-r", reqFile)
-	if err := d.setupCmd(ctx, outbox, args...); err != nil {
+	if err := s.cmd(ctx, args...); err != nil {
 		msg := fmt.Sprintf("%v\n(the requirements: %s", err, strings.Join(lines, "; "))
 		if len(notes) > 0 {
 			msg += "; left out of the declared dependencies: " + strings.Join(notes, "; ")
 		}
 		return errors.New(msg + ")")
 	}
-	if err := os.WriteFile(filepath.Join(venv, readyFile), []byte(key), 0o644); err != nil {
+	// Written beneath the environment, through no link a setup made.
+	if err := untrusted.WriteFile(venv, readyFile, []byte(key), 0o644); err != nil {
 		return fmt.Errorf("python setup: %w", err)
 	}
 	ok = true
 	return nil
 }
 
-// setupCmd runs a setup command, an error naming it and its output when it
+// setup runs a virtual environment's setup commands: the directories they
+// fill, and the registries they reach.
+type setup struct {
+	d          Driver
+	outbox     string
+	fill       []string
+	registries []string
+}
+
+// cmd runs a setup command, an error naming it and its output when it
 // fails.
-func (d Driver) setupCmd(ctx context.Context, outbox string, args ...string) error {
-	_, err := d.setupRun(ctx, outbox, args...)
+func (s setup) cmd(ctx context.Context, args ...string) error {
+	_, err := s.run(ctx, args...)
 	return err
 }
 
 // maxSetupOutput caps the output an error of setup carries.
 const maxSetupOutput = 8 << 10
 
-func (d Driver) setupRun(ctx context.Context, outbox string, args ...string) (sandbox.Result, error) {
-	cache := sandbox.CacheDir(ctx)
+func (s setup) run(ctx context.Context, args ...string) (sandbox.Result, error) {
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
-		Dir: outbox, Args: args, Setup: true, Outbox: outbox,
-		Timeout: d.SetupTimeout, MaxOutput: d.MaxOutput,
+		Dir: s.outbox, Args: args, Setup: true, Outbox: s.outbox,
+		Fill: s.fill, Registries: s.registries,
+		Timeout: s.d.SetupTimeout, MaxOutput: s.d.MaxOutput,
 		Env: []string{
-			"PIP_CACHE_DIR=" + filepath.Join(cache, "python", "pip"),
+			"PIP_CACHE_DIR=" + s.fill[1],
 			"PIP_DISABLE_PIP_VERSION_CHECK=1",
 			"PIP_NO_INPUT=1",
 		},
@@ -287,6 +304,33 @@ func (d Driver) setupRun(ctx context.Context, outbox string, args ...string) (sa
 		return res, fmt.Errorf("python setup: %s exited with status %d:\n%s", cmd, res.ExitCode, clip.Middle(strings.TrimSpace(res.Output), maxSetupOutput))
 	}
 	return res, nil
+}
+
+var indexes sync.Map // interpreter → the registries of pip's default index
+
+// registries are the endpoints pip installs from: the configured index,
+// or pip's own default index and the host it serves files from, asked of
+// the environment's pip (py) once per interpreter (base).
+func (d Driver) registries(base, py string) ([]string, error) {
+	if d.IndexURL != "" {
+		return []string{d.IndexURL}, nil
+	}
+	if v, ok := indexes.Load(base); ok {
+		return v.([]string), nil
+	}
+	out, err := exec.Command(py, "-I", "-c", "from pip._internal.models.index import PyPI as i; print(i.simple_url); print(i.file_storage_domain)").Output()
+	if err != nil {
+		return nil, fmt.Errorf("python setup: ask %s's pip for its default index (or set the driver's index_url): %w", base, err)
+	}
+	var regs []string
+	for i, line := range strings.Fields(string(out)) {
+		if i == 1 && !strings.Contains(line, "://") {
+			line = "https://" + line
+		}
+		regs = append(regs, line)
+	}
+	indexes.Store(base, regs)
+	return regs, nil
 }
 
 // lock takes an exclusive lock on the file name, waiting for it as long as
