@@ -26,7 +26,7 @@ var depsScript string
 
 // recipe names how a virtual environment is made: a change to the making
 // changes it, and with it every environment's key.
-const recipe = "redfix-python-venv/1"
+const recipe = "redfix-python-venv/2"
 
 // readyFile marks a virtual environment made whole; it holds the key.
 const readyFile = ".redfix-ready"
@@ -101,9 +101,9 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	env.notes = append(env.notes, probe.Notes...)
 	reqs := decl.requirements
 	for _, r := range probe.Requires {
-		req, why := requirement(r)
+		req, why := requirement(r.Requirement)
 		if why != "" {
-			env.notes = append(env.notes, fmt.Sprintf("%q left out: %s", r, why))
+			env.notes = append(env.notes, fmt.Sprintf("%s: %q left out: %s", r.From, r.Requirement, why))
 			continue
 		}
 		reqs = append(reqs, req)
@@ -126,10 +126,10 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 
 // probed is what the dependency script says (scripts/deps.py).
 type probed struct {
-	Requires []string `json:"requires"`
-	Missing  []string `json:"missing"`
-	Version  string   `json:"version"`
-	Notes    []string `json:"notes"`
+	Requires []declaredBy `json:"requires"`
+	Missing  []string     `json:"missing"`
+	Version  string       `json:"version"`
+	Notes    []string     `json:"notes"`
 }
 
 // maxProbeBytes bounds the dependency script's answer.

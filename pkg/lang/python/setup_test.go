@@ -241,3 +241,69 @@ func TestSetupInstallsTheToolsAnInterpreterLacks(t *testing.T) {
 		t.Errorf("passed %q\n%s", o.Passed, o.Output)
 	}
 }
+
+// countingServer answers every request with 404 and counts them.
+type countingServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newCountingServer(t *testing.T) *countingServer {
+	t.Helper()
+	s := &countingServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *countingServer) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+// Direct references, URLs and version-control URLs, in a requirements
+// file or pyproject.toml, are left out with notes naming them: the setup
+// installs the rest from the index, and the server they name is never
+// asked.
+func TestSetupLeavesOutDirectReferences(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	evil := newCountingServer(t)
+	fn, w := wheel(t, "redfix-tinydep", "1.0", map[string]string{"redfix_tinydep/__init__.py": "VALUE = 42\n"})
+	ix := newSimpleIndex(t, map[string][]byte{fn: w})
+	d.IndexURL = ix.URL + "/simple/"
+	dir := repo(t, map[string]string{
+		"requirements.txt": fmt.Sprintf("redfix-tinydep==1.0\nredfix-evil @ %[1]s/evil.tar.gz\n%[1]s/bare-1.0.tar.gz\ngit+%[1]s/evil.git#egg=redfix-evilvcs\n", evil.URL),
+		"pyproject.toml":   fmt.Sprintf("[project]\nname = \"app\"\ndependencies = [\"redfix-evil2 @ %s/evil2-1.0-py3-none-any.whl\"]\n", evil.URL),
+	})
+	env, err := d.prepare(ctx, dir)
+	if got := evil.requests(); len(got) != 0 {
+		t.Fatalf("the server a direct reference names was asked: %q", got)
+	}
+	if err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if ix.count() == 0 {
+		t.Fatal("the index was not asked: pip did not run")
+	}
+	for _, note := range []string{
+		fmt.Sprintf("requirements.txt:2: %q left out: %s", "redfix-evil @ "+evil.URL+"/evil.tar.gz", whyDirect),
+		fmt.Sprintf("requirements.txt:3: %q left out: %s", evil.URL+"/bare-1.0.tar.gz", whyURL),
+		fmt.Sprintf("requirements.txt:4: %q left out: %s", "git+"+evil.URL+"/evil.git#egg=redfix-evilvcs", whyVCS),
+		fmt.Sprintf("pyproject.toml [project] dependencies: %q left out: %s", "redfix-evil2 @ "+evil.URL+"/evil2-1.0-py3-none-any.whl", whyDirect),
+	} {
+		if !contains(env.notes, note) {
+			t.Errorf("no note says %s\nnotes: %q", note, env.notes)
+		}
+	}
+	for _, n := range env.notes {
+		t.Logf("note: %s", n)
+	}
+}
