@@ -22,7 +22,7 @@ func languages(cfg config.Config) (*lang.Drivers, error) {
 	py, nd := cfg.Languages.Python, cfg.Languages.Node
 	d := lang.New(
 		golang.Driver{Tests: testrun.Runner{Timeout: testTimeout}},
-		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
+		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
 		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	)
 	for _, r := range cfg.Languages.Repos {

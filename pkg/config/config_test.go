@@ -261,6 +261,29 @@ func TestLanguages(t *testing.T) {
 	if cfg.Languages.Python.IndexURL != "http://127.0.0.1:9/simple" || cfg.Languages.Python.Interpreter != "/opt/py/bin/python3" {
 		t.Errorf("python = %+v", cfg.Languages.Python)
 	}
+	// Wheels only unless the operator allows source distributions, in the
+	// file or the environment.
+	if Default().Languages.Python.AllowSdists {
+		t.Error("source distributions are allowed by default")
+	}
+	if err := os.WriteFile(file, []byte("languages:\n  python:\n    allow_sdists: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := Load(file, env(nil)); err != nil || !cfg.Languages.Python.AllowSdists {
+		t.Errorf("allow_sdists: true in the file: %+v, %v", cfg.Languages.Python, err)
+	}
+	if cfg, err := Load(file, env(map[string]string{"REDFIX_PYTHON_ALLOW_SDISTS": "false"})); err != nil || cfg.Languages.Python.AllowSdists {
+		t.Errorf("REDFIX_PYTHON_ALLOW_SDISTS=false over the file: %+v, %v", cfg.Languages.Python, err)
+	}
+	if _, err := Load("", env(map[string]string{"REDFIX_PYTHON_ALLOW_SDISTS": "sometimes"})); err == nil || !strings.Contains(err.Error(), "REDFIX_PYTHON_ALLOW_SDISTS") {
+		t.Errorf("REDFIX_PYTHON_ALLOW_SDISTS=sometimes: err = %v", err)
+	}
+	if err := os.WriteFile(file, []byte("languages:\n  python:\n    allow_sdists: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), "sometimes") {
+		t.Errorf("allow_sdists: sometimes: err = %v", err)
+	}
 	if err := os.WriteFile(file, []byte("languages:\n  repos:\n    - pattern: acme/*\n      driver: cobol\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,7 @@ var envVars = []struct {
 	{"REDFIX_GITHUB_KEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.GitHub.KeepInterval })},
 	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
 	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},
+	{"REDFIX_PYTHON_ALLOW_SDISTS", boolVar(func(c *Config) *bool { return &c.Languages.Python.AllowSdists })},
 	{"REDFIX_NODE", func(c *Config, v string) error { c.Languages.Node.Node = v; return nil }},
 	{"REDFIX_NODE_CACHE_DIR", func(c *Config, v string) error { c.Languages.Node.CacheDir = v; return nil }},
 	{"REDFIX_NODE_INSTALL_SCRIPTS", boolVar(func(c *Config) *bool { return &c.Languages.Node.InstallScripts })},

@@ -34,6 +34,10 @@ type Python struct {
 	// IndexURL is the package index the setup step installs dependencies
 	// from (pip's --index-url); empty leaves it to pip.
 	IndexURL string `yaml:"index_url"`
+	// AllowSdists lets the setup step build source distributions. Off (the
+	// default) pip installs wheels only: building an sdist runs its build
+	// backend, code of the package's choosing, with the network.
+	AllowSdists bool `yaml:"allow_sdists"`
 	// Pyflakes is the linter of the static checks; empty finds pyflakes3.
 	Pyflakes string `yaml:"pyflakes"`
 	// SetupTimeout bounds each setup command (a pip install); 0 is the

@@ -75,7 +75,10 @@ func (d Driver) Setup(ctx context.Context, dir string) error {
 // requirements, kept under the repository's cache directory across jobs
 // (sandbox.CacheDir) and made once: the commands that make it are the
 // only ones that may reach the network (sandbox.Cmd.Setup), and a setup
-// that fails is an error naming the command and its output.
+// that fails is an error naming the command and its output. pip installs
+// wheels only unless the driver allows source distributions (AllowSdists):
+// nothing of the index's or the repository's choosing is built, so no
+// build backend runs with the network.
 func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	base, err := d.interpreter()
 	if err != nil {
@@ -112,7 +115,7 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	if len(reqs) == 0 {
 		return env, nil
 	}
-	key := venvKey(base, probe.Version, d.IndexURL, reqs, decl.constraints)
+	key := venvKey(base, probe.Version, d.IndexURL, d.AllowSdists, reqs, decl.constraints)
 	venv := filepath.Join(sandbox.CacheDir(ctx), "python", "venv-"+key[:24])
 	env.python = filepath.Join(venv, "bin", "python")
 	if ready(venv, key) {
@@ -168,9 +171,9 @@ func (d Driver) probe(ctx context.Context, base, dir, outbox string) (probed, er
 }
 
 // venvKey names a virtual environment by what makes it.
-func venvKey(base, version, index string, reqs, constraints []string) string {
+func venvKey(base, version, index string, sdists bool, reqs, constraints []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", recipe, base, version, index)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\nsdists=%v\n", recipe, base, version, index, sdists)
 	if real, err := filepath.EvalSymlinks(base); err == nil {
 		fmt.Fprintf(h, "%s\n", real)
 	}
@@ -241,9 +244,15 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	if d.IndexURL != "" {
 		args = append(args, "--index-url", d.IndexURL)
 	}
+	if !d.AllowSdists {
+		args = append(args, "--only-binary", ":all:")
+	}
 	args = append(args, "-r", reqFile)
 	if err := d.setupCmd(ctx, outbox, args...); err != nil {
 		msg := fmt.Sprintf("%v\n(the requirements: %s", err, strings.Join(lines, "; "))
+		if !d.AllowSdists {
+			msg += "; wheels only: what the index has only as a source distribution is not built unless the driver allows it (allow_sdists)"
+		}
 		if len(notes) > 0 {
 			msg += "; left out of the declared dependencies: " + strings.Join(notes, "; ")
 		}
