@@ -23,7 +23,7 @@ func languages(cfg config.Config) (*lang.Drivers, error) {
 	d := lang.New(
 		golang.Driver{Tests: testrun.Runner{Timeout: testTimeout}},
 		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
-		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
+		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	)
 	for _, r := range cfg.Languages.Repos {
 		if err := d.Override(r.Pattern, r.Driver); err != nil {

@@ -88,6 +88,7 @@ var envVars = []struct {
 	{"REDFIX_PYTHON_ALLOW_SDISTS", boolVar(func(c *Config) *bool { return &c.Languages.Python.AllowSdists })},
 	{"REDFIX_NODE", func(c *Config, v string) error { c.Languages.Node.Node = v; return nil }},
 	{"REDFIX_NODE_CACHE_DIR", func(c *Config, v string) error { c.Languages.Node.CacheDir = v; return nil }},
+	{"REDFIX_NODE_REGISTRY", func(c *Config, v string) error { c.Languages.Node.Registry = v; return nil }},
 	{"REDFIX_NODE_INSTALL_SCRIPTS", boolVar(func(c *Config) *bool { return &c.Languages.Node.InstallScripts })},
 	{"REDFIX_NODE_SETUP_TIMEOUT", durationVar(func(c *Config) *time.Duration { return &c.Languages.Node.SetupTimeout })},
 	{"REDFIX_SANDBOX", func(c *Config, v string) error { c.Sandbox.Mode = v; return nil }},

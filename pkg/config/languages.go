@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"time"
 )
@@ -56,6 +57,11 @@ type Node struct {
 	// shared by the repositories' jobs; empty is sandbox.cache_dir's node
 	// directory. The package manager is always the lockfile's.
 	CacheDir string `yaml:"cache_dir"`
+	// Registry is the package registry setup installs from (passed to the
+	// package manager); a lockfile or package.json taking a package from
+	// anywhere else is refused before any install. Empty is npm's own
+	// configured default.
+	Registry string `yaml:"registry"`
 	// InstallScripts lets packages' install scripts run during setup
 	// (preinstall, install, postinstall). Off, they never run: a
 	// dependency needing one to build fails its tests instead.
@@ -94,6 +100,16 @@ func (n Node) validate() []error {
 	}
 	if n.CheckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.node.check_timeout must not be negative, got %s", n.CheckTimeout))
+	}
+	if n.Registry != "" {
+		u, err := url.Parse(n.Registry)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			shown := n.Registry
+			if err == nil && u.User != nil {
+				shown = u.Redacted()
+			}
+			errs = append(errs, fmt.Errorf("languages.node.registry must be an http or https URL with a host and no credentials (npm's configuration holds those), query or fragment, got %q", shown))
+		}
 	}
 	return errs
 }
