@@ -22,8 +22,8 @@ func languages(cfg config.Config) (*lang.Drivers, error) {
 	py, nd := cfg.Languages.Python, cfg.Languages.Node
 	d := lang.New(
 		golang.Driver{Tests: testrun.Runner{Timeout: testTimeout}},
-		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
-		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
+		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
+		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	)
 	for _, r := range cfg.Languages.Repos {
 		if err := d.Override(r.Pattern, r.Driver); err != nil {

@@ -261,6 +261,29 @@ func TestLanguages(t *testing.T) {
 	if cfg.Languages.Python.IndexURL != "http://127.0.0.1:9/simple" || cfg.Languages.Python.Interpreter != "/opt/py/bin/python3" {
 		t.Errorf("python = %+v", cfg.Languages.Python)
 	}
+	// Wheels only unless the operator allows source distributions, in the
+	// file or the environment.
+	if Default().Languages.Python.AllowSdists {
+		t.Error("source distributions are allowed by default")
+	}
+	if err := os.WriteFile(file, []byte("languages:\n  python:\n    allow_sdists: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := Load(file, env(nil)); err != nil || !cfg.Languages.Python.AllowSdists {
+		t.Errorf("allow_sdists: true in the file: %+v, %v", cfg.Languages.Python, err)
+	}
+	if cfg, err := Load(file, env(map[string]string{"REDFIX_PYTHON_ALLOW_SDISTS": "false"})); err != nil || cfg.Languages.Python.AllowSdists {
+		t.Errorf("REDFIX_PYTHON_ALLOW_SDISTS=false over the file: %+v, %v", cfg.Languages.Python, err)
+	}
+	if _, err := Load("", env(map[string]string{"REDFIX_PYTHON_ALLOW_SDISTS": "sometimes"})); err == nil || !strings.Contains(err.Error(), "REDFIX_PYTHON_ALLOW_SDISTS") {
+		t.Errorf("REDFIX_PYTHON_ALLOW_SDISTS=sometimes: err = %v", err)
+	}
+	if err := os.WriteFile(file, []byte("languages:\n  python:\n    allow_sdists: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), "sometimes") {
+		t.Errorf("allow_sdists: sometimes: err = %v", err)
+	}
 	if err := os.WriteFile(file, []byte("languages:\n  repos:\n    - pattern: acme/*\n      driver: cobol\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +301,7 @@ func TestLanguagesNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("languages:\n  repos:\n    - pattern: acme/web-*\n      driver: node\n  node:\n    cache_dir: /var/cache/redfix-node\n    setup_timeout: 4m\n    check_timeout: 3m\n")
+	write("languages:\n  repos:\n    - pattern: acme/web-*\n      driver: node\n  node:\n    cache_dir: /var/cache/redfix-node\n    registry: https://artifacts.example/api/npm/remote/\n    setup_timeout: 4m\n    check_timeout: 3m\n")
 	cfg, err := Load(file, env(map[string]string{"REDFIX_NODE": "/opt/node20/bin/node", "REDFIX_NODE_INSTALL_SCRIPTS": "true"}))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +309,7 @@ func TestLanguagesNode(t *testing.T) {
 	if len(cfg.Languages.Repos) != 1 || cfg.Languages.Repos[0] != (LanguageRepo{"acme/web-*", "node"}) {
 		t.Errorf("repos = %+v", cfg.Languages.Repos)
 	}
-	want := Node{Node: "/opt/node20/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, SetupTimeout: 4 * time.Minute, CheckTimeout: 3 * time.Minute}
+	want := Node{Node: "/opt/node20/bin/node", CacheDir: "/var/cache/redfix-node", Registry: "https://artifacts.example/api/npm/remote/", InstallScripts: true, SetupTimeout: 4 * time.Minute, CheckTimeout: 3 * time.Minute}
 	if cfg.Languages.Node != want {
 		t.Errorf("node = %+v, want %+v", cfg.Languages.Node, want)
 	}
@@ -295,11 +318,11 @@ func TestLanguagesNode(t *testing.T) {
 		t.Errorf("default node settings = %+v", d.Languages.Node)
 	}
 	// The environment overrides the file.
-	cfg, err = Load(file, env(map[string]string{"REDFIX_NODE_CACHE_DIR": "/tmp/nc", "REDFIX_NODE_SETUP_TIMEOUT": "90s"}))
+	cfg, err = Load(file, env(map[string]string{"REDFIX_NODE_CACHE_DIR": "/tmp/nc", "REDFIX_NODE_SETUP_TIMEOUT": "90s", "REDFIX_NODE_REGISTRY": "http://127.0.0.1:4873/"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := cfg.Languages.Node; n.CacheDir != "/tmp/nc" || n.SetupTimeout != 90*time.Second {
+	if n := cfg.Languages.Node; n.CacheDir != "/tmp/nc" || n.SetupTimeout != 90*time.Second || n.Registry != "http://127.0.0.1:4873/" {
 		t.Errorf("node from the environment = %+v", n)
 	}
 
@@ -307,11 +330,14 @@ func TestLanguagesNode(t *testing.T) {
 		{"languages:\n  node:\n    setup_timeout: -1s\n", "languages.node.setup_timeout must not be negative"},
 		{"languages:\n  node:\n    check_timeout: -1s\n", "languages.node.check_timeout must not be negative"},
 		{"languages:\n  node:\n    install_script: true\n", "install_script"},
+		{"languages:\n  node:\n    registry: artifacts.example/npm\n", "languages.node.registry must be an http or https URL"},
+		{"languages:\n  node:\n    registry: https://user:token@artifacts.example/npm/\n", "languages.node.registry must be"},
+		{"languages:\n  node:\n    registry: file:///srv/npm\n", "languages.node.registry must be"},
 		{"languages:\n  node:\n    package_manager: pnpm\n", "package_manager"},
 	} {
 		write(c.yaml)
-		if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "token") {
+			t.Errorf("%q: err = %v, want %q (and no credentials)", c.yaml, err, c.want)
 		}
 	}
 	for _, bad := range []map[string]string{{"REDFIX_NODE_INSTALL_SCRIPTS": "sometimes"}, {"REDFIX_NODE_SETUP_TIMEOUT": "soon"}, {"REDFIX_NODE_SETUP_TIMEOUT": "-5s"}} {

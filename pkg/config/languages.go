@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"time"
 )
@@ -34,6 +35,10 @@ type Python struct {
 	// IndexURL is the package index the setup step installs dependencies
 	// from (pip's --index-url); empty leaves it to pip.
 	IndexURL string `yaml:"index_url"`
+	// AllowSdists lets the setup step build source distributions. Off (the
+	// default) pip installs wheels only: building an sdist runs its build
+	// backend, code of the package's choosing, with the network.
+	AllowSdists bool `yaml:"allow_sdists"`
 	// Pyflakes is the linter of the static checks; empty finds pyflakes3.
 	Pyflakes string `yaml:"pyflakes"`
 	// SetupTimeout bounds each setup command (a pip install); 0 is the
@@ -52,6 +57,11 @@ type Node struct {
 	// shared by the repositories' jobs; empty is sandbox.cache_dir's node
 	// directory. The package manager is always the lockfile's.
 	CacheDir string `yaml:"cache_dir"`
+	// Registry is the package registry setup installs from (passed to the
+	// package manager); a lockfile or package.json taking a package from
+	// anywhere else is refused before any install. Empty is npm's own
+	// configured default.
+	Registry string `yaml:"registry"`
 	// InstallScripts lets packages' install scripts run during setup
 	// (preinstall, install, postinstall). Off, they never run: a
 	// dependency needing one to build fails its tests instead.
@@ -90,6 +100,16 @@ func (n Node) validate() []error {
 	}
 	if n.CheckTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.node.check_timeout must not be negative, got %s", n.CheckTimeout))
+	}
+	if n.Registry != "" {
+		u, err := url.Parse(n.Registry)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			shown := n.Registry
+			if err == nil && u.User != nil {
+				shown = u.Redacted()
+			}
+			errs = append(errs, fmt.Errorf("languages.node.registry must be an http or https URL with a host and no credentials (npm's configuration holds those), query or fragment, got %q", shown))
+		}
 	}
 	return errs
 }

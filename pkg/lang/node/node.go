@@ -39,6 +39,12 @@ type Driver struct {
 	// Node is the node binary the tests run with: a path, or a name looked
 	// up on PATH; "" is node.
 	Node string
+	// Registry is the registry packages are installed from, passed to the
+	// package manager (--registry); a lockfile or package.json that takes
+	// a package from anywhere else (a tarball URL elsewhere, git, a file
+	// or link outside the checkout's workspace packages) is refused before
+	// any install. "" is npm's own configured default, asked once.
+	Registry string
 	// InstallScripts lets the packages' install scripts (preinstall,
 	// install, postinstall, prepare) run at setup. They are off by
 	// default: they are code of the repository's choosing, run with the

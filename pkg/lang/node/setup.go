@@ -22,7 +22,7 @@ import (
 
 // recipe names how node_modules is made: a change to the making changes
 // it, and with it every cache entry's key.
-const recipe = "redfix-node-modules/1"
+const recipe = "redfix-node-modules/2"
 
 // readyFile marks a cache entry made whole; it holds the key.
 const readyFile = ".redfix-ready"
@@ -67,8 +67,14 @@ func (d Driver) Setup(ctx context.Context, dir string) error {
 // copied out of the checkout: a repository's .npmrc (a registry, tokens)
 // is not read; nor are npm workspaces' own package.json files.
 //
+// Every package must come from the registry (Driver.Registry, passed to
+// the manager): a lockfile or package.json naming a tarball elsewhere, a
+// git repository, or a file or link outside the checkout's workspace
+// packages is refused before any install runs, the error naming each (see
+// checkSources).
+//
 // node_modules is made once per key (the lockfile, package.json, node's
-// version, the manager, whether install scripts run) in the driver's cache
+// version, the manager, the registry, whether install scripts run) in the driver's cache
 // directory, under a lock jobs share, by the only command that may reach
 // the network (sandbox.Cmd.Setup); tests then see it read-only (see
 // session). Install scripts do not run unless the driver says so: they
@@ -101,13 +107,20 @@ func (d Driver) prepare(ctx context.Context, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	key := d.key(m, version, manifest, lock)
+	reg, err := d.registry(ctx)
+	if err != nil {
+		return "", err
+	}
+	key := d.key(m, version, reg, manifest, lock)
 	root := d.cacheRoot(ctx)
 	entry := filepath.Join(root, "modules-"+key[:24])
 	if ready(entry, key) {
 		return filepath.Join(entry, "node_modules"), nil
 	}
-	if err := d.install(ctx, m, root, entry, key, manifest, lock); err != nil {
+	if err := checkSources(reg, m.lockfile, manifest, lock); err != nil {
+		return "", err
+	}
+	if err := d.install(ctx, m, reg, root, entry, key, manifest, lock); err != nil {
 		return "", err
 	}
 	return filepath.Join(entry, "node_modules"), nil
@@ -153,9 +166,9 @@ func (d Driver) manager(dir string) (manager, []byte, error) {
 }
 
 // key names a cache entry by what makes it.
-func (d Driver) key(m manager, version string, manifest, lock []byte) string {
+func (d Driver) key(m manager, version string, reg registry, manifest, lock []byte) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s %s\n%s\nscripts=%v\n", recipe, m.name, m.lockfile, version, d.InstallScripts)
+	fmt.Fprintf(h, "%s\n%s %s\n%s\nscripts=%v\nregistry=%s\n", recipe, m.name, m.lockfile, version, d.InstallScripts, reg)
 	fmt.Fprintf(h, "%d\n", len(manifest))
 	h.Write(manifest)
 	fmt.Fprintf(h, "\n%d\n", len(lock))
@@ -206,7 +219,7 @@ func (d Driver) nodeVersion() (string, error) {
 // a staging directory, the manager run there, the staging directory
 // renamed into place and marked ready. A job that died halfway leaves a
 // staging directory the next one removes.
-func (d Driver) install(ctx context.Context, m manager, root, entry, key string, manifest, lock []byte) error {
+func (d Driver) install(ctx context.Context, m manager, reg registry, root, entry, key string, manifest, lock []byte) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return fmt.Errorf("node setup: %w", err)
 	}
@@ -241,12 +254,13 @@ func (d Driver) install(ctx context.Context, m manager, root, entry, key string,
 	var args, env []string
 	switch m.name {
 	case "npm":
-		args = []string{m.bin, "ci", "--no-audit", "--no-fund", "--cache", downloads, "--prefer-offline"}
+		args = []string{m.bin, "ci", "--no-audit", "--no-fund", "--cache", downloads, "--prefer-offline", "--replace-registry-host=never"}
 	case "pnpm":
 		args = []string{m.bin, "install", "--frozen-lockfile", "--store-dir", downloads}
 	case "yarn":
 		args = []string{m.bin, "install", "--frozen-lockfile", "--non-interactive", "--cache-folder", downloads}
 	}
+	args = append(args, "--registry="+reg.String())
 	if !d.InstallScripts {
 		args = append(args, "--ignore-scripts")
 	}

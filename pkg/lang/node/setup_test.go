@@ -1,10 +1,15 @@
 package node
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/lang/node/nodetest"
@@ -164,4 +169,61 @@ func TestRunUnconfined(t *testing.T) {
 		t.Fatalf("%s\n%s", o.Summary(), o.Output)
 	}
 	clean(t, dir)
+}
+
+// A lockfile that takes a package from a tarball outside the registry (a
+// server the test holds, on loopback) is refused before npm runs: the
+// setup's error names the package and the URL, and the server is never
+// asked. With the check off, npm ci fetches it.
+func TestSetupRefusesATarballOutsideTheRegistry(t *testing.T) {
+	nodetest.Require(t)
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	tarball := srv.URL + "/evil/-/evil-1.0.0.tgz"
+	dir, _ := nodetest.History(t, fmt.Sprintf(`evil: a dependency from a server of the repository's choosing
+
+-- package.json --
+{"name": "victim", "version": "1.0.0", "dependencies": {"evil": "1.0.0"}, "scripts": {"test": "node --test"}}
+-- package-lock.json --
+{
+  "name": "victim",
+  "version": "1.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {"name": "victim", "version": "1.0.0", "dependencies": {"evil": "1.0.0"}},
+    "node_modules/evil": {
+      "version": "1.0.0",
+      "resolved": %q,
+      "integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg=="
+    }
+  }
+}
+`, tarball))
+	ctx := nodetest.Confined(t, "o/victim")
+	err := Driver{}.Setup(ctx, dir)
+	mu.Lock()
+	got := slices.Clone(asked)
+	mu.Unlock()
+	if len(got) != 0 {
+		t.Fatalf("the server a lockfile names was asked: %q (setup: %v)", got, err)
+	}
+	if err == nil {
+		t.Fatal("a lockfile with a tarball outside the registry was installed")
+	}
+	t.Logf("the refused setup: %v", err)
+	want := fmt.Sprintf("%q from %q: %s", "node_modules/evil", tarball, whyOutside)
+	if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "package-lock.json takes packages from outside the registry") {
+		t.Errorf("the error does not say %s: %v", want, err)
+	}
+	if ready, _ := filepath.Glob(filepath.Join(sandbox.CacheDir(ctx), "node", "*", readyFile)); len(ready) != 0 {
+		t.Errorf("node_modules made for a refused lockfile: %q", ready)
+	}
 }

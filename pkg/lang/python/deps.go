@@ -12,6 +12,14 @@ import (
 // maxDepFileBytes bounds a dependency file read from a checkout.
 const maxDepFileBytes = 1 << 20
 
+// declaredBy is a requirement string of pyproject.toml or setup.cfg and
+// where it is from ("pyproject.toml [project] dependencies"), as the
+// dependency script says (scripts/deps.py).
+type declaredBy struct {
+	Requirement string `json:"requirement"`
+	From        string `json:"from"`
+}
+
 // maxIncludeDepth bounds requirement files including one another.
 const maxIncludeDepth = 5
 
@@ -29,11 +37,15 @@ type declared struct {
 // root's requirements*.txt and requirements/*.txt (files about docs left
 // out), and the files they include with -r and -c, beneath the checkout.
 //
-// Lines are kept for pip with the project itself left out (editable
+// Only plain names from the configured index are kept for pip (see
+// requirement), and the few options that narrow which of its releases are
+// taken (see keptOption). The project itself is left out (editable
 // installs and local paths: the tests import the checkout's own code from
 // the checkout, and a virtual environment kept across jobs must not point
-// into one job's checkout), and with the options that name another index
-// or link dropped: dependencies come from the configured index.
+// into one job's checkout), and so is whatever pip would fetch from
+// elsewhere or build: direct references, URLs, version-control URLs,
+// archives, the options that name another index or links, --no-binary.
+// Each line left out is a note naming the file, the line and why.
 func readRequirements(dir string) declared {
 	var d declared
 	var roots []string
@@ -71,12 +83,15 @@ func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[s
 		return
 	}
 	d.files = append(d.files, rel)
-	for _, line := range logicalLines(text) {
-		if !strings.HasPrefix(line, "-") {
-			req, why := requirement(line)
+	for _, l := range logicalLines(text) {
+		leftOut := func(why string) {
+			d.notes = append(d.notes, fmt.Sprintf("%s:%d: %q left out: %s", rel, l.no, l.text, why))
+		}
+		if !strings.HasPrefix(l.text, "-") {
+			req, why := requirement(l.text)
 			switch {
 			case why != "":
-				d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: %s", rel, line, why))
+				leftOut(why)
 			case constraints:
 				d.constraints = append(d.constraints, req)
 			default:
@@ -84,60 +99,109 @@ func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[s
 			}
 			continue
 		}
-		opt, val := option(line)
-		switch opt {
-		case "-r", "--requirement", "-c", "--constraint":
+		opt, val := option(l.text)
+		if opt == "-r" || opt == "--requirement" || opt == "-c" || opt == "--constraint" {
 			inc := path.Clean(path.Join(path.Dir(rel), val))
 			switch {
 			case val == "" || strings.Contains(val, "://") || path.IsAbs(val) || inc == ".." || strings.HasPrefix(inc, "../"):
-				d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: not a file of the checkout", rel, line))
+				leftOut("not a file of the checkout")
 			case depth >= maxIncludeDepth:
-				d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: included more than %d deep", rel, line, maxIncludeDepth))
+				leftOut(fmt.Sprintf("included more than %d deep", maxIncludeDepth))
 			default:
 				d.read(dir, inc, constraints || opt == "-c" || opt == "--constraint", depth+1, seen)
 			}
-		case "--pre", "--prefer-binary", "--require-hashes":
-			if !constraints && val == "" {
-				d.requirements = append(d.requirements, opt)
-			}
-		case "--only-binary", "--no-binary":
-			if !constraints && val != "" && !strings.ContainsAny(val, " \t") {
-				d.requirements = append(d.requirements, opt+"="+val)
-			}
-		case "-e", "--editable":
-			d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: editable installs are not made (the checkout's own code is imported from the checkout)", rel, line))
-		case "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--no-index":
-			d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: dependencies come from the configured index", rel, line))
-		default:
-			d.notes = append(d.notes, fmt.Sprintf("%s: %q left out: an option redfix does not pass to pip", rel, line))
+			continue
+		}
+		kept, why := keptOption(opt, val)
+		switch {
+		case why != "":
+			leftOut(why)
+		case kept != "" && !constraints:
+			d.requirements = append(d.requirements, kept)
 		}
 	}
 }
 
+// keptOption is a global option of a requirement file as redfix passes it
+// to pip ("" for none), or why it is left out. Only options that change
+// which releases of the configured index are taken are kept: --pre,
+// --prefer-binary, --require-hashes, and --only-binary naming packages.
+// Whatever would take packages from elsewhere, or build them from source
+// (--no-binary, --only-binary=:none:), is left out.
+func keptOption(opt, val string) (kept, why string) {
+	switch opt {
+	case "--pre", "--prefer-binary", "--require-hashes":
+		if val != "" {
+			return "", "an option redfix does not pass to pip"
+		}
+		return opt, ""
+	case "--only-binary":
+		if !onlyBinaryNames(val) {
+			return "", "only package names or :all: are kept of --only-binary: anything else would let pip build source distributions"
+		}
+		return opt + "=" + val, ""
+	case "--no-binary":
+		return "", "pip would build these packages from source distributions, running their build code with the network"
+	case "-e", "--editable":
+		return "", "editable installs are not made (the checkout's own code is imported from the checkout)"
+	case "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host", "--no-index":
+		return "", "dependencies come from the configured index"
+	}
+	return "", "an option redfix does not pass to pip"
+}
+
+// onlyBinaryNames reports a value of --only-binary that only narrows pip
+// to wheels: package names, or :all:.
+func onlyBinaryNames(val string) bool {
+	if val == "" {
+		return false
+	}
+	for _, n := range strings.Split(val, ",") {
+		p := &reqParser{s: n}
+		if n != ":all:" && (p.name() != n) {
+			return false
+		}
+	}
+	return true
+}
+
+// line is a logical line of a requirement file and the number of the
+// line it starts on.
+type line struct {
+	no   int
+	text string
+}
+
 // logicalLines are a requirement file's lines as pip reads them: joined
-// where a line ends with a backslash, without comments, trimmed, the blank
+// where a line that is not a comment ends with a backslash, without
+// comments, trimmed, the blank
 // ones left out.
-func logicalLines(text string) []string {
-	var out []string
+func logicalLines(text string) []line {
+	var out []line
 	var cur strings.Builder
-	for _, raw := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
-		if strings.HasSuffix(raw, `\`) {
+	first := 0
+	for i, raw := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if cur.Len() == 0 {
+			first = i + 1
+		}
+		// A comment line never continues, as in pip.
+		if strings.HasSuffix(raw, `\`) && !strings.HasPrefix(strings.TrimLeft(raw, " \t"), "#") {
 			cur.WriteString(strings.TrimSuffix(raw, `\`))
 			cur.WriteString(" ")
 			continue
 		}
 		cur.WriteString(raw)
-		line := cur.String()
+		text := cur.String()
 		cur.Reset()
-		if i := commentStart(line); i >= 0 {
-			line = line[:i]
+		if i := commentStart(text); i >= 0 {
+			text = text[:i]
 		}
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
+		if text = strings.TrimSpace(text); text != "" {
+			out = append(out, line{first, text})
 		}
 	}
-	if line := strings.TrimSpace(cur.String()); line != "" {
-		out = append(out, line)
+	if text := strings.TrimSpace(cur.String()); text != "" {
+		out = append(out, line{first, text})
 	}
 	return out
 }
@@ -172,9 +236,13 @@ func option(line string) (opt, val string) {
 // requirement makes one requirement (a line of a requirement file, or a
 // string of pyproject.toml or setup.cfg) fit for a requirements file of
 // redfix's: the specifier and its --hash options, nothing else on the line.
-// why says why one is left out: a local path (the project itself, or
-// another of the checkout's), or a text that is not one requirement.
+// why says why one is left out: anything but a plain name from the index
+// (see refusal: a direct reference, a URL, a version-control URL, a local
+// path, an archive), or a text that is not one requirement.
 func requirement(s string) (req, why string) {
+	if i := commentStart(s); i >= 0 {
+		s = s[:i]
+	}
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
@@ -183,26 +251,32 @@ func requirement(s string) (req, why string) {
 		return "", "not one line"
 	case strings.HasPrefix(s, "-"):
 		return "", "an option, not a requirement"
+	case strings.Contains(s, "${"):
+		return "", whyVariable
 	}
 	fields := strings.Fields(s)
-	first := fields[0]
-	if strings.HasPrefix(first, ".") || strings.HasPrefix(first, "/") || strings.HasPrefix(first, "~") ||
-		strings.HasPrefix(first, "file:") || strings.Contains(s, "@ file:") || strings.Contains(s, "@file:") ||
-		strings.Contains(first, "/") && !strings.Contains(first, "://") {
-		return "", "a local path (the checkout's own code is imported from the checkout)"
-	}
 	// The specifier is the words up to the first option; of the options,
 	// only --hash is a requirement's own.
 	spec := fieldsBeforeOption(fields)
+	if why := refusal(strings.Join(spec, " ")); why != "" {
+		return "", why
+	}
 	kept := append([]string(nil), spec...)
 	for i := len(spec); i < len(fields); i++ {
+		h := ""
 		switch f := fields[i]; {
 		case strings.HasPrefix(f, "--hash="):
-			kept = append(kept, f)
+			h = strings.TrimPrefix(f, "--hash=")
 		case f == "--hash" && i+1 < len(fields):
-			kept = append(kept, "--hash="+fields[i+1])
+			h = fields[i+1]
 			i++
+		default:
+			continue
 		}
+		if !hashOption.MatchString(h) {
+			return "", whyBadHash
+		}
+		kept = append(kept, "--hash="+h)
 	}
 	return strings.Join(kept, " "), ""
 }

@@ -38,6 +38,12 @@ type Driver struct {
 	// IndexURL is the package index dependencies are installed from (pip's
 	// --index-url); "" leaves it to pip.
 	IndexURL string
+	// AllowSdists lets pip build source distributions. Off, it installs
+	// wheels only (--only-binary :all:): building one runs the package's
+	// build backend, code of the index's (or the repository's) choosing,
+	// at setup, with the network. A dependency published only as a source
+	// distribution then fails the setup, with pip's reason.
+	AllowSdists bool
 	// Pyflakes is the pyflakes command Check lints with. "" is
 	// /usr/bin/pyflakes3 when it exists, else pyflakes3 or pyflakes on
 	// PATH; with none, Check only compiles.

@@ -28,7 +28,7 @@ var depsScript string
 
 // recipe names how a virtual environment is made: a change to the making
 // changes it, and with it every environment's key.
-const recipe = "redfix-python-venv/1"
+const recipe = "redfix-python-venv/2"
 
 // readyFile marks a virtual environment made whole; it holds the key.
 const readyFile = ".redfix-ready"
@@ -75,7 +75,10 @@ func (d Driver) Setup(ctx context.Context, dir string) error {
 // requirements, kept under the repository's cache directory across jobs
 // (sandbox.CacheDir) and made once: the commands that make it are the
 // only ones that may reach the network (sandbox.Cmd.Setup), and a setup
-// that fails is an error naming the command and its output.
+// that fails is an error naming the command and its output. pip installs
+// wheels only unless the driver allows source distributions (AllowSdists):
+// nothing of the index's or the repository's choosing is built, so no
+// build backend runs with the network.
 func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	base, err := d.interpreter()
 	if err != nil {
@@ -101,9 +104,9 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	env.notes = append(env.notes, probe.Notes...)
 	reqs := decl.requirements
 	for _, r := range probe.Requires {
-		req, why := requirement(r)
+		req, why := requirement(r.Requirement)
 		if why != "" {
-			env.notes = append(env.notes, fmt.Sprintf("%q left out: %s", r, why))
+			env.notes = append(env.notes, fmt.Sprintf("%s: %q left out: %s", r.From, r.Requirement, why))
 			continue
 		}
 		reqs = append(reqs, req)
@@ -112,7 +115,7 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 	if len(reqs) == 0 {
 		return env, nil
 	}
-	key := venvKey(base, probe.Version, d.IndexURL, reqs, decl.constraints)
+	key := venvKey(base, probe.Version, d.IndexURL, d.AllowSdists, reqs, decl.constraints)
 	venv := filepath.Join(sandbox.CacheDir(ctx), "python", "venv-"+key[:24])
 	env.python = filepath.Join(venv, "bin", "python")
 	if ready(venv, key) {
@@ -126,10 +129,10 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 
 // probed is what the dependency script says (scripts/deps.py).
 type probed struct {
-	Requires []string `json:"requires"`
-	Missing  []string `json:"missing"`
-	Version  string   `json:"version"`
-	Notes    []string `json:"notes"`
+	Requires []declaredBy `json:"requires"`
+	Missing  []string     `json:"missing"`
+	Version  string       `json:"version"`
+	Notes    []string     `json:"notes"`
 }
 
 // maxProbeBytes bounds the dependency script's answer.
@@ -168,9 +171,9 @@ func (d Driver) probe(ctx context.Context, base, dir, outbox string) (probed, er
 }
 
 // venvKey names a virtual environment by what makes it.
-func venvKey(base, version, index string, reqs, constraints []string) string {
+func venvKey(base, version, index string, sdists bool, reqs, constraints []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s\n", recipe, base, version, index)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s\nsdists=%v\n", recipe, base, version, index, sdists)
 	if real, err := filepath.EvalSymlinks(base); err == nil {
 		fmt.Fprintf(h, "%s\n", real)
 	}
@@ -248,9 +251,15 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	if d.IndexURL != "" {
 		args = append(args, "--index-url", d.IndexURL)
 	}
+	if !d.AllowSdists {
+		args = append(args, "--only-binary", ":all:")
+	}
 	args = append(args, "-r", reqFile)
 	if err := s.cmd(ctx, args...); err != nil {
 		msg := fmt.Sprintf("%v\n(the requirements: %s", err, strings.Join(lines, "; "))
+		if !d.AllowSdists {
+			msg += "; wheels only: what the index has only as a source distribution is not built unless the driver allows it (allow_sdists)"
+		}
 		if len(notes) > 0 {
 			msg += "; left out of the declared dependencies: " + strings.Join(notes, "; ")
 		}

@@ -1,12 +1,15 @@
 package python
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -239,5 +242,191 @@ func TestSetupInstallsTheToolsAnInterpreterLacks(t *testing.T) {
 	o := mustRun(t, ctx, d, dir, 1, "test_x.py::test_x")
 	if !slices.Equal(o.Passed, []string{"test_x.py::test_x"}) {
 		t.Errorf("passed %q\n%s", o.Passed, o.Output)
+	}
+}
+
+// sdist is a source distribution of the project name at version whose
+// build backend is its own backend.py (backend-path ["."], nothing to
+// install first): importing it writes marker, and it builds a wheel
+// holding the module files. pip runs that code when it builds the sdist.
+func sdist(t *testing.T, name, version, marker string, files map[string]string) (filename string, data []byte) {
+	t.Helper()
+	dist := strings.ReplaceAll(name, "-", "_")
+	root := fmt.Sprintf("%s-%s", dist, version)
+	var mods strings.Builder
+	for n, text := range files {
+		fmt.Fprintf(&mods, "    %q: %q,\n", n, text)
+	}
+	all := map[string]string{
+		"PKG-INFO": fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version),
+		"pyproject.toml": `[build-system]
+requires = []
+build-backend = "backend"
+backend-path = ["."]
+`,
+		"backend.py": fmt.Sprintf(`import base64, hashlib, os, zipfile
+
+with open(%q, "w") as f:
+    f.write("the build backend ran\n")
+
+NAME, DIST, VERSION = %q, %q, %q
+FILES = {
+%s}
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    info = "%%s-%%s.dist-info" %% (DIST, VERSION)
+    files = dict(FILES)
+    files[info + "/METADATA"] = "Metadata-Version: 2.1\nName: %%s\nVersion: %%s\n" %% (NAME, VERSION)
+    files[info + "/WHEEL"] = "Wheel-Version: 1.0\nGenerator: redfix-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    record = []
+    for n, text in files.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append("%%s,sha256=%%s,%%d" %% (n, digest, len(data)))
+    record.append(info + "/RECORD,,")
+    files[info + "/RECORD"] = "\n".join(record) + "\n"
+    wheel = "%%s-%%s-py3-none-any.whl" %% (DIST, VERSION)
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel), "w") as z:
+        for n, text in files.items():
+            z.writestr(n, text)
+    return wheel
+`, marker, name, dist, version, mods.String()),
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, n := range slices.Sorted(maps.Keys(all)) {
+		if err := tw.WriteHeader(&tar.Header{Name: root + "/" + n, Mode: 0o644, Size: int64(len(all[n])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(all[n])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return root + ".tar.gz", buf.Bytes()
+}
+
+// pip installs wheels only: a dependency the index has only as a source
+// distribution fails the setup with pip's reason, its build backend never
+// runs and its sdist is never fetched. With source distributions allowed
+// (the operator's switch), the same sdist is built and installed.
+func TestSetupBuildsNoSourceDistributionUnlessAllowed(t *testing.T) {
+	d := pythonDriver(t)
+	ctx := confined(t)
+	// In the repository's cache, which setup may write.
+	marker := filepath.Join(sandbox.CacheDir(ctx), "sdist-backend-ran")
+	fn, data := sdist(t, "redfix-sdistonly", "1.0", marker, map[string]string{"redfix_sdistonly.py": "BUILT = 'from source'\n"})
+	ix := newSimpleIndex(t, map[string][]byte{fn: data})
+	d.IndexURL = ix.URL + "/simple/"
+	dir := repo(t, map[string]string{
+		"requirements.txt": "redfix-sdistonly==1.0\n",
+		"test_built.py":    "import redfix_sdistonly\n\n\ndef test_built():\n    assert redfix_sdistonly.BUILT == 'from source'\n",
+	})
+	err := d.Setup(ctx, dir)
+	if err == nil {
+		t.Fatal("a dependency published only as a source distribution was installed")
+	}
+	t.Logf("the failed setup: %v", err)
+	for _, want := range []string{"--only-binary :all:", "redfix-sdistonly", "No matching distribution found", "allow_sdists"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the setup's error does not say %q: %v", want, err)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the sdist's build backend ran")
+	}
+	if ix.count() == 0 {
+		t.Fatal("the index was not asked: the test shows nothing")
+	}
+	for _, r := range ix.requests {
+		if strings.HasPrefix(r, "/files/") {
+			t.Errorf("the sdist was fetched: %s", r)
+		}
+	}
+
+	d.AllowSdists = true
+	if err := d.Setup(ctx, dir); err != nil {
+		t.Fatalf("Setup with source distributions allowed: %v", err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("with source distributions allowed the build backend did not run: %v", err)
+	}
+	o := mustRun(t, ctx, d, dir, 1, "test_built.py::test_built")
+	if !slices.Equal(o.Passed, []string{"test_built.py::test_built"}) {
+		t.Fatalf("the built package is not importable: %s\n%s", o.Summary(), o.Output)
+	}
+}
+
+// countingServer answers every request with 404 and counts them.
+type countingServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newCountingServer(t *testing.T) *countingServer {
+	t.Helper()
+	s := &countingServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.seen = append(s.seen, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *countingServer) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+// Direct references, URLs and version-control URLs, in a requirements
+// file or pyproject.toml, are left out with notes naming them: the setup
+// installs the rest from the index, and the server they name is never
+// asked, even with source distributions allowed.
+func TestSetupLeavesOutDirectReferences(t *testing.T) {
+	d := pythonDriver(t)
+	d.AllowSdists = true
+	ctx := confined(t)
+	evil := newCountingServer(t)
+	fn, w := wheel(t, "redfix-tinydep", "1.0", map[string]string{"redfix_tinydep/__init__.py": "VALUE = 42\n"})
+	ix := newSimpleIndex(t, map[string][]byte{fn: w})
+	d.IndexURL = ix.URL + "/simple/"
+	dir := repo(t, map[string]string{
+		"requirements.txt": fmt.Sprintf("redfix-tinydep==1.0\nredfix-evil @ %[1]s/evil.tar.gz\n%[1]s/bare-1.0.tar.gz\ngit+%[1]s/evil.git#egg=redfix-evilvcs\n", evil.URL),
+		"pyproject.toml":   fmt.Sprintf("[project]\nname = \"app\"\ndependencies = [\"redfix-evil2 @ %s/evil2-1.0-py3-none-any.whl\"]\n", evil.URL),
+	})
+	env, err := d.prepare(ctx, dir)
+	if got := evil.requests(); len(got) != 0 {
+		t.Fatalf("the server a direct reference names was asked: %q", got)
+	}
+	if err != nil {
+		t.Fatalf("Setup: %v", err)
+	}
+	if ix.count() == 0 {
+		t.Fatal("the index was not asked: pip did not run")
+	}
+	for _, note := range []string{
+		fmt.Sprintf("requirements.txt:2: %q left out: %s", "redfix-evil @ "+evil.URL+"/evil.tar.gz", whyDirect),
+		fmt.Sprintf("requirements.txt:3: %q left out: %s", evil.URL+"/bare-1.0.tar.gz", whyURL),
+		fmt.Sprintf("requirements.txt:4: %q left out: %s", "git+"+evil.URL+"/evil.git#egg=redfix-evilvcs", whyVCS),
+		fmt.Sprintf("pyproject.toml [project] dependencies: %q left out: %s", "redfix-evil2 @ "+evil.URL+"/evil2-1.0-py3-none-any.whl", whyDirect),
+	} {
+		if !contains(env.notes, note) {
+			t.Errorf("no note says %s\nnotes: %q", note, env.notes)
+		}
+	}
+	for _, n := range env.notes {
+		t.Logf("note: %s", n)
 	}
 }

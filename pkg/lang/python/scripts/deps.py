@@ -2,7 +2,8 @@
 
 Arguments: a copy of the project's pyproject.toml and one of its setup.cfg
 ("" for a file the project does not have). Prints one JSON object: the
-requirement strings ("requires"), the tools the tests need that this
+requirement strings, each with the file and table or key it is from
+("requires": [{"requirement": ..., "from": ...}]), the tools the tests need that this
 interpreter lacks ("missing"), its version, and what could not be read
 ("notes"). It reads only the files it is given and imports nothing of the
 project.
@@ -29,12 +30,18 @@ def req_name(req):
     return norm(m.group(1)), extras
 
 
-def strings(value):
+def label(group):
+    """A group's name as a note shows it: quoted unless a plain word."""
+    return group if re.fullmatch(r"[A-Za-z0-9._-]+", group) else json.dumps(group)
+
+
+def strings(value, source):
+    """The requirement strings of a value, each paired with source."""
     if isinstance(value, str):
         value = value.splitlines()
     if not isinstance(value, list):
         return []
-    return [v.strip() for v in value if isinstance(v, str) and v.strip() and not v.strip().startswith("#")]
+    return [(v.strip(), source) for v in value if isinstance(v, str) and v.strip() and not v.strip().startswith("#")]
 
 
 def expand(name, base, groups, notes):
@@ -45,7 +52,7 @@ def expand(name, base, groups, notes):
         todo += groups.get(g, [])
     seen_groups = set(GROUPS)
     while todo:
-        req = todo.pop(0)
+        req, source = todo.pop(0)
         n, extras = req_name(req)
         if name is not None and n == name:
             for e in extras:
@@ -55,7 +62,7 @@ def expand(name, base, groups, notes):
             continue
         if req not in seen:
             seen.add(req)
-            out.append(req)
+            out.append({"requirement": req, "from": source})
     return out
 
 
@@ -83,15 +90,15 @@ def from_pyproject(p, notes):
     opt = project.get("optional-dependencies")
     if isinstance(opt, dict):
         for g, reqs in opt.items():
-            groups[norm(g)] = strings(reqs)
+            groups[norm(g)] = strings(reqs, "pyproject.toml [project.optional-dependencies] %s" % label(g))
     dg = data.get("dependency-groups")
     if isinstance(dg, dict):
         for g, reqs in dg.items():
             groups.setdefault(norm(g), [])
-            groups[norm(g)] += strings(reqs)
+            groups[norm(g)] += strings(reqs, "pyproject.toml [dependency-groups] %s" % label(g))
     if isinstance(data.get("tool"), dict) and "poetry" in data["tool"]:
         notes.append("pyproject.toml: Poetry's dependency tables are not read")
-    return expand(name, strings(project.get("dependencies")), groups, notes)
+    return expand(name, strings(project.get("dependencies"), "pyproject.toml [project] dependencies"), groups, notes)
 
 
 def from_setup_cfg(p, notes):
@@ -104,14 +111,14 @@ def from_setup_cfg(p, notes):
         return []
     name = cp.get("metadata", "name", fallback=None)
     name = norm(name) if name else None
-    base = strings(cp.get("options", "install_requires", fallback=""))
-    if any(r.startswith("file:") for r in base):
+    base = strings(cp.get("options", "install_requires", fallback=""), "setup.cfg [options] install_requires")
+    if any(r.startswith("file:") for r, _ in base):
         notes.append("setup.cfg: install_requires from a file is not read")
-        base = [r for r in base if not r.startswith("file:")]
+        base = [(r, s) for r, s in base if not r.startswith("file:")]
     groups = {}
     if cp.has_section("options.extras_require"):
         for g, reqs in cp.items("options.extras_require"):
-            groups[norm(g)] = [r for r in strings(reqs) if not r.startswith("file:")]
+            groups[norm(g)] = [(r, s) for r, s in strings(reqs, "setup.cfg [options.extras_require] %s" % label(g)) if not r.startswith("file:")]
     return expand(name, base, groups, notes)
 
 
@@ -121,7 +128,8 @@ def main():
     if pyproject:
         requires += from_pyproject(pyproject, notes)
     if setup_cfg:
-        requires += [r for r in from_setup_cfg(setup_cfg, notes) if r not in requires]
+        have = set(r["requirement"] for r in requires)
+        requires += [r for r in from_setup_cfg(setup_cfg, notes) if r["requirement"] not in have]
     missing = []
     for tool in ("pytest", "coverage"):
         # Found, not imported: importing pytest costs half a second.
