@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -111,29 +110,18 @@ func TestSetupReachesOnlyItsRegistries(t *testing.T) {
 		fmt.Fprintln(w, "REGISTRY-OK")
 	}))
 	defer registry.Close()
-	victim, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Close()
 	var reached atomic.Int32
-	go func() {
-		for {
-			c, err := victim.Accept()
-			if err != nil {
-				return
-			}
-			reached.Add(1)
-			_, _ = c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nVICTIM-REACHED\n"))
-			c.Close()
-		}
-	}()
+	victim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		fmt.Fprintln(w, "VICTIM-REACHED")
+	}))
+	defer victim.Close()
 	reg := strings.TrimPrefix(registry.URL, "http://")
 	probe := func(b *Box, setup bool) string {
 		t.Helper()
 		ws := workspace(t)
 		ctx := WithTree(WithRepo(context.Background(), "acme/setup"), ws)
-		res, err := b.Run(ctx, Cmd{Dir: ws, Args: []string{python, "-c", registryProbe, reg, victim.Addr().String()},
+		res, err := b.Run(ctx, Cmd{Dir: ws, Args: []string{python, "-c", registryProbe, reg, strings.TrimPrefix(victim.URL, "http://")},
 			Setup: setup, Registries: []string{registry.URL + "/simple"}, Timeout: 2 * time.Minute})
 		if err != nil {
 			t.Fatal(err)

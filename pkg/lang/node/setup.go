@@ -272,13 +272,9 @@ func (d Driver) install(ctx context.Context, m manager, reg registry, root, entr
 	// through /usr/bin/env.
 	env = append(env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false", "CI=true")
-	registries, err := d.registries(env)
-	if err != nil {
-		return err
-	}
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
 		Dir: staging, Args: args, Env: env, Setup: true, Fill: []string{staging, downloads},
-		Registries: registries, Timeout: d.SetupTimeout, MaxOutput: d.MaxOutput,
+		Registries: []string{reg.String()}, Timeout: d.SetupTimeout, MaxOutput: d.MaxOutput,
 	})
 	cmd := strings.Join(args, " ")
 	switch {
@@ -302,30 +298,6 @@ func (d Driver) install(ctx context.Context, m manager, reg registry, root, entr
 		return fmt.Errorf("node setup: %w", err)
 	}
 	return nil
-}
-
-var npmRegistries sync.Map // npm binary → its configured registry
-
-// registries are the endpoints an install reaches: npm's configured
-// registry, asked once of npm with the install's environment.
-func (d Driver) registries(env []string) ([]string, error) {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return nil, nil // pnpm and yarn alone: their own defaults are not asked
-	}
-	if v, ok := npmRegistries.Load(npm); ok {
-		return v.([]string), nil
-	}
-	c := exec.Command(npm, "config", "get", "registry")
-	c.Env = sandbox.Env(env...)
-	c.Dir = os.TempDir()
-	out, err := c.Output()
-	if err != nil {
-		return nil, fmt.Errorf("node setup: ask npm for its registry: %w", err)
-	}
-	regs := []string{strings.TrimSpace(string(out))}
-	npmRegistries.Store(npm, regs)
-	return regs, nil
 }
 
 // maxSetupOutput caps the output an error of setup carries.
