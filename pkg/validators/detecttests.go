@@ -21,15 +21,12 @@ import (
 // stack or binary): one-line forms by their text, and the forms spread over
 // several lines by reading the file after the patch.
 
-// lineDetections are the forms of test detection one line shows, and how
-// the evidence says each (as detections does).
-var lineDetections = []struct {
-	re  *regexp.Regexp
-	how string
-}{
-	{regexp.MustCompile(`testing\.Testing\(\)`), howTesting},
-	{regexp.MustCompile(`flag\.Lookup\("test\.|"-test\.(v|run)`), howFlagName},
-	{regexp.MustCompile(`os\.Args\[0\].*\.test`), howExe},
+// goLineDetections are the forms of test detection one line shows, and
+// how the evidence says each (as detections does).
+var goLineDetections = []lineDetection{
+	{re: regexp.MustCompile(`testing\.Testing\(\)`), how: howTesting},
+	{re: regexp.MustCompile(`flag\.Lookup\("test\.|"-test\.(v|run)`), how: howFlagName},
+	{re: regexp.MustCompile(`os\.Args\[0\].*\.test`), how: howExe},
 }
 
 // How the evidence names the detections that a line shows on its own too.
@@ -66,12 +63,9 @@ func detectsTests(dir string, files []unidiff.File) []string {
 			at := srcLine{p, l.NewLine}
 			added[at] = true
 			pkgs[path.Dir(p)] = true
-			for _, d := range lineDetections {
-				if d.re.MatchString(l.Text) {
-					bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test %s: %s", p, l.NewLine, d.how, norm(l.Text)))
-					flagged[at] = true
-					break
-				}
+			if d, ok := oneLine(p, l.Text, goLineDetections); ok {
+				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test %s: %s", p, l.NewLine, d.how, norm(l.Text)))
+				flagged[at] = true
 			}
 		}
 	}
