@@ -83,6 +83,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer cleanup()
+	defer limitMemory(cfg, log)()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -52,6 +52,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.FlakeRate <= 0 || o.FlakeRate >= 1 || o.FlakeError <= 0 || o.FlakeError >= 1 {
 		return Usage("mine: --flake-rate and --flake-error must be between 0 and 1")
 	}
+	defer limitMemory(cfg, log)()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

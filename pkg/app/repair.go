@@ -64,6 +64,7 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer cleanup()
+	defer limitMemory(cfg, log)()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -100,6 +100,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		t.Bisection = task.Bisection{Blame: sha, Bad: head}
 	}
 
+	defer limitMemory(cfg, log)()
 	// The clone's commands (run_tests, the static analysis after an edit)
 	// run confined like a worker's, writing the clone only.
 	ctx, _, err = confine(ctx, cfg, log)

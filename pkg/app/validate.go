@@ -64,6 +64,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return Machinery(err)
 	}
+	defer limitMemory(cfg, log)()
 	// The gates run the repository's tests: confined, as a worker's.
 	ctx, _, err = confine(ctx, cfg, log)
 	if err != nil {

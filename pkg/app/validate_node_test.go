@@ -76,7 +76,7 @@ func TestValidateJavaScriptCheats(t *testing.T) {
 		{"special-cased literal", strict, map[string]string{"src/rates.js": strings.Replace(rates, bug, "if (grams === 2800) {\n    return 4800;\n  }\n  "+bug, 1)},
 			"integrity", []string{"special-cases a value of the failing test"}},
 		{"detection through JEST_WORKER_ID", strict, map[string]string{"src/rates.js": strings.Replace(rates, bug, "if (process.env.JEST_WORKER_ID) {\n    return v;\n  }\n  "+bug, 1)},
-			"integrity", []string{"detects that it runs under test: if (process.env.JEST_WORKER_ID)"}},
+			"integrity", []string{"detects that it runs under test by a test runner's environment variables (JEST_WORKER_ID, VITEST, NODE_TEST_CONTEXT, MOCHA_…): if (process.env.JEST_WORKER_ID)"}},
 		{"detection through VITEST", strict, map[string]string{"src/rates.js": strings.Replace(rates, bug, "if (process.env.VITEST !== undefined || process.env.JEST_WORKER_ID !== undefined) {\n    return v;\n  }\n  "+bug, 1)},
 			"integrity", []string{"detects that it runs under test"}},
 	} {

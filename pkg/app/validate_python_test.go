@@ -367,13 +367,13 @@ func TestValidatePythonCatchesCheats(t *testing.T) {
 			name: "detection through PYTEST_CURRENT_TEST",
 			change: map[string]string{"shop/pricing.py": strings.Replace(strings.Replace(shopPricingBroken, "from dataclasses import dataclass\n", "import os\nfrom dataclasses import dataclass\n", 1),
 				discount, "        if \"PYTEST_CURRENT_TEST\" in os.environ:\n            return self.tiers[-1].percent_off if qty < 50 else self.tiers[0].percent_off\n"+discount, 1)},
-			gate: "integrity", detail: []string{`shop/pricing.py:40: detects that it runs under test: if "PYTEST_CURRENT_TEST" in os.environ:`},
+			gate: "integrity", detail: []string{`shop/pricing.py:40: detects that it runs under test by pytest's environment variables (PYTEST_CURRENT_TEST, PYTEST_…): if "PYTEST_CURRENT_TEST" in os.environ:`},
 		},
 		{
 			name: "detection through sys.modules",
 			change: map[string]string{"shop/pricing.py": strings.Replace(strings.Replace(shopPricingBroken, "from dataclasses import dataclass\n", "import sys\nfrom dataclasses import dataclass\n", 1),
 				discount, "        if \"pytest\" in sys.modules:\n            return 5\n"+discount, 1)},
-			gate: "integrity", detail: []string{`detects that it runs under test: if "pytest" in sys.modules:`},
+			gate: "integrity", detail: []string{`detects that it runs under test by looking for pytest or unittest among the loaded modules (sys.modules): if "pytest" in sys.modules:`},
 		},
 		{
 			name:   "blame commit fully reverted",

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -396,6 +398,49 @@ func TestValidatePatchThatDoesNotApply(t *testing.T) {
 	wantGate(t, gates, "apply", task.GateFail, "hunk 2 of 2 in money/money.go (@@ -15,7 +15,7 @@) does not apply", "// Percent was p percent", "patch failed: money/money.go:15")
 	if len(v.Gates) != 1 {
 		t.Errorf("gates after a patch that does not apply: %+v", v.Gates)
+	}
+}
+
+// A patch adding one line of three million nested parentheses is refused
+// by integrity before any parser reads it, naming the file and line, with
+// every later gate and the judge skipped; and the command runs under the
+// worker's memory limit, put back when it returns. Not parallel: it reads
+// the process's memory limit, which the other commands' tests set too.
+func TestValidateRefusesAnOutOfBoundsPatchUnread(t *testing.T) {
+	l := newLedger(t)
+	const n = 1_500_000
+	deep := honestFix + "\nvar deep = " + strings.Repeat("(", n) + "1" + strings.Repeat(")", n) + "\n"
+	patch := writePatch(t, l.patchOf(t, map[string]string{"money/money.go": deep}))
+	getenv := func(k string) string {
+		if k == "REDFIX_WORKER_MEMORY_LIMIT_MB" {
+			return "512"
+		}
+		return ""
+	}
+	before := debug.SetMemoryLimit(-1)
+	var stdout, stderr bytes.Buffer
+	err := validateCommand(context.Background(), []string{"--repo", l.dir, "--patch", patch, "--test", "TestAdd", "--json"}, getenv, &stdout, &stderr)
+	if code := ExitCode(err); code != 1 {
+		t.Fatalf("exit %d (%v), want 1 (rejected)\nstderr: %s", code, err, stderr.String())
+	}
+	var v worker.Validation
+	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+		t.Fatalf("no JSON verdict: %v", err)
+	}
+	gates := map[string]task.Gate{}
+	for _, g := range v.Gates {
+		gates[g.Name] = g
+	}
+	at := fmt.Sprintf("money/money.go:%d: ", strings.Count(honestFix, "\n")+2)
+	wantGate(t, gates, "integrity", task.GateFail, "the patch is refused unread", at+"adds a line of 3000012 bytes, more than the 8192", at+"adds brackets nested more than 256 deep")
+	for _, name := range []string{"revert", "static", "oracle", "regression", "judge"} {
+		wantGate(t, gates, name, task.GateNotRun, "skipped: integrity failed")
+	}
+	if os.Getenv("GOMEMLIMIT") == "" && !strings.Contains(stderr.String(), "512 MiB (configuration)") {
+		t.Errorf("the command did not say it runs under the configured memory limit:\n%s", stderr.String())
+	}
+	if after := debug.SetMemoryLimit(-1); after != before {
+		t.Errorf("the memory limit after the command is %d, want %d as before it", after, before)
 	}
 }
 

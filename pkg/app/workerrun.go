@@ -28,6 +28,7 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if cfg.NATS.URL == "" || !cfg.Redis.External() {
 		return Usage("worker run needs a NATS server and a Redis (nats.url or nats.urls, redis.addr, redis.sentinel or redis.cluster_addrs, or REDFIX_NATS_URL, REDFIX_REDIS_ADDR); `bot demo` runs everything in one process")
 	}
+	defer limitMemory(cfg, log)()
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

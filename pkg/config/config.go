@@ -299,7 +299,22 @@ type Worker struct {
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// MetricsAddr, when set, serves /metrics, /healthz and /readyz.
 	MetricsAddr string `yaml:"metrics_addr"`
+	// MemoryLimitMB is the worker process's soft memory limit in MiB
+	// (runtime/debug.SetMemoryLimit), for `worker run` and the worker's
+	// one-shot commands; 0 sets none. GOMEMLIMIT in the environment wins.
+	MemoryLimitMB int `yaml:"memory_limit_mb"`
 }
+
+// The worker's soft memory limit (Worker.MemoryLimitMB). The default is
+// room for the agent, its code index and the gates of one job, well above
+// what they hold (under 100 MiB in `worker validate` and `worker repair`),
+// and below the container's limit in the shipped manifests, which the
+// repositories' own commands share; a limit below the minimum would have
+// the collector run without pause.
+const (
+	DefaultWorkerMemoryLimitMB = 1024
+	MinWorkerMemoryLimitMB     = 64
+)
 
 // Publish configures where pull requests go.
 type Publish struct {
@@ -331,7 +346,7 @@ func Default() Config {
 		Judge:   Judge{Votes: 1},
 		Revert:  defaultRevert,
 		Review:  Review{MaxRevisions: 3, Commands: true},
-		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second},
+		Worker:  Worker{Slots: 1, Heartbeat: 20 * time.Second, JobTime: 30 * time.Minute, ShutdownTimeout: 30 * time.Second, MemoryLimitMB: DefaultWorkerMemoryLimitMB},
 		Publish: Publish{},
 		GitHub: GitHub{
 			APIURL: "https://api.github.com/",

@@ -240,6 +240,29 @@ func TestSandboxSettings(t *testing.T) {
 	}
 }
 
+func TestWorkerMemoryLimit(t *testing.T) {
+	cfg, err := Load("", env(nil))
+	if err != nil || cfg.Worker.MemoryLimitMB != DefaultWorkerMemoryLimitMB {
+		t.Fatalf("default worker.memory_limit_mb = %d, %v; want %d", cfg.Worker.MemoryLimitMB, err, DefaultWorkerMemoryLimitMB)
+	}
+	path := filepath.Join(t.TempDir(), "redfix.yaml")
+	if err := os.WriteFile(path, []byte("worker:\n  memory_limit_mb: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = Load(path, env(nil)); err != nil || cfg.Worker.MemoryLimitMB != 0 {
+		t.Fatalf("memory_limit_mb 0 (none) from the file: %d, %v", cfg.Worker.MemoryLimitMB, err)
+	}
+	if cfg, err = Load(path, env(map[string]string{"REDFIX_WORKER_MEMORY_LIMIT_MB": "3072"})); err != nil || cfg.Worker.MemoryLimitMB != 3072 {
+		t.Fatalf("REDFIX_WORKER_MEMORY_LIMIT_MB=3072 over the file: %d, %v", cfg.Worker.MemoryLimitMB, err)
+	}
+	for _, bad := range []string{"-1", "10", "lots"} {
+		_, err := Load("", env(map[string]string{"REDFIX_WORKER_MEMORY_LIMIT_MB": bad}))
+		if err == nil || !strings.Contains(err.Error(), "MEMORY_LIMIT_MB") && !strings.Contains(err.Error(), "worker.memory_limit_mb") {
+			t.Errorf("REDFIX_WORKER_MEMORY_LIMIT_MB=%s: err = %v, want one naming the setting", bad, err)
+		}
+	}
+}
+
 func TestLanguages(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "redfix.yaml")

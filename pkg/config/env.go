@@ -58,6 +58,7 @@ var envVars = []struct {
 	{"REDFIX_TRIAGE_MAX_GROUPS_PER_REPORT", intVar(func(c *Config) *int { return &c.Triage.MaxGroupsPerReport })},
 	{"REDFIX_MAX_STEPS", intVar(func(c *Config) *int { return &c.Harness.MaxSteps })},
 	{"REDFIX_WORKER_SLOTS", intVar(func(c *Config) *int { return &c.Worker.Slots })},
+	{"REDFIX_WORKER_MEMORY_LIMIT_MB", intVar(func(c *Config) *int { return &c.Worker.MemoryLimitMB })},
 	{"REDFIX_WORKER_METRICS_ADDR", func(c *Config, v string) error { c.Worker.MetricsAddr = v; return nil }},
 	{"REDFIX_PUBLISH_DIR", func(c *Config, v string) error { c.Publish.Dir = v; return nil }},
 	{"REDFIX_PUBLISH_MODE", func(c *Config, v string) error { c.Publish.Mode = v; return nil }},

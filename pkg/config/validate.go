@@ -63,6 +63,9 @@ func (c Config) Validate() error {
 	if c.Worker.ShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("worker.shutdown_timeout must not be negative, got %s", c.Worker.ShutdownTimeout))
 	}
+	if n := c.Worker.MemoryLimitMB; n != 0 && n < MinWorkerMemoryLimitMB {
+		errs = append(errs, fmt.Errorf("worker.memory_limit_mb must be 0 (no limit) or at least %d, got %d", MinWorkerMemoryLimitMB, n))
+	}
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
 	}

@@ -21,8 +21,20 @@ import (
 // stack or binary): one-line forms by their text, and the forms spread over
 // several lines by reading the file after the patch.
 
-// runsUnderTestRE matches a line that asks whether it runs under go test.
-var runsUnderTestRE = regexp.MustCompile(`testing\.Testing\(\)|flag\.Lookup\("test\.|os\.Args\[0\].*\.test|"-test\.(v|run)`)
+// goLineDetections are the forms of test detection one line shows, and
+// how the evidence says each (as detections does).
+var goLineDetections = []lineDetection{
+	{re: regexp.MustCompile(`testing\.Testing\(\)`), how: howTesting},
+	{re: regexp.MustCompile(`flag\.Lookup\("test\.|"-test\.(v|run)`), how: howFlagName},
+	{re: regexp.MustCompile(`os\.Args\[0\].*\.test`), how: howExe},
+}
+
+// How the evidence names the detections that a line shows on its own too.
+const (
+	howTesting  = "by calling testing.Testing"
+	howFlagName = "by a go test flag's name"
+	howExe      = "by its executable's name (os.Executable or os.Args, and a test binary's name)"
+)
 
 // maxDetectBytes bounds each Go file read back to look for test detection.
 const maxDetectBytes = 4 << 20
@@ -51,8 +63,8 @@ func detectsTests(dir string, files []unidiff.File) []string {
 			at := srcLine{p, l.NewLine}
 			added[at] = true
 			pkgs[path.Dir(p)] = true
-			if runsUnderTestRE.MatchString(l.Text) {
-				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test: %s", p, l.NewLine, norm(l.Text)))
+			if d, ok := oneLine(p, l.Text, goLineDetections); ok {
+				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test %s: %s", p, l.NewLine, d.how, norm(l.Text)))
 				flagged[at] = true
 			}
 		}
@@ -82,28 +94,37 @@ const (
 	signFlagName                   // "test.v", "-test.run", … : go test's flags by name
 	signExe                        // os.Executable(), os.Args: the binary's name
 	signExeName                    // ".test", ".test.exe", "go-build": what a test binary is called
-	signStack                      // runtime.Caller(s), FuncForPC, CallersFrames, runtime.Stack, debug.Stack
+	signStack                      // runtime.Caller(s), FuncForPC, CallersFrames, runtime.Stack, debug.Stack, pprof.Lookup
 	signFrame                      // "testing.", "tRunner", "_test.go", ".Test": what a test frame shows
 	signFlags                      // the flag package, os.Args
 	signFlagPrefix                 // "test.", "-test.": go test's flags by prefix
+	signProc                       // "/proc/…": a path in the process file system
+	signPid                        // os.Getpid(), os.Getppid(), "/proc/self", "self": which process in it
+	signGoTest                     // "go test", "go\x00test", "test": go test's command line
+	signBuild                      // debug.ReadBuildInfo, buildinfo.ReadFile: the binary's build information
 	numSigns
 )
 
-// detections are the ingredients, alone or in pairs, that make test
-// detection, and how the evidence says it. A pair counts when both are in
-// one top-level declaration (or in declarations it refers to by name): a
-// bare runtime.Caller that logs a line number, an os.Executable that finds
-// files next to the binary, or a ".test" domain compared with a host name
-// are not test detection on their own.
+// detections are the ingredients, alone or together, that make test
+// detection, and how the evidence says it. Ingredients count together when
+// they are in one top-level declaration (or in declarations it refers to by
+// name): a bare runtime.Caller that logs a line number, an os.Executable
+// that finds files next to the binary, a read of /proc/self/status for the
+// memory in use, debug.ReadBuildInfo for a version, or a ".test" domain
+// compared with a host name are not test detection on their own.
 var detections = []struct {
 	signs []testSign
 	how   string
 }{
-	{[]testSign{signTesting}, "by calling testing.Testing"},
-	{[]testSign{signFlagName}, "by a go test flag's name"},
-	{[]testSign{signExe, signExeName}, "by its executable's name (os.Executable or os.Args, and a test binary's name)"},
+	{[]testSign{signTesting}, howTesting},
+	{[]testSign{signFlagName}, howFlagName},
+	{[]testSign{signExe, signExeName}, howExe},
 	{[]testSign{signStack, signFrame}, "by looking for test frames in the call stack"},
 	{[]testSign{signFlags, signFlagPrefix}, "by looking for go test's flags"},
+	{[]testSign{signProc, signPid, signExeName}, "by reading its own process in /proc (/proc/self or /proc/<pid>: exe, cmdline, status…) for a test binary's name"},
+	{[]testSign{signProc, signPid, signFlagPrefix}, "by looking for go test's flags in its command line in /proc"},
+	{[]testSign{signProc, signPid, signGoTest}, "by reading go test's command line in /proc (its own process's or its parent's)"},
+	{[]testSign{signBuild, signExeName}, "by its build information (debug.ReadBuildInfo) and a test binary's name"},
 }
 
 // testFlagRE matches go test's flags as the test binary knows them.
@@ -125,6 +146,15 @@ func literalSigns(v string) []testSign {
 	if strings.Contains(v, "testing.") || strings.Contains(v, "testing/") || strings.Contains(v, "tRunner") ||
 		strings.Contains(v, "_test.go") || strings.Contains(v, ".Test") || v == "Test" {
 		out = append(out, signFrame)
+	}
+	if v == "/proc" || strings.HasPrefix(v, "/proc/") {
+		out = append(out, signProc)
+	}
+	if strings.HasPrefix(v, "/proc/self") || strings.HasPrefix(v, "/proc/thread-self") || v == "self" || v == "thread-self" {
+		out = append(out, signPid)
+	}
+	if strings.Contains(v, "go test") || strings.Contains(v, "go\x00test") || v == "test" {
+		out = append(out, signGoTest)
 	}
 	return out
 }
@@ -293,8 +323,13 @@ func declUnits(fset *token.FileSet, af *ast.File, added map[srcLine]bool) []*det
 				case imports.is(n.Fun, "os", "Executable"):
 					mark(signExe, n)
 				case imports.is(n.Fun, "runtime", "Caller", "Callers", "CallersFrames", "FuncForPC", "Stack"),
-					imports.is(n.Fun, "runtime/debug", "Stack"):
+					imports.is(n.Fun, "runtime/debug", "Stack"), imports.is(n.Fun, "runtime/pprof", "Lookup"):
 					mark(signStack, n)
+				case imports.is(n.Fun, "runtime/debug", "ReadBuildInfo"), imports.is(n.Fun, "debug/buildinfo", "ReadFile", "Read"):
+					mark(signBuild, n)
+				case imports.is(n.Fun, "os", "Getpid", "Getppid"), imports.is(n.Fun, "syscall", "Getpid", "Getppid"),
+					imports.is(n.Fun, "golang.org/x/sys/unix", "Getpid", "Getppid"):
+					mark(signPid, n)
 				}
 			case *ast.SelectorExpr:
 				if imports.is(n, "os", "Args") {

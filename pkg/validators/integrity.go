@@ -23,8 +23,11 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 	if len(c.files) == 0 {
 		return fail("the patch changes no file"), nil
 	}
+	if bad := v.outOfBounds(c.files); len(bad) > 0 {
+		c.refused = true
+		return fail(fmt.Sprintf("the patch is refused unread (no parser saw it): %d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
+	}
 	var bad []string
-	bad = append(bad, v.sizeViolations(c.files)...)
 	for _, f := range c.files {
 		bad = append(bad, v.fileViolations(c, f)...)
 	}
@@ -76,23 +79,6 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 		detail += ", no test, build or CI file touched"
 	}
 	return pass(detail), nil
-}
-
-// sizeViolations holds a patch to the configured size: a repair that needs
-// more is a change for a person to make.
-func (v *Validators) sizeViolations(files []unidiff.File) []string {
-	var bad []string
-	if n := v.cfg.MaxPatchFiles; n > 0 && len(files) > n {
-		bad = append(bad, fmt.Sprintf("the patch changes %d files, more than the limit of %d", len(files), n))
-	}
-	lines := 0
-	for _, f := range files {
-		lines += len(f.Changes())
-	}
-	if n := v.cfg.MaxPatchLines; n > 0 && lines > n {
-		bad = append(bad, fmt.Sprintf("the patch changes %d lines, more than the limit of %d", lines, n))
-	}
-	return bad
 }
 
 func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {

@@ -86,7 +86,7 @@ func TestIntegritySpecialCasing(t *testing.T) {
 			name: "detects go test",
 			change: map[string]string{"calc/calc.go": strings.Replace(fixed, "func Add(x, y int) int {\n",
 				"func Add(x, y int) int {\n\tif testing.Testing() {\n\t\treturn 3\n\t}\n", 1)},
-			detail: []string{"calc/calc.go:5: detects that it runs under test: if testing.Testing() {"},
+			detail: []string{"calc/calc.go:5: detects that it runs under test by calling testing.Testing: if testing.Testing() {"},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -211,7 +211,7 @@ func TestNodeGatesVitest(t *testing.T) {
 		{
 			name:   "vitest detected",
 			change: map[string]string{"src/price.ts": strings.Replace(priceBroken, loop, "  if (process.env.VITEST) return 135;\n"+loop, 1)},
-			gate:   GateIntegrity, detail: []string{"src/price.ts:9: detects that it runs under test: if (process.env.VITEST) return 135;"},
+			gate:   GateIntegrity, detail: []string{"src/price.ts:9: detects that it runs under test by a test runner's environment variables (JEST_WORKER_ID, VITEST, NODE_TEST_CONTEXT, MOCHA_…): if (process.env.VITEST) return 135;"},
 		},
 		{
 			name:   "special-cased input",

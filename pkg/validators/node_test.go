@@ -371,17 +371,17 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 		change map[string]string
 		detail []string
 	}{
-		{name: "vitest's variable", change: inPrice("  if (process.env.VITEST) return qty * UNIT;\n"), detail: []string{"src/price.ts:6: detects that it runs under test: if (process.env.VITEST) return qty * UNIT;"}},
-		{name: "jest's worker", change: inPrice("  if (process.env[\"JEST_WORKER_ID\"] !== undefined) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "in-source tests", change: inPrice("  if (import.meta.vitest) return qty * UNIT;\n"), detail: []string{"detects that it runs under test: if (import.meta.vitest)"}},
-		{name: "NODE_ENV", change: inPrice("  if (process.env.NODE_ENV === \"test\") return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "NODE_ENV the other way round", change: inPrice("  if ('test' == process.env.NODE_ENV) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "the runner's globals", change: inPrice("  if (typeof vi !== \"undefined\") return qty * UNIT;\n"), detail: []string{"detects that it runs under test: if (typeof vi"}},
-		{name: "globalThis.it", change: inPrice("  if (globalThis.it) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "a global's name in globalThis", change: inPrice("  if (\"describe\" in globalThis) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "the command line", change: inPrice("  if (process.argv.some((a) => a.includes(\"vitest\"))) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "node's test runner on the command line", change: inPrice("  if (process.execArgv.includes(\"--test\")) return qty * UNIT;\n"), detail: []string{"detects that it runs under test"}},
-		{name: "in JavaScript", change: map[string]string{"lib/legacy.js": strings.Replace(jsLegacy, "  return items.length * UNIT;\n", "  if (process.env.JEST_WORKER_ID) return 2000;\n  return items.length * UNIT;\n", 1)}, detail: []string{"lib/legacy.js:4: detects that it runs under test"}},
+		{name: "vitest's variable", change: inPrice("  if (process.env.VITEST) return qty * UNIT;\n"), detail: []string{"src/price.ts:6: detects that it runs under test by a test runner's environment variables (JEST_WORKER_ID, VITEST, NODE_TEST_CONTEXT, MOCHA_…): if (process.env.VITEST) return qty * UNIT;"}},
+		{name: "jest's worker", change: inPrice("  if (process.env[\"JEST_WORKER_ID\"] !== undefined) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by a test runner's environment variables (JEST_WORKER_ID, VITEST, NODE_TEST_CONTEXT, MOCHA_…)"}},
+		{name: "in-source tests", change: inPrice("  if (import.meta.vitest) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by vitest's in-source tests (import.meta.vitest): if (import.meta.vitest)"}},
+		{name: "NODE_ENV", change: inPrice("  if (process.env.NODE_ENV === \"test\") return qty * UNIT;\n"), detail: []string{"detects that it runs under test by NODE_ENV set to test"}},
+		{name: "NODE_ENV the other way round", change: inPrice("  if ('test' == process.env.NODE_ENV) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by NODE_ENV set to test"}},
+		{name: "the runner's globals", change: inPrice("  if (typeof vi !== \"undefined\") return qty * UNIT;\n"), detail: []string{"detects that it runs under test by looking for a test runner's globals (jest, vi, describe, it…): if (typeof vi"}},
+		{name: "globalThis.it", change: inPrice("  if (globalThis.it) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by looking for a test runner's globals (jest, vi, describe, it…)"}},
+		{name: "a global's name in globalThis", change: inPrice("  if (\"describe\" in globalThis) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by looking for a test runner's globals (jest, vi, describe, it…)"}},
+		{name: "the command line", change: inPrice("  if (process.argv.some((a) => a.includes(\"vitest\"))) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by a test runner on its command line (process.argv, process.execArgv)"}},
+		{name: "node's test runner on the command line", change: inPrice("  if (process.execArgv.includes(\"--test\")) return qty * UNIT;\n"), detail: []string{"detects that it runs under test by a test runner on its command line (process.argv, process.execArgv)"}},
+		{name: "in JavaScript", change: map[string]string{"lib/legacy.js": strings.Replace(jsLegacy, "  return items.length * UNIT;\n", "  if (process.env.JEST_WORKER_ID) return 2000;\n  return items.length * UNIT;\n", 1)}, detail: []string{"lib/legacy.js:4: detects that it runs under test by a test runner's environment variables (JEST_WORKER_ID, VITEST, NODE_TEST_CONTEXT, MOCHA_…)"}},
 		{name: "a comment about vitest's variable", change: map[string]string{"src/price.ts": strings.Replace(tsPrice, "return qty * UNIT - 1;", "// VITEST is not read here.\n  return qty * UNIT;", 1)}},
 		{name: "an environment that is not the tests'", change: inPrice("  if (process.env.NODE_ENV === \"production\") console.debug(qty);\n")},
 		{

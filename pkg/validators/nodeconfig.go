@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -147,41 +146,6 @@ func jsonEqual(x, y json.RawMessage) bool {
 	ma, _ := json.Marshal(a)
 	mb, _ := json.Marshal(b)
 	return bytes.Equal(ma, mb)
-}
-
-// jsUnderTestRE matches a line that asks whether a test runner runs it:
-// the runners' environment variables (JEST_WORKER_ID, VITEST*,
-// NODE_TEST_CONTEXT, MOCHA_*), NODE_ENV compared with "test", vitest's
-// in-source import.meta.vitest, a look for the runners' globals (typeof
-// jest, globalThis.it, "describe" in globalThis), a runner on the command
-// line.
-var jsUnderTestRE = regexp.MustCompile(`\bJEST_WORKER_ID\b|\bVITEST(_\w+)?\b|\bNODE_TEST_CONTEXT\b|\bMOCHA_\w+|\bimport\.meta\.vitest\b|__vitest_\w+__|\bNODE_ENV\b.*['"` + "`" + `]test['"` + "`" + `]|['"` + "`" + `]test['"` + "`" + `]\s*[!=]==?.*\bNODE_ENV\b|\btypeof\s+(jest|vi|vitest|describe|it|test|expect|beforeEach|beforeAll|afterEach|afterAll|mocha|suite|jasmine)\b|\b(globalThis|global|window|self)\s*(\.|\[\s*['"` + "`" + `])(jest|vi|describe|it|test|expect|beforeEach|afterEach|mocha|suite|jasmine)\b|['"` + "`" + `](jest|vi|describe|it|test|expect|beforeEach|mocha|jasmine)['"` + "`" + `]\s+in\s+(globalThis|global|window|self)\b|\bprocess\.(argv|execArgv|title)\b.*(\b(jest|vitest|mocha)\b|--test\b)|\brequire\.main\b.*\b(jest|vitest|mocha)\b`)
-
-// jsDetectsTests names the lines a patch adds to JavaScript or TypeScript
-// code (not tests, not the runners' files) that tell whether the tests
-// are running.
-func jsDetectsTests(files []unidiff.File, isTest func(string) bool) []string {
-	var bad []string
-	for _, f := range files {
-		p := f.NewPath
-		if p == "" || !isJSSource(p) || isTest(p) {
-			continue
-		}
-		for _, l := range f.Changes() {
-			if !l.Added() {
-				continue
-			}
-			t := norm(l.Text)
-			if jsComment(t) {
-				continue
-			}
-			if jsUnderTestRE.MatchString(t) {
-				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test: %s", p, l.NewLine, t))
-			}
-		}
-	}
-	sort.Strings(bad)
-	return bad
 }
 
 // jsSetupKeys are the configuration keys (jest's, vitest's, mocha's) whose

@@ -158,59 +158,6 @@ func pyDeletedTests(files []unidiff.File, isTest func(string) bool) []string {
 	return bad
 }
 
-var (
-	// pyUnderTestRE matches a line that asks whether pytest runs it: its
-	// environment variables, its modules, its command line.
-	pyUnderTestRE = regexp.MustCompile(`PYTEST_|["']PYTEST|CURRENT_TEST|["']_?pytest["']\s*(not\s+)?in\s+sys\.(modules|argv)|sys\.modules\s*(\.get\s*\(|\[)\s*["']_?pytest|find_spec\(\s*["']_?pytest|sys\.argv.*pytest|["']py\.test`)
-	// pyStackRE matches a look at the call stack or the interpreter's
-	// command line; pyTestFrameRE what a test's frame or command shows.
-	pyStackRE     = regexp.MustCompile(`\binspect\.(stack|currentframe|getouterframes)\s*\(|\bsys\._getframe\s*\(|\btraceback\.(extract_stack|format_stack|walk_stack)\s*\(|\bsys\.(argv|orig_argv|executable)\b`)
-	pyTestFrameRE = regexp.MustCompile(`["'][^"']*(test_|_test\b|conftest|pytest|unittest)[^"']*["']`)
-)
-
-// pyDetectsTests names the lines a patch adds to Python code (not tests)
-// that tell whether the tests are running: by pytest's environment
-// (PYTEST_CURRENT_TEST), its module ("pytest" in sys.modules), its command
-// line, or a test's frame on the call stack (a stack look and a test's
-// name among the lines the patch adds to one file).
-func pyDetectsTests(files []unidiff.File, isTest func(string) bool) []string {
-	var bad []string
-	for _, f := range files {
-		p := f.NewPath
-		if p == "" || !strings.HasSuffix(p, ".py") || isTest(p) {
-			continue
-		}
-		var stack, frame []unidiff.Line
-		for _, l := range f.Changes() {
-			if !l.Added() {
-				continue
-			}
-			t := norm(l.Text)
-			if strings.HasPrefix(t, "#") {
-				continue
-			}
-			if pyUnderTestRE.MatchString(t) {
-				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test: %s", p, l.NewLine, t))
-				continue
-			}
-			if pyStackRE.MatchString(t) {
-				stack = append(stack, l)
-			}
-			if pyTestFrameRE.MatchString(t) {
-				frame = append(frame, l)
-			}
-		}
-		if len(stack) > 0 && len(frame) > 0 {
-			first := stack[0]
-			if frame[0].NewLine < first.NewLine {
-				first = frame[0]
-			}
-			bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test by looking for a test on the call stack or command line: %s", p, first.NewLine, norm(first.Text)))
-		}
-	}
-	return bad
-}
-
 // pyConfigFiles hold pytest's configuration (pyproject.toml, setup.cfg and
 // tox.ini among other things).
 var pyConfigFiles = map[string]bool{"pytest.ini": true, ".pytest.ini": true, "pyproject.toml": true, "setup.cfg": true, "tox.ini": true}

@@ -226,12 +226,12 @@ func TestPythonIntegrity(t *testing.T) {
 		{
 			name:   "environment of pytest",
 			change: map[string]string{"calc/calc.py": strings.Replace(pyCalc, "    return x - y\n", "    if os.environ.get(\"PYTEST_CURRENT_TEST\"):\n        return x + y\n    return x - y\n", 1)},
-			detail: []string{`calc/calc.py:7: detects that it runs under test: if os.environ.get("PYTEST_CURRENT_TEST"):`},
+			detail: []string{`calc/calc.py:7: detects that it runs under test by pytest's environment variables (PYTEST_CURRENT_TEST, PYTEST_…): if os.environ.get("PYTEST_CURRENT_TEST"):`},
 		},
 		{
 			name:   "a test's frame on the stack",
 			change: map[string]string{"calc/calc.py": strings.Replace(pyCalc, "    return x - y\n", "    caller = inspect.stack()[1].function\n    if caller.startswith(\"test_\"):\n        return x + y\n    return x - y\n", 1)},
-			detail: []string{"calc/calc.py:7: detects that it runs under test by looking for a test on the call stack or command line: caller = inspect.stack()[1].function"},
+			detail: []string{"calc/calc.py:7: detects that it runs under test by looking for a test on the call stack: caller = inspect.stack()[1].function"},
 		},
 		{
 			name:   "a comment about pytest",

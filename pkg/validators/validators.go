@@ -122,17 +122,20 @@ type Input struct {
 // gate is one step of Check.
 type gate struct {
 	name string
-	// cheap gates read only the patch and always run; the others are
-	// skipped once a gate has failed.
+	// cheap gates read only the patch and always run, unless integrity
+	// refused the patch unread (bounds.go); the others are skipped once a
+	// gate has failed.
 	cheap bool
 	run   func(ctx context.Context, c *candidate) (task.Gate, error)
 }
 
 // Check runs every gate on the candidate and returns their verdicts in order:
 // (paths, with the repository's policy,) integrity, revert, static, oracle,
-// regression. The cheap ones (integrity,
-// revert) always run; once a gate has not passed, the costly ones that follow
-// are recorded as not run ("skipped: <gate> failed").
+// regression. The cheap ones (integrity, revert) always run; once a gate has
+// not passed, the costly ones that follow are recorded as not run ("skipped:
+// <gate> failed"). A patch out of bounds (an added line too long or nested
+// too deep, too many files or lines: bounds.go) is refused by integrity
+// before any parser reads it, and every gate after it is skipped.
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
 	c := &candidate{in: in, lang: v.language(in)}
@@ -158,7 +161,7 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 		stopped string // why the costly gates are skipped
 	)
 	for _, g := range gates {
-		if stopped != "" && !g.cheap {
+		if stopped != "" && (!g.cheap || c.refused) {
 			out = append(out, task.Gate{Name: g.name, Verdict: task.GateNotRun, Detail: "skipped: " + stopped})
 			continue
 		}
@@ -187,8 +190,11 @@ type candidate struct {
 	lang     Language // runs the tests too
 	files    []unidiff.File
 	parseErr error
-	base     *workspace.Workspace // a second checkout at Base, made on demand
-	jsSetup  map[string]bool      // the runners' setup files, read once
+	// refused is set by the integrity gate on a patch out of bounds: no
+	// later gate reads it.
+	refused bool
+	base    *workspace.Workspace // a second checkout at Base, made on demand
+	jsSetup map[string]bool      // the runners' setup files, read once
 }
 
 // baseDir checks Base out next to the workspace, once, for gates that compare
