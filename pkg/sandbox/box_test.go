@@ -480,4 +480,3 @@ func TestConfinedReadOnlyMounts(t *testing.T) {
 		t.Fatalf("without the mounts the workspace's node_modules is writable and the cache is not:\n%s", res.Output)
 	}
 }
-

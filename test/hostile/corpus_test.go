@@ -21,6 +21,14 @@ type values struct {
 	Marker   string // a file outside every sandbox: a line in it is an escape
 	HostFile string // a host file that is no secret of redfix's: its text must not come out
 	HostText string // what it holds
+	// CanaryURL is a server on the host's loopback that no repository
+	// code may reach.
+	CanaryURL string
+	// Victim is a host directory named like a checkout, outside every
+	// sandbox, that nothing redfix removes may reach.
+	Victim string
+	// RootFile is a file only root may read (mode 0600), outside /tmp.
+	RootFile string
 }
 
 // hostileRepo is one repository of the corpus, made into a git repository
@@ -33,11 +41,16 @@ type hostileRepo struct {
 }
 
 // buildRepo makes the repository of testdata/repos/NAME.txtar on top of
-// testdata/base.txtar, under dir.
+// testdata/base.txtar (testdata/pybase.txtar for a name starting with
+// "py-"), under dir.
 func buildRepo(t *testing.T, name, dir string, v values) hostileRepo {
 	t.Helper()
 	ctx := context.Background()
-	base, err := txtar.ParseFile(filepath.Join("testdata", "base.txtar"))
+	baseName, subjects := "base.txtar", []string{"calc: Add", "calc: add Sub, tidy Add", "calc: notes"}
+	if isPython(name) {
+		baseName, subjects = "pybase.txtar", []string{"calc: add", "calc: add sub, tidy add", "calc: notes"}
+	}
+	base, err := txtar.ParseFile(filepath.Join("testdata", baseName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +63,8 @@ func buildRepo(t *testing.T, name, dir string, v values) hostileRepo {
 		t.Fatal(err)
 	}
 	fill := strings.NewReplacer("{{PLANT}}", string(plant)).Replace
-	fillValues := strings.NewReplacer("{{MARKER}}", v.Marker, "{{HOST_FILE}}", v.HostFile)
+	fillValues := strings.NewReplacer("{{MARKER}}", v.Marker, "{{HOST_FILE}}", v.HostFile,
+		"{{CANARY_URL}}", v.CanaryURL, "{{VICTIM}}", v.Victim, "{{ROOT_FILE}}", v.RootFile)
 	byCommit := map[int][]txtar.File{}
 	for _, f := range append(base.Files, arc.Files...) {
 		n, rest, ok := strings.Cut(f.Name, "/")
@@ -75,7 +89,6 @@ func buildRepo(t *testing.T, name, dir string, v values) hostileRepo {
 	}
 	sort.Ints(keys)
 	out := hostileRepo{Name: name, Dir: dir, About: strings.TrimSpace(string(arc.Comment))}
-	subjects := []string{"calc: Add", "calc: add Sub, tidy Add", "calc: notes"}
 	for _, k := range keys {
 		var gitlinks []string
 		for _, f := range byCommit[k] {
@@ -162,5 +175,34 @@ func goTestReport(pkg string, failing map[string]string) []byte {
 	}
 	line("output", "", "FAIL\n")
 	line("fail", "", "")
+	return []byte(b.String())
+}
+
+// isPython reports a scenario of the Python calc (pybase.txtar).
+func isPython(name string) bool { return strings.HasPrefix(name, "py-") }
+
+// fixedFile is the file the honest fix of a scenario changes.
+func fixedFile(name string) string {
+	if isPython(name) {
+		return "calc.py"
+	}
+	return "calc.go"
+}
+
+// pytestReport is a JUnit report of pytest's dialect of the failing tests
+// of test_calc.py: each name with its message.
+func pytestReport(failing map[string]string) []byte {
+	var names []string
+	for n := range failing {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="%d" skipped="0" tests="%d">`, len(names), len(names))
+	for _, n := range names {
+		msg := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(failing[n])
+		fmt.Fprintf(&b, `<testcase classname="test_calc" name="%s" file="test_calc.py" line="3"><failure message="AssertionError: %s">AssertionError: %s</failure></testcase>`, n, msg, msg)
+	}
+	b.WriteString("</testsuite></testsuites>\n")
 	return []byte(b.String())
 }

@@ -15,12 +15,16 @@ package hostile
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redfix/redfix/internal/testsvc"
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/sandbox"
 )
 
@@ -77,6 +81,13 @@ type world struct {
 	Secrets map[string]string // environment variable → value
 	// SecretFile holds a secret too, given to the commands as a _FILE.
 	SecretFile, SecretFileText string
+	// RootText is what RootFile holds; Shadow the first line of
+	// /etc/shadow ("" when it cannot be read here).
+	RootText, Shadow string
+	// canary counts the connections its server (CanaryURL) accepted.
+	canary *atomic.Int32
+	// Index serves the Python scenarios' dependency as a package index.
+	Index *pythontest.Index
 }
 
 func newWorld(t *testing.T) world {
@@ -95,6 +106,26 @@ func newWorld(t *testing.T) world {
 		"REDFIX_INGEST_TOKEN": "ingest-" + nonce,
 		"OPENAI_API_KEY":      "sk-hostile-" + nonce + "-0123456789",
 	}
+	w.canary = new(atomic.Int32)
+	canary := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.canary.Add(1)
+		http.NotFound(rw, r)
+	}))
+	t.Cleanup(canary.Close)
+	w.CanaryURL = canary.URL
+	w.Victim = filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(w.Victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Victim, "keep"), []byte("the victim's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.RootFile, w.RootText = rootOnlyFile(t, nonce)
+	if data, err := os.ReadFile("/etc/shadow"); err == nil {
+		w.Shadow, _, _ = strings.Cut(string(data), "\n")
+	}
+	fn, whl := pythontest.Wheel(t, "redfix-hostile-dep", "1.0", map[string]string{"redfix_hostile_dep/__init__.py": "VALUE = 1\n"})
+	w.Index = pythontest.NewIndex(t, map[string][]byte{fn: whl})
 	w.SecretFile = filepath.Join(t.TempDir(), "webhook-secret")
 	w.SecretFileText = "whsec-" + nonce
 	if err := os.WriteFile(w.SecretFile, []byte(w.SecretFileText+"\n"), 0o600); err != nil {
@@ -102,6 +133,30 @@ func newWorld(t *testing.T) world {
 	}
 	return w
 }
+
+// rootOnlyFile writes a file only its owner may read, outside /tmp (which
+// every sandbox replaces with its own): root's, when the tests run as
+// root. It returns its path and content.
+func rootOnlyFile(t *testing.T, nonce string) (path, text string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "redfix-hostile-")
+	if err != nil {
+		dir = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, text = filepath.Join(dir, "root-only"), "ROOT-ONLY-"+nonce
+	if err := os.WriteFile(path, []byte(text+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, text
+}
+
+// canaryHits is how many connections the canary server accepted.
+func (w world) canaryHits() int { return int(w.canary.Load()) }
 
 // forRepo is the world as repository name sees it: a marker of its own,
 // so that an escape is told to the scenario that caused it.
@@ -129,7 +184,7 @@ func (w world) escaped(name ...string) string {
 
 // leaks are the secrets and host text found in outputs, by name.
 func (w world) leaks(outputs map[string]string) []string {
-	needles := map[string]string{"host file": w.HostText, "secret file": w.SecretFileText}
+	needles := map[string]string{"host file": w.HostText, "secret file": w.SecretFileText, "root-only file": w.RootText, "/etc/shadow": w.Shadow}
 	for k, v := range w.Secrets {
 		needles[k] = v
 	}

@@ -12,7 +12,7 @@ func TestBoundariesOff(t *testing.T) {
 	confined(t)
 	// Through the service: the bot's and the worker's git on mirrors'
 	// work trees, and what their patches are made of.
-	names := []string{"gitfile", "gitlink", "test-written"}
+	names := runnable("gitfile", "gitlink", "test-written", "py-setup-net", "py-cache-poison", "go-cache-poison", "py-root-file", "go-root-file")
 	s, _ := runService(t, true, names...)
 	outputs := s.outputs()
 	for _, name := range names {

@@ -2,7 +2,9 @@ package hostile
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +39,48 @@ func escapedCheck(s *stack, name string, outputs map[string]string) string {
 
 var addFails = map[string]string{"TestAdd": "Add(2, 3) = -1, want 5"}
 
+// pyAddFails is the Python calc's failing test.
+var pyAddFails = map[string]string{"test_add": "add(2, 3) = -1, want 5"}
+
+// plantedCheck is the check of the scenarios that plant files in the
+// repositories' caches: no file whose name holds one of the marks is in
+// the stack's cache directory.
+func plantedCheck(marks ...string) func(s *stack, name string, outputs map[string]string) string {
+	return func(s *stack, name string, outputs map[string]string) string {
+		var found []string
+		_ = filepath.WalkDir(s.cacheDir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			for _, m := range marks {
+				if strings.Contains(d.Name(), m) && len(found) < 5 {
+					found = append(found, p)
+				}
+			}
+			return nil
+		})
+		if len(found) > 0 {
+			return "a test planted files in the caches later runs read: " + strings.Join(found, ", ")
+		}
+		return ""
+	}
+}
+
+// rootFileCheck is the check of the scenarios whose tests read a
+// root-only file: its content comes out nowhere.
+func rootFileCheck(s *stack, name string, outputs map[string]string) string {
+	var found []string
+	for _, l := range s.w.leaks(outputs) {
+		if strings.HasPrefix(l, "root-only file") || strings.HasPrefix(l, "/etc/shadow") {
+			found = append(found, l)
+		}
+	}
+	if len(found) > 0 {
+		return "a test read a root-only file: " + strings.Join(found, "; ")
+	}
+	return ""
+}
+
 var serviceCases = map[string]serviceCase{
 	// The .git file of a mirror's work tree, rewritten by the tests:
 	// bisection's checkouts come next.
@@ -63,6 +107,28 @@ var serviceCases = map[string]serviceCase{
 		return ""
 	}},
 	// A subtest named in Markdown: the body shows it as text.
+	// A requirement with a direct reference to a server of the host's
+	// loopback: setup never reaches it.
+	"py-setup-net": {failing: pyAddFails, check: func(s *stack, name string, outputs map[string]string) string {
+		if n := s.w.canaryHits(); n > 0 {
+			return fmt.Sprintf("repository code reached a server on the host's loopback (%d connections)", n)
+		}
+		return ""
+	}},
+	// A conftest plants a .pth into the shared virtual environment.
+	"py-cache-poison": {failing: pyAddFails, check: plantedCheck("zz_redfix_planted", "planted-ran-")},
+	// A Go test writes into every cache it is shown.
+	"go-cache-poison": {failing: addFails, check: plantedCheck("redfix-planted")},
+	// Links to a host directory wherever redfix might clean up.
+	"py-link-victim": {failing: pyAddFails, check: func(s *stack, name string, outputs map[string]string) string {
+		if _, err := os.Stat(filepath.Join(s.w.Victim, "keep")); err != nil {
+			return "a host directory named like a checkout was removed through a link: " + err.Error()
+		}
+		return ""
+	}},
+	// Tests that read a root-only file into their failure message.
+	"py-root-file": {failing: pyAddFails, check: rootFileCheck},
+	"go-root-file": {failing: addFails, check: rootFileCheck},
 	"backtick": {failing: map[string]string{"TestAdd_Named/" + subtestName: "Add(1, 1) = 0, want 2 ``` @acme/security"}, check: func(s *stack, name string, outputs map[string]string) string {
 		for _, p := range s.pulls(name) {
 			d := markdowntest.Read(p.Body)
@@ -91,7 +157,22 @@ var serviceCases = map[string]serviceCase{
 }
 
 // serviceOrder is the order the scenarios are reported in.
-var serviceOrder = []string{"gitfile", "gitlink", "runner-output", "test-written", "backtick"}
+var serviceOrder = []string{"gitfile", "gitlink", "runner-output", "test-written", "backtick",
+	"py-setup-net", "py-cache-poison", "go-cache-poison", "py-link-victim", "py-root-file", "go-root-file"}
+
+// runnable are the scenarios of names this process can run: those about a
+// root-only file need redfix to run as root (an unprivileged redfix's
+// tests run as its own user, who owns the file).
+func runnable(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, "-root-file") && os.Geteuid() != 0 {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
 
 // runService builds the corpus' service repositories, starts the stack,
 // posts each one's report and waits until their tasks settle (or, with the
@@ -108,7 +189,11 @@ func runService(t *testing.T, boundariesOff bool, names ...string) (*stack, map[
 	s := startStack(t, w, boundariesOff, repos...)
 	sent := time.Now()
 	for _, r := range repos {
-		code, answer := s.post(s.repoURL(r.Name), r.Head(), goTestReport("example.com/calc", serviceCases[r.Name].failing))
+		report := goTestReport("example.com/calc", serviceCases[r.Name].failing)
+		if isPython(r.Name) {
+			report = pytestReport(serviceCases[r.Name].failing)
+		}
+		code, answer := s.post(s.repoURL(r.Name), r.Head(), report)
 		if code != http.StatusAccepted {
 			t.Fatalf("report of %s: %d %s", r.Name, code, answer)
 		}
@@ -116,8 +201,8 @@ func runService(t *testing.T, boundariesOff bool, names ...string) (*stack, map[
 	settled := map[string][]apiTask{}
 	for _, r := range repos {
 		if boundariesOff {
-			testsvc.Poll(t, 10*time.Minute, "something planted in "+r.Name+" escapes, or its tasks settle", func() bool {
-				return s.w.escaped(r.Name) != "" || s.done(r.Name)
+			testsvc.Poll(t, 10*time.Minute, "the check of "+r.Name+" fails, or its tasks settle", func() bool {
+				return s.w.escaped(r.Name) != "" || s.done(r.Name) || serviceCases[r.Name].check(s, r.Name, s.outputs()) != ""
 			})
 			t.Logf("%s: decided %s after the reports were sent", r.Name, time.Since(sent).Round(time.Second))
 			continue
@@ -133,12 +218,13 @@ func runService(t *testing.T, boundariesOff bool, names ...string) (*stack, map[
 // tree, repaired by the offline policy and published on the test GitHub.
 func TestServiceOnHostileRepositories(t *testing.T) {
 	confined(t)
-	s, settled := runService(t, false, serviceOrder...)
+	names := runnable(serviceOrder...)
+	s, settled := runService(t, false, names...)
 	outputs := s.outputs()
-	for _, name := range serviceOrder {
+	for _, name := range names {
 		s.prOutputs(name, outputs)
 	}
-	for _, name := range serviceOrder {
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			if what := serviceCases[name].check(s, name, outputs); what != "" {
 				t.Error(what)
@@ -147,8 +233,8 @@ func TestServiceOnHostileRepositories(t *testing.T) {
 			if len(pulls) != 1 {
 				t.Fatalf("%d pull requests, want the one fix; tasks: %+v", len(pulls), settled[name])
 			}
-			if files := s.pullFiles(name, pulls[0]); len(files) != 1 || files[0] != "calc.go" {
-				t.Errorf("the pull request changes %v, want only calc.go", files)
+			if files := s.pullFiles(name, pulls[0]); len(files) != 1 || files[0] != fixedFile(name) {
+				t.Errorf("the pull request changes %v, want only %s", files, fixedFile(name))
 			}
 		})
 	}

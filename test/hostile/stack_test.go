@@ -35,6 +35,8 @@ type stack struct {
 	bot     *proc
 	worker  *proc
 	dataDir string
+	// cacheDir holds the repositories' caches (sandbox.cache_dir).
+	cacheDir string
 }
 
 // proc is a command run as a process of its own, its output kept.
@@ -115,7 +117,10 @@ func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo)
 	s := &stack{t: t, w: w, gh: gh, dataDir: t.TempDir()}
 	port := testsvc.FreePort(t)
 	s.botURL = fmt.Sprintf("http://127.0.0.1:%d", port)
-	cacheDir := filepath.Join(workDir, "sandbox-cache")
+	// The stack's own caches: what a scenario plants in them is looked
+	// for there, and must not be another stack's.
+	s.cacheDir = filepath.Join(t.TempDir(), "sandbox-cache")
+	cacheDir := s.cacheDir
 	cfg := fmt.Sprintf(`log: {level: debug, format: json}
 http: {addr: "127.0.0.1:%d", allow_repos: [%q]}
 nats: {url: %q, ack_wait: 1m, max_deliver: 5}
@@ -131,7 +136,7 @@ sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := w.env("REDFIX_GITHUB_TOKEN=" + githubToken)
+	env := w.env("REDFIX_GITHUB_TOKEN="+githubToken, "REDFIX_PYTHON_INDEX_URL="+w.Index.URL+"/simple/")
 	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
 	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
 	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {

@@ -251,7 +251,7 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	if d.IndexURL != "" {
 		args = append(args, "--index-url", d.IndexURL)
 	}
-	if !d.AllowSdists {
+	if !d.AllowSdists && !untrusted.Trusting {
 		args = append(args, "--only-binary", ":all:")
 	}
 	args = append(args, "-r", reqFile)

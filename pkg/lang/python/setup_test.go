@@ -2,12 +2,8 @@ package python
 
 import (
 	"archive/tar"
-	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/http"
@@ -20,105 +16,19 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/sandbox"
 )
 
-// wheel is a pure-Python wheel of the project name at version, holding
-// the files (paths inside the wheel), made as the wheel format says: a zip
-// with the package, and a .dist-info with METADATA, WHEEL and a RECORD of
-// every file's hash.
-func wheel(t *testing.T, name, version string, files map[string]string) (filename string, data []byte) {
+// wheel and newSimpleIndex are pythontest's.
+func wheel(t *testing.T, name, version string, files map[string]string) (string, []byte) {
 	t.Helper()
-	dist := strings.ReplaceAll(name, "-", "_")
-	info := fmt.Sprintf("%s-%s.dist-info", dist, version)
-	all := map[string]string{}
-	for k, v := range files {
-		all[k] = v
-	}
-	all[info+"/METADATA"] = fmt.Sprintf("Metadata-Version: 2.1\nName: %s\nVersion: %s\n", name, version)
-	all[info+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: redfix-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-	var names []string
-	for k := range all {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	var record strings.Builder
-	for _, n := range names {
-		sum := sha256.Sum256([]byte(all[n]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", n, base64.RawURLEncoding.EncodeToString(sum[:]), len(all[n]))
-	}
-	fmt.Fprintf(&record, "%s/RECORD,,\n", info)
-	all[info+"/RECORD"] = record.String()
-	names = append(names, info+"/RECORD")
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, n := range names {
-		w, err := zw.Create(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write([]byte(all[n])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%s-%s-py3-none-any.whl", dist, version), buf.Bytes()
+	return pythontest.Wheel(t, name, version, files)
 }
 
-// simpleIndex serves wheels as a PEP 503 simple repository on loopback,
-// and counts the requests it answers.
-type simpleIndex struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []string
-}
-
-func newSimpleIndex(t *testing.T, wheels map[string][]byte) *simpleIndex {
+func newSimpleIndex(t *testing.T, dists map[string][]byte) *pythontest.Index {
 	t.Helper()
-	ix := &simpleIndex{}
-	byProject := map[string][]string{}
-	for fn := range wheels {
-		project := strings.ReplaceAll(strings.ToLower(strings.SplitN(fn, "-", 2)[0]), "_", "-")
-		byProject[project] = append(byProject[project], fn)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/simple/{project}/", func(w http.ResponseWriter, r *http.Request) {
-		fns, ok := byProject[r.PathValue("project")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprint(w, "<!DOCTYPE html><html><body>\n")
-		for _, fn := range fns {
-			sum := sha256.Sum256(wheels[fn])
-			fmt.Fprintf(w, "<a href=\"/files/%s#sha256=%s\">%s</a>\n", fn, hex.EncodeToString(sum[:]), fn)
-		}
-		fmt.Fprint(w, "</body></html>\n")
-	})
-	mux.HandleFunc("/files/{file}", func(w http.ResponseWriter, r *http.Request) {
-		data, ok := wheels[r.PathValue("file")]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		_, _ = w.Write(data)
-	})
-	ix.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ix.mu.Lock()
-		ix.requests = append(ix.requests, r.URL.Path)
-		ix.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ix.Close)
-	return ix
-}
-
-func (ix *simpleIndex) count() int {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return len(ix.requests)
+	return pythontest.NewIndex(t, dists)
 }
 
 // Dependencies come from the configured index into a virtual environment
@@ -156,7 +66,7 @@ def test_value():
 	if err := d.Setup(ctx, dir); err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
-	if ix.count() == 0 {
+	if ix.Count() == 0 {
 		t.Fatal("the index was not asked")
 	}
 	venvs, _ := filepath.Glob(filepath.Join(sandbox.CacheDir(ctx), "python", "venv-*", readyFile))
@@ -168,12 +78,12 @@ def test_value():
 		t.Fatalf("the dependencies are not importable: passed %q, failed %+v, build %+v\n%s", o.Passed, o.Failed, o.Build, o.Output)
 	}
 	// Kept: a second setup, and the runs, make nothing again.
-	n := ix.count()
+	n := ix.Count()
 	if err := d.Setup(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
-	if ix.count() != n {
-		t.Errorf("a second Setup asked the index again: %q", ix.requests[n:])
+	if ix.Count() != n {
+		t.Errorf("a second Setup asked the index again: %q", ix.Requests()[n:])
 	}
 	// An edited dependency file is another environment.
 	writeTree(t, dir, map[string]string{"requirements.txt": "redfix-nothere==9.9\n"})
@@ -342,10 +252,10 @@ func TestSetupBuildsNoSourceDistributionUnlessAllowed(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the sdist's build backend ran")
 	}
-	if ix.count() == 0 {
+	if ix.Count() == 0 {
 		t.Fatal("the index was not asked: the test shows nothing")
 	}
-	for _, r := range ix.requests {
+	for _, r := range ix.Requests() {
 		if strings.HasPrefix(r, "/files/") {
 			t.Errorf("the sdist was fetched: %s", r)
 		}
@@ -413,7 +323,7 @@ func TestSetupLeavesOutDirectReferences(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
-	if ix.count() == 0 {
+	if ix.Count() == 0 {
 		t.Fatal("the index was not asked: pip did not run")
 	}
 	for _, note := range []string{
