@@ -18,12 +18,18 @@ import (
 	"github.com/redfix/redfix/pkg/embedded"
 )
 
-// tcpNATS is an in-process NATS server with JetStream on a loopback port.
+// tcpNATSToken is the token of every tcpNATS server.
+const tcpNATSToken = "tcp-nats-token"
+
+// tcpNATS is an in-process NATS server with JetStream on a loopback port,
+// standing for a configured one: it requires tcpNATSToken, which it puts
+// in the test's environment (REDFIX_NATS_TOKEN).
 func tcpNATS(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: -1})
+	t.Setenv("REDFIX_NATS_TOKEN", tcpNATSToken)
+	n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: -1, Token: tcpNATSToken})
 	if err != nil {
 		t.Fatal(err)
 	}

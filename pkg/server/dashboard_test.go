@@ -32,7 +32,7 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), Password: r.Password(), MaxRetries: -1})
 	defer rdb.Close()
 	st := store.New(rdb, "dash-test")
 	now := time.Now()

@@ -131,6 +131,9 @@ sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The NATS server's token reaches the processes as an operator's
+	// would, in their environment, and is a secret that must not leak.
+	w.Secrets["REDFIX_NATS_TOKEN"] = ns.Token()
 	env := w.env("REDFIX_GITHUB_TOKEN=" + githubToken)
 	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
 	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
