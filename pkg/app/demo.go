@@ -138,6 +138,9 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The demo's API accepts its own repository, and only that.
 	cfg.HTTP.AllowRepos = []string{sample.Dir}
+	// Its dashboard reads with no setup on loopback; on another address
+	// reading follows `bot serve`'s rule.
+	cfg.HTTP.ReadOpen = cfg.HTTP.ReadOpen || loopback(ln.Addr()) && cfg.HTTP.ReadToken == "" && cfg.HTTP.TrustedUserHeader == ""
 	sys, err := Start(base, cfg, log)
 	if err != nil {
 		return err

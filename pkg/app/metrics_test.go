@@ -76,7 +76,12 @@ func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testReadToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +126,7 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 	}
 	defer rs.Close()
 	env := map[string]string{"REDFIX_DATA_DIR": t.TempDir(), "REDFIX_NATS_URL": tcpNATS(t), "REDFIX_NATS_TOKEN": tcpNATSToken,
-		"REDFIX_REDIS_ADDR": rs.Addr(), "REDFIX_REDIS_PASSWORD": rs.Password()}
+		"REDFIX_REDIS_ADDR": rs.Addr(), "REDFIX_REDIS_PASSWORD": rs.Password(), "REDFIX_READ_TOKEN": testReadToken}
 	cfg, err := config.Load("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)

@@ -170,12 +170,11 @@ func (s *stack) post(repo, commit string, report []byte) (int, string) {
 // repoURL is where the test GitHub serves acme/name.
 func (s *stack) repoURL(name string) string { return s.gh.CloneURL("acme", name) }
 
-// get reads an API path of the bot (with the ingest token, which the
-// read API also takes when no read token is set).
+// get reads an API path of the bot, with the read token.
 func (s *stack) get(path string) string {
 	s.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.botURL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_INGEST_TOKEN"])
+	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_READ_TOKEN"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("GET %s: %v", path, err)
