@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,9 +94,29 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
 	return p
 }
 
+// stackOptions change the stack for a scenario.
+type stackOptions struct {
+	// allow are more patterns for http.allow_repos (the test GitHub's
+	// acme/* is always there).
+	allow []string
+	// triage is the triage section; empty: the corpus'.
+	triage string
+	// noWorker starts the bot alone.
+	noWorker bool
+}
+
+// corpusTriage is the triage section of the corpus' scenarios.
+const corpusTriage = "{reruns: 2, report_retry_delay: 1s, max_groups_per_report: 5, concurrency: 2}"
+
 // startStack serves repos on the test GitHub as acme/NAME and starts the
 // bot and a worker, built with the boundaries on or off.
 func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo) *stack {
+	t.Helper()
+	return startStackWith(t, w, boundariesOff, stackOptions{}, repos...)
+}
+
+// startStackWith is startStack changed by o.
+func startStackWith(t *testing.T, w world, boundariesOff bool, o stackOptions, repos ...hostileRepo) *stack {
 	t.Helper()
 	bot, worker := binaries(t, boundariesOff)
 	gh := ghtest.New(t)
@@ -116,17 +137,24 @@ func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo)
 	port := testsvc.FreePort(t)
 	s.botURL = fmt.Sprintf("http://127.0.0.1:%d", port)
 	cacheDir := filepath.Join(workDir, "sandbox-cache")
+	allow := []string{strconv.Quote(gh.URL + "/acme/*")}
+	for _, a := range o.allow {
+		allow = append(allow, strconv.Quote(a))
+	}
+	if o.triage == "" {
+		o.triage = corpusTriage
+	}
 	cfg := fmt.Sprintf(`log: {level: debug, format: json}
-http: {addr: "127.0.0.1:%d", allow_repos: [%q]}
+http: {addr: "127.0.0.1:%d", allow_repos: [%s]}
 nats: {url: %q, ack_wait: 1m, max_deliver: 5}
 redis: {addr: %q, prefix: hostile}
-triage: {reruns: 2, report_retry_delay: 1s, max_groups_per_report: 5, concurrency: 2}
+triage: %s
 harness: {feedback_rounds: 0}
 worker: {slots: 1, heartbeat: 5s}
 publish: {mode: github}
 github: {api_url: %q}
 sandbox: {mode: required, go_cache: shared, cache_dir: %q}
-`, port, gh.URL+"/acme/*", ns.URL(), redis.Addr(), gh.APIURL(), cacheDir)
+`, port, strings.Join(allow, ", "), ns.URL(), redis.Addr(), o.triage, gh.APIURL(), cacheDir)
 	cfgPath := filepath.Join(t.TempDir(), "redfix.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -136,7 +164,9 @@ sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 	w.Secrets["REDFIX_NATS_TOKEN"] = ns.Token()
 	env := w.env("REDFIX_GITHUB_TOKEN=" + githubToken)
 	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
-	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+	if !o.noWorker {
+		s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+	}
 	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
 		resp, err := http.Get(s.botURL + "/readyz")
 		if err != nil {
@@ -264,11 +294,13 @@ func (s *stack) pullFiles(name string, p *ghtest.Pull) []string {
 // pull request's title, body and diff.
 func (s *stack) outputs() map[string]string {
 	out := map[string]string{
-		"bot log":    s.bot.output(),
-		"worker log": s.worker.output(),
-		"tasks API":  s.get("/api/v1/tasks"),
-		"stats API":  s.get("/api/v1/stats"),
-		"dashboard":  s.get("/"),
+		"bot log":   s.bot.output(),
+		"tasks API": s.get("/api/v1/tasks"),
+		"stats API": s.get("/api/v1/stats"),
+		"dashboard": s.get("/"),
+	}
+	if s.worker != nil {
+		out["worker log"] = s.worker.output()
 	}
 	return out
 }
