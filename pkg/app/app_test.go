@@ -254,6 +254,7 @@ func TestTriageCommandReusesRunsThroughRedis(t *testing.T) {
 	}
 	defer rs.Close()
 	t.Setenv("REDFIX_REDIS_ADDR", rs.Addr())
+	t.Setenv("REDFIX_REDIS_PASSWORD", rs.Password())
 	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
 	if err != nil {
 		t.Fatal(err)

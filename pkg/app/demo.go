@@ -138,6 +138,9 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The demo's API accepts its own repository, and only that.
 	cfg.HTTP.AllowRepos = []string{sample.Dir}
+	// Its dashboard reads with no setup on loopback; on another address
+	// reading follows `bot serve`'s rule.
+	cfg.HTTP.ReadOpen = cfg.HTTP.ReadOpen || loopback(ln.Addr()) && cfg.HTTP.ReadToken == "" && cfg.HTTP.TrustedUserHeader == ""
 	sys, err := Start(base, cfg, log)
 	if err != nil {
 		return err
@@ -147,7 +150,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Triage's reproduction and bisection are the demo's longest quiet
 	// stretch: on a terminal, a line per test run on stderr.
 	sys.TriageRunner = triage.ReportRuns(nil, bench.StageLines(stderr))
-	p.print("servers", "embedded NATS JetStream at %s (store on disk), embedded Redis protocol at %s", sys.NATSURL, sys.RedisAddr)
+	p.print("servers", "embedded NATS JetStream in process (store on disk, no port), embedded Redis protocol at %s; each needs a secret of this run's", sys.RedisAddr)
 
 	pipe, err := sys.NewPipeline(cfg)
 	if err != nil {

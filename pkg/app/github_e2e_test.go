@@ -51,9 +51,18 @@ func plant(t *testing.T, rep []byte) []byte {
 	return out.Bytes()
 }
 
+// testReadToken is the read token of the bots the tests read from.
+const testReadToken = "test-read-token"
+
+// get reads url with testReadToken (which a bot that reads open ignores).
 func get(t *testing.T, url string) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testReadToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +102,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
-	cfg.HTTP.WebhookSecret = secret
+	cfg.HTTP.WebhookSecret, cfg.HTTP.ReadToken = secret, testReadToken
 	cfg.GitHub.APIURL = srv.APIURL()
 	cfg.GitHub.AppID = app.ID
 	cfg.GitHub.PrivateKeyFile = app.KeyFile

@@ -62,7 +62,7 @@ func startGitHubService(t *testing.T, ctx context.Context, cfg config.Config, r 
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
-	cfg.HTTP.WebhookSecret = secret
+	cfg.HTTP.WebhookSecret, cfg.HTTP.ReadToken = secret, testReadToken
 	cfg.GitHub.APIURL = srv.APIURL()
 	cfg.GitHub.AppID = app.ID
 	cfg.GitHub.PrivateKeyFile = app.KeyFile

@@ -74,7 +74,7 @@ func TestHostileRepositoryThroughWorkerRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ns.Shutdown()
-	nc, err := nats.Connect(ns.URL())
+	nc, err := nats.Connect(ns.URL(), nats.Token(ns.Token()))
 	if err != nil {
 		t.Fatal(err)
 	}

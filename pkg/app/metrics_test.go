@@ -24,6 +24,7 @@ import (
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
@@ -75,7 +76,12 @@ func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testReadToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +118,16 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 	clearEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cfg, err := config.Load("", func(k string) string { return map[string]string{"REDFIX_DATA_DIR": t.TempDir()}[k] })
+	// The bot and a worker share NATS and Redis, as in production (an
+	// embedded server serves its own process alone).
+	rs, err := embedded.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	env := map[string]string{"REDFIX_DATA_DIR": t.TempDir(), "REDFIX_NATS_URL": tcpNATS(t), "REDFIX_NATS_TOKEN": tcpNATSToken,
+		"REDFIX_REDIS_ADDR": rs.Addr(), "REDFIX_REDIS_PASSWORD": rs.Password(), "REDFIX_READ_TOKEN": testReadToken}
+	cfg, err := config.Load("", func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +151,7 @@ func TestMetricsDocMatchesScrape(t *testing.T) {
 
 	// A worker, on the bot's NATS and Redis, as in production.
 	wcfg := cfg
-	wcfg.NATS.URL, wcfg.Redis.Addr, wcfg.DataDir = bot.NATSURL, bot.RedisAddr, t.TempDir()
+	wcfg.DataDir = t.TempDir()
 	worker, err := Start(ctx, wcfg, log)
 	if err != nil {
 		t.Fatal(err)

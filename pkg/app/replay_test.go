@@ -67,7 +67,7 @@ func TestReplayCommand(t *testing.T) {
 	// The bot's server, with two reports parked.
 	t.Setenv("REDFIX_NATS_URL", natsURL)
 	cfg, err := config.Load("", func(k string) string {
-		return map[string]string{"REDFIX_NATS_URL": natsURL, "REDFIX_DATA_DIR": t.TempDir()}[k]
+		return map[string]string{"REDFIX_NATS_URL": natsURL, "REDFIX_NATS_TOKEN": tcpNATSToken, "REDFIX_DATA_DIR": t.TempDir()}[k]
 	})
 	if err != nil {
 		t.Fatal(err)

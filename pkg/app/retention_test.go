@@ -27,8 +27,7 @@ func TestRunRetentionSweepsFinishedTasks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rdb := redisClient(cfg, sys.RedisAddr)
-	defer rdb.Close()
+	rdb := sys.rdb
 	indexed := func() int64 { return rdb.ZCard(ctx, cfg.Redis.Prefix+":tasks").Val() }
 	if n := indexed(); n != 2 {
 		t.Fatalf("%d tasks indexed, want 2", n)

@@ -70,7 +70,13 @@ func warnSecurity(cfg config.Config, log *zap.Logger) {
 	} else {
 		log.Info("ingest API allowlist", zap.Strings("allow_repos", a.Patterns()))
 	}
-	if cfg.HTTP.ReadToken == "" && cfg.HTTP.TrustedUserHeader == "" {
-		log.Warn("the dashboard, the task API and /metrics are open to anyone who reaches the bot: set http.read_token (REDFIX_READ_TOKEN) or http.trusted_user_header")
+	switch {
+	case cfg.HTTP.ReadToken != "" || cfg.HTTP.TrustedUserHeader != "":
+	case cfg.HTTP.ReadOpen:
+		log.Warn("the dashboard, the task API and /metrics are open to anyone who reaches the bot (http.read_open): set http.read_token (REDFIX_READ_TOKEN) or http.trusted_user_header to close them")
+	case cfg.HTTP.IngestToken != "":
+		log.Warn("no read token: the dashboard, the task API and /metrics answer only the ingest token; set http.read_token (REDFIX_READ_TOKEN) for readers")
+	default:
+		log.Warn("no read token: the dashboard, the task API and /metrics refuse every reader; set http.read_token (REDFIX_READ_TOKEN), http.trusted_user_header, or http.read_open: true (REDFIX_READ_OPEN) to open them to anyone")
 	}
 }

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
 )
 
@@ -82,5 +87,75 @@ func TestDemoServeRefusesAnOpenAddress(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the demo built %s before refusing: %v", out, err)
+	}
+}
+
+// `bot serve` with no read token refuses to read its task API and
+// metrics, saying which setting opens them, and says so when it starts;
+// with the read token set, the token reads. /healthz stays open.
+func TestServeReadsNeedAToken(t *testing.T) {
+	clearEnv(t)
+	for _, k := range []string{"REDFIX_READ_TOKEN", "REDFIX_READ_OPEN", "REDFIX_INGEST_TOKEN", "REDFIX_TRUSTED_USER_HEADER"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("REDFIX_LOG_FORMAT", "json")
+	t.Setenv("REDFIX_STARTUP_WAIT", "30s")
+	read := func(base, path, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, token := range []string{"", "serve-read-token"} {
+		t.Setenv("REDFIX_READ_TOKEN", token)
+		t.Setenv("REDFIX_DATA_DIR", t.TempDir())
+		base := "http://127.0.0.1:" + strconv.Itoa(testsvc.FreePort(t))
+		t.Setenv("REDFIX_HTTP_ADDR", strings.TrimPrefix(base, "http://"))
+		ctx, cancel := context.WithCancel(context.Background())
+		var stderr lockedBuffer
+		done := make(chan error, 1)
+		go func() { done <- Serve(ctx, nil, io.Discard, &stderr) }()
+		testsvc.PollSeeing(t, 2*time.Minute, "bot serve answers /healthz", stderr.String, func() bool {
+			select {
+			case err := <-done:
+				t.Fatalf("bot serve ended: %v\n%s", err, stderr.String())
+			default:
+			}
+			resp, err := http.Get(base + "/healthz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		for _, path := range []string{"/api/v1/tasks", "/metrics"} {
+			code, body := read(base, path, "")
+			if code != http.StatusUnauthorized {
+				t.Errorf("read token %q: GET %s without a token: %d %.200s, want 401", token, path, code, body)
+			}
+			if token == "" {
+				if !strings.Contains(body, "http.read_token") || !strings.Contains(body, "REDFIX_READ_TOKEN") {
+					t.Errorf("GET %s with no read token configured: %s, want the settings named", path, body)
+				}
+				continue
+			}
+			if code, body := read(base, path, token); code != http.StatusOK {
+				t.Errorf("GET %s with the read token: %d %.200s", path, code, body)
+			}
+		}
+		cancel()
+		if err := testsvc.Receive(t, time.Minute, "bot serve stops", done); err != nil {
+			t.Errorf("bot serve: %v", err)
+		}
+		if warned := strings.Contains(stderr.String(), "refuse every reader"); warned != (token == "") {
+			t.Errorf("read token %q: start-up warning that reads are refused: %v\n%s", token, warned, stderr.String())
+		}
 	}
 }

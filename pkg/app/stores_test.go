@@ -13,17 +13,26 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/internal/testsvc"
+	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
 )
 
-// tcpNATS is an in-process NATS server with JetStream on a loopback port.
+// tcpNATSToken is the token of every tcpNATS server.
+const tcpNATSToken = "tcp-nats-token"
+
+// tcpNATS is an in-process NATS server with JetStream on a loopback port,
+// standing for a configured one: it requires tcpNATSToken, which it puts
+// in the test's environment (REDFIX_NATS_TOKEN).
 func tcpNATS(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: -1})
+	t.Setenv("REDFIX_NATS_TOKEN", tcpNATSToken)
+	n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: t.TempDir(), Port: -1, Token: tcpNATSToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,4 +207,34 @@ func startPlainNATS(t *testing.T) *server.Server {
 		t.Fatal("NATS did not start")
 	}
 	return srv
+}
+
+// The stores a System starts for itself (no NATS or Redis configured) need
+// a secret of the process's: the embedded Redis refuses a client without
+// its password, the embedded NATS listens on no port, and the system's own
+// clients work.
+func TestEmbeddedStoresNeedTheProcessSecrets(t *testing.T) {
+	clearEnv(t)
+	cfg, err := config.Load("", func(k string) string { return map[string]string{"REDFIX_DATA_DIR": t.TempDir()}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sys, err := Start(ctx, cfg, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	if err := sys.Ready(ctx); err != nil {
+		t.Fatalf("the system's own clients: %v", err)
+	}
+	if sys.NATSURL != EmbeddedNATS {
+		t.Errorf("embedded NATS at %q, want %q (no port)", sys.NATSURL, EmbeddedNATS)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: sys.RedisAddr, MaxRetries: -1})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("PING without the password: %v, want NOAUTH", err)
+	}
 }

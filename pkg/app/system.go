@@ -33,6 +33,10 @@ import (
 	"github.com/redfix/redfix/pkg/worker"
 )
 
+// EmbeddedNATS is System.NATSURL for an embedded NATS server, which
+// listens on no port.
+const EmbeddedNATS = "embedded (in process)"
+
 // System is a running redfix: its connections to NATS and Redis (embedded
 // ones when the configuration names none), the job queue, the report
 // intake, the store and the metrics registry.
@@ -94,21 +98,24 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if err != nil {
 		return nil, err
 	}
-	addr := cfg.Redis.Addr
+	rcfg, addr := cfg, cfg.Redis.Addr
 	if !cfg.Redis.External() {
+		// Its password is this process's alone: handed to its client
+		// here, written nowhere.
 		r, err := embedded.StartRedis()
 		if err != nil {
 			return nil, fmt.Errorf("start embedded Redis: %w", err)
 		}
 		s.closers = append(s.closers, r.Close)
 		addr, s.RedisAddr = r.Addr(), r.Addr()
+		rcfg.Redis.Password = r.Password()
 	} else {
 		s.RedisAddr = cfg.Redis.Describe()
 	}
-	s.rdb = redisClient(cfg, addr)
+	s.rdb = redisClient(rcfg, addr)
 	rdb := s.rdb
 	s.closers = append(s.closers, func() { _ = rdb.Close() })
-	if err := checkRedis(ctx, s.rdb, s.RedisAddr, cfg.Redis.Password, cfg.StartupWait); err != nil {
+	if err := checkRedis(ctx, s.rdb, s.RedisAddr, rcfg.Redis.Password, cfg.StartupWait); err != nil {
 		return nil, err
 	}
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
@@ -145,12 +152,15 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 func (s *System) startNATS(ctx context.Context, cfg config.Config) (_ jetstream.JetStream, err error) {
 	log := s.log
 	if cfg.NATS.URL == "" {
-		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), Port: -1, Log: log.Named("nats")})
+		// No TCP port: only this process's clients reach it, in process,
+		// with the token it made (no other process may use an embedded
+		// server: `worker run` and `bot replay` need a configured NATS).
+		n, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(cfg.DataDir, "nats"), DontListen: true, Log: log.Named("nats")})
 		if err != nil {
 			return nil, fmt.Errorf("start embedded NATS: %w", err)
 		}
 		s.closers = append(s.closers, n.Shutdown)
-		s.NATSURL = n.URL()
+		s.NATSURL = EmbeddedNATS
 		if s.nc, err = n.Connect(nats.Name("redfix")); err != nil {
 			return nil, fmt.Errorf("connect to embedded NATS: %w", err)
 		}
@@ -258,7 +268,7 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	s.RegisterClusterMetrics()
 	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
-		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader,
+		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
 		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
 	}, s.log.Named("http")).Handler()

@@ -144,11 +144,16 @@ type HTTP struct {
 	// Empty accepts none.
 	AllowRepos []string `yaml:"allow_repos"`
 	// ReadToken, when set, is required to read the dashboard, the task API
-	// and /metrics.
+	// and /metrics (the ingest token is accepted too).
 	ReadToken string `yaml:"read_token"`
 	// TrustedUserHeader names a header set by an authenticating proxy in
 	// front of the bot; a request carrying it may read.
 	TrustedUserHeader string `yaml:"trusted_user_header"`
+	// ReadOpen lets anyone who reaches the bot read the dashboard, the task
+	// API and /metrics when neither ReadToken nor TrustedUserHeader is set.
+	// Without it such reads are refused (401), the ingest token's excepted;
+	// `bot demo` on loopback reads open by itself.
+	ReadOpen bool `yaml:"read_open"`
 	// PublicWithoutToken lets the bot listen beyond loopback with no ingest
 	// token. Without it, such a configuration is refused at start.
 	PublicWithoutToken bool `yaml:"public_without_token"`

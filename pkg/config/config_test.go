@@ -95,6 +95,8 @@ func TestRejectsBadInput(t *testing.T) {
 		"negative retention":         {yaml: "redis:\n  task_retention: -1h\n", want: "redis.task_retention"},
 		"retention in days":          {env: map[string]string{"REDFIX_REDIS_TASK_RETENTION": "90d"}, want: "REDFIX_REDIS_TASK_RETENTION"},
 		"no sweep interval":          {yaml: "redis:\n  retention_sweep_interval: 0s\n", want: "redis.retention_sweep_interval"},
+		"read open and a read token": {yaml: "http:\n  read_open: true\n", env: map[string]string{"REDFIX_READ_TOKEN": "r"}, want: "http.read_open"},
+		"bad read open env":          {env: map[string]string{"REDFIX_READ_OPEN": "maybe"}, want: "REDFIX_READ_OPEN"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := ""

@@ -32,6 +32,7 @@ var envVars = []struct {
 	{"REDFIX_ALLOW_REPOS", func(c *Config, v string) error { c.HTTP.AllowRepos = splitList(v); return nil }},
 	{"REDFIX_READ_TOKEN", func(c *Config, v string) error { c.HTTP.ReadToken = v; return nil }},
 	{"REDFIX_TRUSTED_USER_HEADER", func(c *Config, v string) error { c.HTTP.TrustedUserHeader = v; return nil }},
+	{"REDFIX_READ_OPEN", boolVar(func(c *Config) *bool { return &c.HTTP.ReadOpen })},
 	{"REDFIX_PUBLIC_WITHOUT_TOKEN", boolVar(func(c *Config) *bool { return &c.HTTP.PublicWithoutToken })},
 	{"REDFIX_NATS_URL", func(c *Config, v string) error { c.NATS.URL = v; return nil }},
 	{"REDFIX_NATS_USER", func(c *Config, v string) error { c.NATS.User = v; return nil }},

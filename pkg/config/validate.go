@@ -24,6 +24,9 @@ func (c Config) PublishMode() string {
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
 	var errs []error
+	if c.HTTP.ReadOpen && (c.HTTP.ReadToken != "" || c.HTTP.TrustedUserHeader != "") {
+		errs = append(errs, errors.New("http.read_open (REDFIX_READ_OPEN) opens reading to anyone, and http.read_token or http.trusted_user_header closes it: choose one"))
+	}
 	if c.Triage.Reruns < 1 {
 		errs = append(errs, fmt.Errorf("triage.reruns must be at least 1, got %d", c.Triage.Reruns))
 	}

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,8 +36,9 @@ func TestNATSRestartKeepsMessages(t *testing.T) {
 	if n.URL() == "" {
 		t.Fatal("a listening server has no URL")
 	}
-	// A TCP client at URL reaches the same server as an in-process one.
-	nc, err := nats.Connect(n.URL())
+	// A TCP client at URL, with the token, reaches the same server as an
+	// in-process one.
+	nc, err := nats.Connect(n.URL(), nats.Token(n.Token()))
 	if err != nil {
 		t.Fatalf("connect over tcp to %s: %v", n.URL(), err)
 	}
@@ -107,7 +110,7 @@ func TestRedisTTLExpiresInRealTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr()})
+	rdb := r.Client()
 	defer rdb.Close()
 	if err := rdb.Set(ctx, "k", "v", 200*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
@@ -122,4 +125,76 @@ func TestRedisTTLExpiresInRealTime(t *testing.T) {
 		}
 		return n == 0
 	})
+}
+
+// Each embedded server refuses a client without its secret, over the
+// network as a repository's code would try it, and redfix's own clients
+// (Connect, Client) work. The secret is new on each start.
+func TestEmbeddedServersRefuseClientsWithoutTheSecret(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := startNATS(t, Options{StoreDir: t.TempDir(), Port: -1})
+	defer n.Shutdown()
+	for name, opts := range map[string][]nats.Option{
+		"no token":    nil,
+		"wrong token": {nats.Token("guess")},
+		"a user":      {nats.UserInfo("redfix", "")},
+	} {
+		nc, err := nats.Connect(n.URL(), append(opts, nats.Timeout(5*time.Second))...)
+		if err == nil {
+			nc.Close()
+			t.Fatalf("nats, %s: connected without the token", name)
+		}
+		if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+			t.Errorf("nats, %s: %v, want an authorization error", name, err)
+		}
+	}
+	nc, err := n.Connect()
+	if err != nil {
+		t.Fatalf("redfix's in-process client: %v", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		t.Fatalf("jetstream through redfix's client: %v", err)
+	}
+	other := startNATS(t, Options{StoreDir: t.TempDir(), DontListen: true})
+	defer other.Shutdown()
+	if n.Token() == other.Token() || len(n.Token()) < 20 {
+		t.Errorf("tokens %q and %q: want a new random one on each start", n.Token(), other.Token())
+	}
+
+	r, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	own := r.Client()
+	defer own.Close()
+	if err := own.Set(ctx, "report", "stored", 0).Err(); err != nil {
+		t.Fatalf("redfix's client: %v", err)
+	}
+	for name, pw := range map[string]string{"no password": "", "wrong password": "guess"} {
+		rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), Password: pw, MaxRetries: -1})
+		perr := rdb.Ping(ctx).Err()
+		v, gerr := rdb.Get(ctx, "report").Result()
+		rdb.Close()
+		for cmd, err := range map[string]error{"PING": perr, "GET": gerr} {
+			var answered redis.Error
+			if err == nil || !errors.As(err, &answered) {
+				t.Errorf("redis, %s: %s answered %v (value %q), want the server's refusal", name, cmd, err, v)
+			}
+		}
+	}
+	r2, err := StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if r.Password() == r2.Password() {
+		t.Error("two starts share a password: want a new random one on each start")
+	}
 }

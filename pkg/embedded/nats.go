@@ -2,10 +2,17 @@
 // process: a NATS server with JetStream on disk, and a server speaking the
 // Redis protocol in memory. Production points the same code at a NATS cluster
 // and a real Redis instead.
+//
+// Each server requires a secret that its Start makes from crypto/rand (or
+// that the caller names): whatever else runs on the machine, a repository's
+// code included, reaches neither without it. The process that started a
+// server hands the secret to its own clients (Connect does); it is never
+// written anywhere.
 package embedded
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -42,13 +49,23 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// Log receives the server's log. Nil discards it.
 	Log *zap.Logger
+	// Token is the secret every client must present (nats.Token), on TCP
+	// and in process alike. Empty: a random one, made at start (what
+	// redfix's own wiring always uses); a caller names one only to keep it
+	// across a restart of the server (a test that restarts it under
+	// clients that are already running).
+	Token string
 }
 
 // NATS is a running in-process NATS server with JetStream.
 type NATS struct {
 	srv        *server.Server
 	dontListen bool
+	token      string
 }
+
+// secret is a random secret of 128 bits, as text.
+func secret() string { return rand.Text() }
 
 // StartNATS starts a NATS server with JetStream in this process and waits
 // until it accepts clients, ctx is done, or ReadyTimeout passes.
@@ -65,6 +82,9 @@ func StartNATS(ctx context.Context, o Options) (*NATS, error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
 	}
+	if o.Token == "" {
+		o.Token = secret()
+	}
 	port := o.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -80,6 +100,7 @@ func StartNATS(ctx context.Context, o Options) (*NATS, error) {
 		StoreDir:           o.StoreDir,
 		JetStreamMaxMemory: o.MaxMemory,
 		JetStreamMaxStore:  o.MaxStore,
+		Authorization:      o.Token,
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
@@ -105,8 +126,12 @@ func StartNATS(ctx context.Context, o Options) (*NATS, error) {
 		stop(srv)
 		return nil, fmt.Errorf("start embedded nats in %s: jetstream did not start", o.StoreDir)
 	}
-	return &NATS{srv: srv, dontListen: o.DontListen}, nil
+	return &NATS{srv: srv, dontListen: o.DontListen, token: o.Token}, nil
 }
+
+// Token is the secret clients present (nats.Token): for a client this
+// process makes itself, or one it starts and hands the secret to.
+func (n *NATS) Token() string { return n.token }
 
 // URL is the address TCP clients connect to, or "" when the server does not
 // listen.
@@ -117,10 +142,11 @@ func (n *NATS) URL() string {
 	return n.srv.ClientURL()
 }
 
-// Connect opens an in-process client connection (no TCP), which works whether
-// or not the server listens. opts are applied after redfix's own.
+// Connect opens an in-process client connection (no TCP), with the
+// server's token, which works whether or not the server listens. opts are
+// applied after redfix's own.
 func (n *NATS) Connect(opts ...nats.Option) (*nats.Conn, error) {
-	all := append([]nats.Option{nats.InProcessServer(n.srv), nats.Name("redfix-embedded")}, opts...)
+	all := append([]nats.Option{nats.InProcessServer(n.srv), nats.Name("redfix-embedded"), nats.Token(n.token)}, opts...)
 	nc, err := nats.Connect("", all...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded nats: %w", err)

@@ -19,8 +19,12 @@ func freePort(t testing.TB) int { return testsvc.FreePort(t) }
 // test stops and starts.
 func startRedis(t *testing.T) *testsvc.Redis { return testsvc.StartRedis(t, "") }
 
+// natsToken is the token the fault tests' NATS requires: the same across
+// its restarts, so that the clients already running log in again.
+const natsToken = "faults-nats-token"
+
 // natsServer is an embedded NATS with JetStream on a store directory and a
-// port that survive its restarts.
+// port that survive its restarts; its URL carries the token.
 type natsServer struct {
 	t    testing.TB
 	dir  string
@@ -37,13 +41,13 @@ func startNATS(t testing.TB) *natsServer {
 	return n
 }
 
-func (n *natsServer) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+func (n *natsServer) URL() string { return fmt.Sprintf("nats://%s@127.0.0.1:%d", natsToken, n.port) }
 
 func (n *natsServer) start() {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(n.dir, "js"), Port: n.port})
+	srv, err := embedded.StartNATS(ctx, embedded.Options{StoreDir: filepath.Join(n.dir, "js"), Port: n.port, Token: natsToken})
 	if err != nil {
 		n.t.Fatalf("start NATS: %v", err)
 	}

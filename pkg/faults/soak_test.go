@@ -84,12 +84,12 @@ func soak(b *testing.B, total int) {
 	}
 	failing, passing := soakReports(seed.Report)
 
-	const token = "soak-ingest-token"
+	const token, readToken = "soak-ingest-token", "soak-read-token"
 	cfg := config.Default()
 	cfg.DataDir = b.TempDir()
 	cfg.HTTP.Addr = fmt.Sprintf("127.0.0.1:%d", freePort(b))
 	cfg.HTTP.AllowRepos = []string{root + "/**"}
-	cfg.HTTP.IngestToken = token
+	cfg.HTTP.IngestToken, cfg.HTTP.ReadToken = token, readToken
 	cfg.NATS.URL, cfg.Redis.Addr, cfg.Redis.Prefix = n.URL(), r.Addr(), "soak"
 	cfg.Triage.Reruns = 2
 	cfg.Publish.Dir = b.TempDir()
@@ -125,7 +125,7 @@ func soak(b *testing.B, total int) {
 		}
 	}
 	triaged := func() int {
-		return scrapeCounter(b, client, base+"/metrics", `redfix_triage_reports_total{result="triaged"}`)
+		return scrapeCounter(b, client, base+"/metrics", readToken, `redfix_triage_reports_total{result="triaged"}`)
 	}
 
 	// The seeds: a task per repository holds the failure's group.
@@ -241,13 +241,22 @@ func soakReports(sample []byte) (failing, passing func(i int) []byte) {
 	return failing, passing
 }
 
-// scrapeCounter reads one series' value from a /metrics page.
-func scrapeCounter(b *testing.B, c *http.Client, u, series string) int {
-	resp, err := c.Get(u)
+// scrapeCounter reads one series' value from a /metrics page, with the
+// read token.
+func scrapeCounter(b *testing.B, c *http.Client, u, token, series string) int {
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
 	if err != nil {
 		b.Fatalf("scrape %s: %v", u, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("scrape %s: %s", u, resp.Status)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {

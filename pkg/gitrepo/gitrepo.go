@@ -40,18 +40,14 @@ type Repo struct {
 // ErrUnknownRevision is returned when a revision does not name a commit.
 var ErrUnknownRevision = errors.New("unknown revision")
 
-// ErrNoRepository is returned when a remote (or a local path) answers that
-// there is no such repository, or refuses redfix's credentials for it: an
-// answer, not a network failure, so trying again soon will not change it.
+// ErrNoRepository is returned when a local path is no repository: an
+// answer, so trying again soon will not change it. A remote's answer is
+// ErrUnfetchable.
 var ErrNoRepository = errors.New("no such repository, or no access to it")
 
-// noRepositorySigns are what git prints when the other side says there is
-// no repository (or none redfix may read).
-var noRepositorySigns = []string{
-	"does not exist", "repository not found", "not a git repository",
-	"returned error: 404", "returned error: 403", "returned error: 401",
-	"could not read username", "authentication failed", "not found",
-}
+// noRepositorySigns are what git prints when a local path holds no
+// repository.
+var noRepositorySigns = []string{"does not exist", "not a git repository", "not found"}
 
 // ErrTampered is returned when a checkout's git metadata is not what
 // redfix left there: its git directory moved into the work tree, became a
@@ -124,12 +120,7 @@ func (r Repo) GitWith(ctx context.Context, env []string, args ...string) (string
 	if !res.OK() {
 		err := fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), res.ExitCode, strings.TrimSpace(res.Output))
 		if remoteCommand(args) && !res.TimedOut {
-			low := strings.ToLower(res.Output)
-			for _, sign := range noRepositorySigns {
-				if strings.Contains(low, sign) {
-					return res.Output, fmt.Errorf("%w: %w", ErrNoRepository, err)
-				}
-			}
+			return res.Output, r.classify(ctx, args, res.Output, err)
 		}
 		return res.Output, err
 	}

@@ -230,6 +230,10 @@ func (c Config) stream() stream.Config {
 		RetryDelay:      c.RetryDelay,
 		MaxRetryDelay:   c.MaxRetryDelay,
 		FetchWait:       2 * time.Second,
+		// A report waiting for its retry (its repository cannot be
+		// fetched, its store is down) takes no place among the 64: the
+		// others are triaged meanwhile.
+		WaitAside: true,
 	}
 }
 

@@ -32,10 +32,11 @@ func bearer(r *http.Request) string {
 }
 
 // readAllowed reports whether r may read the dashboard, the task API and
-// the metrics: no read token is configured, or r carries it (or the ingest
-// token), or a trusted proxy vouched for the user.
+// the metrics: r carries the read token (or the ingest token), or a
+// trusted proxy vouched for the user, or nothing of the kind is configured
+// and reading is open on purpose (Options.ReadOpen).
 func (s *Server) readAllowed(r *http.Request) bool {
-	if s.opts.ReadToken == "" && s.opts.TrustedUserHeader == "" {
+	if s.readOpen() {
 		return true
 	}
 	if s.opts.TrustedUserHeader != "" && r.Header.Get(s.opts.TrustedUserHeader) != "" {
@@ -51,13 +52,29 @@ func (s *Server) readAllowed(r *http.Request) bool {
 	return s.opts.IngestToken != "" && tokenEqual(t, s.opts.IngestToken)
 }
 
+// readOpen reports whether anyone may read: no read token and no trusted
+// header is configured, and ReadOpen says so.
+func (s *Server) readOpen() bool {
+	return s.opts.ReadToken == "" && s.opts.TrustedUserHeader == "" && s.opts.ReadOpen
+}
+
+// readRefusal is what a refused reader is told: what to send, or, when no
+// read token is configured, what the operator must set.
+func (s *Server) readRefusal() string {
+	if s.opts.ReadToken != "" || s.opts.TrustedUserHeader != "" {
+		return "a read token is required (Authorization: Bearer, or basic authentication with the token as password)"
+	}
+	return "reading is closed: no read token is configured. Set http.read_token (REDFIX_READ_TOKEN) and send it (Authorization: Bearer, or basic authentication with the token as password), " +
+		"or set http.trusted_user_header behind an authenticating proxy, or http.read_open: true (REDFIX_READ_OPEN=true) to let anyone who reaches the bot read"
+}
+
 // guardRead wraps a read route with the read check.
 func (s *Server) guardRead(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.readAllowed(r) {
 			s.log.Warn("read refused: no valid read token", zapRoute(r), zapRemote(r))
 			w.Header().Set("WWW-Authenticate", `Basic realm="redfix", charset="UTF-8"`)
-			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "a read token is required (Authorization: Bearer, or basic authentication with the token as password)"})
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": s.readRefusal()})
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -105,7 +122,7 @@ func (s *Server) read(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if !s.readAllowed(r) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="redfix", charset="UTF-8"`)
-			return &Error{Code: http.StatusUnauthorized, Message: "a read token is required (Authorization: Bearer, or basic authentication with the token as password)"}
+			return &Error{Code: http.StatusUnauthorized, Message: s.readRefusal()}
 		}
 		return h(w, r)
 	}

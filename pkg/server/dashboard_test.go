@@ -32,7 +32,7 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: r.Addr(), Password: r.Password(), MaxRetries: -1})
 	defer rdb.Close()
 	st := store.New(rdb, "dash-test")
 	now := time.Now()
@@ -69,7 +69,8 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 	must(st.RecordTriageFailure(ctx, series.TriageFailure{Submission: "s9", Class: "invalid", Reason: "bad <script>alert(1)</script> report", At: now}))
 
 	opts := Options{
-		Land: st, History: st, Events: st,
+		ReadOpen: true,
+		Land:     st, History: st, Events: st,
 		Jobs: fixedDepth{Lag: 2, Oldest: now.Add(-90 * time.Second)}, Reports: fixedDepth{},
 		PullRequestState: func(_ context.Context, url string) (string, bool) {
 			return "landed", strings.Contains(url, "github.com")

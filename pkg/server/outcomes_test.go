@@ -40,7 +40,7 @@ func TestLandRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st}, zaptest.NewLogger(t)).Handler())
+	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st, ReadOpen: true}, zaptest.NewLogger(t)).Handler())
 	defer srv.Close()
 
 	get := func(path string) string {
@@ -105,7 +105,7 @@ func TestLandRateBeforeAnyDecision(t *testing.T) {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st}, zaptest.NewLogger(t)).Handler())
+	srv := httptest.NewServer(New(&recordingIntake{}, memTasks{}, reg, Options{Land: st, ReadOpen: true}, zaptest.NewLogger(t)).Handler())
 	defer srv.Close()
 
 	_, body := get(t, srv.URL+"/api/v1/stats")

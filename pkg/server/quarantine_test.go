@@ -22,7 +22,7 @@ func TestQuarantineReport(t *testing.T) {
 		{Test: "m/a.TestX", Repo: "r", Commit: "abc", Runs: 5, Failures: 2, FlakeRate: 0.1, FlakyCommits: 3, Reason: "flaky: 2/5 runs failed", SeenAt: seen},
 		{Test: "m/a.TestY", Repo: "r", Commit: "abc", Runs: 5, Failures: 1, SeenAt: seen},
 	}
-	srv, _, _, _ := setup(t, Options{Quarantine: q})
+	srv, _, _, _ := setup(t, Options{Quarantine: q, ReadOpen: true})
 	for _, c := range []struct {
 		query string
 		code  int
@@ -46,7 +46,7 @@ func TestQuarantineReport(t *testing.T) {
 		}
 	}
 	// Without a quarantine configured, there is no such route.
-	srv, _, _, _ = setup(t, Options{})
+	srv, _, _, _ = setup(t, Options{ReadOpen: true})
 	resp, err := http.Get(srv.URL + "/api/v1/quarantine")
 	if err != nil {
 		t.Fatal(err)

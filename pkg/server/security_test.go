@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -123,6 +125,47 @@ func TestReadToken(t *testing.T) {
 	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if code := do(path, nil); code != http.StatusOK {
+			t.Errorf("%s must stay open: %d", path, code)
+		}
+	}
+}
+
+// With no read token and no trusted header, reading is closed unless the
+// operator opened it on purpose: a refused reader is told which settings
+// open it; the ingest token still reads; health probes stay open.
+func TestReadClosedWithoutAReadToken(t *testing.T) {
+	get := func(srv *httptest.Server, path string, hdr map[string]string) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	closed, _, _, _ := setup(t, Options{IngestToken: "1ngest"})
+	open, _, _, _ := setup(t, Options{ReadOpen: true})
+	for _, path := range []string{"/", "/api/v1/tasks", "/api/v1/tasks/t1", "/api/v1/stats", "/metrics"} {
+		code, body := get(closed, path, nil)
+		if code != http.StatusUnauthorized || !strings.Contains(body, "http.read_token") || !strings.Contains(body, "REDFIX_READ_TOKEN") || !strings.Contains(body, "http.read_open") {
+			t.Errorf("%s, nothing configured: %d %s, want 401 naming http.read_token, REDFIX_READ_TOKEN and http.read_open", path, code, body)
+		}
+		if code, _ := get(closed, path, map[string]string{"Authorization": "Bearer 1ngest"}); code != http.StatusOK {
+			t.Errorf("%s with the ingest token: %d", path, code)
+		}
+		if code, _ := get(closed, path, map[string]string{"X-Auth-User": "alice"}); code != http.StatusUnauthorized {
+			t.Errorf("%s with a user header nobody configured: %d", path, code)
+		}
+		if code, body := get(open, path, nil); code != http.StatusOK {
+			t.Errorf("%s, read_open: %d %s", path, code, body)
+		}
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, _ := get(closed, path, nil); code != http.StatusOK {
 			t.Errorf("%s must stay open: %d", path, code)
 		}
 	}

@@ -62,8 +62,8 @@ type Server struct {
 type Options struct {
 	// IngestToken, when set, must be sent as "Authorization: Bearer …".
 	IngestToken string
-	// ReadToken, when set, is required to read the dashboard, the task API
-	// and the metrics (as a bearer token, or as the password of basic
+	// ReadToken is required to read the dashboard, the task API and the
+	// metrics (as a bearer token, or as the password of basic
 	// authentication); the ingest token is accepted too. Health probes stay
 	// open.
 	ReadToken string
@@ -71,6 +71,11 @@ type Options struct {
 	// proxy in front of the bot sets (and strips from clients): a request
 	// that carries it may read.
 	TrustedUserHeader string
+	// ReadOpen lets anyone read when neither ReadToken nor
+	// TrustedUserHeader is set. Without it, and without them, reads are
+	// refused (401) with a message naming the settings, except with the
+	// ingest token.
+	ReadOpen bool
 	// Allow lists the repositories that the ingest API accepts (patterns
 	// on canonical locations, pkg/repourl); nil accepts none. Submissions
 	// marked Verified by an authenticated route need no entry.

@@ -199,7 +199,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestTasksDashboardHealth(t *testing.T) {
-	srv, _, _, _ := setup(t, Options{Ready: func(context.Context) error { return errors.New("redis down") }})
+	srv, _, _, _ := setup(t, Options{ReadOpen: true, Ready: func(context.Context) error { return errors.New("redis down") }})
 	if code, body := get(t, srv.URL+"/api/v1/tasks/t1"); code != 200 || !strings.Contains(body, "file:///pr") {
 		t.Fatalf("task: %d %s", code, body)
 	}
@@ -226,7 +226,7 @@ func TestTasksDashboardHealth(t *testing.T) {
 // The latency histogram names the route by its path pattern and the method
 // in a label of its own.
 func TestRouteLabelsSeparateTheMethod(t *testing.T) {
-	srv, _, _, _ := setup(t, Options{})
+	srv, _, _, _ := setup(t, Options{ReadOpen: true})
 	if code, _ := get(t, srv.URL+"/api/v1/tasks/t1"); code != 200 {
 		t.Fatalf("task: %d", code)
 	}

@@ -45,7 +45,7 @@ func TestTaskListFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(New(&recordingIntake{}, st, prometheus.NewRegistry(), Options{}, zaptest.NewLogger(t)).Handler())
+	srv := httptest.NewServer(New(&recordingIntake{}, st, prometheus.NewRegistry(), Options{ReadOpen: true}, zaptest.NewLogger(t)).Handler())
 	defer srv.Close()
 
 	get := func(query string) (int, string) {
@@ -135,7 +135,7 @@ func TestTaskRounds(t *testing.T) {
 	if err := st.SaveTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(&recordingIntake{}, st, prometheus.NewRegistry(), Options{}, zaptest.NewLogger(t)).Handler())
+	srv := httptest.NewServer(New(&recordingIntake{}, st, prometheus.NewRegistry(), Options{ReadOpen: true}, zaptest.NewLogger(t)).Handler())
 	defer srv.Close()
 	read := func(path string, v any) string {
 		t.Helper()

@@ -71,6 +71,19 @@ type Config struct {
 	DeadSubject string
 	// DeadStream is the dead-letter stream; empty: DefaultDeadStream.
 	DeadStream string
+	// WaitAside keeps a message that waits for its retry off the consumer:
+	// the retry takes it off the stream and keeps it on the wait stream
+	// until it is due, when Consume stores it on the stream again (its
+	// attempts, its first storing and its message ID carried along). A
+	// message waiting so takes none of MaxAckPending's deliveries and no
+	// slot; one Nak'd with a delay holds one of MaxAckPending until it is
+	// delivered again.
+	WaitAside bool
+	// WaitStream is where messages wait aside; empty: DefaultWaitStream.
+	WaitStream string
+	// WaitSubject is the subject under which this stream's messages wait;
+	// empty: redfix.wait. followed by the stream's name in lower case.
+	WaitSubject string
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -102,6 +115,12 @@ func (c Config) WithDefaults() Config {
 	if c.DeadSubject == "" {
 		c.DeadSubject = "redfix.dead." + strings.ToLower(c.Stream)
 	}
+	if c.WaitStream == "" {
+		c.WaitStream = DefaultWaitStream
+	}
+	if c.WaitSubject == "" {
+		c.WaitSubject = "redfix.wait." + strings.ToLower(c.Stream)
+	}
 	return c
 }
 
@@ -120,6 +139,9 @@ func (c Config) Validate() error {
 	}
 	if !strings.HasPrefix(c.DeadSubject, "redfix.dead.") || strings.ContainsAny(c.DeadSubject, " \t*>") {
 		errs = append(errs, fmt.Errorf("dead-letter subject %q: must be a literal subject under redfix.dead.", c.DeadSubject))
+	}
+	if !strings.HasPrefix(c.WaitSubject, "redfix.wait.") || strings.ContainsAny(c.WaitSubject, " \t*>") {
+		errs = append(errs, fmt.Errorf("wait subject %q: must be a literal subject under redfix.wait.", c.WaitSubject))
 	}
 	if c.AckWait <= 0 {
 		errs = append(errs, fmt.Errorf("ack wait %s: must be positive", c.AckWait))

@@ -63,6 +63,9 @@ func (s *Stream) Consume(ctx context.Context, slots int, handle Handler, opts ..
 			s.log.Warn("messages that use up their deliveries will stay on the stream", zap.Error(err))
 		}
 	})
+	if s.wait != nil {
+		wg.Go(func() { s.returnWaiting(ctx) })
+	}
 	for i := range slots {
 		log := s.log.With(zap.Int("slot", i))
 		wg.Go(func() { s.slot(ctx, handle, o, log) })

@@ -205,7 +205,7 @@ func (s *Stream) Replay(ctx context.Context, msgID string) (int, error) {
 		hdr := nats.Header{}
 		for k, v := range m.Header {
 			switch k {
-			case HeaderOriginStream, HeaderOriginMsgID, HeaderReason, HeaderAttempts, HeaderEnqueued:
+			case HeaderOriginStream, HeaderOriginMsgID, HeaderReason, HeaderAttempts, HeaderEnqueued, HeaderPriorAttempts, HeaderDue:
 				continue
 			}
 			hdr[k] = v

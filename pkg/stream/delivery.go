@@ -221,5 +221,5 @@ func (d *Delivery) Retry(ctx context.Context, cause error) (parked bool, err err
 	if d.LastAttempt() {
 		return true, d.Park(ctx, fmt.Sprintf("gave up after %d attempts over %s: %v", d.Attempt, time.Since(d.Enqueued).Round(time.Second), cause))
 	}
-	return false, d.Nak(ctx, d.RetryDelay())
+	return false, d.retry(ctx, d.RetryDelay())
 }

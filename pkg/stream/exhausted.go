@@ -71,6 +71,9 @@ func (s *Stream) parkExhausted(ctx context.Context, adv maxDeliverAdvisory) erro
 	id := ""
 	if raw.Header != nil {
 		id = raw.Header.Get(jetstream.MsgIDHeader)
+		if origin := raw.Header.Get(HeaderOriginMsgID); origin != "" {
+			id = origin // stored again after waiting aside
+		}
 	}
 	if id == "" {
 		id = "seq-" + strconv.FormatUint(raw.Sequence, 10)

@@ -36,7 +36,7 @@ type Settlement int
 const (
 	SettledAck      Settlement = iota // handled: removed from the stream
 	SettledHandBack                   // the consumer is stopping: delivered again at once, to another
-	SettledRetry                      // failed: delivered again after RetryDelay
+	SettledRetry                      // failed: delivered again after RetryDelay (waiting aside where the stream says so)
 	SettledPark                       // failed for good, or on its last attempt: on the dead-letter stream
 )
 
@@ -76,7 +76,7 @@ func (d *Delivery) Settle(work context.Context, err error) (Settlement, error) {
 	case SettledHandBack:
 		return how, d.Nak(ctx, 0)
 	case SettledRetry:
-		return how, d.Nak(ctx, d.RetryDelay())
+		return how, d.retry(ctx, d.RetryDelay())
 	}
 	if errors.Is(err, ErrPermanent) {
 		return how, d.Park(ctx, err.Error())

@@ -1,7 +1,8 @@
 // Package stream is redfix's one way to consume a JetStream stream: a
 // work-queue stream with message-ID deduplication, a durable pull consumer
 // shared by every instance, deliveries settled exactly once (ack, nak with a
-// growing delay, term), InProgress heartbeats while a handler works, and a
+// growing delay or a wait aside, off the consumer, until the retry is due,
+// term), InProgress heartbeats while a handler works, and a
 // dead-letter stream where a message that will not be retried again is
 // parked, never dropped, until someone replays it. The job queue and the
 // report intake are both built on it.
@@ -11,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,6 +24,9 @@ import (
 type Stream struct {
 	js   jetstream.JetStream
 	cons jetstream.Consumer
+	// wait is the consumer of this stream's messages waiting aside (nil
+	// without Config.WaitAside, and on a Bind).
+	wait jetstream.Consumer
 	cfg  Config
 	log  *zap.Logger
 }
@@ -84,8 +89,14 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if err != nil {
 		return nil, fmt.Errorf("create or update consumer %s on stream %s: %w", cfg.Consumer, cfg.Stream, err)
 	}
+	var wait jetstream.Consumer
+	if cfg.WaitAside {
+		if wait, err = openWait(ctx, js, cfg); err != nil {
+			return nil, err
+		}
+	}
 	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
-	return &Stream{js: js, cons: cons, cfg: cfg, log: log}, nil
+	return &Stream{js: js, cons: cons, wait: wait, cfg: cfg, log: log}, nil
 }
 
 // ErrNotFound is returned by Bind when the server holds no such stream or
@@ -200,14 +211,18 @@ func (s *Stream) publish(ctx context.Context, msgID string, data []byte, hdr nat
 // what it keeps for an acknowledgement that never comes.
 const PublishTimeout = 5 * time.Second
 
-// Lag is the number of messages waiting or in flight: not yet delivered
-// plus delivered and not yet settled.
+// Lag is the number of messages waiting or in flight: not yet delivered,
+// delivered and not yet settled, and waiting aside for a retry.
 func (s *Stream) Lag(ctx context.Context) (uint64, error) {
 	info, err := s.cons.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read lag of %s/%s: %w", s.cfg.Stream, s.cfg.Consumer, err)
 	}
-	return info.NumPending + uint64(info.NumAckPending), nil
+	waiting, err := s.waitingLag(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.NumPending + uint64(info.NumAckPending) + waiting, nil
 }
 
 // Depth is one reading of a stream's backlog.
@@ -217,7 +232,9 @@ type Depth struct {
 	// Oldest is when the oldest message still on the stream was stored
 	// (waiting or held by a consumer); zero when the stream is empty. A
 	// work-queue stream drops a message once it is acked, so this is the
-	// oldest unsettled one.
+	// oldest unsettled one. A message that waited aside for a retry counts
+	// from when it was first stored: the first on the stream and the first
+	// waiting are read for it.
 	Oldest time.Time
 }
 
@@ -238,8 +255,24 @@ func (s *Stream) Depth(ctx context.Context) (Depth, error) {
 	d := Depth{Lag: lag}
 	if info.State.Msgs > 0 {
 		d.Oldest = info.State.FirstTime
+		if first, err := st.GetMsg(ctx, info.State.FirstSeq); err == nil {
+			d.Oldest = earlier(d.Oldest, firstStored(first.Header))
+		}
 	}
+	waiting, err := s.oldestWaiting(ctx)
+	if err != nil {
+		return Depth{}, err
+	}
+	d.Oldest = earlier(d.Oldest, waiting)
 	return d, nil
+}
+
+// earlier is the earlier of two times, a zero one not counted.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // Ready reports whether the consumer answers, for readiness probes.
@@ -303,8 +336,25 @@ func (s *Stream) delivery(msg jetstream.Msg) *Delivery {
 	} else {
 		d.Enqueued = time.Now()
 	}
+	afterWaiting(d, msg.Headers())
 	d.log = s.log.With(zap.Uint64("seq", d.StreamSeq), zap.Int("attempt", d.Attempt))
 	return d
+}
+
+// afterWaiting gives a message stored again after waiting aside what it
+// had before: its attempts, when it was first stored, its message ID.
+func afterWaiting(d *Delivery, h nats.Header) {
+	prior, err := strconv.Atoi(h.Get(HeaderPriorAttempts))
+	if err != nil || prior < 1 {
+		return
+	}
+	d.Attempt += prior
+	if t, err := time.Parse(time.RFC3339Nano, h.Get(HeaderEnqueued)); err == nil {
+		d.Enqueued = t
+	}
+	if id := h.Get(HeaderOriginMsgID); id != "" {
+		d.MsgID = id
+	}
 }
 
 func truncate(s string, n int) string {

@@ -42,8 +42,9 @@ type Recorder interface {
 // delivery becomes its failed run's report first; every report is held to
 // the ingest API's rules again (whatever route stored it), triaged, and
 // what came of it counted and recorded. A report whose repository or
-// commit is answered as missing is parked after untriageableAttempts
-// tries.
+// commit cannot be fetched although its server answered (or that a local
+// path does not hold) is parked after untriageableAttempts tries; one
+// whose server cannot be reached is retried as any failure is.
 type Intake struct {
 	Reports Submissions
 	// Slots is how many reports are triaged at once: never more than the
@@ -72,9 +73,12 @@ type Intake struct {
 const untriageableAttempts = 3
 
 // answered reports an error that is the other side's answer rather than a
-// failure to ask: no such repository (or no access to it), no such commit.
+// failure to ask: the repository's server took the connection and the
+// repository or the commit could not be fetched from it, whatever it said
+// (gitrepo.ErrUnfetchable); a local path holds no repository; the commit
+// is not in what was fetched.
 func answered(err error) bool {
-	return errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
+	return errors.Is(err, gitrepo.ErrUnfetchable) || errors.Is(err, gitrepo.ErrNoRepository) || errors.Is(err, gitrepo.ErrUnknownRevision)
 }
 
 // Run triages stored submissions until ctx ends.

@@ -115,6 +115,22 @@ func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
 	if len(rec.failed) != 2 {
 		t.Errorf("recorded failures %v, want the give-up counted", rec.failed)
 	}
+
+	// A server that answered, in whatever words, is an answer; one that
+	// could not be reached is not.
+	for _, c := range []struct {
+		err    error
+		parked bool
+	}{
+		{fmt.Errorf("clone git://h/x: %w", gitrepo.ErrUnfetchable), true},
+		{fmt.Errorf("clone git://h/x: %w", gitrepo.ErrUnreachable), false},
+	} {
+		tr.err = c.err
+		err := in.process(ctx, report1("r3"), ingest.Attempt{N: untriageableAttempts})
+		if errors.Is(err, ingest.ErrUntriageable) != c.parked {
+			t.Errorf("%v on attempt %d: %v, want parked %v", c.err, untriageableAttempts, err, c.parked)
+		}
+	}
 }
 
 // A report the API's rules refuse is invalid at once, and triage never

@@ -104,6 +104,7 @@ func newWorld(t *testing.T) world {
 	}
 	w.Secrets = map[string]string{
 		"REDFIX_INGEST_TOKEN": "ingest-" + nonce,
+		"REDFIX_READ_TOKEN":   "read-" + nonce,
 		"OPENAI_API_KEY":      "sk-hostile-" + nonce + "-0123456789",
 	}
 	w.canary = new(atomic.Int32)

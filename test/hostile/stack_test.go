@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -95,9 +96,29 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
 	return p
 }
 
+// stackOptions change the stack for a scenario.
+type stackOptions struct {
+	// allow are more patterns for http.allow_repos (the test GitHub's
+	// acme/* is always there).
+	allow []string
+	// triage is the triage section; empty: the corpus'.
+	triage string
+	// noWorker starts the bot alone.
+	noWorker bool
+}
+
+// corpusTriage is the triage section of the corpus' scenarios.
+const corpusTriage = "{reruns: 2, report_retry_delay: 1s, max_groups_per_report: 5, concurrency: 2}"
+
 // startStack serves repos on the test GitHub as acme/NAME and starts the
 // bot and a worker, built with the boundaries on or off.
 func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo) *stack {
+	t.Helper()
+	return startStackWith(t, w, boundariesOff, stackOptions{}, repos...)
+}
+
+// startStackWith is startStack changed by o.
+func startStackWith(t *testing.T, w world, boundariesOff bool, o stackOptions, repos ...hostileRepo) *stack {
 	t.Helper()
 	bot, worker := binaries(t, boundariesOff)
 	gh := ghtest.New(t)
@@ -121,24 +142,36 @@ func startStack(t *testing.T, w world, boundariesOff bool, repos ...hostileRepo)
 	// for there, and must not be another stack's.
 	s.cacheDir = filepath.Join(t.TempDir(), "sandbox-cache")
 	cacheDir := s.cacheDir
+	allow := []string{strconv.Quote(gh.URL + "/acme/*")}
+	for _, a := range o.allow {
+		allow = append(allow, strconv.Quote(a))
+	}
+	if o.triage == "" {
+		o.triage = corpusTriage
+	}
 	cfg := fmt.Sprintf(`log: {level: debug, format: json}
-http: {addr: "127.0.0.1:%d", allow_repos: [%q]}
+http: {addr: "127.0.0.1:%d", allow_repos: [%s]}
 nats: {url: %q, ack_wait: 1m, max_deliver: 5}
 redis: {addr: %q, prefix: hostile}
-triage: {reruns: 2, report_retry_delay: 1s, max_groups_per_report: 5, concurrency: 2}
+triage: %s
 harness: {feedback_rounds: 0}
 worker: {slots: 1, heartbeat: 5s}
 publish: {mode: github}
 github: {api_url: %q}
 sandbox: {mode: required, go_cache: shared, cache_dir: %q}
-`, port, gh.URL+"/acme/*", ns.URL(), redis.Addr(), gh.APIURL(), cacheDir)
+`, port, strings.Join(allow, ", "), ns.URL(), redis.Addr(), o.triage, gh.APIURL(), cacheDir)
 	cfgPath := filepath.Join(t.TempDir(), "redfix.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The NATS server's token reaches the processes as an operator's
+	// would, in their environment, and is a secret that must not leak.
+	w.Secrets["REDFIX_NATS_TOKEN"] = ns.Token()
 	env := w.env("REDFIX_GITHUB_TOKEN="+githubToken, "REDFIX_PYTHON_INDEX_URL="+w.Index.URL+"/simple/")
 	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
-	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+	if !o.noWorker {
+		s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+	}
 	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
 		resp, err := http.Get(s.botURL + "/readyz")
 		if err != nil {
@@ -172,12 +205,11 @@ func (s *stack) post(repo, commit string, report []byte) (int, string) {
 // repoURL is where the test GitHub serves acme/name.
 func (s *stack) repoURL(name string) string { return s.gh.CloneURL("acme", name) }
 
-// get reads an API path of the bot (with the ingest token, which the
-// read API also takes when no read token is set).
+// get reads an API path of the bot, with the read token.
 func (s *stack) get(path string) string {
 	s.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.botURL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_INGEST_TOKEN"])
+	req.Header.Set("Authorization", "Bearer "+s.w.Secrets["REDFIX_READ_TOKEN"])
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatalf("GET %s: %v", path, err)
@@ -267,11 +299,13 @@ func (s *stack) pullFiles(name string, p *ghtest.Pull) []string {
 // pull request's title, body and diff.
 func (s *stack) outputs() map[string]string {
 	out := map[string]string{
-		"bot log":    s.bot.output(),
-		"worker log": s.worker.output(),
-		"tasks API":  s.get("/api/v1/tasks"),
-		"stats API":  s.get("/api/v1/stats"),
-		"dashboard":  s.get("/"),
+		"bot log":   s.bot.output(),
+		"tasks API": s.get("/api/v1/tasks"),
+		"stats API": s.get("/api/v1/stats"),
+		"dashboard": s.get("/"),
+	}
+	if s.worker != nil {
+		out["worker log"] = s.worker.output()
 	}
 	return out
 }

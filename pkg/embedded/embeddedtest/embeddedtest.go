@@ -49,7 +49,7 @@ func Redis(t testing.TB) *redis.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	rdb := srv.Client()
 	t.Cleanup(func() { rdb.Close() })
 	return rdb
 }
