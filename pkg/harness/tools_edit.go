@@ -12,6 +12,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/linebound"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/untrusted"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -87,6 +88,9 @@ func (s *session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 					rel, i+1, len(blocks), s.suggestFiles(ctx, rel)), nil
 			}
 		}
+	}
+	if why := outOfBounds(blocks); why != "" {
+		return editFailed("The edit%s of %s was not applied: %s. Write code as a person would.", via, rel, why), nil
 	}
 	updated, err := ApplyBlocks(content, blocks)
 	if err != nil {
@@ -299,4 +303,19 @@ func (s *session) packageOf(abs string) (mod, pkg string, ok bool) {
 			return "", "", false
 		}
 	}
+}
+
+// outOfBounds says which block's replacement adds a line out of the bounds
+// every added line is held to (pkg/linebound), "" when none does: such text
+// reaches no parser, check or index.
+func outOfBounds(blocks []Block) string {
+	for i, b := range blocks {
+		var d linebound.Depth
+		for n, line := range strings.Split(b.Replace, "\n") {
+			if why := d.Line(line); why != "" {
+				return fmt.Sprintf("block %d adds %s (its line %d)", i+1, why, n+1)
+			}
+		}
+	}
+	return ""
 }

@@ -50,6 +50,10 @@ func TestEdit(t *testing.T) {
 		{ActEdit, EditArgs{Path: "../evil.go", Blocks: "<<<<<<< SEARCH\n=======\npackage evil\n>>>>>>> REPLACE\n"}, true, []string{"outside the workspace"}},
 		{ActEdit, EditArgs{Path: ".git/hooks/pre-commit", Blocks: "<<<<<<< SEARCH\n=======\nexit 1\n>>>>>>> REPLACE\n"}, true, []string{"outside the workspace"}},
 		{ActEdit, EditArgs{Path: "calc/nope.go", Blocks: "<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n"}, true, []string{"does not exist", "empty SEARCH"}},
+		// Text no parser should see: refused before it reaches the file,
+		// the checks or the index.
+		{ActEdit, EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\n\treturn a * b\n=======\n\treturn a * b\n\tvar _ = " + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300) + "\n>>>>>>> REPLACE\n"}, true, []string{"was not applied", "nested more than 256 deep"}},
+		{ActEdit, EditArgs{Path: "calc/calc.go", Blocks: "<<<<<<< SEARCH\n\treturn a * b\n=======\n\t// " + strings.Repeat("x", 9000) + "\n\treturn a * b\n>>>>>>> REPLACE\n"}, true, []string{"was not applied", "a line of 9004 bytes"}},
 	})
 	if _, err := os.Stat(filepath.Join(filepath.Dir(f.ws.Dir), "evil.go")); err == nil {
 		t.Fatal("an edit wrote outside the workspace")

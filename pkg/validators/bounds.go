@@ -3,6 +3,7 @@ package validators
 import (
 	"fmt"
 
+	"github.com/redfix/redfix/pkg/linebound"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -16,17 +17,10 @@ import (
 // (nor the judge, which runs only after the gates pass) reads it.
 
 const (
-	// MaxAddedLineBytes bounds each line a patch adds. Code written by
-	// hand stays far below it (formatters wrap at 80 to 120 columns); a
-	// longer line is minified or generated text, or an attack on the
-	// parsers, never a repair.
-	MaxAddedLineBytes = 8 << 10
-	// MaxAddedNesting bounds how deep the brackets ( [ { that the lines a
-	// patch adds to a file open may nest, counted over those lines in
-	// order, from one hunk to the next (a closer with nothing open counts
-	// for nothing, so that lines closing the file's existing blocks lend
-	// no credit). Code nests a few dozen deep at most.
-	MaxAddedNesting = 256
+	// MaxAddedLineBytes and MaxAddedNesting bound the lines a patch adds
+	// (see pkg/linebound, which the agent's edits are held to as well).
+	MaxAddedLineBytes = linebound.MaxBytes
+	MaxAddedNesting   = linebound.MaxNesting
 	// maxBoundReports bounds the violations named in the gate's detail.
 	maxBoundReports = 10
 )
@@ -51,7 +45,7 @@ func (v *Validators) outOfBounds(files []unidiff.File) []string {
 // the first where the added lines' brackets nest past the depth bound.
 func lineViolations(f unidiff.File) []string {
 	var long, deep string
-	depth := 0
+	var d linebound.Depth
 	for _, h := range f.Hunks {
 		for _, l := range h.Lines {
 			if !l.Added() {
@@ -60,11 +54,7 @@ func lineViolations(f unidiff.File) []string {
 			if n := len(l.Text); n > MaxAddedLineBytes && long == "" {
 				long = fmt.Sprintf("%s:%d: adds a line of %d bytes, more than the %d an added line may have", f.Path(), l.NewLine, n, MaxAddedLineBytes)
 			}
-			if deep != "" {
-				continue
-			}
-			var over bool
-			if depth, over = nesting(l.Text, depth); over {
+			if deep == "" && d.Nest(l.Text) {
 				deep = fmt.Sprintf("%s:%d: adds brackets nested more than %d deep", f.Path(), l.NewLine, MaxAddedNesting)
 			}
 		}
@@ -76,25 +66,6 @@ func lineViolations(f unidiff.File) []string {
 		}
 	}
 	return bad
-}
-
-// nesting carries the depth of open brackets through line and reports
-// whether it passed MaxAddedNesting.
-func nesting(line string, depth int) (int, bool) {
-	for i := 0; i < len(line); i++ {
-		switch line[i] {
-		case '(', '[', '{':
-			depth++
-			if depth > MaxAddedNesting {
-				return depth, true
-			}
-		case ')', ']', '}':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return depth, false
 }
 
 // sizeViolations holds a patch to the configured size: a repair that needs
