@@ -51,48 +51,52 @@ func (Driver) Detect(dir string) int {
 // Setup fills the repository's Go caches, the only step that writes them:
 // the module versions the checkout's go.mod names (go mod download, the
 // one Go step that reaches the module proxy, through the sandbox's egress),
-// then the packages and their tests compiled into its build cache (go
-// build, and go test with nothing run: -exec /bin/true), so that the
-// checkout's test runs, which write only a scratch cache of their own,
-// find them compiled. Module downloads and compiling run no code of the
-// repository's. A checkout that does not compile is not a setup failure:
-// its tests say so.
+// then those modules' packages compiled into its build cache, so that the
+// checkout's test runs, which write only a scratch cache of their own and
+// compile the checkout's own packages afresh, find its dependencies
+// compiled (they change far more rarely than the checkout). Module
+// downloads and compiling run no code of the repository's; a dependency
+// that does not compile is not a setup failure: the tests say so.
 func (d Driver) Setup(ctx context.Context, dir string) error {
 	timeout := d.SetupTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	data, err := untrusted.ReadFile(dir, "go.mod", testrun.MaxSourceBytes)
-	if err != nil {
-		return nil // no module: go test will say
+	if err != nil || !requires(string(data)) {
+		return nil // no module (go test will say), or nothing to fetch
 	}
 	fill := sandbox.GoCaches(ctx)
-	if requires(string(data)) {
-		res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Fill: fill, Registries: sandbox.GoRegistries(ctx), Timeout: timeout, MaxOutput: 64 << 10})
-		if err != nil {
-			return fmt.Errorf("go mod download in %s: %w", dir, err)
-		}
-		if !res.OK() {
-			if res.TimedOut {
-				return fmt.Errorf("go mod download: timed out after %s", timeout)
-			}
-			return fmt.Errorf("go mod download: exit %d\n%s", res.ExitCode, strings.TrimSpace(res.Output))
-		}
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Fill: fill, Registries: sandbox.GoRegistries(ctx), Timeout: timeout, MaxOutput: 64 << 10})
+	if err != nil {
+		return fmt.Errorf("go mod download in %s: %w", dir, err)
 	}
-	for _, args := range warmCommands {
-		if _, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Setup: true, Fill: fill[1:], Timeout: timeout, MaxOutput: 16 << 10}); err != nil {
-			return fmt.Errorf("%s in %s: %w", strings.Join(args, " "), dir, err)
+	if !res.OK() {
+		if res.TimedOut {
+			return fmt.Errorf("go mod download: timed out after %s", timeout)
 		}
+		return fmt.Errorf("go mod download: exit %d\n%s", res.ExitCode, strings.TrimSpace(res.Output))
+	}
+	// The dependencies' packages, listed by the go command (tests' too),
+	// compiled into the repository's build cache.
+	res, err = sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "list", "-e", "-deps", "-test", "-f", dependencyFormat, "./..."}, Timeout: timeout, MaxOutput: 4 << 20})
+	if err != nil {
+		return fmt.Errorf("list the dependencies in %s: %w", dir, err)
+	}
+	deps := strings.Fields(res.Output)
+	if !res.OK() || len(deps) == 0 {
+		return nil
+	}
+	args := append([]string{"go", "build"}, deps...)
+	if _, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Setup: true, Fill: fill[1:], Timeout: timeout, MaxOutput: 16 << 10}); err != nil {
+		return fmt.Errorf("compile the dependencies in %s: %w", dir, err)
 	}
 	return nil
 }
 
-// warmCommands compile what the checkout's tests and checks compile,
-// running nothing of it.
-var warmCommands = [][]string{
-	{"go", "build", "./..."},
-	{"go", "test", "-count=1", "-run=^$", "-exec=/bin/true", "./..."},
-}
+// dependencyFormat prints the import path of a package of a required
+// module (not the standard library's, not the checkout's own).
+const dependencyFormat = `{{if and (not .Standard) .Module (not .Module.Main) (not .Error)}}{{.ImportPath}}{{end}}`
 
 // requires reports a go.mod that names a module it requires.
 func requires(gomod string) bool {
