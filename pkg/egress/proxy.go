@@ -212,9 +212,10 @@ func answer(c net.Conn, code int, msg string) {
 		code, http.StatusText(code), len(body), body)
 }
 
-// pipe copies between a client (whose first bytes may sit in br) and an
-// upstream connection until both directions end, then closes upstream.
-func pipe(c net.Conn, br *bufio.Reader, up net.Conn) {
+// pipe copies between a client (whose first bytes may sit in br, a reader
+// of c) and an upstream connection until both directions end, then closes
+// upstream.
+func pipe(c net.Conn, br io.Reader, up net.Conn) {
 	defer up.Close()
 	done := make(chan struct{})
 	go func() {

@@ -106,19 +106,11 @@ func relayAccept(ctx context.Context, ln net.Listener, socket, preamble string) 
 			if err != nil {
 				return
 			}
-			defer up.Close()
 			if _, err := io.WriteString(up, preamble+"\n"); err != nil {
+				up.Close()
 				return
 			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				_, _ = io.Copy(up, c)
-				closeWrite(up)
-			}()
-			_, _ = io.Copy(c, up)
-			closeWrite(c)
-			<-done
+			pipe(c, c, up)
 		}()
 	}
 }

@@ -1,8 +1,6 @@
 package golang
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/sandbox"
 )
 
@@ -19,31 +18,7 @@ import (
 // proxy to reach. Before the setup the same build cannot fetch the module.
 func TestSetupFillsTheDependenciesTheTestsRead(t *testing.T) {
 	modcache := t.TempDir()
-	proxy := filepath.Join(modcache, "proxy", "example.com", "dep", "@v")
-	for _, d := range []string{proxy, filepath.Join(modcache, "cache", "download")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod := "module example.com/dep\n\ngo 1.21\n"
-	var zb bytes.Buffer
-	zw := zip.NewWriter(&zb)
-	for name, data := range map[string]string{"go.mod": mod, "dep.go": "package dep\n\n// Two is 2.\nconst Two = 2\n\n// Double doubles n.\nfunc Double(n int) int { return n * Two }\n"} {
-		w, err := zw.Create("example.com/dep@v1.0.0/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = w.Write([]byte(data))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{"list": "v1.0.0\n", "v1.0.0.info": `{"Version":"v1.0.0"}`, "v1.0.0.mod": mod, "v1.0.0.zip": zb.String()} {
-		if err := os.WriteFile(filepath.Join(proxy, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("GOPROXY", "file://"+filepath.ToSlash(filepath.Join(modcache, "proxy")))
+	t.Setenv("GOPROXY", testsvc.GoModuleProxy(t, modcache, "example.com/dep", "v1.0.0", map[string]string{"dep.go": "package dep\n\n// Two is 2.\nconst Two = 2\n\n// Double doubles n.\nfunc Double(n int) int { return n * Two }\n"}))
 	t.Setenv("GOMODCACHE", modcache)
 	t.Setenv("GONOSUMDB", "example.com")
 	t.Setenv("GOFLAGS", "-mod=mod")
