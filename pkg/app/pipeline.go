@@ -15,6 +15,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/harness/offline"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
@@ -34,7 +35,7 @@ func (a agent) Run(ctx context.Context, ws *workspace.Workspace, t task.Task, tr
 
 // WithLanguage is the agent with its tools working through the job's
 // language driver.
-func (a agent) WithLanguage(l harness.Language) worker.Agent { return agent{h: a.h.WithLanguage(l)} }
+func (a agent) WithLanguage(l tools.Language) worker.Agent { return agent{h: a.h.WithLanguage(l)} }
 
 func (a agent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []harness.Step, evidence string, traj io.Writer) (harness.Result, error) {
 	return a.h.Revise(ctx, ws, t, prior, evidence, traj)

@@ -13,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -55,7 +56,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if list {
-		fmt.Fprint(stdout, harness.Usage())
+		fmt.Fprint(stdout, tools.Usage())
 		return nil
 	}
 	if fs.NArg() == 0 {
@@ -63,7 +64,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return Usage("tool: no action given (worker tool --list shows them)")
 	}
 	name := fs.Arg(0)
-	raw, err := harness.ArgsFromPairs(name, fs.Args()[1:])
+	raw, err := tools.ArgsFromPairs(name, fs.Args()[1:])
 	if err != nil {
 		return Usage("tool: " + err.Error())
 	}
@@ -108,7 +109,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx = sandbox.WithTree(sandbox.WithRepo(ctx, abs), abs)
-	var patcher harness.Patcher
+	var patcher tools.Patcher
 	if cfg.LLM.Enabled() {
 		client, err := llm.NewClient(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
 			Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries}, log)

@@ -12,6 +12,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/redfix/redfix/pkg/harness/harnesstest"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/llm"
 )
 
@@ -38,23 +40,23 @@ func (m *fakeMeter) charge(in, out int, cost float64) {
 // tests pass, then breaks the code again; the token budget ends the episode
 // and the passing state is what the result (and the workspace) hold.
 func TestBudgetKeepsTheBestPassingState(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	m := &fakeMeter{}
 	breakBlocks := "<<<<<<< SEARCH\n\treturn a + b\n=======\n\treturn a * b\n>>>>>>> REPLACE\n"
 	noMatch := "<<<<<<< SEARCH\n\treturn a / b\n=======\n\treturn 0\n>>>>>>> REPLACE\n"
 	p := &script{
 		actions: []Action{
-			NewAction(ActEdit, "fix", EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
-			NewAction(ActRunTests, "check", RunTestsArgs{}),
-			NewAction(ActEdit, "tidy", EditArgs{Path: "calc/calc.go", Blocks: breakBlocks}),
-			NewAction(ActEdit, "more", EditArgs{Path: "calc/calc.go", Blocks: noMatch}),
-			NewAction(ActRunTests, "never reached", RunTestsArgs{}),
+			NewAction(tools.Edit, "fix", tools.EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
+			NewAction(tools.RunTests, "check", tools.RunTestsArgs{}),
+			NewAction(tools.Edit, "tidy", tools.EditArgs{Path: "calc/calc.go", Blocks: breakBlocks}),
+			NewAction(tools.Edit, "more", tools.EditArgs{Path: "calc/calc.go", Blocks: noMatch}),
+			NewAction(tools.RunTests, "never reached", tools.RunTestsArgs{}),
 		},
 		hook: func(context.Context, int) error { m.charge(900, 100, 0.01); return nil },
 	}
-	h := New(Config{Budget: Budget{Tokens: 3500}, Meter: m}, p, testRunner(), nil, zaptest.NewLogger(t))
+	h := New(Config{Budget: Budget{Tokens: 3500}, Meter: m}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t))
 	var traj bytes.Buffer
-	res, err := h.Run(context.Background(), f.ws, f.task, &traj)
+	res, err := h.Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestBudgetKeepsTheBestPassingState(t *testing.T) {
 	if !res.TestsPassed || !res.KeptPassing || !strings.Contains(res.Patch, "+\treturn a + b") || strings.Contains(res.Patch, "a * b") {
 		t.Fatalf("the passing state was not kept: %+v\n%s", res, res.Patch)
 	}
-	got, err := os.ReadFile(filepath.Join(f.ws.Dir, "calc/calc.go"))
+	got, err := os.ReadFile(filepath.Join(f.WS.Dir, "calc/calc.go"))
 	if err != nil || !strings.Contains(string(got), "return a + b") || strings.Contains(string(got), "a * b") {
 		t.Fatalf("the workspace does not hold the passing state:\n%s", got)
 	}
@@ -107,19 +109,19 @@ func TestBudgetExhausted(t *testing.T) {
 // A budget put in the context (the repository's daily budget) ends the
 // episode when it is tighter than the configured one, and says so.
 func TestContextBudgetEndsTheEpisode(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	m := &fakeMeter{}
 	p := &script{
 		actions: []Action{
-			NewAction(ActReadFile, "look", PathArgs{Path: "calc/calc.go"}),
-			NewAction(ActReadFile, "look again", PathArgs{Path: "calc/calc_test.go"}),
-			NewAction(ActReadFile, "never reached", PathArgs{Path: "strs/strs.go"}),
+			NewAction(tools.ReadFile, "look", tools.ReadDirectoryArgs{Path: "calc/calc.go"}),
+			NewAction(tools.ReadFile, "look again", tools.ReadDirectoryArgs{Path: "calc/calc_test.go"}),
+			NewAction(tools.ReadFile, "never reached", tools.ReadDirectoryArgs{Path: "strs/strs.go"}),
 		},
 		hook: func(context.Context, int) error { m.charge(0, 0, 0.5); return nil },
 	}
-	h := New(Config{Budget: Budget{CostUSD: 10}, Meter: m}, p, testRunner(), nil, zaptest.NewLogger(t))
+	h := New(Config{Budget: Budget{CostUSD: 10}, Meter: m}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t))
 	ctx := WithBudget(context.Background(), Budget{CostUSD: 1, Scope: "the repository's daily budget"})
-	res, err := h.Run(ctx, f.ws, f.task, nil)
+	res, err := h.Run(ctx, f.WS, f.Task, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

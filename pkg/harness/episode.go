@@ -4,18 +4,19 @@ import (
 	"context"
 	"time"
 
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/task"
 )
 
 // Step is one line of the trajectory.
 type Step struct {
-	N           int         `json:"step"`
-	Policy      string      `json:"policy"`
-	Action      Action      `json:"action"`
-	Observation Observation `json:"observation"`
-	Started     time.Time   `json:"started"`
-	ElapsedMS   int64       `json:"elapsed_ms"`
+	N           int               `json:"step"`
+	Policy      string            `json:"policy"`
+	Action      Action            `json:"action"`
+	Observation tools.Observation `json:"observation"`
+	Started     time.Time         `json:"started"`
+	ElapsedMS   int64             `json:"elapsed_ms"`
 	// Spend is what the step's model calls (the policy's, the patcher's)
 	// used and cost; absent when it made none.
 	Spend *llm.Spend `json:"spend,omitempty"`
@@ -24,7 +25,7 @@ type Step struct {
 // Episode is what a policy sees: the task, the tools, and every step so far.
 type Episode struct {
 	Task     task.Task
-	Tools    []ToolSpec
+	Tools    []tools.Spec
 	Steps    []Step
 	MaxSteps int
 }
@@ -60,3 +61,7 @@ type Result struct {
 	// a feedback round to continue from.
 	History []Step `json:"-"`
 }
+
+// Kind is what the named tool's observations tell (tools.Kind), as the
+// episode's tools say; tools.KindOther for a name none has.
+func (ep *Episode) Kind(name string) tools.Kind { return tools.KindOf(ep.Tools, name) }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -26,12 +27,12 @@ func (h *Harness) Revise(ctx context.Context, ws *workspace.Workspace, t task.Ta
 		N:      n,
 		Policy: PolicyGates,
 		Action: Action{
-			Name:    ActRunTests,
+			Name:    tools.RunTests,
 			Args:    json.RawMessage("{}"),
 			Thought: "The gates checked the candidate before publishing it and rejected it.",
 			CallID:  "gates_" + strconv.Itoa(n),
 		},
-		Observation: Observation{IsError: true, Content: "The candidate was rejected by the gates; fix what they found, then run the tests again and exit.\n\n" + evidence},
+		Observation: tools.Observation{IsError: true, Content: "The candidate was rejected by the gates; fix what they found, then run the tests again and exit.\n\n" + evidence},
 	}
 	if trajectory != nil {
 		line, err := json.Marshal(fb)

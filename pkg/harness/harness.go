@@ -1,6 +1,7 @@
 // Package harness runs the agent: a ReAct loop in which a policy chooses one
-// action at a time among fifteen tools, each action's observation is recorded
-// and fed back, and the run ends with a candidate patch and its trajectory.
+// action at a time among the tools (pkg/harness/tools), each action's
+// observation is recorded and fed back, and the run ends with a candidate
+// patch and its trajectory.
 package harness
 
 import (
@@ -13,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -33,10 +35,11 @@ type Config struct {
 	Budget Budget
 	Meter  Meter
 	// TestRunFloor is the least time a test run after the session's first
-	// may take before it is stopped: each may take TestRunFactor times as
-	// long as the first run of the task's failing tests, and at least
-	// this (0 means DefaultTestRunFloor). An edit that makes a test loop
-	// forever then costs a bounded run, not the driver's whole timeout.
+	// may take before it is stopped: each may take tools.TestRunFactor
+	// times as long as the first run of the task's failing tests, and at
+	// least this (0 means DefaultTestRunFloor). An edit that makes a test
+	// loop forever then costs a bounded run, not the driver's whole
+	// timeout.
 	TestRunFloor time.Duration
 }
 
@@ -45,10 +48,9 @@ const (
 	DefaultMaxSteps    = 40
 	DefaultMaxRepeats  = 3
 	DefaultOutputLimit = 8000
-	// DefaultTestRunFloor and TestRunFactor bound the agent's test runs
-	// after its first (see Config.TestRunFloor).
+	// DefaultTestRunFloor bounds the agent's test runs after its first
+	// (see Config.TestRunFloor).
 	DefaultTestRunFloor = 2 * time.Minute
-	TestRunFactor       = 10
 )
 
 func (c Config) withDefaults() Config {
@@ -81,18 +83,48 @@ const (
 type Harness struct {
 	cfg     Config
 	policy  Policy
-	runner  TestRunner
-	lang    Language // nil: Go, through runner
-	patcher Patcher
+	runner  tools.TestRunner
+	lang    tools.Language // nil: Go, through runner
+	patcher tools.Patcher
+	tools   []tools.Tool
 	log     *zap.Logger
 }
 
-// New makes a harness. patcher may be nil: edits then need explicit blocks.
-func New(cfg Config, policy Policy, runner TestRunner, patcher Patcher, log *zap.Logger) *Harness {
+// New makes a harness whose policy chooses among all the tools. patcher may
+// be nil: edits then need explicit blocks.
+func New(cfg Config, policy Policy, runner tools.TestRunner, patcher tools.Patcher, log *zap.Logger) *Harness {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Harness{cfg: cfg.withDefaults(), policy: policy, runner: runner, patcher: patcher, log: log}
+	return &Harness{cfg: cfg.withDefaults(), policy: policy, runner: runner, patcher: patcher, tools: tools.All(), log: log}
+}
+
+// WithLanguage is a harness like h whose tools work through l, the
+// driver a job chose for its repository: tests run with it, tests are
+// named as it names them, edits are checked with it and symbols found in
+// its index, and the tools are described in its words. Go files keep the
+// checks and ranking they get without one; a harness without one works on
+// Go with its TestRunner.
+func (h *Harness) WithLanguage(l tools.Language) *Harness {
+	c := *h
+	c.runner, c.lang = l, l
+	return &c
+}
+
+// WithTools is a harness like h whose policy chooses among set, in its
+// order, instead of all the tools.
+func (h *Harness) WithTools(set []tools.Tool) *Harness {
+	c := *h
+	c.tools = append([]tools.Tool(nil), set...)
+	return &c
+}
+
+// session is a session of h's tools on task t in ws.
+func (h *Harness) session(ws *workspace.Workspace, t task.Task) *tools.Session {
+	return tools.NewSession(tools.Env{
+		Runner: h.runner, Lang: h.lang, Patcher: h.patcher,
+		OutputLimit: h.cfg.OutputLimit, TestRunFloor: h.cfg.TestRunFloor, Log: h.log,
+	}, ws, t, h.tools)
 }
 
 // Run runs one episode of task t in ws, writing each step to trajectory as
@@ -110,9 +142,9 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
 	// Commands the tools run in the workspace may write all of it.
 	ctx = sandbox.WithTree(ctx, ws.Dir)
-	s := newSession(h, ws, t)
-	defer s.close()
-	ep := &Episode{Task: t, Tools: h.specs(), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
+	s := h.session(ws, t)
+	defer s.Close()
+	ep := &Episode{Task: t, Tools: tools.Specs(h.tools, h.lang), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
 	base := len(prior)
 	res := Result{}
 	var (
@@ -125,7 +157,6 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		passing, hasPassing = "", false
 	)
 	begun, spentBefore, extra := time.Now(), h.spent(), BudgetFrom(ctx)
-loop:
 	for {
 		if len(ep.Steps)-base >= h.cfg.MaxSteps {
 			res.Stop = StopBudget
@@ -163,19 +194,19 @@ loop:
 		}
 
 		started := time.Now()
-		var obs Observation
+		var obs tools.Observation
 		if repeats >= h.cfg.MaxRepeats {
-			obs = Observation{IsError: true, Content: fmt.Sprintf(
+			obs = tools.Observation{IsError: true, Content: fmt.Sprintf(
 				"Not run: %s was asked %d times in a row with the same arguments; the episode stops here.", act.Name, repeats)}
 		} else {
-			obs, err = s.execute(ctx, act)
+			obs, err = s.Execute(ctx, act.Name, act.Args)
 			if err != nil {
 				res.Stop = StopError
 				runErr = fmt.Errorf("step %d (%s) of task %s: %w", n, act.Name, t.ID, err)
 				break
 			}
 		}
-		obs.clip(h.cfg.OutputLimit)
+		obs.Clip(h.cfg.OutputLimit)
 		step := Step{
 			N:           n,
 			Policy:      h.policy.Name(),
@@ -187,13 +218,13 @@ loop:
 		if d := h.spent().Sub(spentAtStep); d.Calls > 0 {
 			step.Spend = &d
 		}
-		if act.Name == ActEdit && obs.Edit != nil {
+		if obs.Edit != nil {
 			res.Edits++
 			if !obs.Edit.Applied {
 				res.EditFailures++
 			}
 		}
-		if s.oraclePassed && obs.Tests != nil {
+		if s.OraclePassed() && obs.Tests != nil {
 			if d, err := ws.Diff(ctx); err == nil {
 				passing, hasPassing = d, true
 			}
@@ -216,21 +247,21 @@ loop:
 			zap.Int("step", n), zap.String("action", act.Name),
 			zap.Bool("is_error", obs.IsError), zap.Int64("elapsed_ms", step.ElapsedMS))
 
-		switch {
-		case act.Name == ActExit && !obs.IsError:
+		if summary, ok := s.Exited(); ok {
 			res.Stop = StopExit
-			res.Summary = s.exitSummary
-			break loop
-		case repeats >= h.cfg.MaxRepeats:
+			res.Summary = summary
+			break
+		}
+		if repeats >= h.cfg.MaxRepeats {
 			res.Stop = StopRepeated
 			res.Summary = fmt.Sprintf("stopped: %s repeated %d times in a row", act.Name, repeats)
-			break loop
+			break
 		}
 	}
 
 	res.Steps = len(ep.Steps) - base
 	res.History = ep.Steps
-	res.TestsPassed = s.oraclePassed
+	res.TestsPassed = s.OraclePassed()
 	// The patch is wanted even when ctx has ended: the diff is local and
 	// quick.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/harness/harnesstest"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -36,7 +38,7 @@ func (p *script) Next(ctx context.Context, ep *Episode) (Action, error) {
 		}
 	}
 	if p.next >= len(p.actions) {
-		return NewAction(ActExit, "done", ExitArgs{Summary: "script ended"}), nil
+		return NewAction(tools.Exit, "done", tools.ExitArgs{Summary: "script ended"}), nil
 	}
 	a := p.actions[p.next]
 	p.next++
@@ -65,19 +67,19 @@ func readTrajectory(t *testing.T, data []byte) []Step {
 const fixBlocks = "<<<<<<< SEARCH\nfunc Add(a, b int) int {\n\treturn a - b\n}\n=======\nfunc Add(a, b int) int {\n\treturn a + b\n}\n>>>>>>> REPLACE\n"
 
 func TestRunFixes(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	core, logs := observer.New(zapcore.DebugLevel)
 	p := &script{actions: []Action{
-		NewAction(ActGetTaskDetails, "what failed?", nil),
-		NewAction(ActSearchMethod, "where is Add?", NameArgs{Name: "Add"}),
-		NewAction(ActRunTests, "reproduce", RunTestsArgs{}),
-		NewAction(ActEdit, "fix the sign", EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
-		NewAction(ActRunTests, "check", RunTestsArgs{}),
-		NewAction(ActExit, "done", ExitArgs{Summary: "Add subtracted; it adds again."}),
+		NewAction(tools.GetTaskDetails, "what failed?", nil),
+		NewAction(tools.SearchMethod, "where is Add?", tools.SearchMethodArgs{Name: "Add"}),
+		NewAction(tools.RunTests, "reproduce", tools.RunTestsArgs{}),
+		NewAction(tools.Edit, "fix the sign", tools.EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
+		NewAction(tools.RunTests, "check", tools.RunTestsArgs{}),
+		NewAction(tools.Exit, "done", tools.ExitArgs{Summary: "Add subtracted; it adds again."}),
 	}}
-	h := New(Config{}, p, testRunner(), nil, zap.New(core))
+	h := New(Config{}, p, harnesstest.Runner(), nil, zap.New(core))
 	var traj bytes.Buffer
-	res, err := h.Run(context.Background(), f.ws, f.task, &traj)
+	res, err := h.Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,19 +106,19 @@ func TestRunFixes(t *testing.T) {
 		t.Errorf("%d step logs with task_id, want 6", n)
 	}
 	end := logs.FilterMessage("episode ended").All()
-	if len(end) != 1 || end[0].Level != zapcore.InfoLevel || end[0].ContextMap()["stop"] != "exit" || end[0].ContextMap()["repo"] != f.task.Repo {
+	if len(end) != 1 || end[0].Level != zapcore.InfoLevel || end[0].ContextMap()["stop"] != "exit" || end[0].ContextMap()["repo"] != f.Task.Repo {
 		t.Errorf("end log = %+v", end)
 	}
 }
 
 func TestRunEditAfterPassingTests(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	p := &script{actions: []Action{
-		NewAction(ActEdit, "", EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
-		NewAction(ActRunTests, "", RunTestsArgs{Tests: []string{"TestAdd"}}), // the oracle, named
-		NewAction(ActEdit, "", EditArgs{Path: "README.md", Blocks: "<<<<<<< SEARCH\nAdd and Sub.\n=======\nAdd and Sub, fixed.\n>>>>>>> REPLACE\n"}),
+		NewAction(tools.Edit, "", tools.EditArgs{Path: "calc/calc.go", Blocks: fixBlocks}),
+		NewAction(tools.RunTests, "", tools.RunTestsArgs{Tests: []string{"TestAdd"}}), // the oracle, named
+		NewAction(tools.Edit, "", tools.EditArgs{Path: "README.md", Blocks: "<<<<<<< SEARCH\nAdd and Sub.\n=======\nAdd and Sub, fixed.\n>>>>>>> REPLACE\n"}),
 	}}
-	res, err := New(Config{}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, nil)
+	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +131,14 @@ func TestRunEditAfterPassingTests(t *testing.T) {
 }
 
 func TestRunBudget(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	var actions []Action
 	for i := 1; i <= 10; i++ {
-		actions = append(actions, NewAction(ActGoToLine, "", GoToLineArgs{Path: "calc/calc.go", Line: i}))
+		actions = append(actions, NewAction(tools.GoToLine, "", tools.GoToLineArgs{Path: "calc/calc.go", Line: i}))
 	}
 	p := &script{actions: actions}
 	var traj bytes.Buffer
-	res, err := New(Config{MaxSteps: 4}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, &traj)
+	res, err := New(Config{MaxSteps: 4}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +151,13 @@ func TestRunBudget(t *testing.T) {
 }
 
 func TestRunRepeated(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	same := func(thought, args string) Action {
-		return Action{Name: ActReadFile, Thought: thought, Args: json.RawMessage(args)}
+		return Action{Name: tools.ReadFile, Thought: thought, Args: json.RawMessage(args)}
 	}
 	p := &script{actions: []Action{
 		same("a", `{"path": "go.mod"}`),
-		NewAction(ActReadDirectory, "", PathArgs{}),
+		NewAction(tools.ReadDirectory, "", tools.ReadDirectoryArgs{}),
 		same("b", `{"path": "go.mod"}`),
 		same("c", `{"path":"go.mod"}`),                // same args, other spacing and thought
 		same("d", `{"start_line":0,"path":"go.mod"}`), // other args
@@ -165,7 +167,7 @@ func TestRunRepeated(t *testing.T) {
 		same("h", `{"path":"go.mod"}`),
 	}}
 	var traj bytes.Buffer
-	res, err := New(Config{MaxRepeats: 3}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, &traj)
+	res, err := New(Config{MaxRepeats: 3}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,15 +185,15 @@ func TestRunRepeated(t *testing.T) {
 }
 
 func TestRunRecoversFromBadActions(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	p := &script{actions: []Action{
 		{Name: "open_the_file", Args: json.RawMessage(`{"path":"go.mod"}`)},
-		{Name: ActReadFile, Args: json.RawMessage(`{"path": 7}`)},
-		NewAction(ActReadFile, "", ReadFileArgs{Path: "../../etc/passwd"}),
-		NewAction(ActReadFile, "", ReadFileArgs{Path: "go.mod"}),
+		{Name: tools.ReadFile, Args: json.RawMessage(`{"path": 7}`)},
+		NewAction(tools.ReadFile, "", tools.ReadFileArgs{Path: "../../etc/passwd"}),
+		NewAction(tools.ReadFile, "", tools.ReadFileArgs{Path: "go.mod"}),
 	}}
 	var traj bytes.Buffer
-	res, err := New(Config{}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, &traj)
+	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,11 +212,11 @@ func TestRunRecoversFromBadActions(t *testing.T) {
 }
 
 func TestRunTruncatesObservations(t *testing.T) {
-	f := newFixture(t)
-	writeFiles(t, f.ws.Dir, map[string]string{"big.txt": strings.Repeat("needle in a haystack of text\n", 500)})
-	p := &script{actions: []Action{NewAction(ActSearchCodeInFile, "", SearchCodeArgs{Query: "needle", Path: "big.txt"})}}
+	f := harnesstest.Calc(t)
+	harnesstest.WriteFiles(t, f.WS.Dir, map[string]string{"big.txt": strings.Repeat("needle in a haystack of text\n", 500)})
+	p := &script{actions: []Action{NewAction(tools.SearchCodeInFile, "", tools.SearchCodeInFileArgs{Query: "needle", Path: "big.txt"})}}
 	var traj bytes.Buffer
-	if _, err := New(Config{OutputLimit: 1000}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, &traj); err != nil {
+	if _, err := New(Config{OutputLimit: 1000}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj); err != nil {
 		t.Fatal(err)
 	}
 	steps := readTrajectory(t, traj.Bytes())
@@ -235,15 +237,15 @@ func TestRunTruncatesObservations(t *testing.T) {
 }
 
 func TestRunPolicyError(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	boom := errors.New("model unreachable")
 	p := &script{hook: func(_ context.Context, n int) error {
 		if n == 1 {
 			return boom
 		}
 		return nil
-	}, actions: []Action{NewAction(ActGetTaskDetails, "", nil), NewAction(ActGetTaskDetails, "", nil)}}
-	res, err := New(Config{}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.ws, f.task, nil)
+	}, actions: []Action{NewAction(tools.GetTaskDetails, "", nil), NewAction(tools.GetTaskDetails, "", nil)}}
+	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "policy script at step 2") {
 		t.Fatalf("err = %v", err)
 	}
@@ -253,7 +255,7 @@ func TestRunPolicyError(t *testing.T) {
 }
 
 func TestRunStopsOnCancel(t *testing.T) {
-	f := newFixture(t)
+	f := harnesstest.Calc(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
@@ -267,10 +269,10 @@ func TestRunStopsOnCancel(t *testing.T) {
 		return nil
 	}}
 	for i := 0; i < 10; i++ {
-		p.actions = append(p.actions, NewAction(ActGoToLine, "", GoToLineArgs{Path: "calc/calc.go", Line: i + 1}))
+		p.actions = append(p.actions, NewAction(tools.GoToLine, "", tools.GoToLineArgs{Path: "calc/calc.go", Line: i + 1}))
 	}
 	var traj bytes.Buffer
-	res, err := New(Config{}, p, testRunner(), nil, zaptest.NewLogger(t)).Run(ctx, f.ws, f.task, &traj)
+	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(ctx, f.WS, f.Task, &traj)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -283,11 +285,11 @@ func TestRunStopsOnCancel(t *testing.T) {
 
 	// A context that ends during a tool stops the loop too.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	p2 := &script{actions: []Action{NewAction(ActRunTests, "", RunTestsArgs{})}, hook: func(context.Context, int) error {
+	p2 := &script{actions: []Action{NewAction(tools.RunTests, "", tools.RunTestsArgs{})}, hook: func(context.Context, int) error {
 		cancel2()
 		return nil
 	}}
-	_, err = New(Config{}, p2, testRunner(), nil, zaptest.NewLogger(t)).Run(ctx2, f.ws, f.task, nil)
+	_, err = New(Config{}, p2, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(ctx2, f.WS, f.Task, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/repoconfig"
@@ -125,7 +126,7 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 	ctx = sandbox.WithTree(ctx, ws.Dir)
 	if c.paths != nil {
 		// The agent's edits refuse what the paths gate would reject.
-		ctx = harness.WithPaths(ctx, c.paths)
+		ctx = tools.WithPaths(ctx, c.paths)
 	}
 	p.progress("workspace", "candidate %d: checked out %s at %s", c.n, t.Repo, task.Short(ws.Commit))
 	if b := t.Bisection.Blame; b != "" {

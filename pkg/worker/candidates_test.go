@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -103,11 +104,11 @@ func TestBudgetRunsOutAndThePassingCandidateIsPublished(t *testing.T) {
 	fix := "<<<<<<< SEARCH\n\t\tif qty > t.MinQty {\n=======\n\t\tif qty >= t.MinQty {\n>>>>>>> REPLACE\n"
 	spoil := "<<<<<<< SEARCH\n\t\tif qty >= t.MinQty {\n=======\n\t\tif qty >= t.MinQty+1 {\n>>>>>>> REPLACE\n"
 	actions := []harness.Action{
-		harness.NewAction(harness.ActEdit, "fix", harness.EditArgs{Path: "pricing/pricing.go", Blocks: fix}),
-		harness.NewAction(harness.ActRunTests, "check", harness.RunTestsArgs{}),
-		harness.NewAction(harness.ActEdit, "tweak", harness.EditArgs{Path: "pricing/pricing.go", Blocks: spoil}),
-		harness.NewAction(harness.ActGoToLine, "look", harness.GoToLineArgs{Path: "pricing/pricing.go", Line: 40}),
-		harness.NewAction(harness.ActRunTests, "never reached", harness.RunTestsArgs{}),
+		harness.NewAction(tools.Edit, "fix", tools.EditArgs{Path: "pricing/pricing.go", Blocks: fix}),
+		harness.NewAction(tools.RunTests, "check", tools.RunTestsArgs{}),
+		harness.NewAction(tools.Edit, "tweak", tools.EditArgs{Path: "pricing/pricing.go", Blocks: spoil}),
+		harness.NewAction(tools.GoToLine, "look", tools.GoToLineArgs{Path: "pricing/pricing.go", Line: 40}),
+		harness.NewAction(tools.RunTests, "never reached", tools.RunTestsArgs{}),
 	}
 	log := zaptest.NewLogger(t)
 	r := newRig(t, nil)
@@ -142,7 +143,7 @@ func (p *listPolicy) Name() string { return "list" }
 
 func (p *listPolicy) Next(context.Context, *harness.Episode) (harness.Action, error) {
 	if p.n >= len(p.actions) {
-		return harness.NewAction(harness.ActExit, "", harness.ExitArgs{Summary: "done"}), nil
+		return harness.NewAction(tools.Exit, "", tools.ExitArgs{Summary: "done"}), nil
 	}
 	p.n++
 	return p.actions[p.n-1], nil

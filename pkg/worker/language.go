@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
@@ -22,7 +22,7 @@ type Language interface {
 	// Setup makes a checkout's dependencies ready; its error names the
 	// command that failed and its output.
 	Setup(ctx context.Context, dir string) error
-	harness.Language
+	tools.Language
 	judge.Language
 	validators.Language
 }
@@ -41,7 +41,7 @@ type NamedLanguages interface {
 // LanguageAgent is an agent whose tools can work through a job's driver;
 // the pipeline hands it the driver it chose.
 type LanguageAgent interface {
-	WithLanguage(l harness.Language) Agent
+	WithLanguage(l tools.Language) Agent
 }
 
 // jobLanguage is the driver of one job, chosen once, from the first of its

@@ -86,7 +86,7 @@ func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, d
 
 // testSupport are packages that exist for tests: nothing else imports them.
 func testSupport(rel string) bool {
-	for _, s := range []string{"internal/testsvc", "pkg/gh/ghtest", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
+	for _, s := range []string{"internal/testsvc", "pkg/harness/harnesstest", "pkg/gh/ghtest", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
 		if rel == s {
 			return true
 		}
@@ -103,6 +103,8 @@ func TestLayers(t *testing.T) {
 	}{
 		{"pkg/harness", []string{"pkg/app", "pkg/triage", "pkg/publish", "pkg/worker", "pkg/store", "pkg/server", "pkg/ingest", "pkg/queue", "pkg/stream", "pkg/gh", "pkg/validators", "pkg/judge"},
 			"the agent works on a workspace and a task; what comes before (triage) and after (gates, publishing) is not its business"},
+		{"pkg/harness/tools", []string{"pkg/harness/offline", "pkg/harness/llmpolicy", "pkg/llm"},
+			"a tool works on the workspace through the interfaces it declares (a language, a patcher); the policies are above it and the models outside it"},
 		{"pkg/validators", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/gh", "pkg/triage", "pkg/harness"},
 			"gates judge a patch; they never publish, store or repair"},
 		{"pkg/judge", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/gh", "pkg/triage", "pkg/harness", "pkg/validators"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 )
 
 // Long episodes: as the conversation nears the model's window, the
@@ -27,10 +28,11 @@ const (
 	minRecentChars = 2000
 )
 
-// condense shrinks the observations in obs (one per step, as sent) until
-// the whole estimate fits within budget tokens; budget <= 0 leaves them
-// whole. It returns how many observations it condensed.
-func condense(steps []harness.Step, obs []string, budget int, fixed int) int {
+// condense shrinks the observations in obs (one per step of ep, as sent)
+// until the whole estimate fits within budget tokens; budget <= 0 leaves
+// them whole. It returns how many observations it condensed.
+func condense(ep *harness.Episode, obs []string, budget int, fixed int) int {
+	steps := ep.Steps
 	if budget <= 0 {
 		return 0
 	}
@@ -45,7 +47,7 @@ func condense(steps []harness.Step, obs []string, budget int, fixed int) int {
 		return 0
 	}
 	old := len(steps) - keepRecent
-	latestView := latestFileViews(steps)
+	latestView := latestFileViews(ep)
 	condensed := 0
 	for pass := 0; pass < 2; pass++ {
 		for i := 0; i < old && total() > budget; i++ {
@@ -107,22 +109,19 @@ func condensedLine(s harness.Step) string {
 	return fmt.Sprintf("%s to save context window: %s returned %s; call it again if you need the details]", condensedMark, s.Action.Name, what)
 }
 
-// latestFileViews marks, for each file, the last step that showed it
-// (read_file, go_to_line) and came after its last edit.
-func latestFileViews(steps []harness.Step) map[int]bool {
+// latestFileViews marks, for each file, the last step that showed it: by a
+// tool that lists a file's lines (tools.KindListing).
+func latestFileViews(ep *harness.Episode) map[int]bool {
 	last := map[string]int{}
-	for i, s := range steps {
-		switch s.Action.Name {
-		case harness.ActReadFile, harness.ActGoToLine:
-			if s.Observation.IsError {
-				continue
-			}
-			var a struct {
-				Path string `json:"path"`
-			}
-			if json.Unmarshal(s.Action.Args, &a) == nil && a.Path != "" {
-				last[a.Path] = i
-			}
+	for i, s := range ep.Steps {
+		if ep.Kind(s.Action.Name) != tools.KindListing || s.Observation.IsError {
+			continue
+		}
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(s.Action.Args, &a) == nil && a.Path != "" {
+			last[a.Path] = i
 		}
 	}
 	out := make(map[int]bool, len(last))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 )
@@ -29,7 +30,7 @@ func TestTextReActFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, a)
-		ep.Steps = append(ep.Steps, harness.Step{N: i + 1, Action: a, Observation: harness.Observation{Content: fmt.Sprintf("result %d", i+1)}})
+		ep.Steps = append(ep.Steps, harness.Step{N: i + 1, Action: a, Observation: tools.Observation{Content: fmt.Sprintf("result %d", i+1)}})
 	}
 	want := []struct{ name, args, thought string }{
 		{"run_tests", `{}`, "reproduce first."},
@@ -67,9 +68,9 @@ func longEpisode(n int) *harness.Episode {
 	ep := &harness.Episode{Task: testTask(), Tools: testTools(), MaxSteps: 100}
 	for i := 0; i < n; i++ {
 		path := fmt.Sprintf("f%d.go", i%5)
-		a := harness.NewAction(harness.ActReadFile, "look", harness.ReadFileArgs{Path: path})
+		a := harness.NewAction(tools.ReadFile, "look", tools.ReadFileArgs{Path: path})
 		body := strings.Repeat(fmt.Sprintf("line of %s step %d\n", path, i+1), 400)
-		ep.Steps = append(ep.Steps, harness.Step{N: i + 1, Action: a, Observation: harness.Observation{Content: body}})
+		ep.Steps = append(ep.Steps, harness.Step{N: i + 1, Action: a, Observation: tools.Observation{Content: body}})
 	}
 	return ep
 }

@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/prompt"
 )
@@ -38,7 +38,7 @@ type Patcher struct {
 	log    *zap.Logger
 }
 
-var _ harness.Patcher = (*Patcher)(nil)
+var _ tools.Patcher = (*Patcher)(nil)
 
 // NewPatcher returns a patcher that uses client. A nil log discards.
 func NewPatcher(client llm.Client, log *zap.Logger) *Patcher {

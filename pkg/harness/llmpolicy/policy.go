@@ -15,6 +15,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/prompt"
 )
@@ -90,7 +91,7 @@ func (p *Policy) Next(ctx context.Context, ep *harness.Episode) (harness.Action,
 		conv = p.conversation(ep, budget)
 		req := llm.Request{Messages: conv.messages, Temperature: p.opts.Temperature}
 		if !p.opts.TextTools {
-			req.Tools = tools(ep.Tools)
+			req.Tools = llmTools(ep.Tools)
 		}
 		resp, err = p.client.Chat(ctx, req)
 		if err == nil || !llm.IsContextLength(err) || shrink == maxShrinks {
@@ -126,7 +127,7 @@ func (p *Policy) Next(ctx context.Context, ep *harness.Episode) (harness.Action,
 			summary = fmt.Sprintf("The model stopped without calling a tool or writing a summary (finish reason %q).", resp.FinishReason)
 		}
 		log.Info("model answered without a tool call; exiting")
-		return harness.NewAction(harness.ActExit, thought, harness.ExitArgs{Summary: summary}), nil
+		return harness.NewAction(tools.Exit, thought, tools.ExitArgs{Summary: summary}), nil
 	}
 	// One action per step: the loop observes each action before the next is
 	// chosen, so only the first call is taken. The others are dropped, and
@@ -180,7 +181,7 @@ func (p *Policy) conversation(ep *harness.Episode, budget int) conversation {
 		fixed += len(s.Action.Thought) + len(s.Action.Args) + 32
 	}
 	fixed /= charsPerToken
-	c := conversation{condensed: condense(ep.Steps, obs, budget, fixed)}
+	c := conversation{condensed: condense(ep, obs, budget, fixed)}
 
 	msgs := make([]llm.Message, 0, 2+2*len(ep.Steps))
 	msgs = append(msgs,
@@ -229,7 +230,7 @@ func (p *Policy) conversation(ep *harness.Episode, budget int) conversation {
 
 func syntheticID(n int) string { return fmt.Sprintf("call_%d", n) }
 
-func tools(specs []harness.ToolSpec) []llm.Tool {
+func llmTools(specs []tools.Spec) []llm.Tool {
 	out := make([]llm.Tool, 0, len(specs))
 	for _, s := range specs {
 		out = append(out, llm.Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
@@ -240,7 +241,7 @@ func tools(specs []harness.ToolSpec) []llm.Tool {
 // observationText is a tool's answer as the model sees it: fenced as data,
 // since it quotes the repository, test output and commit messages, and
 // marked when the action failed.
-func observationText(name string, o harness.Observation) string {
+func observationText(name string, o tools.Observation) string {
 	text := o.Content
 	if strings.TrimSpace(text) == "" {
 		return "(no output)"

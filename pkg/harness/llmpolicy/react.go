@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 )
 
 // The text ReAct format, for models served without tool calling: the tools
@@ -29,7 +30,7 @@ Tools:
 %s`
 
 // reactTools lists the tools with their arguments for the system prompt.
-func reactTools(specs []harness.ToolSpec) string {
+func reactTools(specs []tools.Spec) string {
 	var b strings.Builder
 	for _, s := range specs {
 		fmt.Fprintf(&b, "- %s: %s\n", s.Name, s.Description)

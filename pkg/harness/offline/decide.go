@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -39,28 +40,28 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 			if p, ok := s.jsTestFile(); ok {
 				thought = fmt.Sprintf("The failing tests pass. Before calling it fixed, run every test of %s, their file, so the change breaks nothing.", p)
 			}
-			return s.act(intentRegress, harness.ActRunTests, thought, harness.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
+			return s.act(intentRegress, tools.RunTests, thought, tools.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
 		}
 		s.mode = modeFixed
 		return s.exit(s.fixedSummary())
 	case modeTest:
 		if left >= 2 {
-			return s.act(intentTest, harness.ActRunTests, fmt.Sprintf(
-				"The edit applied cleanly. Run the failing tests to see whether %s fixes them.", s.cur.What), harness.RunTestsArgs{})
+			return s.act(intentTest, tools.RunTests, fmt.Sprintf(
+				"The edit applied cleanly. Run the failing tests to see whether %s fixes them.", s.cur.What), tools.RunTestsArgs{})
 		}
 		s.mode = modeUndo
 		fallthrough
 	case modeUndo:
 		if left >= 2 {
-			return s.act(intentUndo, harness.ActEdit, fmt.Sprintf(
+			return s.act(intentUndo, tools.Edit, fmt.Sprintf(
 				"That did not work (%s). Undo it so the next hypothesis starts from the original code.", s.lastOutcome()),
-				harness.EditArgs{Path: s.cur.Path, Blocks: s.curInv})
+				tools.EditArgs{Path: s.cur.Path, Blocks: s.curInv})
 		}
 	case modeRefresh:
 		p := s.stale
 		if left >= 3 && p != "" {
-			return s.act(intentRefresh, harness.ActReadFile, fmt.Sprintf(
-				"The edit did not apply as expected. Re-read %s to see its current contents.", p), harness.ReadFileArgs{Path: p})
+			return s.act(intentRefresh, tools.ReadFile, fmt.Sprintf(
+				"The edit did not apply as expected. Re-read %s to see its current contents.", p), tools.ReadFileArgs{Path: p})
 		}
 	case modeRestore:
 		if left >= 2 {
@@ -76,16 +77,16 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	}
 
 	if !s.sawTask {
-		return s.act(intentNone, harness.ActGetTaskDetails,
+		return s.act(intentNone, tools.GetTaskDetails,
 			"Start with the task: which tests fail, with what message and stack trace, and which commit broke them.", nil)
 	}
 	if s.task.Bisection.Blame != "" && !s.diffTried {
-		return s.act(intentNone, harness.ActGetDiffDetails, fmt.Sprintf(
-			"Bisection blames commit %s. Its diff is the most likely place for the bug: read it.", task.Short(s.task.Bisection.Blame)), harness.DiffArgs{})
+		return s.act(intentNone, tools.GetDiffDetails, fmt.Sprintf(
+			"Bisection blames commit %s. Its diff is the most likely place for the bug: read it.", task.Short(s.task.Bisection.Blame)), tools.GetDiffDetailsArgs{})
 	}
 	if !s.reproTried && s.repro == nil {
-		return s.act(intentNone, harness.ActRunTests,
-			"Reproduce the failure before changing anything, to see the current message and frames.", harness.RunTestsArgs{})
+		return s.act(intentNone, tools.RunTests,
+			"Reproduce the failure before changing anything, to see the current message and frames.", tools.RunTestsArgs{})
 	}
 	if s.repro != nil && s.repro.OK {
 		return s.exit("The failing tests pass in this workspace: I could not reproduce the failure, so I changed nothing.")
@@ -132,7 +133,7 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		}
 		s.applied[k] = true
 		s.cur, s.curInv, s.curAfter, s.curRevert = c, inv, after, ""
-		return s.act(intentApply, harness.ActEdit, s.hypothesis(c), harness.EditArgs{Path: c.Path, Blocks: fwd})
+		return s.act(intentApply, tools.Edit, s.hypothesis(c), tools.EditArgs{Path: c.Path, Blocks: fwd})
 	}
 	// The reverts last: one that passes is not kept, but says that only a
 	// revert passes, so that no fix is offered.
@@ -147,8 +148,8 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		}
 		s.applied[k] = true
 		s.cur, s.curInv, s.curAfter, s.curRevert = r.c, inv, after, r.why
-		return s.act(intentApply, harness.ActEdit, s.hypothesis(r.c)+" This would be a revert ("+r.why+"): I try it only to learn whether a revert is all that passes, and undo it either way.",
-			harness.EditArgs{Path: r.c.Path, Blocks: fwd})
+		return s.act(intentApply, tools.Edit, s.hypothesis(r.c)+" This would be a revert ("+r.why+"): I try it only to learn whether a revert is all that passes, and undo it either way.",
+			tools.EditArgs{Path: r.c.Path, Blocks: fwd})
 	}
 	if s.next < len(s.cands) {
 		return s.exit(s.summary(fmt.Sprintf("No candidate passed before the step budget ran out (%d of %d candidates left untried).", len(s.cands)-s.next, len(s.cands))))
@@ -163,7 +164,7 @@ func (s *state) act(in intent, name, thought string, args any) harness.Action {
 
 func (s *state) exit(summary string) harness.Action {
 	s.done = true
-	return s.act(intentNone, harness.ActExit, "Done: "+firstLine(summary), harness.ExitArgs{Summary: summary})
+	return s.act(intentNone, tools.Exit, "Done: "+firstLine(summary), tools.ExitArgs{Summary: summary})
 }
 
 // restore writes the file back as it was before the current candidate.
@@ -180,9 +181,9 @@ func (s *state) restore() (harness.Action, bool) {
 		return harness.Action{}, false
 	}
 	s.curAfter = orig
-	return s.act(intentRestore, harness.ActEdit, fmt.Sprintf(
+	return s.act(intentRestore, tools.Edit, fmt.Sprintf(
 		"%s is not as it was before my last candidate. Put the original lines back.", c.Path),
-		harness.EditArgs{Path: c.Path, Blocks: Block(search, replace)}), true
+		tools.EditArgs{Path: c.Path, Blocks: Block(search, replace)}), true
 }
 
 func (s *state) hypothesis(c *Candidate) string {

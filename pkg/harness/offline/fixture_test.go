@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
@@ -57,18 +58,18 @@ func modelOf(path, src string) *fileModel {
 }
 
 // diffShown is get_diff_details' observation of a commit with diff.
-func diffShown(diff string) harness.Observation {
-	return harness.Observation{
+func diffShown(diff string) tools.Observation {
+	return tools.Observation{
 		Content: "commit 1234567890abcdef\nAuthor: Someone <s@example.com>\n\n    Make the window inclusive\n\n" + diff,
-		Commit:  &harness.CommitResult{SHA: "1234567890abcdef", Diff: diff},
+		Commit:  &tools.CommitResult{SHA: "1234567890abcdef", Diff: diff},
 	}
 }
 
 // observeOne feeds one step to a fresh state, as if the policy had asked it.
-func observeOne(t *testing.T, name string, args any, obs harness.Observation) *state {
+func observeOne(t *testing.T, name string, args any, obs tools.Observation) *state {
 	t.Helper()
-	ep := &harness.Episode{Task: task.Task{ID: "t"}, MaxSteps: 40}
+	ep := &harness.Episode{Task: task.Task{ID: "t"}, Tools: tools.Specs(tools.All(), nil), MaxSteps: 40}
 	s := newState(New(nil), ep)
-	s.observe(harness.Step{N: 1, Action: harness.NewAction(name, "", args), Observation: obs})
+	s.observe(harness.Step{N: 1, Action: harness.NewAction(name, "", args), Observation: obs}, ep.Kind(name))
 	return s
 }

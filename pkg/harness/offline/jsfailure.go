@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 )
 
 // Reading a JavaScript or TypeScript failure: a test is named by its file
@@ -141,9 +142,9 @@ func (s *state) readJSTest(try func(string, string, any) (harness.Action, bool))
 	}
 	m := s.models[p]
 	if m == nil {
-		if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+		if a, ok := try(tools.ReadFile, fmt.Sprintf(
 			"Read %s, where the failing test %q is, to see which functions it exercises and which tests sit next to it.", p, title),
-			harness.ReadFileArgs{Path: p}); ok {
+			tools.ReadFileArgs{Path: p}); ok {
 			return a, true
 		}
 		s.testRead = true

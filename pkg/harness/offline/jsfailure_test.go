@@ -11,7 +11,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -81,7 +81,7 @@ func TestJSFailureReading(t *testing.T) {
 	}
 	// A failure without frames is read from its stack: the frames, and
 	// the functions it names scored as named.
-	s := observeOne(t, harness.ActGetTaskDetails, nil, harness.Observation{})
+	s := observeOne(t, tools.GetTaskDetails, nil, tools.Observation{})
 	s.failures = []task.Failure{{Package: "src/pricing.test.ts", Test: "pricing > applies a tier", Message: "expected 10000 to be 9500", Output: out}}
 	if got := s.frameRefs(); len(got) != 4 || got[0] != (location{"/tmp/w/src/pricing.ts", 27}) {
 		t.Errorf("frameRefs = %v", got)
@@ -146,7 +146,7 @@ func TestRankTypeScriptBlame(t *testing.T) {
 	_, diff, head := jsScenario(t, "01-ts-boundary")
 	src := modelOf("src/pricing.ts", head["src/pricing.ts"])
 	test := modelOf("src/pricing.test.ts", head["src/pricing.test.ts"])
-	s := observeOne(t, harness.ActGetTaskDetails, nil, harness.Observation{})
+	s := observeOne(t, tools.GetTaskDetails, nil, tools.Observation{})
 	s.models = map[string]*fileModel{"src/pricing.ts": src, "src/pricing.test.ts": test}
 	s.failures = []task.Failure{{Package: "src/pricing.test.ts", Test: "pricing > applies a tier from its minimum", Message: "expected 10000 to be 9500"}}
 	n, ok := jsTestLine(test, "applies a tier from its minimum")
@@ -201,7 +201,7 @@ function cartTotal(items, rate = 0) {
 
 module.exports = { lineTotal, cartTotal };
 `
-	s := observeOne(t, harness.ActGetTaskDetails, nil, harness.Observation{})
+	s := observeOne(t, tools.GetTaskDetails, nil, tools.Observation{})
 	s.models = map[string]*fileModel{"src/cart.js": modelOf("src/cart.js", src)}
 	s.failures = []task.Failure{{Package: "src/cart.test.js", Test: "cart > totals the items",
 		Message: "expect(received).toBe(expected) // Object.is equality; Expected: 10; Received: 4",

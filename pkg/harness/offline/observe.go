@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
@@ -14,8 +15,9 @@ import (
 // observation's structured parts, never from its text.
 
 // observe takes in one step of the episode: the policy's own (whose intent
-// says what to make of it) or another's.
-func (s *state) observe(step harness.Step) {
+// says what to make of it) or another's. What the step's tool is (its
+// kind, as the episode's tools say) says what its observation tells.
+func (s *state) observe(step harness.Step, kind tools.Kind) {
 	a, obs := step.Action, step.Observation
 	in := intentNone
 	if s.pending != nil && a.Name == s.pending.Name && bytes.Equal(a.Args, s.pending.Args) {
@@ -23,16 +25,16 @@ func (s *state) observe(step harness.Step) {
 	}
 	s.pending, s.intent = nil, intentNone
 	s.attempted[key(a)] = true
-	switch a.Name {
-	case harness.ActGetTaskDetails:
+	switch kind {
+	case tools.KindTask:
 		s.sawTask = true
-	case harness.ActGetDiffDetails:
+	case tools.KindCommit:
 		s.diffTried = true
 		if !obs.IsError && obs.Commit != nil {
 			// What could be read is evidence even when the rest cannot.
 			s.diffs, _ = unidiff.Parse(obs.Commit.Diff)
 		}
-	case harness.ActRunTests:
+	case tools.KindTests:
 		switch in {
 		case intentTest:
 			s.afterTest(obs)
@@ -52,7 +54,7 @@ func (s *state) observe(step harness.Step) {
 				s.failures = append(append([]task.Failure(nil), t.Failed...), t.Build...)
 			}
 		}
-	case harness.ActReadFile, harness.ActGoToLine:
+	case tools.KindListing:
 		var args struct {
 			Path string `json:"path"`
 		}
@@ -76,15 +78,19 @@ func (s *state) observe(step harness.Step) {
 		if in == intentRefresh {
 			s.afterRefresh(args.Path)
 		}
-	case harness.ActFindFile:
-		var args harness.FindFileArgs
+	case tools.KindFind:
+		var args struct {
+			Pattern string `json:"pattern"`
+		}
 		_ = json.Unmarshal(a.Args, &args)
 		s.found[args.Pattern] = nil
 		if !obs.IsError && obs.Find != nil {
 			s.found[args.Pattern] = codeFiles(obs.Find.Files)
 		}
-	case harness.ActSearchMethod, harness.ActSearchMethodInFile, harness.ActSearchCode:
-		var args harness.NameArgs
+	case tools.KindDefinitions:
+		var args struct {
+			Name string `json:"name"`
+		}
 		_ = json.Unmarshal(a.Args, &args)
 		// A search that found nothing may suggest other names, with their
 		// places: those are not where the name is.
@@ -92,7 +98,7 @@ func (s *state) observe(step harness.Step) {
 		if !obs.IsError {
 			s.methods[args.Name] = places(obs)
 		}
-	case harness.ActEdit:
+	case tools.KindEdit:
 		switch in {
 		case intentApply:
 			s.afterApply(obs)
@@ -106,7 +112,7 @@ func (s *state) observe(step harness.Step) {
 // listing stops short of its end: the model is made as long as the file,
 // its lines unknown where not shown, so that it does not pass for the whole
 // file.
-func (s *state) readListing(m *fileModel, l *harness.ListingResult) {
+func (s *state) readListing(m *fileModel, l *tools.ListingResult) {
 	if l == nil {
 		return
 	}
@@ -133,7 +139,7 @@ func codeFiles(files []string) []string {
 
 // places are where a search found what it looked for, in code files: the
 // symbols a symbol search found, or the lines a code search matched.
-func places(obs harness.Observation) []location {
+func places(obs tools.Observation) []location {
 	var out []location
 	if obs.Symbols != nil {
 		for _, sym := range obs.Symbols.Symbols {

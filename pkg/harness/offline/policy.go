@@ -79,7 +79,7 @@ func (p *Policy) Next(ctx context.Context, ep *harness.Episode) (harness.Action,
 	}
 	st := p.st
 	for _, s := range ep.Steps[st.seen:] {
-		st.observe(s)
+		st.observe(s, ep.Kind(s.Action.Name))
 	}
 	st.seen = len(ep.Steps)
 	if len(ep.Steps) > 0 && st.first == nil {

@@ -8,25 +8,26 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestNewEpisodeResets(t *testing.T) {
 	p := offline.New(zaptest.NewLogger(t))
 	ctx := context.Background()
-	ep := &harness.Episode{Task: task.Task{ID: "a", Failures: []task.Failure{{Test: "TestX"}}}, MaxSteps: 40}
+	ep := &harness.Episode{Task: task.Task{ID: "a", Failures: []task.Failure{{Test: "TestX"}}}, Tools: tools.Specs(tools.All(), nil), MaxSteps: 40}
 	a, err := p.Next(ctx, ep)
-	if err != nil || a.Name != harness.ActGetTaskDetails {
+	if err != nil || a.Name != tools.GetTaskDetails {
 		t.Fatalf("first action = %v, %v", a.Name, err)
 	}
-	ep.Steps = append(ep.Steps, harness.Step{N: 1, Action: a, Observation: harness.Observation{Content: "task"}})
+	ep.Steps = append(ep.Steps, harness.Step{N: 1, Action: a, Observation: tools.Observation{Content: "task"}})
 	a, _ = p.Next(ctx, ep)
-	if a.Name != harness.ActRunTests { // no blame commit: straight to reproducing
+	if a.Name != tools.RunTests { // no blame commit: straight to reproducing
 		t.Fatalf("second action = %v", a.Name)
 	}
 	// A new episode starts over.
-	ep2 := &harness.Episode{Task: task.Task{ID: "b"}, MaxSteps: 40}
-	if a, _ := p.Next(ctx, ep2); a.Name != harness.ActGetTaskDetails {
+	ep2 := &harness.Episode{Task: task.Task{ID: "b"}, Tools: tools.Specs(tools.All(), nil), MaxSteps: 40}
+	if a, _ := p.Next(ctx, ep2); a.Name != tools.GetTaskDetails {
 		t.Fatalf("new episode's first action = %v", a.Name)
 	}
 }

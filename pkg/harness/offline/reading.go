@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 )
 
 // Reading: which code to read before repairing, and what the reads tell. The
@@ -66,9 +67,9 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			break
 		}
 		if s.models[f.path] == nil {
-			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+			if a, ok := try(tools.ReadFile, fmt.Sprintf(
 				"The blame commit changed %s (%d lines). Read it whole to see the changed lines in context.", f.path, f.n),
-				harness.ReadFileArgs{Path: f.path}); ok {
+				tools.ReadFileArgs{Path: f.path}); ok {
 				return a, true
 			}
 		}
@@ -81,9 +82,9 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 		}
 		for _, h := range d.Hunks {
 			if _, ok := locateHunk(m, h); !ok {
-				if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+				if a, ok := try(tools.GoToLine, fmt.Sprintf(
 					"The listing of %s did not show the blame hunk at line %d. Go there.", d.NewPath, h.NewStart),
-					harness.GoToLineArgs{Path: d.NewPath, Line: h.NewStart}); ok {
+					tools.GoToLineArgs{Path: d.NewPath, Line: h.NewStart}); ok {
 					return a, true
 				}
 			}
@@ -100,9 +101,9 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 				continue
 			}
 			base := path.Base(fr.path)
-			if a, ok := try(harness.ActFindFile, fmt.Sprintf(
+			if a, ok := try(tools.FindFile, fmt.Sprintf(
 				"The stack trace names %s:%d. Find that file in the repository.", fr.path, fr.line),
-				harness.FindFileArgs{Pattern: base}); ok {
+				tools.FindFileArgs{Pattern: base}); ok {
 				return a, true
 			}
 			continue
@@ -111,14 +112,14 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			if reads >= s.p.maxFiles {
 				continue
 			}
-			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
-				"The stack trace goes through %s line %d. Read that file.", p, fr.line), harness.ReadFileArgs{Path: p}); ok {
+			if a, ok := try(tools.ReadFile, fmt.Sprintf(
+				"The stack trace goes through %s line %d. Read that file.", p, fr.line), tools.ReadFileArgs{Path: p}); ok {
 				return a, true
 			}
 		} else if _, ok := m.line(fr.line); !ok {
-			if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+			if a, ok := try(tools.GoToLine, fmt.Sprintf(
 				"Look at %s around line %d, where the stack trace points.", p, fr.line),
-				harness.GoToLineArgs{Path: p, Line: fr.line}); ok {
+				tools.GoToLineArgs{Path: p, Line: fr.line}); ok {
 				return a, true
 			}
 		}
@@ -151,8 +152,8 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 				break
 			}
 			asked++
-			if a, ok := try(harness.ActSearchMethod, fmt.Sprintf(
-				"The failing test calls %s. Find where it is defined.", n), harness.NameArgs{Name: n}); ok {
+			if a, ok := try(tools.SearchMethod, fmt.Sprintf(
+				"The failing test calls %s. Find where it is defined.", n), tools.SearchMethodArgs{Name: n}); ok {
 				return a, true
 			}
 		}
@@ -161,8 +162,8 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 				if !isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
 					continue
 				}
-				if a, ok := try(harness.ActReadFile, fmt.Sprintf(
-					"%s is defined in %s. Read that file.", n, l.path), harness.ReadFileArgs{Path: l.path}); ok {
+				if a, ok := try(tools.ReadFile, fmt.Sprintf(
+					"%s is defined in %s. Read that file.", n, l.path), tools.ReadFileArgs{Path: l.path}); ok {
 					return a, true
 				}
 			}
@@ -189,9 +190,9 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 				at = &location{p, fr.line}
 				break
 			}
-			if a, ok := try(harness.ActFindFile, fmt.Sprintf(
+			if a, ok := try(tools.FindFile, fmt.Sprintf(
 				"The failing test's assertion is at %s:%d. Find that file.", fr.path, fr.line),
-				harness.FindFileArgs{Pattern: path.Base(fr.path)}); ok {
+				tools.FindFileArgs{Pattern: path.Base(fr.path)}); ok {
 				return a, true
 			}
 		}
@@ -205,8 +206,8 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 		}
 	}
 	if at == nil {
-		if a, ok := try(harness.ActSearchMethod, fmt.Sprintf(
-			"Find the failing test %s to see what it calls.", fn), harness.NameArgs{Name: fn}); ok {
+		if a, ok := try(tools.SearchMethod, fmt.Sprintf(
+			"Find the failing test %s to see what it calls.", fn), tools.SearchMethodArgs{Name: fn}); ok {
 			return a, true
 		}
 		s.testRead = true
@@ -220,15 +221,15 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 		}
 	}
 	if s.models[at.path] == nil {
-		if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+		if a, ok := try(tools.ReadFile, fmt.Sprintf(
 			"Read %s, where the failing test %s is (line %d), to see which functions it exercises and which tests sit next to it.", at.path, fn, at.line),
-			harness.ReadFileArgs{Path: at.path}); ok {
+			tools.ReadFileArgs{Path: at.path}); ok {
 			return a, true
 		}
 	}
-	if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+	if a, ok := try(tools.GoToLine, fmt.Sprintf(
 		"Read the failing test %s around line %d to see which functions it exercises.", fn, at.line),
-		harness.GoToLineArgs{Path: at.path, Line: at.line}); ok {
+		tools.GoToLineArgs{Path: at.path, Line: at.line}); ok {
 		return a, true
 	}
 	s.testRead = true

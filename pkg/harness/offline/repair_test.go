@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
@@ -166,7 +167,7 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 	t.Helper()
 	for i, s := range steps {
 		a, obs := s.Action, s.Observation
-		if a.Name != harness.ActExit && strings.TrimSpace(a.Thought) == "" {
+		if a.Name != tools.Exit && strings.TrimSpace(a.Thought) == "" {
 			t.Errorf("step %d (%s) has no thought", s.N, a.Name)
 		}
 		if strings.HasPrefix(obs.Content, "Not run: ") {
@@ -176,7 +177,7 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 			t.Errorf("steps %d and %d are the same action %s %s", s.N-1, s.N, a.Name, a.Args)
 		}
 		switch a.Name {
-		case harness.ActReadFile, harness.ActGoToLine:
+		case tools.ReadFile, tools.GoToLine:
 			if obs.IsError {
 				t.Errorf("step %d (%s %s) failed: %s", s.N, a.Name, a.Args, obs.Content)
 				continue
@@ -198,19 +199,19 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 					t.Errorf("step %d (%s): line %d as read, %q, is not as listed", s.N, a.Name, l.N, l.Text)
 				}
 			}
-		case harness.ActGetDiffDetails:
+		case tools.GetDiffDetails:
 			if obs.IsError || obs.Commit == nil {
 				t.Errorf("step %d: no diff: %s", s.N, obs.Content)
 			} else if files, _ := unidiff.Parse(obs.Commit.Diff); len(files) == 0 {
 				t.Errorf("step %d: the policy reads no diff in:\n%s", s.N, obs.Commit.Diff)
 			}
-		case harness.ActEdit:
+		case tools.Edit:
 			if obs.Edit == nil {
 				t.Errorf("step %d: edit without an EditResult: %s", s.N, obs.Content)
 			} else if !obs.Edit.Applied {
 				t.Errorf("step %d: edit not applied: %s", s.N, obs.Content)
 			}
-		case harness.ActRunTests:
+		case tools.RunTests:
 			if obs.Tests == nil {
 				t.Errorf("step %d: run_tests without a TestsResult: %s", s.N, obs.Content)
 			} else if obs.IsError {
@@ -219,7 +220,7 @@ func checkSteps(t *testing.T, steps []harness.Step) {
 			}
 		}
 	}
-	if n := len(steps); n == 0 || steps[n-1].Action.Name != harness.ActExit {
+	if n := len(steps); n == 0 || steps[n-1].Action.Name != tools.Exit {
 		t.Errorf("the episode does not end with exit")
 	}
 }
@@ -245,7 +246,7 @@ func TestPolicyReuse(t *testing.T) {
 		ws.Close()
 		t.Logf("episode %d (%s): stop=%s steps=%d passed=%v", i+1, name, res.Stop, res.Steps, res.TestsPassed)
 		checkSteps(t, steps)
-		if steps[0].Action.Name != harness.ActGetTaskDetails {
+		if steps[0].Action.Name != tools.GetTaskDetails {
 			t.Errorf("episode %d (%s) starts with %s, not with the task", i+1, name, steps[0].Action.Name)
 		}
 		if res.Stop != harness.StopExit || !res.TestsPassed {
@@ -274,7 +275,7 @@ func TestPolicyReuse(t *testing.T) {
 		// this episode's only.
 		edits := 0
 		for _, s := range steps {
-			if s.Action.Name == harness.ActEdit {
+			if s.Action.Name == tools.Edit {
 				edits++
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -39,12 +40,12 @@ func (s *state) wantsLocalize(left int) bool {
 }
 
 func (s *state) localize() harness.Action {
-	return s.act(intentLocalize, harness.ActRunTests,
+	return s.act(intentLocalize, tools.RunTests,
 		"No blame commit points at the code. Rank the lines by how they relate to the failing tests: the lines they run and the passing tests next to them do not (spectrum-based fault localization over their coverage).",
-		harness.RunTestsArgs{Localize: true})
+		tools.RunTestsArgs{Localize: true})
 }
 
-func (s *state) afterLocalize(obs harness.Observation) {
+func (s *state) afterLocalize(obs tools.Observation) {
 	s.localized = true
 	if obs.Tests != nil {
 		s.suspects = obs.Tests.Suspects
@@ -79,17 +80,17 @@ func (s *state) readSuspects(try func(string, string, any) (harness.Action, bool
 		}
 		m := s.models[sus.File]
 		if m == nil {
-			if a, ok := try(harness.ActReadFile, fmt.Sprintf(
+			if a, ok := try(tools.ReadFile, fmt.Sprintf(
 				"Line %d of %s is among the most suspicious (score %.2f: run by %d failing and %d passing tests). Read that file.",
-				sus.Line, sus.File, sus.Score, sus.Failing, sus.Passing), harness.ReadFileArgs{Path: sus.File}); ok {
+				sus.Line, sus.File, sus.Score, sus.Failing, sus.Passing), tools.ReadFileArgs{Path: sus.File}); ok {
 				return a, true
 			}
 			continue
 		}
 		if _, ok := m.line(sus.Line); !ok {
-			if a, ok := try(harness.ActGoToLine, fmt.Sprintf(
+			if a, ok := try(tools.GoToLine, fmt.Sprintf(
 				"The listing of %s did not show line %d, a suspicious line. Go there.", sus.File, sus.Line),
-				harness.GoToLineArgs{Path: sus.File, Line: sus.Line}); ok {
+				tools.GoToLineArgs{Path: sus.File, Line: sus.Line}); ok {
 				return a, true
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
@@ -39,7 +40,7 @@ type state struct {
 	diffs      []unidiff.File
 	subject    string
 	reproTried bool
-	repro      *harness.TestsResult
+	repro      *tools.TestsResult
 	failures   []task.Failure
 
 	models    map[string]*fileModel

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -15,7 +15,7 @@ import (
 // not apply as expected, a re-read of the file and, if need be, a restore.
 
 // applied reports whether an edit applied.
-func applied(obs harness.Observation) bool {
+func applied(obs tools.Observation) bool {
 	if obs.Edit != nil {
 		return obs.Edit.Applied
 	}
@@ -24,7 +24,7 @@ func applied(obs harness.Observation) bool {
 
 // afterApply takes in a candidate's edit: if it applied cleanly, the tests
 // come next; if not, the candidate is done, and the file is re-read once.
-func (s *state) afterApply(obs harness.Observation) {
+func (s *state) afterApply(obs tools.Observation) {
 	c := s.cur
 	if !applied(obs) {
 		s.tried = append(s.tried, tried{c, "did not apply: " + firstLine(obs.Content)})
@@ -47,7 +47,7 @@ func (s *state) afterApply(obs harness.Observation) {
 }
 
 // afterTest takes in the failing tests' run with a candidate in.
-func (s *state) afterTest(obs harness.Observation) {
+func (s *state) afterTest(obs tools.Observation) {
 	if obs.Tests != nil && obs.Tests.OK && s.curRevert != "" {
 		// A revert passes: say so, and undo it.
 		s.revertPassed, s.revertWhy = s.cur, s.curRevert
@@ -78,7 +78,7 @@ func (s *state) afterTest(obs harness.Observation) {
 }
 
 // afterRegress takes in the run of the tests around the failing ones.
-func (s *state) afterRegress(obs harness.Observation) {
+func (s *state) afterRegress(obs tools.Observation) {
 	if obs.Tests != nil && obs.Tests.OK {
 		s.regressed = true
 		s.mode = modeFixed
@@ -166,7 +166,7 @@ func testFunc(test string) string {
 }
 
 // afterUndo takes in the edit that undid (or restored) a candidate.
-func (s *state) afterUndo(obs harness.Observation) {
+func (s *state) afterUndo(obs tools.Observation) {
 	c := s.cur
 	if !applied(obs) {
 		s.mode, s.stale = modeRefresh, c.Path

@@ -1,0 +1,182 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/linebound"
+	"github.com/redfix/redfix/pkg/untrusted"
+	"github.com/redfix/redfix/pkg/workspace"
+)
+
+// Edit is the tool that changes one file by SEARCH/REPLACE blocks or instructions.
+const Edit = "edit"
+
+// EditArgs are edit's arguments: either Blocks (SEARCH/REPLACE blocks,
+// applied as given) or Instructions (natural language, turned into blocks
+// by the patcher).
+type EditArgs struct {
+	Path         string `json:"path" description:"File path relative to the repository root."`
+	Instructions string `json:"instructions,omitempty" description:"What to change, in words (used when blocks are not given)."`
+	Blocks       string `json:"blocks,omitempty" description:"One or more SEARCH/REPLACE blocks."`
+}
+
+//go:embed edit.md
+var editDoc string
+
+var editTool = Define(Edit, KindEdit, editDoc, (*Session).edit)
+
+// Patcher turns natural-language edit instructions into SEARCH/REPLACE
+// blocks for one file (the edit action's sub-agent).
+type Patcher interface {
+	Blocks(ctx context.Context, path, content, instructions string) (string, error)
+}
+
+func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) {
+	if strings.TrimSpace(args.Path) == "" {
+		return problem("A path is required: edit changes one file."), nil
+	}
+	abs, rel, bad := s.resolve(args.Path)
+	if bad != nil {
+		return *bad, nil
+	}
+	if rel == "." {
+		return problem("%q is the repository root, not a file.", args.Path), nil
+	}
+	if r := pathsFrom(ctx); r != nil {
+		if ok, rule := r.PathAllowed(rel); !ok {
+			return problem("%s may not be changed: refused by %s. A patch that changes it is rejected; fix the failure in files the repository lets redfix change.", rel, rule), nil
+		}
+	}
+	exists := true
+	var content string
+	mode := fs.FileMode(0o644)
+	info, err := untrusted.Lstat(s.ws.Dir, rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		exists = false
+	case err != nil && !errors.Is(err, untrusted.ErrLink):
+		return problem("Cannot read %s: %v.", rel, err), nil
+	case err == nil && info.IsDir():
+		return problem("%s is a directory; edit changes one file.", rel), nil
+	default:
+		if content, err = s.ws.ReadText(rel, maxReadFile); err != nil {
+			return s.unreadable(ctx, rel, err), nil
+		}
+		mode = info.Mode().Perm()
+	}
+
+	text := args.Blocks
+	via := ""
+	if strings.TrimSpace(text) == "" {
+		switch {
+		case strings.TrimSpace(args.Instructions) == "":
+			return problem("Give blocks (SEARCH/REPLACE) or instructions for %s.", rel), nil
+		case s.env.Patcher == nil:
+			return problem("No patcher is configured to turn instructions into edits; give SEARCH/REPLACE blocks:\n%s", BlockFormat), nil
+		}
+		text, err = s.env.Patcher.Blocks(ctx, rel, content, args.Instructions)
+		if err != nil {
+			return Observation{}, fmt.Errorf("patcher writing blocks for %s: %w", rel, err)
+		}
+		via = " (written by the patcher from the instructions)"
+	}
+	blocks, err := ParseBlocks(text)
+	if err != nil {
+		return editFailed("The blocks%s for %s cannot be read: %v\nThe format is:\n%s", via, rel, err, BlockFormat), nil
+	}
+	if !exists {
+		for i, b := range blocks {
+			if strings.TrimSpace(b.Search) != "" {
+				return editFailed("%s does not exist; block %d of %d searches it. To create the file, give one block with an empty SEARCH.%s",
+					rel, i+1, len(blocks), s.suggestFiles(ctx, rel)), nil
+			}
+		}
+	}
+	if why := outOfBounds(blocks); why != "" {
+		return editFailed("The edit%s of %s was not applied: %s. Write code as a person would.", via, rel, why), nil
+	}
+	updated, err := ApplyBlocks(content, blocks)
+	if err != nil {
+		return editFailed("The edit%s of %s was not applied: %v", via, rel, err), nil
+	}
+	if exists && updated == content {
+		return editFailed("The blocks%s change nothing in %s.", via, rel), nil
+	}
+	if err := s.ws.WriteFile(rel, []byte(updated), mode); err != nil {
+		if errors.Is(err, untrusted.ErrLink) || errors.Is(err, untrusted.ErrNotRegular) || errors.Is(err, workspace.ErrOutside) {
+			return editFailed("%s cannot be written: %v.", rel, err), nil
+		}
+		return Observation{}, fmt.Errorf("write %s: %w", rel, err)
+	}
+	// The tests passed, if they did, without this change.
+	s.oraclePassed = false
+	if !exists {
+		s.created(rel)
+	}
+	s.reindex(rel)
+
+	diff, err := s.fileDiff(ctx, rel)
+	if err != nil {
+		return Observation{}, err
+	}
+	diags, old, err := s.diagnose(ctx, abs, rel)
+	if err != nil {
+		return Observation{}, err
+	}
+	var b strings.Builder
+	verb := "Edited"
+	if !exists {
+		verb = "Created"
+	}
+	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(len(blocks), "block", "blocks"), via)
+	shownDiff := clip.Middle(diff, max(s.env.OutputLimit/2, 1000))
+	b.WriteString(shownDiff)
+	switch checks := s.checksOf(rel); {
+	case diags == "" && old == 0:
+		fmt.Fprintf(&b, "\nStatic analysis (%s): clean.\n", checks)
+	case diags == "":
+		fmt.Fprintf(&b, "\nStatic analysis (%s): no new finding (%d finding(s) were there before this edit; they are not this edit's).\n", checks, old)
+	default:
+		b.WriteString("\nStatic analysis found problems this edit brought:\n" + diags + "\n")
+		if old > 0 {
+			fmt.Fprintf(&b, "(%d other finding(s) were there before this edit; they are not this edit's.)\n", old)
+		}
+	}
+	return Observation{Content: b.String(), Edit: &EditResult{Applied: true, Diff: shownDiff, Diagnostics: diags}}, nil
+}
+
+func editFailed(format string, args ...any) Observation {
+	o := problem(format, args...)
+	o.Edit = &EditResult{Applied: false}
+	return o
+}
+
+// fileDiff is one file's change against HEAD, a new file included.
+func (s *Session) fileDiff(ctx context.Context, rel string) (string, error) {
+	out, err := s.ws.Repo.DiffPaths(ctx, []string{rel})
+	if err != nil {
+		return "", fmt.Errorf("diff of %s: %w", rel, err)
+	}
+	return out, nil
+}
+
+// outOfBounds says which block's replacement adds a line out of the bounds
+// every added line is held to (pkg/linebound), "" when none does: such text
+// reaches no parser, check or index.
+func outOfBounds(blocks []Block) string {
+	for i, b := range blocks {
+		var d linebound.Depth
+		for n, line := range strings.Split(b.Replace, "\n") {
+			if why := d.Line(line); why != "" {
+				return fmt.Sprintf("block %d adds %s (its line %d)", i+1, why, n+1)
+			}
+		}
+	}
+	return ""
+}
