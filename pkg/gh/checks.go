@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/redfix/redfix/pkg/forge"
 )
 
 // The conclusions of a completed check run that redfix gives.
@@ -231,4 +233,91 @@ func optString(s string) *string {
 		return nil
 	}
 	return github.String(s)
+}
+
+// checkRun is c as a check run.
+func checkRun(c forge.Check) CheckRun {
+	return CheckRun{Name: c.Name, HeadSHA: c.Commit, Status: c.Status, Conclusion: c.Conclusion, Title: c.Title, Summary: c.Summary, Text: c.Text, DetailsURL: c.DetailsURL, ExternalID: c.ExternalID}
+}
+
+// CreateCheck makes a check run on c.Commit of repo and returns its id. A
+// check run needs the App's checks:write permission (GitHub refuses them
+// to plain tokens of users).
+func (f *Forge) CreateCheck(ctx context.Context, repo forge.RepoID, c forge.Check) (int64, error) {
+	if c.Name == "" || c.Commit == "" {
+		return 0, errors.New("a check run needs a name and a commit")
+	}
+	cl, owner, name, err := f.client(ctx, repo)
+	if err != nil {
+		return 0, err
+	}
+	run := checkRun(c)
+	opts := github.CreateCheckRunOptions{
+		Name: run.Name, HeadSHA: run.HeadSHA, DetailsURL: optString(run.DetailsURL), ExternalID: optString(run.ExternalID), Output: run.output(),
+	}
+	opts.Status, opts.Conclusion = run.state()
+	if opts.Conclusion != nil {
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	cr, _, err := cl.Checks.CreateCheckRun(ctx, owner, name, opts)
+	if err != nil {
+		return 0, fmt.Errorf("create check run %q on %s/%s@%s: %w", run.Name, owner, name, run.HeadSHA, err)
+	}
+	return cr.GetID(), nil
+}
+
+// UpdateCheck changes check run id of repo: its status or conclusion,
+// output and link (its commit stays). c.Name is needed: the client always
+// sends one.
+func (f *Forge) UpdateCheck(ctx context.Context, repo forge.RepoID, id int64, c forge.Check) error {
+	if c.Name == "" {
+		return errors.New("a check run's update needs its name")
+	}
+	cl, owner, name, err := f.client(ctx, repo)
+	if err != nil {
+		return err
+	}
+	run := checkRun(c)
+	opts := github.UpdateCheckRunOptions{Name: run.Name, DetailsURL: optString(run.DetailsURL), ExternalID: optString(run.ExternalID), Output: run.output()}
+	opts.Status, opts.Conclusion = run.state()
+	if opts.Conclusion != nil {
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	if _, _, err := cl.Checks.UpdateCheckRun(ctx, owner, name, id, opts); err != nil {
+		return fmt.Errorf("update check run %d on %s/%s: %w", id, owner, name, err)
+	}
+	return nil
+}
+
+// CommitChecks lists the check runs on ref of repo, only those named name
+// when it is not empty (the latest of each name, as GitHub filters them).
+func (f *Forge) CommitChecks(ctx context.Context, repo forge.RepoID, ref, name string) ([]forge.CheckState, error) {
+	cl, owner, rname, err := f.client(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	opts := &github.ListCheckRunsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	if name != "" {
+		opts.CheckName = github.String(name)
+	}
+	var out []forge.CheckState
+	for range maxListPages {
+		res, resp, err := cl.Checks.ListCheckRunsForRef(ctx, owner, rname, ref, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list the check runs of %s/%s@%s: %w", owner, rname, ref, err)
+		}
+		for _, cr := range res.CheckRuns {
+			out = append(out, forge.CheckState{
+				ID: cr.GetID(), Name: cr.GetName(), Commit: cr.GetHeadSHA(),
+				Status: cr.GetStatus(), Conclusion: cr.GetConclusion(),
+				Title: cr.GetOutput().GetTitle(), Summary: cr.GetOutput().GetSummary(),
+				DetailsURL: cr.GetDetailsURL(), ExternalID: cr.GetExternalID(), URL: cr.GetHTMLURL(),
+			})
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	return out, nil
 }

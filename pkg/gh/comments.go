@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/redfix/redfix/pkg/forge"
 )
 
 // MaxCommentRunes is the longest comment GitHub takes (65536 characters);
@@ -110,4 +112,50 @@ func (c *Clients) forFullName(ctx context.Context, repo string) (*Client, string
 		return nil, "", "", err
 	}
 	return cl, owner, name, nil
+}
+
+// Comment posts body (clipped to MaxCommentRunes) on pull request or issue
+// number of repo and returns the comment's page.
+func (f *Forge) Comment(ctx context.Context, repo forge.RepoID, number int, body string) (string, error) {
+	cl, owner, name, err := f.client(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	com, _, err := cl.Issues.CreateComment(ctx, owner, name, number, &github.IssueComment{Body: github.String(clipComment(body))})
+	if err != nil {
+		return "", fmt.Errorf("comment on %s/%s#%d: %w", owner, name, number, err)
+	}
+	return com.GetHTMLURL(), nil
+}
+
+// Acknowledge says a command was heard: a +1 reaction on its comment.
+func (f *Forge) Acknowledge(ctx context.Context, c forge.Comment) error {
+	cl, owner, name, err := f.client(ctx, c.Repo)
+	if err != nil {
+		return err
+	}
+	if _, _, err := cl.Reactions.CreateIssueCommentReaction(ctx, owner, name, c.ID, "+1"); err != nil {
+		return fmt.Errorf("react to comment %d on %s/%s: %w", c.ID, owner, name, err)
+	}
+	return nil
+}
+
+// Permission reads user's permission on repo from GitHub: the only source
+// redfix trusts for it (never a comment's text or its author_association).
+// Write, maintain and admin may write.
+func (f *Forge) Permission(ctx context.Context, repo forge.RepoID, user string) (forge.Permission, error) {
+	cl, owner, name, err := f.client(ctx, repo)
+	if err != nil {
+		return forge.Permission{}, err
+	}
+	// go-github's RepositoryPermissionLevel lacks role_name: read it raw.
+	req, err := cl.NewRequest("GET", fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", owner, name, user), nil)
+	if err != nil {
+		return forge.Permission{}, fmt.Errorf("read %s's permission on %s/%s: %w", user, owner, name, err)
+	}
+	var p Permission
+	if _, err := cl.Do(ctx, req, &p); err != nil {
+		return forge.Permission{}, fmt.Errorf("read %s's permission on %s/%s: %w", user, owner, name, err)
+	}
+	return forge.Permission{Level: p.Level, Role: p.Role, Write: p.CanWrite()}, nil
 }
