@@ -119,7 +119,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	defer sys.Close()
 	bot := httptest.NewServer(sys.Handler(cfg))
 	defer bot.Close()
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.Forges, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func startGitHubService(t *testing.T, ctx context.Context, cfg config.Config, r 
 		t.Fatal(err)
 	}
 	bot := httptest.NewServer(sys.Handler(cfg))
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.Forges, log)
 	if err != nil {
 		bot.Close()
 		sys.Close()

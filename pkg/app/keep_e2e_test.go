@@ -57,7 +57,7 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		Failures: []task.Failure{{Package: "example.com/shop/pricing", Test: "TestVolumeDiscount"}}, CreatedAt: time.Now().UTC()}
 	pubCfg := cfg
 	pubCfg.Checkouts.MirrorDir = t.TempDir()
-	pub := publish.NewGitHub(svc.sys.GitHub, NewMirrors(pubCfg, svc.sys.GitHub), zaptest.NewLogger(t))
+	pub := publish.NewForge(svc.sys.Forges, NewMirrors(pubCfg, svc.sys.Forges), zaptest.NewLogger(t))
 	if tk.PullRequest, err = pub.Publish(ctx, publish.PullRequest{Task: tk, Patch: patch, Summary: "Restored the inclusive tier threshold."}); err != nil {
 		t.Fatal(err)
 	}

@@ -93,3 +93,7 @@ type Credentials struct {
 	// appear (a token of the forge that is not the one in Env included).
 	Shapes *regexp.Regexp
 }
+
+// BranchPrefix starts the head branch of every change request redfix
+// opens: how its own are told from people's.
+const BranchPrefix = "redfix/"

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/redfix/redfix/pkg/report"
@@ -71,4 +72,17 @@ type Processed struct {
 	Release func(ctx context.Context)
 	// Note says what was done, for the log.
 	Note string
+}
+
+// CommandPrefix starts every command to redfix in a comment.
+const CommandPrefix = "/redfix"
+
+// IsCommand reports whether a comment's first line is addressed to redfix:
+// "/redfix" alone or followed by a space. Which command, and whether its
+// author may give it, is decided when the comment is acted on.
+func IsCommand(body string) bool {
+	line, _, _ := strings.Cut(strings.TrimLeft(body, " \t"), "\n")
+	line = strings.TrimRight(line, " \t\r")
+	rest, ok := strings.CutPrefix(line, CommandPrefix)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
 }

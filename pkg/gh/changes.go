@@ -17,7 +17,7 @@ func (f *Forge) changeRequest(repo forge.RepoID, pr *github.PullRequest) forge.C
 	c := forge.ChangeRequest{
 		Repo: repo, Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(),
 		State: forge.State(pr.GetState()), Head: pr.GetHead().GetRef(), HeadSHA: pr.GetHead().GetSHA(), Base: pr.GetBase().GetRef(),
-		Author: user(pr.GetUser()), Commits: pr.GetCommits(), UpdatedAt: pr.GetUpdatedAt().Time, ClosedAt: pr.GetClosedAt().Time,
+		Author: User(pr.GetUser()), Commits: pr.GetCommits(), UpdatedAt: pr.GetUpdatedAt().Time, ClosedAt: pr.GetClosedAt().Time,
 	}
 	if pr.GetMerged() || pr.GetState() == "closed" && !pr.GetMergedAt().IsZero() {
 		c.State = forge.StateMerged
@@ -28,9 +28,9 @@ func (f *Forge) changeRequest(repo forge.RepoID, pr *github.PullRequest) forge.C
 	return c
 }
 
-// user is u in the forge's words: an App's account, or one whose login
+// User is u in the forge's words: an App's account, or one whose login
 // says it is a bot, is a bot.
-func user(u *github.User) forge.User {
+func User(u *github.User) forge.User {
 	login := u.GetLogin()
 	return forge.User{Login: login, Bot: strings.EqualFold(u.GetType(), "Bot") || strings.HasSuffix(login, "[bot]")}
 }
@@ -234,7 +234,7 @@ func (f *Forge) CommitAuthor(ctx context.Context, repo forge.RepoID, sha string)
 	if c.GetAuthor() == nil {
 		return forge.User{}, nil
 	}
-	return user(c.GetAuthor()), nil
+	return User(c.GetAuthor()), nil
 }
 
 // DeleteBranch deletes branch of repo.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
@@ -22,25 +23,25 @@ func TestCheckRunsCreateUpdateAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks := gh.Checks{Clients: c}
-	repo := srv.HTMLURL("acme", "widgets")
+	checks := gh.NewForge(c)
+	repo := checks.Repo("acme/widgets")
 
-	id, err := checks.Create(ctx, repo, gh.CheckRun{Name: "redfix / triage", HeadSHA: head, Status: "in_progress"})
+	id, err := checks.CreateCheck(ctx, repo, forge.Check{Name: "redfix / triage", Commit: head, Status: "in_progress"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checks.Update(ctx, repo, id, gh.CheckRun{Name: "redfix / triage", Conclusion: gh.ConclusionFailure, Title: "reliable failure", Summary: "TestAdd fails at this commit", DetailsURL: "https://example.com/t/1"}); err != nil {
+	if err := checks.UpdateCheck(ctx, repo, id, forge.Check{Name: "redfix / triage", Conclusion: forge.ConclusionFailure, Title: "reliable failure", Summary: "TestAdd fails at this commit", DetailsURL: "https://example.com/t/1"}); err != nil {
 		t.Fatal(err)
 	}
 	// Upsert replaces the run of the same name instead of adding a twin.
-	id2, err := checks.Upsert(ctx, repo, gh.CheckRun{Name: "redfix / triage", HeadSHA: head, Conclusion: gh.ConclusionNeutral, Summary: "flaky"})
+	id2, err := forge.UpsertCheck(ctx, checks, repo, forge.Check{Name: "redfix / triage", Commit: head, Conclusion: forge.ConclusionNeutral, Summary: "flaky"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if id2 != id {
 		t.Errorf("upsert made run %d; want the existing %d updated", id2, id)
 	}
-	if _, err := checks.Upsert(ctx, repo, gh.CheckRun{Name: "redfix / .redfix.yaml", HeadSHA: head, Conclusion: gh.ConclusionActionRequired, Summary: "bad"}); err != nil {
+	if _, err := forge.UpsertCheck(ctx, checks, repo, forge.Check{Name: "redfix / .redfix.yaml", Commit: head, Conclusion: forge.ConclusionActionRequired, Summary: "bad"}); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.CheckRuns("acme", "widgets")
@@ -50,25 +51,27 @@ func TestCheckRunsCreateUpdateAndList(t *testing.T) {
 	if g := got[0]; g.Status != "completed" || g.Conclusion != "neutral" || g.Title != "redfix / triage" || g.Summary != "flaky" || g.Updates != 2 || g.Creator.Kind != "installation" {
 		t.Errorf("triage run: %+v", g)
 	}
-	listed, err := checks.ForCommit(ctx, repo, head, "redfix / .redfix.yaml")
+	listed, err := checks.CommitChecks(ctx, repo, head, "redfix / .redfix.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(listed) != 1 || listed[0].Conclusion != "action_required" || listed[0].Summary != "bad" || listed[0].HeadSHA != head {
+	if len(listed) != 1 || listed[0].Conclusion != "action_required" || listed[0].Summary != "bad" || listed[0].Commit != head {
 		t.Errorf("listed: %+v", listed)
 	}
-	all, err := checks.ForCommit(ctx, repo, "main", "")
+	all, err := checks.CommitChecks(ctx, repo, "main", "")
 	if err != nil || len(all) != 2 {
 		t.Errorf("all runs on main: %+v, %v; want 2", all, err)
 	}
 
-	if err := checks.Update(ctx, repo, id, gh.CheckRun{Conclusion: gh.ConclusionSuccess}); err == nil {
+	if err := checks.UpdateCheck(ctx, repo, id, forge.Check{Conclusion: forge.ConclusionSuccess}); err == nil {
 		t.Error("an update without a name was sent")
 	}
-	if _, err := checks.Create(ctx, "https://elsewhere.example/acme/widgets", gh.CheckRun{Name: "x", HeadSHA: head}); !errors.Is(err, gh.ErrNotServed) {
-		t.Errorf("a repository elsewhere: %v; want ErrNotServed", err)
+	for _, elsewhere := range []forge.RepoID{{Host: "elsewhere.example", Path: "acme/widgets"}, {Host: repo.Host, Path: "acme/sub/widgets"}} {
+		if _, err := checks.CreateCheck(ctx, elsewhere, forge.Check{Name: "x", Commit: head}); !errors.Is(err, forge.ErrNotServed) {
+			t.Errorf("a repository elsewhere (%s): %v; want ErrNotServed", elsewhere, err)
+		}
 	}
-	if _, err := checks.Create(ctx, repo, gh.CheckRun{Name: "x", HeadSHA: strings.Repeat("0", 40)}); err == nil {
+	if _, err := checks.CreateCheck(ctx, repo, forge.Check{Name: "x", Commit: strings.Repeat("0", 40)}); err == nil {
 		t.Error("a check run on a commit the repository lacks was accepted")
 	}
 }
@@ -78,8 +81,8 @@ func TestCheckRunsNeedAnApp(t *testing.T) {
 	src := sampleRepo(t)
 	srv.CreateRepo("acme", "widgets", src)
 	head := strings.TrimSpace(run(t, src, nil, "git", "rev-parse", "HEAD"))
-	checks := gh.Checks{Clients: tokenClients(t, srv, nil)}
-	_, err := checks.Create(context.Background(), srv.HTMLURL("acme", "widgets"), gh.CheckRun{Name: "x", HeadSHA: head, Conclusion: gh.ConclusionSuccess})
+	checks := gh.NewForge(tokenClients(t, srv, nil))
+	_, err := checks.CreateCheck(context.Background(), checks.Repo("acme/widgets"), forge.Check{Name: "x", Commit: head, Conclusion: forge.ConclusionSuccess})
 	if err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("a user's token wrote a check run: %v; GitHub answers 403", err)
 	}

@@ -15,20 +15,6 @@ import (
 // Comment clips a longer body to it.
 const MaxCommentRunes = 65536
 
-// Comment posts body as a comment on issue or pull request number of repo
-// ("owner/name") and returns the comment's web address.
-func (c *Clients) Comment(ctx context.Context, repo string, number int, body string) (string, error) {
-	cl, owner, name, err := c.forFullName(ctx, repo)
-	if err != nil {
-		return "", err
-	}
-	com, _, err := cl.Issues.CreateComment(ctx, owner, name, number, &github.IssueComment{Body: github.String(clipComment(body))})
-	if err != nil {
-		return "", fmt.Errorf("comment on %s#%d: %w", repo, number, err)
-	}
-	return com.GetHTMLURL(), nil
-}
-
 // clipComment keeps body within MaxCommentRunes, saying so at its end.
 func clipComment(body string) string {
 	if utf8.RuneCountInString(body) <= MaxCommentRunes {
@@ -42,19 +28,6 @@ func clipComment(body string) string {
 		i += size
 	}
 	return body[:i] + note
-}
-
-// React adds a reaction ("+1", "eyes", "rocket", …) to the comment with id
-// on repo's issues and pull requests: the way to say a command was heard.
-func (c *Clients) React(ctx context.Context, repo string, commentID int64, content string) error {
-	cl, owner, name, err := c.forFullName(ctx, repo)
-	if err != nil {
-		return err
-	}
-	if _, _, err := cl.Reactions.CreateIssueCommentReaction(ctx, owner, name, commentID, content); err != nil {
-		return fmt.Errorf("react %s to comment %d on %s: %w", content, commentID, repo, err)
-	}
-	return nil
 }
 
 // Permission is what a user may do on a repository, as GitHub answers it.
@@ -78,40 +51,6 @@ func (p Permission) CanWrite() bool {
 		return true
 	}
 	return false
-}
-
-// Permission reads user's permission on repo ("owner/name") from GitHub:
-// the only source redfix trusts for it (never a comment's text or its
-// author_association).
-func (c *Clients) Permission(ctx context.Context, repo, user string) (Permission, error) {
-	cl, owner, name, err := c.forFullName(ctx, repo)
-	if err != nil {
-		return Permission{}, err
-	}
-	// go-github's RepositoryPermissionLevel lacks role_name: read it raw.
-	u := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", owner, name, user)
-	req, err := cl.NewRequest("GET", u, nil)
-	if err != nil {
-		return Permission{}, fmt.Errorf("read %s's permission on %s: %w", user, repo, err)
-	}
-	var p Permission
-	if _, err := cl.Do(ctx, req, &p); err != nil {
-		return Permission{}, fmt.Errorf("read %s's permission on %s: %w", user, repo, err)
-	}
-	return p, nil
-}
-
-// forFullName is the client for repo ("owner/name") and its two parts.
-func (c *Clients) forFullName(ctx context.Context, repo string) (*Client, string, string, error) {
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, "", "", fmt.Errorf("%q is not owner/name", repo)
-	}
-	cl, err := c.ForRepo(ctx, owner, name)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return cl, owner, name, nil
 }
 
 // Comment posts body (clipped to MaxCommentRunes) on pull request or issue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
@@ -15,10 +16,11 @@ func TestCommentReactAndClose(t *testing.T) {
 	srv := ghtest.New(t)
 	src := sampleRepo(t)
 	srv.CreateRepo("acme", "widgets", src)
-	clients := tokenClients(t, srv, nil) // the bot: octo
+	d := gh.NewForge(tokenClients(t, srv, nil)) // the bot: octo
+	repo := d.Repo("acme/widgets")
 	openPull(t, srv, src, "ghp_secret", "redfix/fix-1", "a.go", "fix", "body")
 
-	url, err := clients.Comment(ctx, "acme/widgets", 1, "Closing: fixed on main.")
+	url, err := d.Comment(ctx, repo, 1, "Closing: fixed on main.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,32 +28,33 @@ func TestCommentReactAndClose(t *testing.T) {
 	if len(got) != 1 || got[0].Body != "Closing: fixed on main." || got[0].User != "octo" || !strings.HasSuffix(url, "/pull/1#issuecomment-"+strconv.FormatInt(got[0].ID, 10)) {
 		t.Fatalf("comments %+v, url %s", got, url)
 	}
-	// A person's comment gets the bot's reaction, once however often.
+	// A person's command is acknowledged with a +1 reaction, once however
+	// often.
 	c := srv.AddComment("acme", "widgets", 1, "alice", "/redfix explain")
 	for range 2 {
-		if err := clients.React(ctx, "acme/widgets", c.ID, "eyes"); err != nil {
+		if err := d.Acknowledge(ctx, forge.Comment{Repo: repo, Number: 1, OnChangeRequest: true, ID: c.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := srv.Comments("acme", "widgets", 1); len(got) != 2 || strings.Join(got[1].Reactions, ",") != "eyes" {
+	if got := srv.Comments("acme", "widgets", 1); len(got) != 2 || strings.Join(got[1].Reactions, ",") != "+1" {
 		t.Errorf("reactions: %+v", got)
 	}
-	if _, err := clients.Comment(ctx, "acme/widgets", 99, "nowhere"); err == nil {
+	if _, err := d.Comment(ctx, repo, 99, "nowhere"); err == nil {
 		t.Error("a comment on a pull request that does not exist succeeded")
 	}
 
-	if err := clients.ClosePullRequest(ctx, "acme/widgets", 1); err != nil {
+	if err := d.CloseChangeRequest(ctx, repo, 1); err != nil {
 		t.Fatal(err)
 	}
-	pr, err := clients.PullRequest(ctx, "acme/widgets", 1)
+	pr, err := d.ChangeRequest(ctx, repo, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pr.GetState() != "closed" || pr.GetMerged() {
-		t.Errorf("pull request after closing: state %s merged %v", pr.GetState(), pr.GetMerged())
+	if pr.State != forge.StateClosed {
+		t.Errorf("pull request after closing: state %s", pr.State)
 	}
 	// Closing again is no error.
-	if err := clients.ClosePullRequest(ctx, "acme/widgets", 1); err != nil {
+	if err := d.CloseChangeRequest(ctx, repo, 1); err != nil {
 		t.Errorf("close again: %v", err)
 	}
 }
@@ -60,7 +63,8 @@ func TestPermission(t *testing.T) {
 	ctx := context.Background()
 	srv := ghtest.New(t)
 	srv.CreateRepo("acme", "widgets", sampleRepo(t))
-	clients := tokenClients(t, srv, nil)
+	d := gh.NewForge(tokenClients(t, srv, nil))
+	repo := d.Repo("acme/widgets")
 	for _, u := range []string{"acme", "wanda", "mia", "ada", "tess", "rita", "stranger"} {
 		srv.AddUser(u)
 	}
@@ -79,16 +83,16 @@ func TestPermission(t *testing.T) {
 		{"rita", "read", "read", false},
 		{"stranger", "read", "read", false}, // anyone reads a public repository
 	} {
-		p, err := clients.Permission(ctx, "acme/widgets", tc.user)
+		p, err := d.Permission(ctx, repo, tc.user)
 		if err != nil {
 			t.Errorf("%s: %v", tc.user, err)
 			continue
 		}
-		if p.Level != tc.level || p.Role != tc.role || p.CanWrite() != tc.write {
-			t.Errorf("%s: %+v (may write %v), want %s/%s (may write %v)", tc.user, p, p.CanWrite(), tc.level, tc.role, tc.write)
+		if p.Level != tc.level || p.Role != tc.role || p.Write != tc.write {
+			t.Errorf("%s: %+v, want %s/%s (may write %v)", tc.user, p, tc.level, tc.role, tc.write)
 		}
 	}
-	if _, err := clients.Permission(ctx, "acme/widgets", "ghost"); err == nil {
+	if _, err := d.Permission(ctx, repo, "ghost"); err == nil {
 		t.Error("the permission of a user who does not exist was answered")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/redfix/redfix/pkg/forge"
 )
 
 // GitEnv is the environment that lets one git process authenticate to the
@@ -49,16 +51,18 @@ func (c *Clients) Serves(repoURL string) bool {
 }
 
 // GitEnvFor is the git credentials for repoURL: nil for a repository that
-// is not the configured GitHub's.
+// is not the configured GitHub's (its host and scheme, a path of owner and
+// name).
 func (c *Clients) GitEnvFor(ctx context.Context, repoURL string) ([]string, error) {
 	if !c.Serves(repoURL) {
 		return nil, nil
 	}
-	owner, name, err := ParseRepo(repoURL)
-	if err != nil {
-		return nil, err
+	repo, err := forge.RepoOf(repoURL)
+	parts := repo.Segments()
+	if err != nil || len(parts) != 2 {
+		return nil, nil // no repository of GitHub's: owner/name
 	}
-	cl, err := c.ForRepo(ctx, owner, name)
+	cl, err := c.ForRepo(ctx, parts[0], parts[1])
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
@@ -76,6 +77,33 @@ func tokenClients(t *testing.T, srv *ghtest.Server, sl *sleeps) *gh.Clients {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// openPull pushes branch (one commit changing file) to acme/widgets and
+// opens a pull request from it as the token's user.
+func openPull(t *testing.T, srv *ghtest.Server, src, token, branch, file, title, body string) {
+	t.Helper()
+	run(t, src, nil, "git", "checkout", "-q", "-b", branch, "main")
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(src, file)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, file), []byte(branch+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, src, nil, "git", "add", "-A")
+	run(t, src, nil, "git", "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", branch)
+	run(t, src, nil, "git", "checkout", "-q", "main")
+	if out, err := srv.Git("acme", "widgets", "fetch", "-q", src, branch+":"+branch); err != nil {
+		t.Fatalf("push %s: %v: %s", branch, err, out)
+	}
+	c, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := gh.NewForge(c)
+	if _, err := d.OpenChangeRequest(context.Background(), d.Repo("acme/widgets"), forge.NewChangeRequest{Title: title, Body: body, Head: branch, Base: "main"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -3,7 +3,6 @@ package gh
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -81,28 +80,4 @@ func (c *Clients) installedRepositories(ctx context.Context) ([]*github.Reposito
 		opts.Page = resp.NextPage
 	}
 	return repos, nil
-}
-
-// ParseRepo reads owner and name from a repository URL as GitHub writes
-// them (https://HOST/OWNER/NAME(.git), ssh and scp-like forms too).
-func ParseRepo(repoURL string) (owner, name string, err error) {
-	s := strings.TrimSpace(repoURL)
-	if strings.HasPrefix(s, "git@") { // git@host:owner/name.git
-		if _, p, ok := strings.Cut(s, ":"); ok {
-			s = "ssh://host/" + p
-		}
-	}
-	u, perr := url.Parse(s)
-	if perr != nil || u.Host == "" {
-		return "", "", fmt.Errorf("%q is not a GitHub repository URL", repoURL)
-	}
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if len(parts) < 2 {
-		return "", "", fmt.Errorf("%q names no owner/repository", repoURL)
-	}
-	owner, name = parts[len(parts)-2], strings.TrimSuffix(parts[len(parts)-1], ".git")
-	if owner == "" || name == "" {
-		return "", "", fmt.Errorf("%q names no owner/repository", repoURL)
-	}
-	return owner, name, nil
 }

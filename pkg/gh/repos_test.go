@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
@@ -74,24 +75,60 @@ func TestRepositoriesOfATokenAreTheNamedOnes(t *testing.T) {
 	}
 }
 
-func TestParseRepo(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://github.com/acme/widgets.git":          "acme/widgets",
-		"https://github.com/acme/widgets":              "acme/widgets",
-		"https://ghe.example/acme/widgets.git":         "acme/widgets",
-		"git@github.com:acme/widgets.git":              "acme/widgets",
-		"http://127.0.0.1:4000/acme/widgets.git":       "acme/widgets",
-		"https://ghe.example/prefix/acme/widgets.git/": "acme/widgets",
-		"ssh://git@github.com/acme/widgets.git":        "acme/widgets",
+// TestRepositoriesAreOwnerAndName: a repository is GitHub's when it is on
+// the configured host and its path is owner/name, whatever the URL's
+// spelling; a longer path is no repository of GitHub's (its last two
+// parts are not taken for one), nor is another host's.
+func TestRepositoriesAreOwnerAndName(t *testing.T) {
+	public, err := gh.New(gh.Config{Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghes, err := gh.New(gh.Config{Token: "t", APIURL: "https://ghe.example/api/v3/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, ent := gh.NewForge(public), gh.NewForge(ghes)
+	for in, d := range map[string]*gh.Forge{
+		"https://github.com/acme/widgets.git":   pub,
+		"https://GitHub.com/acme/widgets":       pub,
+		"git@github.com:acme/widgets.git":       pub,
+		"ssh://git@github.com/acme/widgets.git": pub,
+		"https://ghe.example/acme/widgets.git/": ent,
 	} {
-		o, n, err := gh.ParseRepo(in)
-		if err != nil || o+"/"+n != want {
-			t.Errorf("ParseRepo(%q) = %q/%q, %v; want %s", in, o, n, err, want)
+		id, err := forge.RepoOf(in)
+		if err != nil || !d.Serves(id) || id.Path != "acme/widgets" {
+			t.Errorf("%s: %+v, %v; want acme/widgets on %s", in, id, err, d.Host())
 		}
 	}
-	for _, bad := range []string{"", "/tmp/repo", "https://github.com/acme"} {
-		if _, _, err := gh.ParseRepo(bad); err == nil {
-			t.Errorf("ParseRepo(%q) accepted", bad)
+	for in, d := range map[string]*gh.Forge{
+		"https://ghe.example/prefix/acme/widgets.git": ent,
+		"https://github.com/acme":                     pub,
+		"https://github.com/acme/sub/widgets":         pub,
+		"https://ghe.example/acme/widgets":            pub,
+		"https://github.com/acme/widgets":             ent,
+	} {
+		if id, err := forge.RepoOf(in); err == nil && d.Serves(id) {
+			t.Errorf("%s served by %s as %+v", in, d.Host(), id)
 		}
+	}
+	for url, want := range map[string]int{
+		"https://github.com/acme/shop/pull/12":    12,
+		"https://github.com/acme/shop/pull/3/":    3,
+		"file:///tmp/out/redfix-t1":               0,
+		"https://github.com/acme/shop/issues/12":  0,
+		"https://github.com/acme/shop/pull/0":     0,
+		"https://github.com/shop/pull/1":          0,
+		"https://github.com/a/acme/shop/pull/1":   0,
+		"https://ghe.example/acme/shop/pull/1":    0,
+		"https://gitlab.example/acme/shop/pull/1": 0,
+	} {
+		repo, n, ok := pub.ChangeOf(url)
+		if n != want || ok != (want > 0) || ok && (repo.Path != "acme/shop" || repo.Host != "github.com") {
+			t.Errorf("ChangeOf(%q) = %+v, %d, %v; want number %d", url, repo, n, ok, want)
+		}
+	}
+	if repo, n, ok := ent.ChangeOf("https://ghe.example/acme/shop/pull/7"); !ok || n != 7 || repo.Host != "ghe.example" {
+		t.Errorf("a GitHub Enterprise Server pull request: %+v %d %v", repo, n, ok)
 	}
 }

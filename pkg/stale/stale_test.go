@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -106,7 +107,7 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	langs := &countingLanguages{Drivers: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}})}
-	k := &Keeper{Fixes: st, GitHub: clients,
+	k := &Keeper{Fixes: st, Forges: forge.New(gh.NewForge(clients)),
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: clients.GitEnvFor},
 		Languages: langs, Kept: st,
 		WorkDir: t.TempDir(), Log: zaptest.NewLogger(t)}

@@ -72,13 +72,7 @@ func newGHFixture(t *testing.T) *ghFixture {
 	st := store.New(embeddedtest.Redis(t), "gh-test")
 	f := &ghFixture{srv: srv, clients: clients, store: st, repo: repo, failed: failed}
 	f.proc = &Processor{
-		Client: func(ctx context.Context, owner, name string) (*github.Client, error) {
-			c, err := clients.ForRepo(ctx, owner, name)
-			if err != nil {
-				return nil, err
-			}
-			return c.Client, nil
-		},
+		Forge:     gh.NewForge(clients),
 		Collector: &runreport.Collector{},
 		State:     st,
 		Log:       zaptest.NewLogger(t),

@@ -17,15 +17,13 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/gh/runreport"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/task"
 )
-
-// ClientFor gives the GitHub client for a repository (its App
-// installation's, or the one token's).
-type ClientFor func(ctx context.Context, owner, repo string) (*github.Client, error)
 
 // Collector reads a failed run's report.
 type Collector interface {
@@ -48,10 +46,15 @@ type State interface {
 // keeps failed deliveries (3 days) and than the resync looks back.
 const RunClaimTTL = 14 * 24 * time.Hour
 
-// Processor acts on stored deliveries, as triage consumes them.
+// Processor acts on stored deliveries, as triage consumes them
+// (triage.Events).
 type Processor struct {
-	Filter    event.Filter
-	Client    ClientFor
+	Filter event.Filter
+	// Forge is the GitHub the deliveries come from: its clients read a
+	// failed run, and its repositories are named as it serves them. Nil
+	// when no GitHub credentials are configured: a run's delivery is then
+	// invalid, nothing can read the run.
+	Forge     *gh.Forge
 	Collector Collector
 	State     State
 	// Commands, when set, acts on the /redfix commands in comments and
@@ -71,26 +74,18 @@ type Outcomes interface {
 }
 
 // Commands acts on what people tell redfix on its pull requests and
-// issues. Its notes say what was done, for the log.
+// issues (command.Handler). Its notes say what was done, for the log.
 type Commands interface {
 	// Comment acts on a comment that starts with /redfix.
-	Comment(ctx context.Context, d event.Delivery) (note string, err error)
+	Comment(ctx context.Context, c forge.Comment) (note string, err error)
 	// Reviewed acts on a review of one of redfix's pull requests, once its
 	// outcome is recorded.
-	Reviewed(ctx context.Context, d event.Delivery) (note string, err error)
+	Reviewed(ctx context.Context, rv forge.Review) (note string, err error)
 }
 
-// Result is what came of one delivery: a report for triage, or nothing.
-type Result struct {
-	// Report is the run's test report, to triage like a report CI posted;
-	// nil when the delivery was not a run to triage.
-	Report *ingest.Submission
-	// Release gives up the claim on the run, when its triage fails for
-	// good, so that a later delivery or the resync may try again.
-	Release func(ctx context.Context)
-	// Note says what was done, for the log.
-	Note string
-}
+// Result is what came of one delivery: a failed run's report for triage,
+// or nothing more to do.
+type Result = forge.Processed
 
 // RunKey names a run attempt across deliveries: "owner/name/run/attempt".
 func RunKey(repo string, runID int64, attempt int) string {
@@ -121,7 +116,7 @@ func (p *Processor) Process(ctx context.Context, sub ingest.Submission) (Result,
 			log.Info("command ignored: commands are off")
 			return Result{Note: "ignored: commands are off"}, nil
 		}
-		note, err := p.Commands.Comment(ctx, d)
+		note, err := p.Commands.Comment(ctx, p.comment(d))
 		return Result{Note: note}, err
 	}
 	return Result{}, fmt.Errorf("%w: event %s has no handler", ingest.ErrInvalid, sub.Event)
@@ -146,12 +141,16 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 		}
 	}
 	owner, name, _ := strings.Cut(d.Repo, "/")
-	client, err := p.Client(ctx, owner, name)
+	if p.Forge == nil {
+		release(context.WithoutCancel(ctx))
+		return Result{}, fmt.Errorf("%w: %w", ingest.ErrInvalid, ErrNoCredentials)
+	}
+	client, err := p.Forge.Clients().ForRepo(ctx, owner, name)
 	if err != nil {
 		release(context.WithoutCancel(ctx))
 		return Result{}, fmt.Errorf("client for %s: %w", d.Repo, err)
 	}
-	rep, err := p.Collector.Collect(ctx, client, owner, name, run, p.Filter.Settings(d.Repo).Artifacts)
+	rep, err := p.Collector.Collect(ctx, client.Client, owner, name, run, p.Filter.Settings(d.Repo).Artifacts)
 	if errors.Is(err, runreport.ErrNoReport) {
 		// Nothing for triage: the run failed outside the tests. Keep the
 		// claim, so that a redelivery does not download it all again.
@@ -169,14 +168,14 @@ func (p *Processor) run(ctx context.Context, log *zap.Logger, sub ingest.Submiss
 	fork := ForkOf(d.Repo, run)
 	log.Info("failed run collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good), zap.String("fork", fork))
 	return Result{
-		Report: &ingest.Submission{
+		Report: &forge.Report{
 			ID:     "github-run:" + key,
 			Repo:   cloneURL,
 			Commit: run.GetHeadSHA(),
 			Good:   rep.Good,
 			Branch: run.GetHeadBranch(),
 			Fork:   fork,
-			Report: rep.Data,
+			Data:   rep.Data,
 			Parsed: &rep.Parsed,
 		},
 		Release: release,
@@ -239,13 +238,44 @@ func (p *Processor) closed(ctx context.Context, log *zap.Logger, d event.Deliver
 // reviewer asked for.
 func edited(pr *github.PullRequest, revisions int) bool { return pr.GetCommits() > 1+revisions }
 
-func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+// ErrNoCredentials is why a run cannot be read: no GitHub credentials
+// are configured.
+var ErrNoCredentials = errors.New("GitHub credentials are not configured (REDFIX_GITHUB_TOKEN, or REDFIX_GITHUB_APP_ID and REDFIX_GITHUB_PRIVATE_KEY_FILE)")
+
+// repo is the identity of the repository full ("owner/name").
+func (p *Processor) repo(full string) forge.RepoID {
+	if p.Forge == nil {
+		return forge.RepoID{Path: full}
+	}
+	return p.Forge.Repo(full)
+}
+
+// comment is the delivery's comment in the forge's words.
+func (p *Processor) comment(d event.Delivery) forge.Comment {
+	c, issue := d.Comment.GetComment(), d.Comment.GetIssue()
+	return forge.Comment{
+		Repo: p.repo(d.Repo), Number: issue.GetNumber(), OnChangeRequest: issue.IsPullRequest(),
+		ID: c.GetID(), Author: gh.User(c.GetUser()), Body: c.GetBody(),
+	}
+}
+
+// reviewOf is the delivery's review in the forge's words; one GitHub sent
+// without its time was submitted now.
+func (p *Processor) reviewOf(d event.Delivery) forge.Review {
 	pr, rv := d.Review.GetPullRequest(), d.Review.GetReview()
 	at := rv.GetSubmittedAt().Time
 	if at.IsZero() {
 		at = time.Now()
 	}
-	f, err := p.State.RecordReview(ctx, d.Repo, pr.GetNumber(), strings.ToLower(rv.GetState()), at)
+	return forge.Review{
+		Repo: p.repo(d.Repo), Number: pr.GetNumber(), Author: gh.User(rv.GetUser()),
+		State: forge.ReviewState(strings.ToLower(rv.GetState())), Body: rv.GetBody(), At: at,
+	}
+}
+
+func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+	rv := p.reviewOf(d)
+	f, err := p.State.RecordReview(ctx, d.Repo, rv.Number, string(rv.State), rv.At)
 	if errors.Is(err, task.ErrNoFix) {
 		log.Info("review of a pull request that is not a published fix; ignored")
 		return Result{Note: "not a published fix"}, nil
@@ -253,11 +283,11 @@ func (p *Processor) review(ctx context.Context, log *zap.Logger, d event.Deliver
 	if err != nil {
 		return Result{}, err
 	}
-	log.Info("fix reviewed", zap.String("review", rv.GetState()), zap.Bool("changes_requested", f.ChangesRequested))
+	log.Info("fix reviewed", zap.String("review", string(rv.State)), zap.Bool("changes_requested", f.ChangesRequested))
 	if p.Commands == nil {
 		return Result{Note: "fix reviewed"}, nil
 	}
-	note, err := p.Commands.Reviewed(ctx, d)
+	note, err := p.Commands.Reviewed(ctx, rv)
 	if err != nil {
 		return Result{}, err
 	}

@@ -24,7 +24,7 @@ func TestRunTriagedOnce(t *testing.T) {
 	f := newGHFixture(t)
 	ctx := context.Background()
 	payload := f.runPayload(t, ex, f.failed.ID)
-	sub := ingest.Submission{ID: "d-1", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload}
+	sub := ingest.Submission{ID: "d-1", Kind: event.Kind, Event: event.WorkflowRun, Payload: payload}
 	res, err := f.proc.Process(ctx, sub)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestRunTriagedOnce(t *testing.T) {
 	if r.Repo != f.srv.CloneURL("acme", "calc") || r.Commit != f.failed.HeadSHA || r.Good != "1111111111111111111111111111111111111111" || r.Branch != "main" {
 		t.Errorf("report %+v", r)
 	}
-	rep, err := report.Parse(r.Report)
+	rep, err := report.Parse(r.Data)
 	if err != nil || len(rep.Failures) != 1 || rep.Failures[0].Test != "TestAdd" {
 		t.Fatalf("report: %+v, %v", rep, err)
 	}
@@ -46,14 +46,14 @@ func TestRunTriagedOnce(t *testing.T) {
 		t.Errorf("the claiming delivery's retry: %+v, %v", res, err)
 	}
 	// Another delivery of the same run: triaged once.
-	res, err = f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload})
+	res, err = f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: event.Kind, Event: event.WorkflowRun, Payload: payload})
 	if err != nil || res.Report != nil {
 		t.Errorf("a second delivery of the run: %+v, %v", res, err)
 	}
 	// Once its triage gave up for good, the run may be taken again.
 	res0, _ := f.proc.Process(ctx, sub)
 	res0.Release(ctx)
-	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: payload}); err != nil || res.Report == nil {
+	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "resync:x", Kind: event.Kind, Event: event.WorkflowRun, Payload: payload}); err != nil || res.Report == nil {
 		t.Errorf("after a release: %+v, %v", res, err)
 	}
 }
@@ -79,14 +79,14 @@ func TestOutcomes(t *testing.T) {
 	if err := json.Unmarshal(closed, &pr); err != nil {
 		t.Fatal(err)
 	}
-	deliver := func(event string, payload json.RawMessage) Result {
+	deliver := func(name string, payload json.RawMessage) Result {
 		t.Helper()
-		res, err := p.Process(ctx, ingest.Submission{ID: "d", Kind: ingest.KindGitHub, Event: event, Payload: payload})
+		res, err := p.Process(ctx, ingest.Submission{ID: "d", Kind: event.Kind, Event: name, Payload: payload})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Report != nil {
-			t.Fatalf("%s gave a report to triage", event)
+			t.Fatalf("%s gave a report to triage", name)
 		}
 		return res
 	}
@@ -134,7 +134,7 @@ func TestOutcomes(t *testing.T) {
 
 func TestProcessMalformed(t *testing.T) {
 	p := &Processor{Log: zaptest.NewLogger(t)}
-	_, err := p.Process(context.Background(), ingest.Submission{ID: "d", Kind: ingest.KindGitHub, Event: "pull_request", Payload: json.RawMessage(`{"action":"closed"}`)})
+	_, err := p.Process(context.Background(), ingest.Submission{ID: "d", Kind: event.Kind, Event: "pull_request", Payload: json.RawMessage(`{"action":"closed"}`)})
 	if !errors.Is(err, ingest.ErrInvalid) {
 		t.Errorf("a payload without a repository: %v, want ErrInvalid", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/event"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/turn"
@@ -35,14 +36,11 @@ const resyncTurn = "github_resync"
 // own (the run claim makes a run that a webhook also brought triaged
 // once), and asks GitHub to redeliver the App's failed deliveries.
 type Resync struct {
-	// Repos are the repositories to look at: the App's installed ones, or
-	// those configured for a token.
-	Repos func(ctx context.Context) ([]*github.Repository, error)
-	// Client is each repository's client.
-	Client ClientFor
-	// App is the client authenticated as the App; nil with a plain token
-	// (a token has no App hook deliveries to look at).
-	App      *github.Client
+	// Forge is the GitHub to look at: the repositories of the App's
+	// installations, or those Names names for a token (which has no
+	// installations, nor App hook deliveries to look at).
+	Forge    *gh.Forge
+	Names    []string
 	Intake   Intake
 	Asked    Redeliveries
 	Filter   event.Filter
@@ -102,7 +100,7 @@ func (r *Resync) lookback() time.Duration {
 // Once makes one pass.
 func (r *Resync) Once(ctx context.Context) (Pass, error) {
 	var p Pass
-	repos, err := r.Repos(ctx)
+	repos, err := r.Forge.Clients().Repositories(ctx, r.Names)
 	if err != nil {
 		return p, fmt.Errorf("list repositories: %w", err)
 	}
@@ -118,8 +116,8 @@ func (r *Resync) Once(ctx context.Context) (Pass, error) {
 			errs = append(errs, err.Error())
 		}
 	}
-	if r.App != nil {
-		if err := r.deliveries(ctx, &p); err != nil {
+	if app := r.Forge.Clients().App(); app != nil {
+		if err := r.deliveries(ctx, app, &p); err != nil {
 			if ctx.Err() != nil {
 				return p, ctx.Err()
 			}
@@ -136,7 +134,7 @@ func (r *Resync) Once(ctx context.Context) (Pass, error) {
 func (r *Resync) runs(ctx context.Context, repo *github.Repository, p *Pass) error {
 	full := repo.GetFullName()
 	owner, name, _ := strings.Cut(full, "/")
-	client, err := r.Client(ctx, owner, name)
+	client, err := r.Forge.Clients().ForRepo(ctx, owner, name)
 	if err != nil {
 		return fmt.Errorf("client for %s: %w", full, err)
 	}
@@ -163,7 +161,7 @@ func (r *Resync) runs(ctx context.Context, repo *github.Repository, p *Pass) err
 				return fmt.Errorf("encode run %d of %s: %w", run.GetID(), full, err)
 			}
 			dup, err := r.Intake.Submit(ctx, ingest.Submission{
-				ID: "resync:" + RunKey(full, run.GetID(), run.GetRunAttempt()), Kind: ingest.KindGitHub,
+				ID: "resync:" + RunKey(full, run.GetID(), run.GetRunAttempt()), Kind: event.Kind,
 				Event: event.WorkflowRun, Repo: full, Payload: payload,
 			})
 			if err != nil {
@@ -188,7 +186,7 @@ const maxResyncPages = 10
 
 // deliveries asks GitHub to redeliver the App's recent deliveries of the
 // events redfix acts on whose every attempt failed.
-func (r *Resync) deliveries(ctx context.Context, p *Pass) error {
+func (r *Resync) deliveries(ctx context.Context, app *github.Client, p *Pass) error {
 	cutoff := r.now().Add(-r.lookback())
 	type attempts struct {
 		ok     bool
@@ -198,7 +196,7 @@ func (r *Resync) deliveries(ctx context.Context, p *Pass) error {
 	var order []string
 	opts := &github.ListCursorOptions{PerPage: 100}
 	for range maxResyncPages {
-		ds, resp, err := r.App.Apps.ListHookDeliveries(ctx, opts)
+		ds, resp, err := app.Apps.ListHookDeliveries(ctx, opts)
 		if err != nil {
 			return fmt.Errorf("list the app's hook deliveries: %w", err)
 		}
@@ -238,7 +236,7 @@ func (r *Resync) deliveries(ctx context.Context, p *Pass) error {
 		if !first {
 			continue
 		}
-		if _, _, err := r.App.Apps.RedeliverHookDelivery(ctx, a.latest.GetID()); err != nil {
+		if _, _, err := app.Apps.RedeliverHookDelivery(ctx, a.latest.GetID()); err != nil {
 			// go-github reports GitHub's 202 for this call as an
 			// AcceptedError: the redelivery is queued.
 			if _, accepted := err.(*github.AcceptedError); !accepted {

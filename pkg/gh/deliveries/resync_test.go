@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
@@ -33,10 +32,7 @@ func TestResync(t *testing.T) {
 	f.srv.AddHookDelivery(ghtest.HookDelivery{GUID: "g-3", Event: "push", StatusCode: 500, DeliveredAt: now.Add(-time.Minute)})
 	f.srv.AddHookDelivery(ghtest.HookDelivery{GUID: "g-4", Event: "workflow_run", Action: "completed", StatusCode: 500, DeliveredAt: now.Add(-50 * time.Hour)})
 
-	rs := &Resync{
-		Repos:  func(context.Context) ([]*github.Repository, error) { return []*github.Repository{f.repo}, nil },
-		Client: f.proc.Client, App: f.clients.App(), Intake: in, Asked: f.store, Log: zaptest.NewLogger(t),
-	}
+	rs := &Resync{Forge: f.proc.Forge, Intake: in, Asked: f.store, Log: zaptest.NewLogger(t)}
 	p, err := rs.Once(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +53,7 @@ func TestResync(t *testing.T) {
 
 	// The webhook's delivery of the run is triaged; the resync's copy of it
 	// is not, whichever comes first.
-	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "d-1", Kind: ingest.KindGitHub, Event: event.WorkflowRun, Payload: f.runPayload(t, ex, f.failed.ID)}); err != nil || res.Report == nil {
+	if res, err := f.proc.Process(ctx, ingest.Submission{ID: "d-1", Kind: event.Kind, Event: event.WorkflowRun, Payload: f.runPayload(t, ex, f.failed.ID)}); err != nil || res.Report == nil {
 		t.Fatalf("webhook delivery: %+v, %v", res, err)
 	}
 	stream, err := js.Stream(ctx, "REDFIX_REPORTS")

@@ -8,27 +8,6 @@ import (
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
 
-func TestIsCommand(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		want bool
-	}{
-		{"/redfix retry", true},
-		{"/redfix", true},
-		{"  /redfix explain\r\nplease", true},
-		{"/redfix\trevise also the negative case", true},
-		{"/redfixes are great", false},
-		{"please /redfix retry", false},
-		{"\n/redfix retry", false}, // the first line only
-		{"> /redfix retry", false}, // a quote of someone's command
-		{"", false},
-	} {
-		if got := event.IsCommand(tc.body); got != tc.want {
-			t.Errorf("IsCommand(%q) = %v, want %v", tc.body, got, tc.want)
-		}
-	}
-}
-
 // TestIssueCommentDelivery decodes GitHub's published issue_comment
 // examples: a comment that is no command is skipped, the same comment
 // saying "/redfix retry" is acted on, an edited or deleted one is not.

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/redfix/redfix/pkg/forge"
 )
 
 // The events redfix acts on, as X-GitHub-Event names them.
@@ -23,6 +25,10 @@ const (
 	IssueComment      = "issue_comment"
 )
 
+// Kind is the kind of GitHub's deliveries on the reports stream
+// (ingest.Submission.Kind): the driver's name, gh.Name.
+const Kind = "github"
+
 // Known reports whether redfix acts on events named event.
 func Known(event string) bool {
 	switch event {
@@ -31,9 +37,6 @@ func Known(event string) bool {
 	}
 	return false
 }
-
-// BranchPrefix starts the branch of every pull request redfix opens.
-const BranchPrefix = "redfix/"
 
 // Delivery is a decoded webhook of an event redfix acts on.
 type Delivery struct {
@@ -109,36 +112,23 @@ func (d Delivery) Skip(f Filter) string {
 		default:
 			return "pull_request action " + a + " is not tracked"
 		}
-		if ref := d.PR.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, BranchPrefix) {
+		if ref := d.PR.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, forge.BranchPrefix) {
 			return fmt.Sprintf("pull request from %q is not redfix's", ref)
 		}
 	case d.Review != nil:
 		if a := d.Review.GetAction(); a != "submitted" {
 			return "pull_request_review action " + a + " is not tracked"
 		}
-		if ref := d.Review.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, BranchPrefix) {
+		if ref := d.Review.GetPullRequest().GetHead().GetRef(); !strings.HasPrefix(ref, forge.BranchPrefix) {
 			return fmt.Sprintf("pull request from %q is not redfix's", ref)
 		}
 	case d.Comment != nil:
 		if a := d.Comment.GetAction(); a != "created" {
 			return "issue_comment action " + a + " is not tracked"
 		}
-		if !IsCommand(d.Comment.GetComment().GetBody()) {
+		if !forge.IsCommand(d.Comment.GetComment().GetBody()) {
 			return "comment is not a /redfix command"
 		}
 	}
 	return ""
-}
-
-// CommandPrefix starts every command to redfix in a comment.
-const CommandPrefix = "/redfix"
-
-// IsCommand reports whether a comment's first line is addressed to redfix:
-// "/redfix" alone or followed by a space. Which command, and whether its
-// author may give it, is decided when the delivery is processed.
-func IsCommand(body string) bool {
-	line, _, _ := strings.Cut(strings.TrimLeft(body, " \t"), "\n")
-	line = strings.TrimRight(line, " \t\r")
-	rest, ok := strings.CutPrefix(line, CommandPrefix)
-	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
 }

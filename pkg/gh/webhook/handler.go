@@ -148,7 +148,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	dup, err := h.intake.Submit(ctx, ingest.Submission{ID: delivery, Kind: ingest.KindGitHub, Event: name, Repo: d.Repo, Payload: payload})
+	dup, err := h.intake.Submit(ctx, ingest.Submission{ID: delivery, Kind: event.Kind, Event: name, Repo: d.Repo, Payload: payload})
 	if err != nil {
 		// GitHub does not retry by itself; the resync asks it to redeliver.
 		log.Error("webhook not stored", zap.String("repo", d.Repo), zap.Error(err))

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
@@ -118,25 +119,17 @@ func newGHFixture(t *testing.T) *ghFixture {
 	return &ghFixture{srv: srv, app: app, owner: "acme", name: "calc", head: head, blame: blame, patch: patch, sleeps: &sleepLog{}, trajectory: []byte(traj)}
 }
 
-// publisher is one worker's publisher: its own clients and mirrors.
-func (f *ghFixture) publisher(t *testing.T) (*GitHub, *gh.Clients) {
+// publisher is one worker's publisher: its own clients and mirrors, the
+// test GitHub its one forge.
+func (f *ghFixture) publisher(t *testing.T) (*Forge, *gh.Clients) {
 	t.Helper()
 	clients, err := gh.New(gh.Config{APIURL: f.srv.APIURL(), AppID: f.app.ID, PrivateKeyFile: f.app.KeyFile, Retry: gh.Retry{Sleep: f.sleeps.sleep}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mirrors := &workspace.Mirrors{Dir: t.TempDir(), Auth: func(ctx context.Context, remote string) ([]string, error) {
-		owner, name, err := gh.ParseRepo(remote)
-		if err != nil {
-			return nil, err
-		}
-		c, err := clients.ForRepo(ctx, owner, name)
-		if err != nil {
-			return nil, err
-		}
-		return c.GitEnv(ctx)
-	}}
-	return NewGitHub(clients, mirrors, nil), clients
+	forges := forge.New(gh.NewForge(clients))
+	mirrors := &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv}
+	return NewForge(forges, mirrors, nil), clients
 }
 
 func (f *ghFixture) pr(judge string) PullRequest {
@@ -340,7 +333,7 @@ func TestGitHubPublishFailureAfterPushLeavesNoBranch(t *testing.T) {
 
 func TestGitHubPublishersRacingOpenOnePullRequest(t *testing.T) {
 	f := newGHFixture(t)
-	pubs := []*GitHub{}
+	pubs := []*Forge{}
 	for range 3 {
 		p, _ := f.publisher(t)
 		pubs = append(pubs, p)
