@@ -7,7 +7,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/forge"
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge/github"
 )
 
 // forgeDrivers are the forge drivers redfix knows, each made from the
@@ -40,16 +40,16 @@ func githubDriver(cfg config.Config, log *zap.Logger) (forge.Driver, error) {
 	if err != nil || clients == nil {
 		return nil, err
 	}
-	return gh.NewForge(clients), nil
+	return github.NewForge(clients), nil
 }
 
 // NewGitHubClients is the configured GitHub's clients, nil when none is
 // configured.
-func NewGitHubClients(cfg config.Config, log *zap.Logger) (*gh.Clients, error) {
+func NewGitHubClients(cfg config.Config, log *zap.Logger) (*github.Clients, error) {
 	if !cfg.GitHub.Enabled() {
 		return nil, nil
 	}
-	c, err := gh.New(gh.Config{
+	c, err := github.New(github.Config{
 		APIURL: cfg.GitHub.APIURL, Token: cfg.GitHub.Token,
 		AppID: cfg.GitHub.AppID, PrivateKeyFile: cfg.GitHub.PrivateKeyFile,
 		Log: log,
@@ -61,11 +61,11 @@ func NewGitHubClients(cfg config.Config, log *zap.Logger) (*gh.Clients, error) {
 }
 
 // githubOf is the GitHub driver among forges; nil when none is registered.
-func githubOf(forges *forge.Forges) *gh.Forge {
-	d, ok := forges.Named(gh.Name)
+func githubOf(forges *forge.Forges) *github.Forge {
+	d, ok := forges.Named(github.Name)
 	if !ok {
 		return nil
 	}
-	g, _ := d.(*gh.Forge)
+	g, _ := d.(*github.Forge)
 	return g
 }

@@ -3,9 +3,9 @@ package app
 import (
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/deliveries"
-	"github.com/redfix/redfix/pkg/gh/event"
-	"github.com/redfix/redfix/pkg/gh/runreport"
+	"github.com/redfix/redfix/pkg/forge/github/deliveries"
+	"github.com/redfix/redfix/pkg/forge/github/event"
+	"github.com/redfix/redfix/pkg/forge/github/runreport"
 )
 
 // githubFilter is the configuration's repositories and branches.

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/task"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/server"

@@ -19,10 +19,10 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
 	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/event"
+	"github.com/redfix/redfix/pkg/forge/github/webhook"
 	"github.com/redfix/redfix/pkg/forge/inflight"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/event"
-	"github.com/redfix/redfix/pkg/gh/webhook"
 	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
@@ -53,7 +53,7 @@ type System struct {
 	// chooses a repository's forge; GitHub is the GitHub driver among
 	// them, nil when no GitHub credentials are configured.
 	Forges *forge.Forges
-	GitHub *gh.Forge
+	GitHub *github.Forge
 	// Reverter, when set before RunTriage, opens the reverts that
 	// /redfix revert asks for; nil answers that reverts are not available.
 	Reverter command.Reverter
@@ -273,7 +273,7 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	// GitHub's webhook is served whether or not credentials are
 	// configured: its deliveries are stored, and a run's is refused when
 	// it is processed (nothing can read the run).
-	hooks := map[string]http.Handler{gh.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))}
+	hooks := map[string]http.Handler{github.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))}
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, Webhooks: hooks, Land: s.Store, Quarantine: s.Store,

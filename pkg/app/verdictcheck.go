@@ -2,7 +2,7 @@ package app
 
 import (
 	"github.com/redfix/redfix/pkg/forge"
-	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/forge/github/deliveries"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/verdict"
 	"github.com/redfix/redfix/pkg/worker"

@@ -16,8 +16,8 @@ import (
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/forge"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -55,9 +55,9 @@ type fixture struct {
 	tk    task.Task
 	bot   string
 	issue int
-	// github is the forge, as the bot; repo is acme/shop on it.
-	github *gh.Forge
-	repo   forge.RepoID
+	// hub is the forge, as the bot; repo is acme/shop on it.
+	hub  *github.Forge
+	repo forge.RepoID
 }
 
 func git(t *testing.T, dir string, args ...string) {
@@ -96,13 +96,13 @@ func newFixture(t *testing.T, maxRevisions int) *fixture {
 	srv.SetRole("acme", "shop", "wanda", "write")
 	srv.SetRole("acme", "shop", "rita", "triage")
 	srv.AddToken("ghp_bot", "redfix-bot")
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	github := gh.NewForge(clients)
-	repo := github.Repo("acme/shop")
-	pr, err := github.OpenChangeRequest(ctx, repo, forge.NewChangeRequest{Title: "fix", Head: "redfix/abc", Base: "main"})
+	hub := github.NewForge(clients)
+	repo := hub.Repo("acme/shop")
+	pr, err := hub.OpenChangeRequest(ctx, repo, forge.NewChangeRequest{Title: "fix", Head: "redfix/abc", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +123,8 @@ func newFixture(t *testing.T, maxRevisions int) *fixture {
 		t.Fatal(err)
 	}
 	js := &jobs{}
-	h := &command.Handler{Forge: github, State: st, Jobs: js, MaxRevisions: maxRevisions, Self: "redfix-bot", Log: zaptest.NewLogger(t)}
-	return &fixture{t: t, srv: srv, st: st, jobs: js, h: h, tk: tk, bot: "redfix-bot", issue: pr.Number, github: github, repo: repo}
+	h := &command.Handler{Forge: hub, State: st, Jobs: js, MaxRevisions: maxRevisions, Self: "redfix-bot", Log: zaptest.NewLogger(t)}
+	return &fixture{t: t, srv: srv, st: st, jobs: js, h: h, tk: tk, bot: "redfix-bot", issue: pr.Number, hub: hub, repo: repo}
 }
 
 // comment is login's comment on the pull request, as the forge's event
@@ -331,7 +331,7 @@ func TestCommandsElsewhere(t *testing.T) {
 	f := newFixture(t, 1)
 	issue := f.srv.AddIssue("acme", "shop")
 	// A person's pull request (not on a redfix/ branch, no fix recorded).
-	theirs, err := f.github.OpenChangeRequest(ctx, f.repo, forge.NewChangeRequest{Title: "theirs", Head: "main", Base: "redfix/abc"})
+	theirs, err := f.hub.OpenChangeRequest(ctx, f.repo, forge.NewChangeRequest{Title: "theirs", Head: "main", Base: "redfix/abc"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/redfix/redfix/pkg/forge"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -121,13 +121,13 @@ func newGHFixture(t *testing.T) *ghFixture {
 
 // publisher is one worker's publisher: its own clients and mirrors, the
 // test GitHub its one forge.
-func (f *ghFixture) publisher(t *testing.T) (*Forge, *gh.Clients) {
+func (f *ghFixture) publisher(t *testing.T) (*Forge, *github.Clients) {
 	t.Helper()
-	clients, err := gh.New(gh.Config{APIURL: f.srv.APIURL(), AppID: f.app.ID, PrivateKeyFile: f.app.KeyFile, Retry: gh.Retry{Sleep: f.sleeps.sleep}})
+	clients, err := github.New(github.Config{APIURL: f.srv.APIURL(), AppID: f.app.ID, PrivateKeyFile: f.app.KeyFile, Retry: github.Retry{Sleep: f.sleeps.sleep}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	forges := forge.New(gh.NewForge(clients))
+	forges := forge.New(github.NewForge(clients))
 	mirrors := &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv}
 	return NewForge(forges, mirrors, nil), clients
 }

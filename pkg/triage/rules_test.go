@@ -9,9 +9,9 @@ import (
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/forge/inflight"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -186,7 +186,7 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	srv.CreateRepo("acme", "calc", f.Dir)
 	srv.AddToken("ghp_bot", "redfix-bot")
 	srv.AddToken("ghp_alice", "alice")
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,16 +201,16 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	if out, err := srv.Git("acme", "calc", "fetch", "-q", f.Dir, "alice/add:alice/add"); err != nil {
 		t.Fatalf("push: %v: %s", err, out)
 	}
-	aliceClients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_alice"})
+	aliceClients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := gh.NewForge(aliceClients)
+	alice := github.NewForge(aliceClients)
 	pr, err := alice.OpenChangeRequest(ctx, alice.Repo("acme/calc"), forge.NewChangeRequest{Title: "Addition that adds", Head: "alice/add", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	forges := forge.New(gh.NewForge(clients))
+	forges := forge.New(github.NewForge(clients))
 
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(),

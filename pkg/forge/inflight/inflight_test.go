@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/forge/inflight"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -49,13 +49,13 @@ func newWidgets(t *testing.T) *widgets {
 }
 
 // forges is the test GitHub as the one forge, as token's user.
-func (w *widgets) forges(t *testing.T, token string) (*forge.Forges, *gh.Forge) {
+func (w *widgets) forges(t *testing.T, token string) (*forge.Forges, *github.Forge) {
 	t.Helper()
-	c, err := gh.New(gh.Config{APIURL: w.srv.APIURL(), Token: token})
+	c, err := github.New(github.Config{APIURL: w.srv.APIURL(), Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := gh.NewForge(c)
+	d := github.NewForge(c)
 	return forge.New(d), d
 }
 
