@@ -123,7 +123,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 		revisions worker.RevisionPublisher
 		reverts   worker.Reverts
 	)
-	if cfg.PublishMode() == "github" {
+	if publishesOnForges(cfg, forges) {
 		gp := publish.NewForge(forges, mirrors, log)
 		publisher = publish.ByRepo{Forge: gp, Local: local}
 		revisions = publish.RedactingRevisions{Publisher: gp, Redactor: red}
@@ -154,6 +154,13 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 		OpenPulls:      inflight.Own{Forges: forges},
 		Log:            log,
 	}, nil
+}
+
+// publishesOnForges reports whether remote repositories' fixes are
+// published on their forges: publish.mode github (GitHub configured), or
+// no mode set and a forge registered.
+func publishesOnForges(cfg config.Config, forges *forge.Forges) bool {
+	return cfg.PublishMode() == "github" || cfg.Publish.Mode == "" && len(forges.Drivers()) > 0
 }
 
 // NewMirrors is the workers' cache of repository mirrors; git
