@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -50,7 +51,6 @@ type Server struct {
 	tasks   Tasks
 	ready   func(context.Context) error
 	opts    Options
-	webhook http.Handler
 	land    LandRates
 	log     *zap.Logger
 	reg     *prometheus.Registry
@@ -82,8 +82,9 @@ type Options struct {
 	Allow *repourl.Allowlist
 	// Ready reports whether the dependencies (NATS, Redis) answer.
 	Ready func(context.Context) error
-	// GitHubWebhook, when set, serves POST /api/v1/github/webhook.
-	GitHubWebhook http.Handler
+	// Webhooks are the forges' webhook endpoints, by the forge driver's
+	// name: each serves POST /api/v1/<name>/webhook ("github").
+	Webhooks map[string]http.Handler
 	// Land, when set, gives the outcomes of published pull requests: the
 	// land rate on the dashboard, in /api/v1/stats and in /metrics.
 	Land LandRates
@@ -109,7 +110,7 @@ type Options struct {
 // New makes a server. reg receives the server's metrics and is served at
 // /metrics.
 func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log *zap.Logger) *Server {
-	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, opts: opts, webhook: opts.GitHubWebhook, land: opts.Land, log: log, reg: reg}
+	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, opts: opts, land: opts.Land, log: log, reg: reg}
 	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "redfix_reports_total",
 		Help: "Test reports received by the ingest API, by result (accepted, duplicate, rejected).",
@@ -142,9 +143,10 @@ func (s *Server) Handler() http.Handler {
 	if s.opts.Quarantine != nil {
 		s.route(mux, "GET /api/v1/quarantine", s.read(s.listQuarantine))
 	}
-	if s.webhook != nil {
-		s.route(mux, "POST /api/v1/github/webhook", func(w http.ResponseWriter, r *http.Request) error {
-			s.webhook.ServeHTTP(w, r)
+	for _, name := range slices.Sorted(maps.Keys(s.opts.Webhooks)) {
+		hook := s.opts.Webhooks[name]
+		s.route(mux, "POST /api/v1/"+name+"/webhook", func(w http.ResponseWriter, r *http.Request) error {
+			hook.ServeHTTP(w, r)
 			return nil
 		})
 	}
