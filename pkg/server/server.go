@@ -240,10 +240,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // or JUnit XML), the query names the repository and the commits.
 //
 //	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
+//
+// Any other parameter is a 400 naming it.
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
 		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
+	}
+	if err := knownParameters(r.URL.Query(), "repo", "commit", "good", "branch"); err != nil {
+		s.countReport(r.Context(), "rejected")
+		return err
 	}
 	body, release, err := readBody(w, r)
 	if err != nil {
