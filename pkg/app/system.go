@@ -25,6 +25,7 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/retry"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
@@ -271,6 +272,7 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
 		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
+		Retry: retry.Retrier{State: s.Store, Jobs: s.Jobs},
 	}, s.log.Named("http")).Handler()
 }
 

@@ -100,6 +100,9 @@ type Options struct {
 	// Jobs and Reports, when set, give the depth of the job queue and of
 	// the reports waiting for triage.
 	Jobs, Reports Backlog
+	// Retry, when set, serves POST /api/v1/tasks/{id}/retry: a failure
+	// group's repair started over on an operator's word.
+	Retry Retrier
 	// PullRequestState, when set, says where a published pull request
 	// stands (open, landed, …); ok is false for one whose outcome is not
 	// followed.
@@ -138,6 +141,9 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /api/v1/reports", s.postReport)
 	s.route(mux, "GET /api/v1/tasks", s.read(s.listTasks))
 	s.route(mux, "GET /api/v1/tasks/{id}", s.read(s.getTask))
+	if s.opts.Retry != nil {
+		s.route(mux, "POST /api/v1/tasks/{id}/retry", s.retryTask)
+	}
 	s.route(mux, "GET /api/v1/stats", s.read(s.stats))
 	if s.opts.Quarantine != nil {
 		s.route(mux, "GET /api/v1/quarantine", s.read(s.listQuarantine))
