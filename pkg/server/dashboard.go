@@ -15,7 +15,6 @@ import (
 
 var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
 	"short": task.Short,
-	"pct":   func(r float64) string { return fmt.Sprintf("%.1f%%", 100*r) },
 	"rate": func(r *float64) string {
 		if r == nil {
 			return "—"
@@ -58,7 +57,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 
 <div class="cards">
 <div class="card">Land rate<b id="land-rate">{{.LandRate}}</b><span class="muted">{{.LandRateBasis}}</span></div>
-<div class="card">Publish rate<b id="publish-rate">{{pct .PublishRate}}</b><span class="muted">of the tasks a worker settled (all time)</span></div>
+<div class="card">Publish rate<b id="publish-rate">{{landRate .PublishRate}}</b><span class="muted">{{if .PublishRate}}of the tasks settled, all time: published ÷ (published + no_patch + failed){{else if .Tasks}}no task settled yet{{else}}not read{{end}}</span></div>
 <div class="card">Red CI → pull request<b id="time-to-pr">{{with .TimeToPR}}{{if .Samples}}{{dur .P50Seconds}}{{else}}—{{end}}{{else}}—{{end}}</b><span class="muted">{{with .TimeToPR}}{{if .Samples}}p50; p90 {{dur .P90Seconds}}; over {{.Samples}} in 30 days{{else}}no pull request in 30 days{{end}}{{end}}</span></div>
 <div class="card">Job queue<b id="queue-depth">{{with .Jobs}}{{.Depth}}{{else}}—{{end}}</b><span class="muted">{{with .Jobs}}{{if .Depth}}oldest job {{dur .OldestAgeSeconds}} old{{else}}empty{{end}}{{else}}not read{{end}}</span></div>
 <div class="card">Reports waiting for triage<b id="report-backlog">{{with .Reports}}{{.Depth}}{{else}}—{{end}}</b><span class="muted">{{with .Reports}}{{if .Depth}}oldest {{dur .OldestAgeSeconds}} old{{else}}none{{end}}{{else}}not read{{end}}</span></div>
@@ -184,7 +183,8 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	return dashboardTmpl.Execute(w, d)
 }
 
-// landRate formats a land rate: "—" while no pull request is decided.
+// landRate formats a rate to a tenth of a percent (a land rate, the
+// publish rate): "—" while there is nothing to divide by.
 func landRate(r *float64) string {
 	if r == nil {
 		return "—"

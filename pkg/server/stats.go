@@ -143,8 +143,10 @@ type PullRequestRow struct {
 // Stats is GET /api/v1/stats, and what the dashboard draws.
 type Stats struct {
 	Tasks map[task.Status]int64 `json:"tasks"`
-	// PublishRate is published ÷ (published + no_patch + failed), all time.
-	PublishRate float64 `json:"publish_rate"`
+	// PublishRate is published ÷ (published + no_patch + failed), all
+	// time: a publishing failure is a failed task. Nil (null) while no
+	// task has settled: there is nothing to divide by.
+	PublishRate *float64 `json:"publish_rate"`
 	// Land is absent when outcomes are not tracked.
 	Land           *task.Land             `json:"land,omitempty"`
 	Window         *Window                `json:"window,omitempty"`
@@ -384,12 +386,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func publishRate(counts map[task.Status]int64) float64 {
-	worked := counts[task.StatusPublished] + counts[task.StatusNoPatch] + counts[task.StatusFailed]
-	if worked == 0 {
-		return 0
-	}
-	return float64(counts[task.StatusPublished]) / float64(worked)
+func publishRate(counts map[task.Status]int64) *float64 {
+	return ratio(counts[task.StatusPublished], counts[task.StatusPublished]+counts[task.StatusNoPatch]+counts[task.StatusFailed])
 }
 
 // isWebURL reports whether u is an http(s) address, to link to.
