@@ -52,7 +52,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 .charts{display:flex;flex-wrap:wrap;gap:1.5em}figure{margin:0}td{overflow-wrap:break-word;max-width:32em}
 </style></head><body>
 <h1>redfix</h1>
-{{if .Unavailable}}<div class="banner" role="alert" id="store-unavailable">Store unavailable: could not read {{range $i, $w := .Unavailable}}{{if $i}}, {{end}}{{$w}}{{end}}. The figures below are what could be read; the rest shows as missing.</div>{{end}}
+{{if .Unavailable}}<div class="banner" role="alert" id="store-unavailable">Could not read {{range $i, $w := .Unavailable}}{{if $i}}; {{end}}{{$w}}{{end}}. The figures below are what could be read; the rest shows as missing.</div>{{end}}
 <p>Red CI in, reviewed pull requests out.</p>
 
 <div class="cards">
@@ -160,7 +160,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 		}
 		sort.Slice(d.Counts, func(i, j int) bool { return d.Counts[i].Status < d.Counts[j].Status })
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), s.readTimeout())
 	defer cancel()
 	if !d.storeDown { // a store that is down is named in the banner already
 		if recent, err := s.tasks.FindTasks(ctx, task.Filter{Limit: 50}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,6 +57,9 @@ type Server struct {
 	reg     *prometheus.Registry
 	reports *prometheus.CounterVec
 	reqs    *prometheus.HistogramVec
+	// notReady is whether the last /readyz found a dependency down: the
+	// log says so when it changes, not at every probe.
+	notReady atomic.Bool
 }
 
 // Options are the server's optional settings.
@@ -100,6 +104,12 @@ type Options struct {
 	// Jobs and Reports, when set, give the depth of the job queue and of
 	// the reports waiting for triage.
 	Jobs, Reports Backlog
+	// Sandbox, when set, says what the sandbox gives the repositories'
+	// commands; /readyz shows it.
+	Sandbox func() string
+	// ReadTimeout bounds how long the dashboard and /api/v1/stats wait for
+	// each of their sources (DefaultReadTimeout when 0).
+	ReadTimeout time.Duration
 	// Retry, when set, serves POST /api/v1/tasks/{id}/retry: a failure
 	// group's repair started over on an operator's word.
 	Retry Retrier
@@ -158,15 +168,7 @@ func (s *Server) Handler() http.Handler {
 		_, err := io.WriteString(w, "ok\n")
 		return err
 	})
-	s.route(mux, "GET /readyz", func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			return &Error{Code: http.StatusServiceUnavailable, Message: "not ready", Cause: err}
-		}
-		_, err := io.WriteString(w, "ready\n")
-		return err
-	})
+	s.route(mux, "GET /readyz", s.readyz)
 	s.route(mux, "GET /{$}", s.read(s.dashboard))
 	mux.Handle("GET /metrics", s.guardRead(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	return mux
