@@ -272,7 +272,7 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
 		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
-		Retry: retry.Retrier{State: s.Store, Jobs: s.Jobs},
+		Retry:   retry.Retrier{State: s.Store, Jobs: s.Jobs},
 		Sandbox: func() string { return s.Sandbox.String() },
 	}, s.log.Named("http")).Handler()
 }
