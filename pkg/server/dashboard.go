@@ -10,6 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/clip"
+
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -22,6 +24,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 		return fmt.Sprintf("%.0f%%", 100**r)
 	},
 	"landRate": landRate,
+	"reason":   shownReason,
 	"decided":  func(s task.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
 	"kind":     kindName,
 	"dur": func(sec float64) string {
@@ -102,7 +105,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 </div>{{end}}
 {{if .TriageFailures}}<h3>Reports triage gave up on</h3>
 <table id="triage-failures"><tr><th>when</th><th>report</th><th>repository</th><th>class</th><th>reason</th></tr>
-{{range .TriageFailures}}<tr><td>{{when .At}}</td><td>{{.Submission}}</td><td>{{.Repo}}</td><td>{{.Class}}</td><td>{{.Reason}}</td></tr>
+{{range .TriageFailures}}<tr><td>{{when .At}}</td><td>{{.Submission}}</td><td>{{.Repo}}</td><td>{{.Class}}</td><td>{{reason .Reason}}</td></tr>
 {{end}}</table>{{end}}
 
 <h2>Tasks by status</h2>
@@ -112,7 +115,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 <h2>Recent tasks</h2>
 <table><tr><th>task</th><th>failing test</th><th>blame</th><th>status</th><th>reason / pull request</th></tr>
 {{range .Recent}}<tr><td><a href="/api/v1/tasks/{{.ID}}">{{.ID}}</a></td><td>{{.Title}}</td><td>{{short .Bisection.Blame}}</td>
-<td class="{{.Status}}">{{.Status}}</td><td>{{if .PullRequest}}{{.PullRequest}}{{else}}{{.Reason}}{{end}}</td></tr>
+<td class="{{.Status}}">{{.Status}}</td><td>{{if .PullRequest}}{{.PullRequest}}{{else}}{{reason .Reason}}{{end}}</td></tr>
 {{end}}</table>
 <p><a href="/metrics">metrics</a> · <a href="/api/v1/tasks">tasks as JSON</a> · <a href="/api/v1/stats">stats as JSON</a></p>
 </body></html>
@@ -181,6 +184,17 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	return dashboardTmpl.Execute(w, d)
+}
+
+// maxShownReason bounds a reason in a cell of the dashboard.
+const maxShownReason = 300
+
+// shownReason is a reason as a cell shows it: on one line, at most
+// maxShownReason characters, a cut marked. A reason can be a tool's whole
+// usage text or a setup's output; the task (GET /api/v1/tasks/{id}, linked
+// from the row) and /api/v1/stats keep it whole.
+func shownReason(s string) string {
+	return clip.OneLine(s, maxShownReason)
 }
 
 // landRate formats a rate to a tenth of a percent (a land rate, the
