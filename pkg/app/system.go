@@ -68,8 +68,11 @@ type System struct {
 	rdb     redis.UniversalClient
 	closers []func()
 
-	triage  *triage.Metrics
-	sandbox *sandbox.Gauge
+	// triage counts what triage made of the reports; registered by the
+	// bot's Handler or RunTriage, never by a worker.
+	triage     *triage.Metrics
+	triageOnce sync.Once
+	sandbox    *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
 	modelErrors     *prometheus.CounterVec
@@ -142,7 +145,6 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		return nil, err
 	}
 	s.Registry.MustRegister(s.Jobs.MalformedMetric())
-	s.triage = triage.NewMetrics(s.Registry)
 	s.waits = &triage.Waits{Tasks: s.Store}
 	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
@@ -264,9 +266,18 @@ func (s *System) RegisterClusterMetrics() {
 	})
 }
 
-// Handler is the bot's HTTP handler; it registers the cluster metrics.
+// triageMetrics registers triage's metrics, once: the bot's series
+// (RunTriage counts into them; the bot's Handler shows them from its start).
+func (s *System) triageMetrics() *triage.Metrics {
+	s.triageOnce.Do(func() { s.triage = triage.NewMetrics(s.Registry) })
+	return s.triage
+}
+
+// Handler is the bot's HTTP handler; it registers the cluster metrics and
+// triage's.
 func (s *System) Handler(cfg config.Config) http.Handler {
 	s.RegisterClusterMetrics()
+	s.triageMetrics()
 	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
@@ -322,7 +333,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	}, s.log.Named("triage"))
 	in := &triage.Intake{
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg, t),
-		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
+		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triageMetrics(), Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),
 	}
