@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
@@ -91,6 +92,9 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 	}
 	filter := githubFilter(cfg)
 	clients := s.GitHub
+	if clients.App() == nil {
+		warnTokenPatterns(filter.Names(), s.log.Named("resync"))
+	}
 	return &deliveries.Resync{
 		Repos: func(ctx context.Context) ([]*github.Repository, error) {
 			return clients.Repositories(ctx, filter.Names())
@@ -105,6 +109,31 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 		// The bot's replicas resync once per interval between them.
 		Turns: s.Store,
 		Owner: processOwner(),
+	}
+}
+
+// warnTokenPatterns says, at warn level, what a resync with a plain token
+// cannot look at: a token lists no repositories, so the resync asks for
+// each repository named in full, and a pattern (acme/*) names none. With
+// only patterns it looks at nothing at all.
+func warnTokenPatterns(names []string, log *zap.Logger) {
+	var patterns, full []string
+	for _, n := range names {
+		if strings.ContainsAny(n, "*?[") {
+			patterns = append(patterns, n)
+		} else if strings.Contains(n, "/") {
+			full = append(full, n)
+		}
+	}
+	switch {
+	case len(patterns) > 0 && len(full) == 0:
+		log.Warn("the resync looks at no repository: with a plain token it cannot list the repositories a pattern matches; name them in full in github.allow or github.repositories, or use a GitHub App",
+			zap.Strings("patterns", patterns))
+	case len(patterns) > 0:
+		log.Warn("the resync looks only at the repositories named in full: with a plain token it cannot list the repositories a pattern matches; name them, or use a GitHub App",
+			zap.Strings("patterns", patterns), zap.Strings("looked_at", full))
+	case len(full) == 0:
+		log.Warn("the resync looks at no repository: with a plain token it asks for the repositories named in github.allow or github.repositories, and none is")
 	}
 }
 
