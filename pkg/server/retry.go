@@ -27,11 +27,15 @@ type retryAnswer struct {
 //
 //	POST /api/v1/tasks/{id}/retry
 //
-// It needs the ingest token (a write, as a report is). 202 names the new
+// It needs the ingest token, and is refused when none is configured: a
+// retry spends a repair (a report only asks for triage). 202 names the new
 // task; 404 is a task that is not stored, 409 one whose group is in hand,
 // published, or held by a later task (the answer says which).
 func (s *Server) retryTask(w http.ResponseWriter, r *http.Request) error {
-	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
+	if s.opts.IngestToken == "" {
+		return &Error{Code: http.StatusForbidden, Message: "retries need the ingest token (http.ingest_token, REDFIX_INGEST_TOKEN), and none is configured; bot replay --task retries where the bot runs"}
+	}
+	if !tokenEqual(bearer(r), s.opts.IngestToken) {
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token: a retry needs the ingest token"}
 	}
 	if err := knownParameters(r.URL.Query()); err != nil {

@@ -27,7 +27,8 @@ func (f *fakeRetrier) Group(_ context.Context, id, by string) (task.Task, error)
 	return task.Task{}, fmt.Errorf("get task %s: %w", id, task.ErrNotFound)
 }
 
-// POST /api/v1/tasks/{id}/retry needs the ingest token, takes no
+// POST /api/v1/tasks/{id}/retry needs the ingest token (refused when none
+// is configured: a retry spends a repair), takes no
 // parameter, and says what became of the retry: 202 with the new task,
 // 409 with why not, 404 for no such task, 503 when the store or the queue
 // did not answer.
@@ -56,5 +57,10 @@ func TestRetryRoute(t *testing.T) {
 	}
 	if f.asked[0] != "dropped by the task API" {
 		t.Errorf("asked %q", f.asked[0])
+	}
+	// No ingest token configured: no retry through the API at all.
+	open, _, _, _ := setup(t, Options{Retry: f})
+	if code, out := post(t, open.URL+"/api/v1/tasks/dropped/retry", "", nil); code != http.StatusForbidden || !strings.Contains(fmt.Sprint(out["error"]), "http.ingest_token") {
+		t.Fatalf("without an ingest token configured: %d %v", code, out)
 	}
 }
