@@ -20,12 +20,14 @@ type Binaries struct {
 }
 
 // Build builds the commands with the given build tags (none: a release
-// build) under dir, once; later calls return the same binaries.
+// build) under dir, once; later calls return the same binaries. It builds
+// with -trimpath, as the Dockerfile does, so that the toolchain's cache
+// serves both (deploy's TestDockerfileBuildsTheBinaries).
 func (b *Binaries) Build(t testing.TB, dir string, tags ...string) (bot, worker string) {
 	t.Helper()
 	b.once.Do(func() {
 		b.dir = dir
-		args := []string{"build", "-o", dir + string(filepath.Separator)}
+		args := []string{"build", "-trimpath", "-o", dir + string(filepath.Separator)}
 		if len(tags) > 0 {
 			args = append(args, "-tags", strings.Join(tags, ","))
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/canon"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -333,11 +334,13 @@ func (c change) summary() string {
 
 // undoes reports a patch that takes the change's lines out of its file and
 // puts back the lines the change replaced, within one run of its own
-// changed lines.
+// changed lines. Lines are compared in their canonical form (pkg/canon): a
+// comparison with a constant put back in other words (`> 99999` for the
+// culprit's `>= 100000` undone) is put back all the same.
 func undoes(patch []unidiff.File, c change) bool {
 	kind := codeKind(c.file)
-	take := tokens(kind, c.added)
-	give := tokens(kind, c.removed)
+	take := canonTokens(kind, c.added)
+	give := canonTokens(kind, c.removed)
 	for _, f := range patch {
 		if f.OldPath != c.file {
 			continue
@@ -345,8 +348,8 @@ func undoes(patch []unidiff.File, c change) bool {
 		for _, h := range f.Hunks {
 			var removed, added []string
 			check := func() bool {
-				return (len(take) == 0 || containsAlpha(tokens(kind, removed), take)) &&
-					(len(give) == 0 || containsAlpha(tokens(kind, added), give))
+				return (len(take) == 0 || containsAlpha(canonTokens(kind, removed), take)) &&
+					(len(give) == 0 || containsAlpha(canonTokens(kind, added), give))
 			}
 			for _, l := range h.Lines {
 				switch l.Kind {
@@ -375,6 +378,21 @@ func tokens(kind string, lines []string) []string {
 	var out []string
 	for _, line := range lines {
 		out = append(out, lineTokens(kind, line)...)
+	}
+	return out
+}
+
+// canonTokens are the lines' tokens, each line's in its canonical form;
+// lines with nothing to say (blank, a brace, a comment) are left out, so
+// that where a diff puts a closing brace does not decide.
+func canonTokens(kind string, lines []string) []string {
+	var out []string
+	for _, line := range lines {
+		toks := lineTokens(kind, line)
+		if allTrivial(kind, []string{line}) {
+			continue
+		}
+		out = append(out, canon.Comparisons(toks)...)
 	}
 	return out
 }

@@ -348,7 +348,15 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 				log.Warn("release publish claim", zap.Error(rerr))
 			}
 		}
-		return out, fmt.Errorf("publish task %s: %w", t.ID, err)
+		err = fmt.Errorf("publish task %s: %w", t.ID, err)
+		if errors.Is(err, publish.ErrNotLocal) {
+			// The publisher cannot deliver to this repository at all (the
+			// local one, for a repository that is a URL): no retry
+			// mends that, so the task fails now instead of repeating the
+			// whole repair nats.max_deliver times.
+			err = Permanent(err)
+		}
+		return out, err
 	}
 	if p.Ledger != nil {
 		if err := p.Ledger.MarkPublished(ctx, t.Fingerprint, url); err != nil {

@@ -390,6 +390,31 @@ func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
 	}
 }
 
+// remotePublisher hands the local publisher a task whose repository is a
+// URL, as a report of a repository off GitHub is.
+type remotePublisher struct{ worker.Publisher }
+
+func (p remotePublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
+	pr.Task.Repo = "https://git.example/acme/shop.git"
+	return p.Publisher.Publish(ctx, pr)
+}
+
+// A publishing error no retry can mend (the local publisher and a
+// repository that is a URL) is permanent: the task fails at once, rather
+// than the whole repair running again on each of nats.max_deliver tries.
+func TestRepairWithAPublisherThatCannotDeliverIsPermanent(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	r.pipeline.Publisher = remotePublisher{r.pipeline.Publisher}
+	_, err := repair(t, r.pipeline, demoTask(s, "fp-not-local"))
+	if !errors.Is(err, worker.ErrPermanent) || !errors.Is(err, publish.ErrNotLocal) {
+		t.Fatalf("Repair = %v, want a permanent error naming why the publisher cannot deliver", err)
+	}
+	if _, ok, _ := r.store.Published(context.Background(), "fp-not-local"); ok {
+		t.Fatal("the ledger records it as published")
+	}
+}
+
 // gatedPublisher holds its first call until release is closed.
 type gatedPublisher struct {
 	worker.Publisher
