@@ -31,20 +31,7 @@ func (v *Validators) integrity(_ context.Context, c *candidate) (task.Gate, erro
 	for _, f := range c.files {
 		bad = append(bad, v.fileViolations(c, f)...)
 	}
-	switch {
-	case c.isGo():
-		bad = append(bad, deletedTests(c.files)...)
-		bad = append(bad, detectsTests(c.in.Dir, c.files)...)
-		bad = append(bad, specialCases(c.in.Dir, c.files, failingTestLiterals(c.in.Dir, c.in.Task.Tests()))...)
-	case c.isPython():
-		bad = append(bad, pyDeletedTests(c.files, c.isTestFile)...)
-		bad = append(bad, pyDetectsTests(c.files, c.isTestFile)...)
-		bad = append(bad, pySpecialCases(c.in.Dir, c.files, c.isTestFile, pyTestLiterals(c.in.Dir, c.driver(), c.in.Task.Tests()))...)
-	case c.isNode():
-		bad = append(bad, jsDeletedTests(c.in.Dir, c.files, c.isTestFile)...)
-		bad = append(bad, jsDetectsTests(c.files, c.isTestFile)...)
-		bad = append(bad, jsSpecialCases(c.in.Dir, c.files, c.isTestFile, jsTestLiterals(c.in.Dir, c.driver(), c.in.Task.Tests()))...)
-	}
+	bad = append(bad, c.testViolations()...)
 	if len(bad) > 0 {
 		return fail(fmt.Sprintf("%d violation(s):\n- %s", len(bad), strings.Join(bad, "\n- "))), nil
 	}
@@ -89,18 +76,12 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 			bad = append(bad, fmt.Sprintf("%s: outside the allowed paths (%s)", p, strings.Join(v.cfg.AllowedPaths, ", ")))
 		}
 	}
-	p := f.Path()
-	switch {
-	case c.isPython():
-		bad = append(bad, pyConfigViolations(f)...)
-	case c.isNode():
-		bad = append(bad, jsConfigViolations(dir, f)...)
-		if !jsRunnerFile(p) && c.jsSetupFiles()[p] {
-			bad = append(bad, fmt.Sprintf("%s: %s a setup file the test runner's configuration names (it runs before the tests and decides what they see)", p, editVerb(f)))
-		}
+	if r, ok := c.driver().(RunnerConfig); ok {
+		bad = append(bad, r.RunnerConfigViolations(dir, f)...)
 	}
+	p := f.Path()
 	test := c.isTestFile(p)
-	helper := !test && isTestHelper(dir, p)
+	helper := !test && c.isTestHelper(p)
 	if !test && !helper {
 		return bad
 	}
@@ -122,16 +103,40 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 		}
 		bad = append(bad, fmt.Sprintf("%s: %s (test edits are not allowed for this repository)", p, what))
 	}
-	if c.isPython() && strings.HasSuffix(p, ".py") {
-		return append(bad, pyTestFileViolations(dir, f)...)
-	}
-	if c.isNode() && isJSSource(p) {
-		return append(bad, jsTestFileViolations(dir, f, c.files)...)
-	}
-	if !strings.HasSuffix(p, ".go") {
-		return bad
-	}
 	// What is checked even when test edits are allowed.
+	if r, ok := c.driver().(TestEditRules); ok {
+		bad = append(bad, r.TestEditViolations(dir, f, c.files)...)
+	}
+	return bad
+}
+
+// testViolations are the driver's rules on the patch as a whole: the
+// tests it deletes, the code it adds to detect the tests, and the code
+// it adds to single out the failing tests' values.
+func (c *candidate) testViolations() []string {
+	var bad []string
+	d := c.driver()
+	if r, ok := d.(TestDeletions); ok {
+		bad = append(bad, r.DeletedTests(c.in.Dir, c.files, c.isTestFile)...)
+	}
+	if r, ok := d.(TestDetection); ok {
+		bad = append(bad, r.DetectsTests(c.in.Dir, c.files, c.isTestFile)...)
+	}
+	if r, ok := d.(SpecialCasing); ok {
+		bad = append(bad, r.SpecialCases(c.in.Dir, c.files, c.in.Task.Tests(), c.isTestFile)...)
+	}
+	return bad
+}
+
+// goTestEditViolations are Go's rules on a test file or a helper: no
+// skip or build constraint added, no assertion removed.
+func goTestEditViolations(dir string, f unidiff.File) []string {
+	p := f.Path()
+	if !strings.HasSuffix(p, ".go") {
+		return nil
+	}
+	helper := !isTestFile(p) && isTestHelper(dir, p)
+	var bad []string
 	added := map[string]bool{} // a removed line added back is a move
 	changes := f.Changes()
 	for _, l := range changes {

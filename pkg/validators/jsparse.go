@@ -84,7 +84,25 @@ func parseJS(rel string, src []byte) (jsTree, bool) {
 
 // walkJS calls fn on n and every named node below it, in order, skipping
 // what is below a node fn returns false for.
-func walkJS(n *sitter.Node, fn func(*sitter.Node) bool) { walkPy(n, fn) }
+func walkJS(n *sitter.Node, fn func(*sitter.Node) bool) {
+	if n == nil || !fn(n) {
+		return
+	}
+	for i := uint(0); i < n.NamedChildCount(); i++ {
+		walkJS(n.NamedChild(i), fn)
+	}
+}
+
+// line is the 1-based line n starts on.
+func line(n *sitter.Node) int { return int(n.StartPosition().Row) + 1 }
+
+// pyAssert is an assertion statement of a file.
+type pyAssert struct {
+	text      string // its text, blanks collapsed
+	first     string // its first line
+	line      int
+	multiline bool
+}
 
 // jsStringText is the value of a string literal or of a template literal
 // without substitutions, ok false for anything else.

@@ -9,6 +9,7 @@ import (
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
+	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -166,7 +167,7 @@ func jsResolve(from, spec string, exists map[string]bool) string {
 // jsImporters are the test files (isTest) whose imports reach one of the
 // changed files, with how many imports away, nearest first, then by path.
 // Test files in skip are left out (their tests run anyway).
-func jsImporters(mods []jsModule, changed []string, isTest func(string) bool, skip map[string]bool) []Dependent {
+func jsImporters(mods []jsModule, changed []string, isTest func(string) bool, skip map[string]bool) []gaterules.Dependent {
 	importers := map[string][]string{} // file -> files importing it
 	for _, m := range mods {
 		for _, f := range m.imports {
@@ -175,5 +176,5 @@ func jsImporters(mods []jsModule, changed []string, isTest func(string) bool, sk
 			}
 		}
 	}
-	return nearestImporters(importers, changed, func(f string) bool { return isTest(f) && !skip[f] })
+	return gaterules.NearestImporters(importers, changed, func(f string) bool { return isTest(f) && !skip[f] })
 }

@@ -14,22 +14,19 @@ import (
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
-// static builds the module, vets the changed packages and checks the changed
-// files' formatting. Only findings that the base commit does not have fail
-// the gate: the patch is not blamed for the repository's old debts. Findings
-// are compared by file and message, without line numbers, which the patch
-// moves.
+// static runs the language's static checks on the patch's change, after
+// the patch and at the base: only findings that the base commit does not
+// have fail the gate (the patch is not blamed for the repository's old
+// debts). Findings are compared by file and message, without line
+// numbers, which the patch moves. A driver with a static gate of its own
+// (StaticGate) says which checks; another's Check runs on the changed
+// files.
 func (v *Validators) static(ctx context.Context, c *candidate) (task.Gate, error) {
-	if !c.isGo() {
-		return v.driverStatic(ctx, c)
-	}
-	checks := staticChecks(c.in.Dir, c.files)
-	head, err := findings.Run(ctx, c.in.Dir, checks)
+	check := c.staticCheck()
+	head, what, err := check(ctx, c.in.Dir)
 	if err != nil {
 		return task.Gate{}, err
 	}
-	what := fmt.Sprintf("go build ./..., go vet on %s, gofmt on %s",
-		listOr(checks.Vet, "no package"), listOr(checks.Gofmt, "no file"))
 	if len(head) == 0 {
 		return pass("clean: " + what), nil
 	}
@@ -37,9 +34,9 @@ func (v *Validators) static(ctx context.Context, c *candidate) (task.Gate, error
 	if err != nil {
 		return task.Gate{}, err
 	}
-	base, err := findings.Run(ctx, dir, staticChecks(dir, c.files))
+	base, _, err := check(ctx, dir)
 	if err != nil {
-		return task.Gate{}, err
+		return task.Gate{}, fmt.Errorf("at base: %w", err)
 	}
 	fresh, old := findings.Compare(head, base)
 	if len(fresh) == 0 {
@@ -50,6 +47,50 @@ func (v *Validators) static(ctx context.Context, c *candidate) (task.Gate, error
 		detail += fmt.Sprintf("\n(%d other finding(s) already at base %s are not blamed)", old, task.Short(c.in.Base))
 	}
 	return fail(detail), nil
+}
+
+// staticCheck is the static gate's check of a checkout (the patched one or
+// the base): the driver's own gate, else its Check on the files the patch
+// leaves that are not test data.
+func (c *candidate) staticCheck() func(ctx context.Context, dir string) ([]findings.Finding, string, error) {
+	if s, ok := c.driver().(StaticGate); ok {
+		return func(ctx context.Context, dir string) ([]findings.Finding, string, error) {
+			return s.StaticCheck(ctx, dir, c.files)
+		}
+	}
+	var files, sources []string // sources: what the evidence names
+	for _, f := range c.files {
+		if p := f.NewPath; p != "" && !c.isTestData(p) {
+			files = append(files, p)
+		}
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		if c.isSource(p) {
+			sources = append(sources, p)
+		}
+	}
+	name := c.driver().Name() + " checks"
+	if n, ok := c.driver().(ChecksNamer); ok {
+		name = n.ChecksName()
+	}
+	what := name + " on " + listOr(sources, "no file")
+	return func(ctx context.Context, dir string) ([]findings.Finding, string, error) {
+		fs, err := c.driver().Check(ctx, dir, files)
+		if err != nil {
+			return nil, "", fmt.Errorf("static checks: %w", err)
+		}
+		return fs, what, nil
+	}
+}
+
+// goStaticCheck builds the module, vets the changed packages and checks the
+// changed files' formatting.
+func goStaticCheck(ctx context.Context, dir string, files []unidiff.File) ([]findings.Finding, string, error) {
+	checks := staticChecks(dir, files)
+	fs, err := findings.Run(ctx, dir, checks)
+	what := fmt.Sprintf("go build ./..., go vet on %s, gofmt on %s", listOr(checks.Vet, "no package"), listOr(checks.Gofmt, "no file"))
+	return fs, what, err
 }
 
 // staticChecks are the checks of a change in the checkout at dir: the
@@ -139,55 +180,4 @@ func capList(xs []string, n int) []string {
 		return xs
 	}
 	return append(append([]string(nil), xs[:n]...), fmt.Sprintf("… and %d more", len(xs)-n))
-}
-
-// driverStatic is the static gate through the language's driver: its
-// checks (for Python, compile and pyflakes; for JavaScript and
-// TypeScript, tsc and eslint) on the changed files, after the
-// patch and at the base; only the findings the base does not have fail it.
-func (v *Validators) driverStatic(ctx context.Context, c *candidate) (task.Gate, error) {
-	var files []string
-	for _, f := range c.files {
-		if p := f.NewPath; p != "" && !c.isTestData(p) {
-			files = append(files, p)
-		}
-	}
-	sort.Strings(files)
-	var sources []string // what the evidence names
-	for _, p := range files {
-		if c.isSource(p) {
-			sources = append(sources, p)
-		}
-	}
-	what := fmt.Sprintf("%s checks on %s", c.driver().Name(), listOr(sources, "no file"))
-	switch {
-	case c.isPython():
-		what = "compile and pyflakes on " + listOr(sources, "no file")
-	case c.isNode():
-		what = "the node driver's checks (tsc, eslint, where the project has them) on " + listOr(sources, "no file")
-	}
-	head, err := c.driver().Check(ctx, c.in.Dir, files)
-	if err != nil {
-		return task.Gate{}, fmt.Errorf("static checks: %w", err)
-	}
-	if len(head) == 0 {
-		return pass("clean: " + what), nil
-	}
-	dir, err := c.baseDir(ctx)
-	if err != nil {
-		return task.Gate{}, err
-	}
-	base, err := c.driver().Check(ctx, dir, files)
-	if err != nil {
-		return task.Gate{}, fmt.Errorf("static checks at base: %w", err)
-	}
-	fresh, old := findings.Compare(head, base)
-	if len(fresh) == 0 {
-		return pass(fmt.Sprintf("no new finding: %s; %d finding(s) already at base %s", what, old, task.Short(c.in.Base))), nil
-	}
-	detail := fmt.Sprintf("%d new finding(s) (%s):\n- %s", len(fresh), what, strings.Join(capList(findings.Texts(fresh), 30), "\n- "))
-	if old > 0 {
-		detail += fmt.Sprintf("\n(%d other finding(s) already at base %s are not blamed)", old, task.Short(c.in.Base))
-	}
-	return fail(detail), nil
 }

@@ -194,7 +194,6 @@ type candidate struct {
 	// later gate reads it.
 	refused bool
 	base    *workspace.Workspace // a second checkout at Base, made on demand
-	jsSetup map[string]bool      // the runners' setup files, read once
 }
 
 // baseDir checks Base out next to the workspace, once, for gates that compare

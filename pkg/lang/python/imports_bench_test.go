@@ -1,4 +1,4 @@
-package validators
+package python
 
 import (
 	"fmt"
@@ -36,11 +36,11 @@ func BenchmarkPyImportGraph(b *testing.B) {
 	b.ResetTimer()
 	var reached int
 	for b.Loop() {
-		mods, err := pyImportGraph(dir)
+		mods, err := importGraph(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		reached = len(pyImporters(mods, []string{"app/p3/m5.py"}, nil))
+		reached = len(importers(mods, []string{"app/p3/m5.py"}, nil))
 	}
 	b.ReportMetric(float64(reached), "tests-reached")
 	b.ReportMetric(float64(pkgs*perPkg+tests), "modules")
