@@ -6,22 +6,16 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/findings"
-	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
-// adapt is the driver with the rules the gates still hold for it: Go's
-// for an input without a driver, JavaScript's for the node driver. (The
-// next steps move them into the drivers.)
+// adapt is the driver, or Go with the rules the gates still hold for it
+// for an input without a driver (the next step moves them into the Go
+// driver).
 func adapt(l Language) Language {
-	switch {
-	case l == nil:
+	if l == nil {
 		return goLanguage{}
-	case l.Name() == "node":
-		if _, ok := l.(nodeLanguage); !ok {
-			return nodeLanguage{l}
-		}
 	}
 	return l
 }
@@ -105,72 +99,3 @@ func (goLanguage) PackageOfFailure(dir, id string, batch []string) []string {
 }
 
 func (goLanguage) HasPackage(dir, p string) bool { return hasGoFiles(dirOf(dir, p)) }
-
-// nodeLanguage is the node driver with the gates' JavaScript and
-// TypeScript rules.
-type nodeLanguage struct{ Language }
-
-// IsTestData: the driver's, and every snapshot (a .snap file or one under
-// __snapshots__), wherever the driver places it.
-func (n nodeLanguage) IsTestData(p string) bool { return n.Language.IsTestData(p) || jsSnapshot(p) }
-
-// GuardsAsTest: test files, test data, and the runners' configuration and
-// setup files.
-func (n nodeLanguage) GuardsAsTest(p string) bool {
-	return n.Language.IsTestFile(p) || n.IsTestData(p) || jsRunnerFile(p)
-}
-
-func (n nodeLanguage) Runner(dir string) string {
-	if r, ok := n.Language.(RunnerNamer); ok {
-		return r.Runner(dir)
-	}
-	return ""
-}
-
-func (nodeLanguage) RunnerConfigViolations(dir string, f unidiff.File) []string {
-	bad := jsConfigViolations(dir, f)
-	if p := f.Path(); !jsRunnerFile(p) && jsSetupFiles(dir)[p] {
-		bad = append(bad, fmt.Sprintf("%s: %s a setup file the test runner's configuration names (it runs before the tests and decides what they see)", p, f.Verb()))
-	}
-	return bad
-}
-
-func (nodeLanguage) TestEditViolations(dir string, f unidiff.File, patch []unidiff.File) []string {
-	if !isJSSource(f.Path()) {
-		return nil
-	}
-	return jsTestFileViolations(dir, f, patch)
-}
-
-func (nodeLanguage) DeletedTests(dir string, patch []unidiff.File, isTest func(string) bool) []string {
-	return jsDeletedTests(dir, patch, isTest)
-}
-
-func (nodeLanguage) DetectsTests(_ string, patch []unidiff.File, isTest func(string) bool) []string {
-	return jsDetectsTests(patch, isTest)
-}
-
-func (n nodeLanguage) SpecialCases(dir string, patch []unidiff.File, failing []string, isTest func(string) bool) []string {
-	return jsSpecialCases(dir, patch, isTest, jsTestLiterals(dir, n.Language, failing))
-}
-
-func (nodeLanguage) ChecksName() string {
-	return "the node driver's checks (tsc, eslint, where the project has them)"
-}
-
-func (n nodeLanguage) RegressionScope(_ context.Context, dir string, patch []unidiff.File, failing []string, deps bool) ([]string, []string, error) {
-	isTestModule := func(p string) bool { return isJSSource(p) && n.Language.IsTestFile(p) && !jsRunnerFile(p) }
-	first, changed := gaterules.TestFiles(dir, patch, failing, n.Resolve, n.IsSource, isTestModule)
-	if len(changed) == 0 || !deps {
-		return keys(first), nil, nil
-	}
-	mods, err := jsImportGraph(dir)
-	if err != nil {
-		return keys(first), nil, fmt.Errorf("importers of the changed modules: %w", err)
-	}
-	return keys(first), gaterules.Dirs(jsImporters(mods, changed, isTestModule, first)), nil
-}
-
-func (nodeLanguage) RegressionTerms() (string, string) {
-	return "no test is named by the task, changed, or imports a changed module", "test file(s) importing the changed modules"
-}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
@@ -23,10 +24,10 @@ import (
 
 // goLineDetections are the forms of test detection one line shows, and
 // how the evidence says each (as detections does).
-var goLineDetections = []lineDetection{
-	{re: regexp.MustCompile(`testing\.Testing\(\)`), how: howTesting},
-	{re: regexp.MustCompile(`flag\.Lookup\("test\.|"-test\.(v|run)`), how: howFlagName},
-	{re: regexp.MustCompile(`os\.Args\[0\].*\.test`), how: howExe},
+var goLineDetections = []gaterules.Detection{
+	{RE: regexp.MustCompile(`testing\.Testing\(\)`), How: howTesting},
+	{RE: regexp.MustCompile(`flag\.Lookup\("test\.|"-test\.(v|run)`), How: howFlagName},
+	{RE: regexp.MustCompile(`os\.Args\[0\].*\.test`), How: howExe},
 }
 
 // How the evidence names the detections that a line shows on its own too.
@@ -63,8 +64,8 @@ func detectsTests(dir string, files []unidiff.File) []string {
 			at := srcLine{p, l.NewLine}
 			added[at] = true
 			pkgs[path.Dir(p)] = true
-			if d, ok := oneLine(p, l.Text, goLineDetections); ok {
-				bad = append(bad, fmt.Sprintf("%s:%d: detects that it runs under test %s: %s", p, l.NewLine, d.how, norm(l.Text)))
+			if d, ok := gaterules.OneLineForm(p, l.Text, goLineDetections); ok {
+				bad = append(bad, gaterules.Detected(p, l.NewLine, d.How, norm(l.Text)))
 				flagged[at] = true
 			}
 		}

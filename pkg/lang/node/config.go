@@ -1,4 +1,4 @@
-package validators
+package node
 
 import (
 	"bytes"
@@ -10,69 +10,70 @@ import (
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
+	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
-// What decides which JavaScript tests run and how they count is not the
-// code's to change: the runners' configuration files, their setup files,
-// vite's test section, package.json's jest and mocha keys and its test
-// scripts. And code may not ask whether a runner runs it.
+// What decides which tests run and how they count is not the code's to
+// change: the runners' configuration files (isRunnerFile), their setup
+// files, vite's test section, package.json's jest and mocha keys and its
+// test scripts.
 
-// jsRunnerFileRE matches the base names of the runners' configuration and
-// setup files: jest.config.*, vitest.config.*, vitest.workspace.*,
-// .mocharc.*, jest.setup.*, vitest.setup.*, setupTests.*.
-var jsRunnerFileRE = regexp.MustCompile(`^(jest|vitest|ava|jasmine|karma|mocha)\.(config|workspace|projects)(\.[\w-]+)*\.([cm]?[jt]s|json[c5]?)$|^\.mocharc(\.(js|cjs|mjs|json|jsonc|yaml|yml))?$|^(jest|vitest|test|tests|mocha)[.-]setup([.-][\w-]+)*\.[cm]?[jt]sx?$|^setup-?tests(\.[\w-]+)*\.[cm]?[jt]sx?$|^jasmine\.json$`)
-
-// jsRunnerFile reports a test runner's configuration or setup file.
-func jsRunnerFile(p string) bool {
-	return jsRunnerFileRE.MatchString(strings.ToLower(path.Base(p)))
+// RunnerConfigViolations are the changes of a patch to the test runners'
+// configuration and setup, whatever the policy on test edits.
+func (Driver) RunnerConfigViolations(dir string, f unidiff.File) []string {
+	bad := configViolations(dir, f)
+	if p := f.Path(); !isRunnerFile(p) && setupFiles(dir)[p] {
+		bad = append(bad, fmt.Sprintf("%s: %s a setup file the test runner's configuration names (it runs before the tests and decides what they see)", p, f.Verb()))
+	}
+	return bad
 }
 
-// jsViteConfigRE matches vite's configuration, whose test section is
+// viteConfigRE matches vite's configuration, whose test section is
 // vitest's.
-var jsViteConfigRE = regexp.MustCompile(`^vite\.config(\.[\w-]+)*\.[cm]?[jt]s$`)
+var viteConfigRE = regexp.MustCompile(`^vite\.config(\.[\w-]+)*\.[cm]?[jt]s$`)
 
-// jsConfigViolations are the changes of a patch to the test runners'
+// configViolations are the changes of a patch to the test runners'
 // configuration, whatever the policy on test edits.
-func jsConfigViolations(dir string, f unidiff.File) []string {
+func configViolations(dir string, f unidiff.File) []string {
 	p := f.Path()
 	base := path.Base(p)
 	switch {
-	case jsRunnerFile(p):
-		return []string{fmt.Sprintf("%s: %s the test runner's configuration or setup (it decides which tests run and how they count)", p, editVerb(f))}
-	case jsViteConfigRE.MatchString(base):
-		return jsViteTestSection(dir, f)
+	case isRunnerFile(p):
+		return []string{fmt.Sprintf("%s: %s the test runner's configuration or setup (it decides which tests run and how they count)", p, f.Verb())}
+	case viteConfigRE.MatchString(base):
+		return viteTestSection(dir, f)
 	case base == "package.json":
-		return jsPackageTestChanges(dir, f)
+		return packageTestChanges(dir, f)
 	}
 	return nil
 }
 
-// jsViteTestSection reports a change to the test property of vite's
+// viteTestSection reports a change to the test property of vite's
 // configuration (vitest's settings), read with tree-sitter before and
 // after the patch.
-func jsViteTestSection(dir string, f unidiff.File) []string {
-	before, after, ok := jsSides(dir, f)
+func viteTestSection(dir string, f unidiff.File) []string {
+	before, after, ok := gaterules.Sides(dir, f)
 	if !ok {
-		return []string{fmt.Sprintf("%s: %s vite's configuration, whose test section cannot be compared", f.Path(), editVerb(f))}
+		return []string{fmt.Sprintf("%s: %s vite's configuration, whose test section cannot be compared", f.Path(), f.Verb())}
 	}
 	section := func(rel string, src []byte) string {
 		if rel == "" {
 			return ""
 		}
-		tree, ok := parseJS(rel, src)
+		t, ok := parseTree(rel, src)
 		if !ok {
 			return ""
 		}
-		defer tree.close()
+		defer t.close()
 		out := ""
-		walkJS(tree.root(), func(n *sitter.Node) bool {
+		walk(t.root(), func(n *sitter.Node) bool {
 			if out != "" {
 				return false
 			}
 			if n.Kind() == "pair" {
-				if k := n.ChildByFieldName("key"); k != nil && strings.Trim(tree.text(k), `'"`) == "test" {
-					out = strings.Join(strings.Fields(tree.text(n)), " ")
+				if k := n.ChildByFieldName("key"); k != nil && strings.Trim(t.text(k), `'"`) == "test" {
+					out = strings.Join(strings.Fields(t.text(n)), " ")
 					return false
 				}
 			}
@@ -86,22 +87,22 @@ func jsViteTestSection(dir string, f unidiff.File) []string {
 	return []string{fmt.Sprintf("%s: changes the test section of vite's configuration (vitest's settings decide which tests run and how they count)", f.Path())}
 }
 
-// jsPackageTestKeys are package.json's keys that configure a runner.
-var jsPackageTestKeys = []string{"jest", "mocha", "ava", "vitest", "c8", "nyc"}
+// packageTestKeys are package.json's keys that configure a runner.
+var packageTestKeys = []string{"jest", "mocha", "ava", "vitest", "c8", "nyc"}
 
-// jsPackageScriptRE matches the scripts that run the tests.
-var jsPackageScriptRE = regexp.MustCompile(`^(pre|post)?test([:._-].*)?$`)
+// packageScriptRE matches the scripts that run the tests.
+var packageScriptRE = regexp.MustCompile(`^(pre|post)?test([:._-].*)?$`)
 
-// jsPackageTestChanges reports the changes of package.json's runner keys
+// packageTestChanges reports the changes of package.json's runner keys
 // and test scripts: both sides are read as JSON; a side that is not JSON
 // is read by its changed lines.
-func jsPackageTestChanges(dir string, f unidiff.File) []string {
+func packageTestChanges(dir string, f unidiff.File) []string {
 	p := f.Path()
-	before, after, ok := jsSides(dir, f)
+	before, after, ok := gaterules.Sides(dir, f)
 	var b, a map[string]json.RawMessage
 	if ok && (f.OldPath == "" || json.Unmarshal(before, &b) == nil) && (f.NewPath == "" || json.Unmarshal(after, &a) == nil) {
 		var bad []string
-		for _, k := range jsPackageTestKeys {
+		for _, k := range packageTestKeys {
 			if !jsonEqual(b[k], a[k]) {
 				bad = append(bad, fmt.Sprintf("%s: changes the %q key (the test runner's configuration)", p, k))
 			}
@@ -116,17 +117,17 @@ func jsPackageTestChanges(dir string, f unidiff.File) []string {
 		for k := range as {
 			names[k] = true
 		}
-		for _, k := range sortedKeys(names) {
-			if jsPackageScriptRE.MatchString(k) && !jsonEqual(bs[k], as[k]) {
+		for _, k := range gaterules.SortedKeys(names) {
+			if packageScriptRE.MatchString(k) && !jsonEqual(bs[k], as[k]) {
 				bad = append(bad, fmt.Sprintf("%s: changes the %q script (it decides how the tests run)", p, k))
 			}
 		}
 		return bad
 	}
-	lineRE := regexp.MustCompile(`^"(` + strings.Join(jsPackageTestKeys, "|") + `|(pre|post)?test([:._-][^"]*)?)"\s*:`)
+	lineRE := regexp.MustCompile(`^"(` + strings.Join(packageTestKeys, "|") + `|(pre|post)?test([:._-][^"]*)?)"\s*:`)
 	var bad []string
 	for _, l := range f.Changes() {
-		if t := norm(l.Text); lineRE.MatchString(t) {
+		if t := gaterules.Norm(l.Text); lineRE.MatchString(t) {
 			bad = append(bad, fmt.Sprintf("%s:%d: changes the tests' configuration or script: %s", p, l.Number(), t))
 		}
 	}
@@ -148,22 +149,22 @@ func jsonEqual(x, y json.RawMessage) bool {
 	return bytes.Equal(ma, mb)
 }
 
-// jsSetupKeys are the configuration keys (jest's, vitest's, mocha's) whose
+// setupKeys are the configuration keys (jest's, vitest's, mocha's) whose
 // values are files the runner loads before or around the tests.
-var jsSetupKeys = map[string]bool{
+var setupKeys = map[string]bool{
 	"setupFiles": true, "setupFilesAfterEnv": true, "globalSetup": true, "globalTeardown": true,
 	"testEnvironment": true, "snapshotResolver": true, "testSequencer": true, "reporters": true,
 	"require": true, "file": true,
 }
 
-// jsSetupFiles are the files of the checkout at dir that the runners'
+// setupFiles are the files of the checkout at dir that the runners'
 // configuration names as setup (jest's setupFiles, setupFilesAfterEnv,
 // globalSetup and testEnvironment, vitest's setupFiles and globalSetup,
 // mocha's require and file), read from package.json, the runners' and
 // vite's configuration files and .mocharc.* at the root. A setup file runs
 // before every test: changing it changes what every test sees, whatever
 // its name.
-func jsSetupFiles(dir string) map[string]bool {
+func setupFiles(dir string) map[string]bool {
 	out := map[string]bool{}
 	add := func(spec string) {
 		spec = strings.TrimPrefix(spec, "<rootDir>/")
@@ -174,12 +175,12 @@ func jsSetupFiles(dir string) map[string]bool {
 		if strings.HasPrefix(p, "../") || p == ".." || p == "." {
 			return
 		}
-		if isJSSource(p) {
+		if isSourceExt(path.Ext(p)) {
 			out[p] = true
 			return
 		}
-		for _, ext := range jsExts {
-			if _, err := readBeneath(dir, p+ext, maxSourceBytes); err == nil {
+		for _, ext := range sourceExts {
+			if _, err := gaterules.Read(dir, p+ext); err == nil {
 				out[p+ext] = true
 				return
 			}
@@ -197,18 +198,18 @@ func jsSetupFiles(dir string) map[string]bool {
 				fromJSON(x, key)
 			}
 		case string:
-			if jsSetupKeys[key] {
+			if setupKeys[key] {
 				add(v)
 			}
 		}
 	}
-	names, _ := listFiles(dir, ".")
+	names, _ := gaterules.ListFiles(dir, ".")
 	for _, name := range names {
 		lower := strings.ToLower(name)
 		switch {
 		case lower == "package.json":
 			var pkg map[string]json.RawMessage
-			if data, err := readBeneath(dir, name, maxSourceBytes); err == nil && json.Unmarshal(data, &pkg) == nil {
+			if data, err := gaterules.Read(dir, name); err == nil && json.Unmarshal(data, &pkg) == nil {
 				for _, k := range []string{"jest", "mocha", "vitest"} {
 					var v any
 					if json.Unmarshal(pkg[k], &v) == nil {
@@ -217,7 +218,7 @@ func jsSetupFiles(dir string) map[string]bool {
 				}
 			}
 		case strings.HasPrefix(lower, ".mocharc") && (strings.HasSuffix(lower, ".yml") || strings.HasSuffix(lower, ".yaml")):
-			data, err := readBeneath(dir, name, maxSourceBytes)
+			data, err := gaterules.Read(dir, name)
 			if err != nil {
 				continue
 			}
@@ -239,30 +240,30 @@ func jsSetupFiles(dir string) map[string]bool {
 					add(strings.Trim(v, `'"`))
 				}
 			}
-		case strings.HasPrefix(lower, ".mocharc") && strings.HasSuffix(lower, "json") || (jsRunnerFile(name) || jsViteConfigRE.MatchString(lower)) && strings.HasSuffix(lower, ".json"):
+		case strings.HasPrefix(lower, ".mocharc") && strings.HasSuffix(lower, "json") || (isRunnerFile(name) || viteConfigRE.MatchString(lower)) && strings.HasSuffix(lower, ".json"):
 			var v any
-			if data, err := readBeneath(dir, name, maxSourceBytes); err == nil && json.Unmarshal(data, &v) == nil {
+			if data, err := gaterules.Read(dir, name); err == nil && json.Unmarshal(data, &v) == nil {
 				fromJSON(v, "")
 			}
-		case (jsRunnerFile(name) || jsViteConfigRE.MatchString(lower)) && isJSSource(name):
-			src, err := readBeneath(dir, name, maxSourceBytes)
+		case (isRunnerFile(name) || viteConfigRE.MatchString(lower)) && isSourceExt(path.Ext(name)):
+			src, err := gaterules.Read(dir, name)
 			if err != nil {
 				continue
 			}
-			tree, ok := parseJS(name, src)
+			t, ok := parseTree(name, src)
 			if !ok {
 				continue
 			}
-			walkJS(tree.root(), func(n *sitter.Node) bool {
+			walk(t.root(), func(n *sitter.Node) bool {
 				if n.Kind() != "pair" {
 					return true
 				}
 				k, v := n.ChildByFieldName("key"), n.ChildByFieldName("value")
-				if k == nil || v == nil || !jsSetupKeys[strings.Trim(tree.text(k), `'"`)] {
+				if k == nil || v == nil || !setupKeys[strings.Trim(t.text(k), `'"`)] {
 					return true
 				}
-				walkJS(v, func(x *sitter.Node) bool {
-					if s, ok := jsStringText(x, src); ok {
+				walk(v, func(x *sitter.Node) bool {
+					if s, ok := literal(x, src); ok {
 						add(s)
 						return false
 					}
@@ -270,7 +271,7 @@ func jsSetupFiles(dir string) map[string]bool {
 				})
 				return false
 			})
-			tree.close()
+			t.close()
 		}
 	}
 	return out

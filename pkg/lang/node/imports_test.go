@@ -1,14 +1,13 @@
-package validators
+package node
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/redfix/redfix/pkg/lang/node"
 )
 
-func TestJSImports(t *testing.T) {
+func TestImports(t *testing.T) {
 	t.Parallel()
 	src := `import { a } from "./a";
 import type { B } from "../types/b.js";
@@ -25,7 +24,7 @@ function late() {
 }
 const f = require(name);
 `
-	got := jsImports("src/mod.ts", []byte(src))
+	got := imports("src/mod.ts", []byte(src))
 	for _, want := range []string{"./a", "../types/b.js", "./re", "./c.mjs", "./d", "./e.js", "./mocked", "../mocked2", "./late"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("imports of src/mod.ts = %v: no %s", got, want)
@@ -36,7 +35,7 @@ const f = require(name);
 	}
 }
 
-func TestJSResolve(t *testing.T) {
+func TestResolveImport(t *testing.T) {
 	t.Parallel()
 	exists := map[string]bool{}
 	for _, f := range []string{"src/price.ts", "src/cart.tsx", "src/util.js", "src/esm.mts", "src/shop/index.ts", "lib/old.cjs", "index.js"} {
@@ -55,13 +54,13 @@ func TestJSResolve(t *testing.T) {
 		{"test/a.test.js", "../../outside", ""},
 		{"src/a.ts", "./missing", ""},
 	} {
-		if got := jsResolve(c.from, c.spec, exists); got != c.want {
-			t.Errorf("jsResolve(%s, %s) = %q, want %q", c.from, c.spec, got, c.want)
+		if got := resolveImport(c.from, c.spec, exists); got != c.want {
+			t.Errorf("resolveImport(%s, %s) = %q, want %q", c.from, c.spec, got, c.want)
 		}
 	}
 }
 
-func TestJSImportersNearestFirst(t *testing.T) {
+func TestImportersNearestFirst(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
@@ -78,12 +77,12 @@ func TestJSImportersNearestFirst(t *testing.T) {
 		"test/unrelated.test.ts":   "import { it } from \"vitest\";\n",
 		"node_modules/x/a.test.js": "require(\"../../src/price\");\n",
 	})
-	mods, err := jsImportGraph(dir)
+	mods, err := importGraph(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	isTest := node.Driver{}.IsTestFile
-	got := jsImporters(mods, []string{"src/price.ts"}, isTest, map[string]bool{"src/price.test.ts": true})
+	isTest := Driver{}.IsTestFile
+	got := importers(mods, []string{"src/price.ts"}, isTest, map[string]bool{"src/price.test.ts": true})
 	var names []string
 	for _, d := range got {
 		names = append(names, d.Dir)

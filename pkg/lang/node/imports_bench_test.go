@@ -1,4 +1,4 @@
-package validators
+package node
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// BenchmarkJSImportGraph reads a checkout of 2,000 TypeScript modules in 40
+// BenchmarkImportGraph reads a checkout of 2,000 TypeScript modules in 40
 // directories (each importing three others: extensionless, ./x.js for
 // x.ts, and a directory's index), each directory with an index file
 // re-exporting its modules, and 500 test files, and finds the test files a
 // change of one module reaches.
-func BenchmarkJSImportGraph(b *testing.B) {
+func BenchmarkImportGraph(b *testing.B) {
 	dir := b.TempDir()
 	put := func(rel, text string) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
@@ -42,11 +42,11 @@ func BenchmarkJSImportGraph(b *testing.B) {
 	b.ResetTimer()
 	var reached int
 	for b.Loop() {
-		mods, err := jsImportGraph(dir)
+		mods, err := importGraph(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
-		reached = len(jsImporters(mods, []string{"src/d3/m5.ts"}, isTest, nil))
+		reached = len(importers(mods, []string{"src/d3/m5.ts"}, isTest, nil))
 	}
 	b.ReportMetric(float64(reached), "tests-reached")
 	b.ReportMetric(float64(dirs*(perDir+1)+tests), "modules")
