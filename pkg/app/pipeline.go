@@ -140,7 +140,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		RepoDaily:      harness.Budget{Tokens: cfg.Harness.RepoDailyMaxTokens, CostUSD: cfg.Harness.RepoDailyMaxCostUSD},
 		FeedbackRounds: cfg.Harness.FeedbackRounds,
 		Policy:         name,
-		Gates:          validators.New(runner, validatorsConfig(cfg), log),
+		Gates:          validators.New(validatorsConfig(cfg, drivers), log),
 		Judge:          j,
 		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Revisions:      revisions,

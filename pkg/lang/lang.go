@@ -114,6 +114,9 @@ func (d *Drivers) Override(pattern, driver string) error {
 	return nil
 }
 
+// All are the drivers, in order of preference on a tie.
+func (d *Drivers) All() []Driver { return append([]Driver(nil), d.all...) }
+
 // Names lists the drivers' names, sorted.
 func (d *Drivers) Names() []string {
 	var names []string

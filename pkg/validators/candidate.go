@@ -1,18 +1,19 @@
 package validators
 
-// language is the candidate's language: Input.Lang, or Go with the gates'
-// runner.
-func (v *Validators) language(in Input) Language {
-	if in.Lang != nil {
-		return in.Lang
+import "github.com/redfix/redfix/pkg/unidiff"
+
+// candidate reads the input's patch.
+func (v *Validators) candidate(in Input) *candidate {
+	c := &candidate{in: in, lang: in.Lang}
+	c.files, c.parseErr = unidiff.Parse(in.Patch)
+	if c.parseErr != nil {
+		c.files = nil // the gates judge a patch that cannot be read whole by its error alone
 	}
-	return goLanguage{v.runner}
+	return c
 }
 
 // driver is the candidate's language driver.
-func (c *candidate) driver() Language {
-	return adapt(c.lang)
-}
+func (c *candidate) driver() Language { return c.lang }
 
 // isTestFile reports a file the integrity gate guards as a test: the
 // driver's own answer (TestGuard), else its test files and its test data

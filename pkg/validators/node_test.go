@@ -350,7 +350,7 @@ func TestNodeIntegrity(t *testing.T) {
 			t.Parallel()
 			f := newNodeFixture(t)
 			in := f.nodeInput(t, c.change)
-			v := New(nil, Config{AllowTestEdits: !c.strict}, nil)
+			v := New(Config{AllowTestEdits: !c.strict}, nil)
 			g, err := v.integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
@@ -426,7 +426,7 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 			t.Parallel()
 			f := newNodeFixture(t)
 			in := f.nodeInput(t, c.change)
-			v := New(nil, Config{AllowTestEdits: true}, nil)
+			v := New(Config{AllowTestEdits: true}, nil)
 			g, err := v.integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)

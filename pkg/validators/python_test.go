@@ -241,7 +241,7 @@ func TestPythonIntegrity(t *testing.T) {
 			t.Parallel()
 			f := newPyFixture(t)
 			in := f.pyInput(t, c.change)
-			v := New(nil, Config{AllowTestEdits: !c.strict}, nil)
+			v := New(Config{AllowTestEdits: !c.strict}, nil)
 			g, err := v.integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)

@@ -3,15 +3,11 @@ package validators
 import (
 	"context"
 	"fmt"
-	"os"
-	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // static runs the language's static checks on the patch's change, after
@@ -82,89 +78,6 @@ func (c *candidate) staticCheck() func(ctx context.Context, dir string) ([]findi
 		}
 		return fs, what, nil
 	}
-}
-
-// goStaticCheck builds the module, vets the changed packages and checks the
-// changed files' formatting.
-func goStaticCheck(ctx context.Context, dir string, files []unidiff.File) ([]findings.Finding, string, error) {
-	checks := staticChecks(dir, files)
-	fs, err := findings.Run(ctx, dir, checks)
-	what := fmt.Sprintf("go build ./..., go vet on %s, gofmt on %s", listOr(checks.Vet, "no package"), listOr(checks.Gofmt, "no file"))
-	return fs, what, err
-}
-
-// staticChecks are the checks of a change in the checkout at dir: the
-// module builds, the changed packages vet, the changed files are formatted.
-func staticChecks(dir string, files []unidiff.File) findings.Checks {
-	return findings.Checks{Build: []string{"./..."}, Vet: goPackages(dir, files), Gofmt: goFiles(dir, files)}
-}
-
-// goPackages are the changed packages that exist in dir, as "./x" patterns.
-func goPackages(dir string, files []unidiff.File) []string {
-	seen := map[string]bool{}
-	var pkgs []string
-	for _, f := range files {
-		for _, p := range f.Paths() {
-			if !strings.HasSuffix(p, ".go") || isTestData(p) {
-				continue
-			}
-			d := path.Dir(p)
-			if seen[d] {
-				continue
-			}
-			seen[d] = true
-			if hasGoFiles(filepath.Join(dir, filepath.FromSlash(d))) {
-				pkgs = append(pkgs, pattern(d))
-			}
-		}
-	}
-	sort.Strings(pkgs)
-	return pkgs
-}
-
-// goFiles are the changed .go files that exist in dir.
-func goFiles(dir string, files []unidiff.File) []string {
-	var out []string
-	for _, f := range files {
-		p := f.NewPath
-		if p == "" || !strings.HasSuffix(p, ".go") || isTestData(p) {
-			continue
-		}
-		if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err == nil && st.Mode().IsRegular() {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func pattern(d string) string {
-	if d == "." || d == "" {
-		return "."
-	}
-	return "./" + d
-}
-
-func hasGoFiles(dir string) bool {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") {
-			return true
-		}
-	}
-	return false
-}
-
-func isTestData(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "testdata" || seg == "vendor" || strings.HasPrefix(seg, "_") || strings.HasPrefix(seg, ".") && seg != "." && seg != ".." {
-			return true
-		}
-	}
-	return false
 }
 
 func listOr(xs []string, none string) string {

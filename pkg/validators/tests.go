@@ -17,8 +17,8 @@ import (
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
-// oracle runs the task's failing tests OracleRuns times in one go test
-// (-count): every one of them must run and pass every time.
+// oracle runs the task's failing tests OracleRuns times in one run of the
+// driver: every one of them must run and pass every time.
 func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error) {
 	ids := c.in.Task.Tests()
 	if len(ids) == 0 {
@@ -254,8 +254,9 @@ func (c *candidate) packageOfFailure(id string, batch []string) []string {
 	return batch
 }
 
-// dependentBatch is how many dependent packages one go test runs: small
-// enough to stop near the budget, large enough for go test's parallelism.
+// dependentBatch is how many dependent packages one run of the driver
+// takes: small enough to stop near the budget, large enough for the
+// runner's parallelism.
 const dependentBatch = 4
 
 func joinNotes(notes []string) string {
@@ -263,30 +264,6 @@ func joinNotes(notes []string) string {
 		return ""
 	}
 	return "; " + strings.Join(notes, "; ")
-}
-
-// packageOfFailure finds which of the batch's package dirs a failing id
-// ("import/path.TestX", "the build of import/path") belongs to; all of them
-// when it cannot tell.
-func packageOfFailure(id string, batch []string, dir string) []string {
-	mod, err := testrun.Module(dir)
-	if err == nil {
-		name := strings.TrimPrefix(id, "the build of ")
-		best := ""
-		for _, p := range batch {
-			imp := mod
-			if p != "." {
-				imp = mod + "/" + strings.TrimPrefix(p, "./")
-			}
-			if (strings.HasPrefix(name, imp+".") || name == imp || strings.HasPrefix(name, imp+" ")) && len(p) > len(best) {
-				best = p
-			}
-		}
-		if best != "" {
-			return []string{best}
-		}
-	}
-	return batch
 }
 
 // failingIDs are the tests whose own outcome was fail and the packages that
@@ -364,10 +341,6 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func dirOf(root, pattern string) string {
-	return root + "/" + strings.TrimPrefix(pattern, "./")
 }
 
 func orDefault(s, def string) string {

@@ -11,6 +11,7 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
+	"github.com/redfix/redfix/pkg/protected"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -275,4 +276,15 @@ func setupFiles(dir string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// ProtectedFiles are JavaScript's and TypeScript's protected files: the
+// linter's and the type checker's configuration, which decide what CI's
+// checks (and the static gate's) let through; eslint.config.js is code
+// and still protected.
+func (Driver) ProtectedFiles() []protected.Kind {
+	return []protected.Kind{{
+		What: protected.CI.What, Why: protected.CI.Why, Code: true,
+		Names: []string{".eslintrc", ".eslintrc.*", "eslint.config.*", ".eslintignore", "tsconfig.json", "tsconfig.*.json", "jsconfig.json"},
+	}}
 }

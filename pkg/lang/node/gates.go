@@ -266,3 +266,22 @@ func (Driver) DeletedTests(dir string, patch []unidiff.File, isTest func(string)
 	sort.Strings(bad)
 	return bad
 }
+
+// DeclarationRule is how the revert gate reads JavaScript and TypeScript:
+// the function, class, interface, type, enum, variable or method a line
+// declares; // comments.
+func (Driver) DeclarationRule(rel string) (func(string) string, []string, bool) {
+	if !isSourceExt(path.Ext(rel)) {
+		return nil, nil, false
+	}
+	return gaterules.Declares(declREs), []string{"//"}, true
+}
+
+// declREs find the name a line of JavaScript or TypeScript declares.
+var declREs = []*regexp.Regexp{
+	regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*[<(]`),
+	regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)\b`),
+	regexp.MustCompile(`^\s*(?:export\s+)?(?:declare\s+)?(?:interface|type|enum)\s+([A-Za-z_$][\w$]*)\b`),
+	regexp.MustCompile(`^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\b`),
+	regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::[^{]*)?\{\s*$`),
+}

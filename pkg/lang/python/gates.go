@@ -146,3 +146,20 @@ func (Driver) RunnerConfigViolations(_ string, f unidiff.File) []string {
 	}
 	return bad
 }
+
+// DeclarationRule is how the revert gate reads Python: the function,
+// class or module constant a line declares; # comments (and //, as the
+// gate always read them).
+func (Driver) DeclarationRule(rel string) (func(string) string, []string, bool) {
+	if !strings.HasSuffix(rel, ".py") {
+		return nil, nil, false
+	}
+	return gaterules.Declares(declREs), []string{"#", "//"}, true
+}
+
+// declREs find the name a line of Python declares.
+var declREs = []*regexp.Regexp{
+	regexp.MustCompile(`^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(`),
+	regexp.MustCompile(`^\s*class\s+([A-Za-z_]\w*)\b`),
+	regexp.MustCompile(`^([A-Z_][A-Z0-9_]*)\s*(?::[^=]*)?=`),
+}

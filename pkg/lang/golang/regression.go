@@ -1,4 +1,4 @@
-package validators
+package golang
 
 import (
 	"context"
@@ -7,8 +7,73 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/sandbox"
+	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
+
+// RegressionScope: the changed packages and the failing tests' first,
+// then the packages whose tests depend on the changed ones (go list's
+// imports, in the module), nearest first.
+func (Driver) RegressionScope(ctx context.Context, dir string, patch []unidiff.File, failing []string, deps bool) ([]string, []string, error) {
+	changed := changedPackages(dir, patch)
+	pkgs := map[string]bool{}
+	for _, p := range changed {
+		pkgs[p] = true
+	}
+	for _, id := range failing {
+		if t, err := testrun.Resolve(dir, id); err == nil {
+			pkgs[t.Dir] = true
+		}
+	}
+	if len(pkgs) == 0 || len(changed) == 0 || !deps {
+		return gaterules.SortedKeys(pkgs), nil, nil
+	}
+	ds, err := dependents(ctx, dir, changed)
+	if err != nil {
+		return gaterules.SortedKeys(pkgs), nil, fmt.Errorf("dependents of the changed packages: %w", err)
+	}
+	out := make([]string, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, d.Dir)
+	}
+	return gaterules.SortedKeys(pkgs), out, nil
+}
+
+// RegressionTerms word the regression gate's evidence.
+func (Driver) RegressionTerms() (none, deps string) {
+	return "no Go package is changed or tested by the task", "dependent package(s)"
+}
+
+// PackageOfFailure finds which of the batch's package directories a
+// failing id ("import/path.TestX", "the build of import/path") belongs
+// to; all of them when it cannot tell.
+func (Driver) PackageOfFailure(dir, id string, batch []string) []string {
+	mod, err := testrun.Module(dir)
+	if err != nil {
+		return batch
+	}
+	name := strings.TrimPrefix(id, "the build of ")
+	best := ""
+	for _, p := range batch {
+		imp := mod
+		if p != "." {
+			imp = mod + "/" + strings.TrimPrefix(p, "./")
+		}
+		if (strings.HasPrefix(name, imp+".") || name == imp || strings.HasPrefix(name, imp+" ")) && len(p) > len(best) {
+			best = p
+		}
+	}
+	if best != "" {
+		return []string{best}
+	}
+	return batch
+}
+
+// HasPackage reports a package ("./x") with Go files in the checkout at
+// dir.
+func (Driver) HasPackage(dir, pkg string) bool { return hasGoFiles(dir, strings.TrimPrefix(pkg, "./")) }
 
 // pkgInfo is one package of the module, as go list describes it.
 type pkgInfo struct {
@@ -19,8 +84,8 @@ type pkgInfo struct {
 	hasTests   bool
 }
 
-// Dependent is a package whose tests depend on a changed package.
-type Dependent struct {
+// dependent is a package whose tests depend on a changed package.
+type dependent struct {
 	Dir string // "./x/y"
 	// Via is the changed package it reaches, and Hops how many imports away
 	// (1: it imports the changed package itself, or its tests do).
@@ -32,7 +97,7 @@ type Dependent struct {
 // directly or through other packages of the module, on one of the changed
 // packages (relative patterns "./x"), nearest first. The changed packages
 // themselves are not in the list.
-func dependents(ctx context.Context, dir string, changed []string) ([]Dependent, error) {
+func dependents(ctx context.Context, dir string, changed []string) ([]dependent, error) {
 	pkgs, err := listPackages(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -102,13 +167,13 @@ func dependents(ctx context.Context, dir string, changed []string) ([]Dependent,
 			delete(tests, path) // a changed package: run with the others
 		}
 	}
-	var out []Dependent
+	var out []dependent
 	for path, r := range tests {
 		p := byPath[path]
 		if !p.hasTests {
 			continue
 		}
-		out = append(out, Dependent{Dir: p.rel, Via: r.via, Hops: r.hops})
+		out = append(out, dependent{Dir: p.rel, Via: r.via, Hops: r.hops})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Hops != out[j].Hops {
@@ -127,7 +192,7 @@ func listPackages(ctx context.Context, dir string) ([]pkgInfo, error) {
 		return nil, fmt.Errorf("go list ./... in %s: %w", dir, err)
 	}
 	if !res.OK() {
-		return nil, fmt.Errorf("go list ./... in %s: exit %d: %s", dir, res.ExitCode, oneLineText(res.Output, 300))
+		return nil, fmt.Errorf("go list ./... in %s: exit %d: %s", dir, res.ExitCode, gaterules.OneLine(res.Output, 300))
 	}
 	root := dir
 	if real, err := filepath.EvalSymlinks(dir); err == nil {

@@ -1,16 +1,41 @@
-package validators
+package golang
 
 import (
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/lang/gaterules"
+	"github.com/redfix/redfix/pkg/protected"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
+
+// ProtectedFiles are Go's protected files: the module files, read by what
+// an edit changes (moduleViolations); golangci-lint's configuration, which
+// decides what CI's checks let through; and mage's and goreleaser's files,
+// which build and ship the code.
+func (Driver) ProtectedFiles() []protected.Kind {
+	return []protected.Kind{
+		{
+			What:  "a module file",
+			Why:   "the module files decide which code is built",
+			Names: []string{"go.mod", "go.sum", "go.work", "go.work.sum"},
+			Exact: true,
+			Read:  moduleViolations,
+			Kept: func(p string) string {
+				if path.Base(p) == "go.sum" {
+					return "checksums added or dropped only"
+				}
+				return "dependency versions only"
+			},
+		},
+		{What: protected.CI.What, Why: protected.CI.Why, Names: []string{".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"}},
+		{What: protected.Build.What, Why: protected.Build.Why, Names: []string{"magefile.go", ".goreleaser.yml", ".goreleaser.yaml"}, Dirs: []string{"magefiles"}},
+	}
+}
 
 // moduleViolations judges an edit of a Go module file that the policy does
 // not name.
@@ -39,13 +64,13 @@ import (
 func moduleViolations(dir, p string, f unidiff.File) []string {
 	base := path.Base(p)
 	refuse := func(what, why string) []string {
-		return []string{fmt.Sprintf("%s: %s (%s; %s)", p, what, why, notAllowed)}
+		return []string{fmt.Sprintf("%s: %s (%s; %s)", p, what, why, protected.NotAllowed)}
 	}
 	switch {
 	case base == "go.work" || base == "go.work.sum":
-		return refuse(editVerb(f)+" a workspace file", "go.work points the build at local module directories, as a replace directive does")
+		return refuse(f.Verb()+" a workspace file", "go.work points the build at local module directories, as a replace directive does")
 	case f.Binary:
-		return refuse(editVerb(f)+" a module file as binary data", "the module files decide which code is built")
+		return refuse(f.Verb()+" a module file as binary data", "the module files decide which code is built")
 	case base == "go.sum" && f.NewPath == "":
 		return refuse("deletes go.sum", "go.sum pins the content of every dependency")
 	case base == "go.sum" && (f.OldPath == "" || f.OldPath == f.NewPath):
@@ -53,7 +78,7 @@ func moduleViolations(dir, p string, f unidiff.File) []string {
 	case f.OldPath == "":
 		return refuse("adds a module file", "a new go.mod makes its directory a module of its own, which the enclosing module's go test ./... no longer runs")
 	case f.OldPath != f.NewPath:
-		return refuse(editVerb(f)+" a module file", "the module files decide which code is built and tested")
+		return refuse(f.Verb()+" a module file", "the module files decide which code is built and tested")
 	}
 	return goModViolations(dir, p, f)
 }
@@ -61,56 +86,18 @@ func moduleViolations(dir, p string, f unidiff.File) []string {
 // goModViolations reads the go.mod after the patch from dir, the one before
 // it by undoing f, and compares what they say.
 func goModViolations(dir, p string, f unidiff.File) []string {
-	data, err := readBeneath(dir, p, maxModFileBytes)
+	data, err := untrusted.ReadFile(dir, p, maxModFileBytes)
 	if err == nil {
 		var old string
-		if old, err = undo(string(data), f); err == nil {
+		if old, err = f.Undo(string(data)); err == nil {
 			return compareModFiles(p, parseModFile(old), parseModFile(string(data)))
 		}
 	}
-	return []string{fmt.Sprintf("%s: edits a module file that cannot be checked (%v; %s)", p, err, notAllowed)}
+	return []string{fmt.Sprintf("%s: edits a module file that cannot be checked (%v; %s)", p, err, protected.NotAllowed)}
 }
 
 // maxModFileBytes bounds the go.mod the gate reads.
 const maxModFileBytes = 1 << 20
-
-// readBeneath reads the regular file p (slash-separated, relative) under
-// dir beneath it, through no link, and at most max bytes: what the
-// checkout holds is untrusted once tests ran in it.
-func readBeneath(dir, p string, max int64) ([]byte, error) {
-	return untrusted.ReadFile(dir, p, max)
-}
-
-// undo rebuilds a file's text before f from its text after it, checking
-// that the hunks' new side is what the file holds.
-func undo(after string, f unidiff.File) (string, error) {
-	lines := strings.Split(strings.ReplaceAll(after, "\r\n", "\n"), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	var before []string
-	next := 0 // the first line of after not yet copied
-	for i, h := range f.Hunks {
-		start := h.NewStart - 1
-		if h.NewCount == 0 {
-			start = h.NewStart // an empty new side sits after that line
-		}
-		side := h.NewSide()
-		if start < next || start+len(side) > len(lines) {
-			return "", fmt.Errorf("hunk %d of the diff is not where the file has room for it", i+1)
-		}
-		for j, l := range side {
-			if lines[start+j] != l {
-				return "", fmt.Errorf("hunk %d of the diff does not match the file at line %d", i+1, start+j+1)
-			}
-		}
-		before = append(before, lines[next:start]...)
-		before = append(before, h.OldSide()...)
-		next = start + len(side)
-	}
-	before = append(before, lines[next:]...)
-	return strings.Join(before, "\n") + "\n", nil
-}
 
 // modFile is what a go.mod says, reduced to what the gate compares.
 type modFile struct {
@@ -219,7 +206,7 @@ func compareModFiles(p string, before, after modFile) []string {
 		if why == "" {
 			why = "go.mod directives other than require change how the module builds"
 		}
-		bad = append(bad, fmt.Sprintf("%s: %s (%s; %s)", p, what, why, notAllowed))
+		bad = append(bad, fmt.Sprintf("%s: %s (%s; %s)", p, what, why, protected.NotAllowed))
 	}
 	for _, verb := range []string{"module", "go", "toolchain"} {
 		o, n := before.single[verb], after.single[verb]
@@ -233,24 +220,24 @@ func compareModFiles(p string, before, after modFile) []string {
 			refuse(fmt.Sprintf("changes the %s line from %s to %s", verb, o, n), verb)
 		}
 	}
-	for _, mod := range sortedKeys(after.require) {
-		was := strings.Join(sortedKeys(before.require[mod]), ", ")
-		for _, v := range sortedKeys(after.require[mod]) {
+	for _, mod := range gaterules.SortedKeys(after.require) {
+		was := strings.Join(gaterules.SortedKeys(before.require[mod]), ", ")
+		for _, v := range gaterules.SortedKeys(after.require[mod]) {
 			switch {
 			case before.require[mod][v]:
 			case was == "":
-				bad = append(bad, fmt.Sprintf("%s: requires a new module %s %s (a new dependency is code from outside the repository that no gate reads; %s)", p, mod, v, notAllowed))
+				bad = append(bad, fmt.Sprintf("%s: requires a new module %s %s (a new dependency is code from outside the repository that no gate reads; %s)", p, mod, v, protected.NotAllowed))
 			case pseudoVersionRE.MatchString(v):
-				bad = append(bad, fmt.Sprintf("%s: moves %s from %s to the untagged commit %s (a pseudo-version pins a commit that no release vouches for; %s)", p, mod, was, v, notAllowed))
+				bad = append(bad, fmt.Sprintf("%s: moves %s from %s to the untagged commit %s (a pseudo-version pins a commit that no release vouches for; %s)", p, mod, was, v, protected.NotAllowed))
 			}
 		}
 	}
-	for _, d := range sortedKeys(after.other) {
+	for _, d := range gaterules.SortedKeys(after.other) {
 		if after.other[d] > before.other[d] {
 			refuse(fmt.Sprintf("adds the directive %q", d), strings.Fields(d)[0])
 		}
 	}
-	for _, d := range sortedKeys(before.other) {
+	for _, d := range gaterules.SortedKeys(before.other) {
 		if before.other[d] > after.other[d] {
 			refuse(fmt.Sprintf("removes the directive %q", d), strings.Fields(d)[0])
 		}
@@ -280,19 +267,10 @@ func goSumViolations(p string, f unidiff.File) []string {
 		}
 	}
 	var bad []string
-	for _, k := range sortedKeys(added) {
+	for _, k := range gaterules.SortedKeys(added) {
 		if old, ok := removed[k]; ok && old != added[k] {
-			bad = append(bad, fmt.Sprintf("%s: changes the checksum of %s (a checksum pins a version's content, another one pins other content; %s)", p, k, notAllowed))
+			bad = append(bad, fmt.Sprintf("%s: changes the checksum of %s (a checksum pins a version's content, another one pins other content; %s)", p, k, protected.NotAllowed))
 		}
 	}
 	return bad
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

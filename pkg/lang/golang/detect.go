@@ -1,4 +1,4 @@
-package validators
+package golang
 
 import (
 	"fmt"
@@ -46,13 +46,13 @@ type srcLine struct {
 	line int
 }
 
-// detectsTests names added lines of non-test code that check for go test.
-func detectsTests(dir string, files []unidiff.File) []string {
+// DetectsTests names added lines of non-test code that check for go test.
+func (Driver) DetectsTests(dir string, patch []unidiff.File, _ func(string) bool) []string {
 	var bad []string
 	added := map[srcLine]bool{}
 	flagged := map[srcLine]bool{}
 	pkgs := map[string]bool{}
-	for _, f := range files {
+	for _, f := range patch {
 		p := f.NewPath
 		if p == "" || !isNonTestGo(p) {
 			continue
@@ -65,12 +65,12 @@ func detectsTests(dir string, files []unidiff.File) []string {
 			added[at] = true
 			pkgs[path.Dir(p)] = true
 			if d, ok := gaterules.OneLineForm(p, l.Text, goLineDetections); ok {
-				bad = append(bad, gaterules.Detected(p, l.NewLine, d.How, norm(l.Text)))
+				bad = append(bad, gaterules.Detected(p, l.NewLine, d.How, gaterules.Norm(l.Text)))
 				flagged[at] = true
 			}
 		}
 	}
-	for _, pkg := range sortedKeys(pkgs) {
+	for _, pkg := range gaterules.SortedKeys(pkgs) {
 		for _, d := range testDetection(dir, pkg, added) {
 			if !flagged[d.at] {
 				flagged[d.at] = true
@@ -84,7 +84,7 @@ func detectsTests(dir string, files []unidiff.File) []string {
 // isNonTestGo reports Go files that go build compiles into the package (as
 // far as their names tell).
 func isNonTestGo(p string) bool {
-	return strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") && !isTestData(p)
+	return strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") && !(Driver{}).IsTestData(p)
 }
 
 // testSign is one ingredient of test detection.
@@ -190,7 +190,7 @@ func (u *detectUnit) mark(s testSign, line srcLine, added bool) bool {
 // after the patch and returns the test detection in them that involves an
 // added line.
 func testDetection(dir, pkg string, added map[srcLine]bool) []detection {
-	names, err := listFiles(dir, pkg)
+	names, err := gaterules.ListFiles(dir, pkg)
 	if err != nil {
 		return nil // the static gate reports a package it cannot read
 	}
@@ -202,7 +202,7 @@ func testDetection(dir, pkg string, added map[srcLine]bool) []detection {
 		if !isNonTestGo(p) {
 			continue
 		}
-		src, err := readBeneath(dir, p, maxDetectBytes)
+		src, err := untrusted.ReadFile(dir, p, maxDetectBytes)
 		if err != nil {
 			continue
 		}
@@ -269,7 +269,7 @@ func testDetection(dir, pkg string, added map[srcLine]bool) []detection {
 			}
 			d := detection{at: first, how: det.how}
 			if lines := text[first.file]; first.line <= len(lines) {
-				d.text = norm(lines[first.line-1])
+				d.text = gaterules.Norm(lines[first.line-1])
 			}
 			if !seen[d] {
 				seen[d] = true
@@ -363,22 +363,6 @@ func declUnits(fset *token.FileSet, af *ast.File, added map[srcLine]bool) []*det
 		units = append(units, u)
 	}
 	return units
-}
-
-// listFiles names the regular files in the directory rel under dir,
-// reached through no link.
-func listFiles(dir, rel string) ([]string, error) {
-	ents, err := untrusted.ReadDir(dir, rel)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", rel, err)
-	}
-	var names []string
-	for _, e := range ents {
-		if e.Type().IsRegular() {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
 }
 
 // importMap maps the names a file gives its imports to their paths; "."
