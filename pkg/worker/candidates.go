@@ -303,7 +303,7 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
 		// The judge's calls are the candidate's spend too.
 		var tally llm.Tally
-		in = judge.WithContextIn(clean.Dir, c.lang, in)
+		in = judge.WithContext(clean.Dir, c.lang, in)
 		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), in)
 		c.spend = c.spend.Add(tally.Spent())
 		if err != nil {

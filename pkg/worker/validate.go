@@ -191,7 +191,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		out.Gates = append(out.Gates, task.Gate{Name: judge.GateName, Verdict: task.GateNotRun, Detail: "skipped: " + strings.Join(rejectedBy(gates), ", ") + " failed"})
 		return finish(out), nil
 	}
-	g, err := v.Judge.Judge(ctx, judge.WithContextIn(ws.Dir, d, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
+	g, err := v.Judge.Judge(ctx, judge.WithContext(ws.Dir, d, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
 	if err != nil {
 		return Validation{}, err
 	}
