@@ -3,9 +3,6 @@ package validators
 import (
 	"strings"
 	"testing"
-
-	"github.com/redfix/redfix/pkg/lang/golang"
-	"github.com/redfix/redfix/pkg/protected"
 )
 
 // The module files of a repository with dependencies.
@@ -229,69 +226,4 @@ func TestIntegrityProtectedFiles(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestPolicyNamesProtectedPaths(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		glob, path string
-		named      bool
-	}{
-		{"Makefile", "Makefile", true},
-		{"**/Makefile", "build/Makefile", true},
-		{"**/Makefile", "Makefile", true},
-		{"Makefile", "build/Makefile", false}, // the pattern is anchored at the root
-		{"**", "Makefile", false},
-		{"*", "Makefile", false},
-		{"Make*", "Makefile", false},
-		{"**/*.mk", "build/rules.mk", true},
-		{"build/*", "build/rules.mk", false},
-		{"Dockerfile.*", "Dockerfile.ci", true},
-		{".github", ".github/workflows/ci.yml", true},
-		{".github/**", ".github/workflows/ci.yml", true},
-		{".github/workflows/*.yml", ".github/workflows/ci.yml", true},
-		{"**/.github/**", ".github/workflows/ci.yml", true},
-		{"**/workflows/*", ".github/workflows/ci.yml", false},
-		{".*/**", ".github/workflows/ci.yml", false},
-		{"docs", "docs/CODEOWNERS", false},
-		{"docs/CODEOWNERS", "docs/CODEOWNERS", true},
-		{"docs/*", "docs/CODEOWNERS", false},
-		{".github/**", ".github/CODEOWNERS", false}, // the ownership file is named by its own name
-		{"go.mod", "go.mod", true},
-		{"**/go.*", "go.mod", false},
-		{"vendor/**", "vendor/example.com/dep/dep.go", true},
-		{"**/dep.go", "vendor/example.com/dep/dep.go", false},
-	} {
-		pp, ok := protected.Classify(goKinds(), c.path, golang.Driver{}.IsSource)
-		if !ok {
-			t.Errorf("%s is not protected", c.path)
-			continue
-		}
-		v := New(Config{AllowedPaths: []string{c.glob}}, nil)
-		if got := pp.NamedBy(v.cfg.AllowedPaths, c.path); got != c.named {
-			t.Errorf("policy %q names %s = %v, want %v", c.glob, c.path, got, c.named)
-		}
-		if c.named && !v.allowed(c.path) {
-			t.Errorf("policy %q names %s but does not allow it", c.glob, c.path)
-		}
-	}
-}
-
-// The kinds do not claim ordinary code and documents.
-func TestUnprotectedPaths(t *testing.T) {
-	t.Parallel()
-	for _, p := range []string{
-		"calc/calc.go", "README.md", ".gitignore", "docs/build.md", "cmd/builder/main.go", "scripts/gen/main.go",
-		"internal/github/client.go", "pkg/ci/ci.go", "makefile.go", "owners.go", "gomod.go", "dockerfile.go",
-		"pkg/vendors/list.go", "cmd/githooks/main.go",
-	} {
-		if pp, ok := protected.Classify(goKinds(), p, golang.Driver{}.IsSource); ok {
-			t.Errorf("%s is protected as %s", p, pp.Kind.What)
-		}
-	}
-}
-
-// goKinds are the protected kinds of a Go repository.
-func goKinds() []protected.Kind {
-	return append(golang.Driver{}.ProtectedFiles(), protected.Common...)
 }

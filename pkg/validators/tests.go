@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,16 +114,7 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 			return task.Gate{}, err
 		}
 	}
-	seen := map[string]bool{}
-	for _, p := range primary {
-		seen[p] = true
-	}
-	var todo []string
-	for _, d := range deps {
-		if !seen[d] {
-			todo = append(todo, d)
-		}
-	}
+	todo := slices.DeleteFunc(slices.Clone(deps), func(d string) bool { return slices.Contains(primary, d) })
 	for i := 0; i < len(todo); i += dependentBatch {
 		batch := todo[i:min(i+dependentBatch, len(todo))]
 		if time.Since(start) >= v.cfg.RegressionBudget {
@@ -134,16 +126,7 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		}
 	}
 
-	where := c.testTool() + " " + strings.Join(primary, " ")
-	if n := len(ran) - len(primary); n > 0 {
-		what := depsAre
-		if len(primary) == 0 {
-			where = c.testTool() + " on"
-		} else {
-			where += " and"
-		}
-		where += fmt.Sprintf(" %d %s: %s", n, what, strings.Join(capList(ran[len(primary):], 10), " "))
-	}
+	where := c.regressionWhere(primary, ran, depsAre)
 	var notes []string
 	if len(notRun) > 0 {
 		notes = append(notes, fmt.Sprintf("time budget of %s spent: the tests of %d dependent package(s) did not run: %s",
@@ -157,29 +140,9 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	}
 
 	// Failures that already happen at the base are not the patch's.
-	before := map[string]bool{}
-	var atBase []string
-	dir, err := c.baseDir(ctx)
+	before, err := c.failingAtBase(ctx, pkgOf)
 	if err != nil {
 		return task.Gate{}, err
-	}
-	basePkgs := map[string]bool{}
-	for _, ps := range pkgOf {
-		for _, p := range ps {
-			if c.existsAtBase(dir, p) {
-				basePkgs[p] = true
-			}
-		}
-	}
-	atBase = keys(basePkgs)
-	if len(atBase) > 0 {
-		base, err := c.driver().RunPackages(ctx, dir, atBase)
-		if err != nil {
-			return task.Gate{}, fmt.Errorf("run the tests of %s at base: %w", strings.Join(atBase, " "), err)
-		}
-		for id := range failingIDs(base) {
-			before[id] = true
-		}
 	}
 	var fresh, old []string
 	for id, msg := range failing {
@@ -198,6 +161,52 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 		return pass(fmt.Sprintf("%s: %d tests passed, no new failure%s", where, passed, joinNotes(notes))), nil
 	}
 	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), joinNotes(notes), strings.Join(capList(fresh, 20), "\n- "))), nil
+}
+
+// regressionWhere says where the regression gate ran: the first packages,
+// and the dependents that ran after them.
+func (c *candidate) regressionWhere(primary, ran []string, depsAre string) string {
+	where := c.testTool() + " " + strings.Join(primary, " ")
+	if n := len(ran) - len(primary); n > 0 {
+		if len(primary) == 0 {
+			where = c.testTool() + " on"
+		} else {
+			where += " and"
+		}
+		where += fmt.Sprintf(" %d %s: %s", n, depsAre, strings.Join(capList(ran[len(primary):], 10), " "))
+	}
+	return where
+}
+
+// failingAtBase are the tests failing at the base in the packages of the
+// failures after the patch (pkgOf: a failing id's packages) that the base
+// has.
+func (c *candidate) failingAtBase(ctx context.Context, pkgOf map[string][]string) (map[string]bool, error) {
+	dir, err := c.baseDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := map[string]bool{}
+	for _, ps := range pkgOf {
+		for _, p := range ps {
+			if c.existsAtBase(dir, p) {
+				pkgs[p] = true
+			}
+		}
+	}
+	before := map[string]bool{}
+	if len(pkgs) == 0 {
+		return before, nil
+	}
+	atBase := keys(pkgs)
+	base, err := c.driver().RunPackages(ctx, dir, atBase)
+	if err != nil {
+		return nil, fmt.Errorf("run the tests of %s at base: %w", strings.Join(atBase, " "), err)
+	}
+	for id := range failingIDs(base) {
+		before[id] = true
+	}
+	return before, nil
 }
 
 // regressionScope is where the regression gate starts, and the dependents

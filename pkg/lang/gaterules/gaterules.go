@@ -152,6 +152,13 @@ type Assertion struct {
 	Multiline bool
 }
 
+// AssertionOf is the assertion statement whose text (as written) starts
+// at line.
+func AssertionOf(text string, line int) Assertion {
+	first, _, _ := strings.Cut(text, "\n")
+	return Assertion{Text: strings.Join(strings.Fields(text), " "), First: Norm(first), Line: line, Multiline: strings.Contains(strings.TrimSpace(text), "\n")}
+}
+
 // EditedAssertions names the assertions over several lines the file held
 // before the patch (before) and no longer holds as they were (after): one
 // edited on a line of its own but its first, which a rule on added and

@@ -1,6 +1,13 @@
 package gaterules
 
-import "sort"
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+
+	"github.com/redfix/redfix/pkg/untrusted"
+)
 
 // Dependent is a test file (a package of tests) that imports a changed
 // file, directly or through others.
@@ -57,4 +64,34 @@ func Dirs(deps []Dependent) []string {
 		out = append(out, d.Dir)
 	}
 	return out
+}
+
+// MaxModules bounds the files an import graph reads.
+const MaxModules = 20_000
+
+// Modules lists the files of the checkout at dir that keep holds (by
+// name), outside the directories skipDir names, at most MaxModules, as
+// slash paths relative to dir: the modules an import graph reads.
+func Modules(dir string, skipDir, keep func(name string) bool) ([]string, error) {
+	var rels []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil && p == dir:
+			return err
+		case err != nil:
+			return nil
+		case d.IsDir() && p != dir && skipDir(d.Name()):
+			return filepath.SkipDir
+		case d.IsDir() || !d.Type().IsRegular() || !keep(d.Name()):
+			return nil
+		case len(rels) >= MaxModules:
+			return filepath.SkipAll
+		}
+		rels = append(rels, untrusted.Rel(dir, p))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the modules of %s: %w", dir, err)
+	}
+	return rels, nil
 }

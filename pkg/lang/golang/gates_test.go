@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
+	"github.com/redfix/redfix/pkg/protected"
 )
 
 // writeModule writes a module of files into a new directory.
@@ -106,5 +107,36 @@ func TestMul(t *testing.T) {
 	}
 	for w := range want {
 		t.Errorf("literal %s missing", w)
+	}
+}
+
+// Go's protected files: the module files, named by a policy only by their
+// own names; code named like a build file stays code.
+func TestProtectedFiles(t *testing.T) {
+	t.Parallel()
+	kinds := append(Driver{}.ProtectedFiles(), protected.Common...)
+	for _, c := range []struct {
+		glob, path string
+		named      bool
+	}{
+		{"go.mod", "go.mod", true},
+		{"**/go.*", "go.mod", false},
+		{"**", "go.sum", false},
+		{"magefiles/**", "magefiles/build.go", true},
+		{"*.yml", ".golangci.yml", false},
+	} {
+		pp, ok := protected.Classify(kinds, c.path, Driver{}.IsSource)
+		if !ok {
+			t.Errorf("%s is not protected", c.path)
+			continue
+		}
+		if got := pp.NamedBy([]string{c.glob}, c.path); got != c.named {
+			t.Errorf("policy %q names %s = %v, want %v", c.glob, c.path, got, c.named)
+		}
+	}
+	for _, p := range []string{"calc/calc.go", "makefile.go", "gomod.go", "dockerfile.go", "cmd/githooks/main.go"} {
+		if pp, ok := protected.Classify(kinds, p, Driver{}.IsSource); ok {
+			t.Errorf("%s is protected as %s", p, pp.Kind.What)
+		}
 	}
 }

@@ -166,116 +166,156 @@ var setupKeys = map[string]bool{
 // before every test: changing it changes what every test sees, whatever
 // its name.
 func setupFiles(dir string) map[string]bool {
-	out := map[string]bool{}
-	add := func(spec string) {
-		spec = strings.TrimPrefix(spec, "<rootDir>/")
-		if spec == "" || strings.HasPrefix(spec, "/") || !(strings.HasPrefix(spec, ".") || strings.Contains(spec, "/")) {
-			return // a package's name
-		}
-		p := path.Clean(spec)
-		if strings.HasPrefix(p, "../") || p == ".." || p == "." {
-			return
-		}
-		if isSourceExt(path.Ext(p)) {
-			out[p] = true
-			return
-		}
-		for _, ext := range sourceExts {
-			if _, err := gaterules.Read(dir, p+ext); err == nil {
-				out[p+ext] = true
-				return
-			}
-		}
-	}
-	var fromJSON func(v any, key string)
-	fromJSON = func(v any, key string) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				fromJSON(x, k)
-			}
-		case []any:
-			for _, x := range v {
-				fromJSON(x, key)
-			}
-		case string:
-			if setupKeys[key] {
-				add(v)
-			}
-		}
-	}
+	s := setupSet{dir: dir, files: map[string]bool{}}
 	names, _ := gaterules.ListFiles(dir, ".")
 	for _, name := range names {
-		lower := strings.ToLower(name)
-		switch {
-		case lower == "package.json":
+		kind := setupSource(name)
+		if kind == "" {
+			continue
+		}
+		data, err := gaterules.Read(dir, name)
+		if err != nil {
+			continue
+		}
+		switch kind {
+		case "package.json":
 			var pkg map[string]json.RawMessage
-			if data, err := gaterules.Read(dir, name); err == nil && json.Unmarshal(data, &pkg) == nil {
+			if json.Unmarshal(data, &pkg) == nil {
 				for _, k := range []string{"jest", "mocha", "vitest"} {
 					var v any
 					if json.Unmarshal(pkg[k], &v) == nil {
-						fromJSON(v, "")
+						s.fromJSON(v, "")
 					}
 				}
 			}
-		case strings.HasPrefix(lower, ".mocharc") && (strings.HasSuffix(lower, ".yml") || strings.HasSuffix(lower, ".yaml")):
-			data, err := gaterules.Read(dir, name)
-			if err != nil {
-				continue
-			}
-			key := ""
-			for _, l := range strings.Split(string(data), "\n") {
-				t := strings.TrimSpace(l)
-				if item, ok := strings.CutPrefix(t, "- "); ok {
-					if key == "require" || key == "file" {
-						add(strings.Trim(strings.TrimSpace(item), `'"`))
-					}
-					continue
-				}
-				k, v, ok := strings.Cut(t, ":")
-				if !ok {
-					continue
-				}
-				key = strings.TrimSpace(k)
-				if v = strings.TrimSpace(v); v != "" && (key == "require" || key == "file") {
-					add(strings.Trim(v, `'"`))
-				}
-			}
-		case strings.HasPrefix(lower, ".mocharc") && strings.HasSuffix(lower, "json") || (isRunnerFile(name) || viteConfigRE.MatchString(lower)) && strings.HasSuffix(lower, ".json"):
+		case "yaml":
+			s.fromMocharc(string(data))
+		case "json":
 			var v any
-			if data, err := gaterules.Read(dir, name); err == nil && json.Unmarshal(data, &v) == nil {
-				fromJSON(v, "")
+			if json.Unmarshal(data, &v) == nil {
+				s.fromJSON(v, "")
 			}
-		case (isRunnerFile(name) || viteConfigRE.MatchString(lower)) && isSourceExt(path.Ext(name)):
-			src, err := gaterules.Read(dir, name)
-			if err != nil {
-				continue
-			}
-			t, ok := parseTree(name, src)
-			if !ok {
-				continue
-			}
-			walk(t.root(), func(n *sitter.Node) bool {
-				if n.Kind() != "pair" {
-					return true
-				}
-				k, v := n.ChildByFieldName("key"), n.ChildByFieldName("value")
-				if k == nil || v == nil || !setupKeys[strings.Trim(t.text(k), `'"`)] {
-					return true
-				}
-				walk(v, func(x *sitter.Node) bool {
-					if s, ok := literal(x, src); ok {
-						add(s)
-						return false
-					}
-					return true
-				})
-				return false
-			})
-			t.close()
+		case "script":
+			s.fromScript(name, data)
 		}
 	}
-	return out
+	return s.files
+}
+
+// setupSource says how a file at the root names setup files: as
+// package.json, a YAML .mocharc, a JSON configuration or a script; "" for
+// a file that names none.
+func setupSource(name string) string {
+	lower := strings.ToLower(name)
+	runner := isRunnerFile(name) || viteConfigRE.MatchString(lower)
+	switch {
+	case lower == "package.json":
+		return "package.json"
+	case strings.HasPrefix(lower, ".mocharc") && (strings.HasSuffix(lower, ".yml") || strings.HasSuffix(lower, ".yaml")):
+		return "yaml"
+	case strings.HasPrefix(lower, ".mocharc") && strings.HasSuffix(lower, "json") || runner && strings.HasSuffix(lower, ".json"):
+		return "json"
+	case runner && isSourceExt(path.Ext(name)):
+		return "script"
+	}
+	return ""
+}
+
+// setupSet gathers the setup files a checkout's configuration names.
+type setupSet struct {
+	dir   string
+	files map[string]bool
+}
+
+// add adds the file a setup spec names: a path in the checkout (with an
+// extension, or the first of sourceExts it has); a package's name is not
+// one.
+func (s setupSet) add(spec string) {
+	spec = strings.TrimPrefix(spec, "<rootDir>/")
+	if spec == "" || strings.HasPrefix(spec, "/") || !(strings.HasPrefix(spec, ".") || strings.Contains(spec, "/")) {
+		return // a package's name
+	}
+	p := path.Clean(spec)
+	if strings.HasPrefix(p, "../") || p == ".." || p == "." {
+		return
+	}
+	if isSourceExt(path.Ext(p)) {
+		s.files[p] = true
+		return
+	}
+	for _, ext := range sourceExts {
+		if _, err := gaterules.Read(s.dir, p+ext); err == nil {
+			s.files[p+ext] = true
+			return
+		}
+	}
+}
+
+// fromJSON adds the strings under setup keys of a JSON configuration.
+func (s setupSet) fromJSON(v any, key string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			s.fromJSON(x, k)
+		}
+	case []any:
+		for _, x := range v {
+			s.fromJSON(x, key)
+		}
+	case string:
+		if setupKeys[key] {
+			s.add(v)
+		}
+	}
+}
+
+// fromMocharc adds the files a YAML .mocharc requires or loads.
+func (s setupSet) fromMocharc(text string) {
+	key := ""
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if item, ok := strings.CutPrefix(t, "- "); ok {
+			if key == "require" || key == "file" {
+				s.add(strings.Trim(strings.TrimSpace(item), `'"`))
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(t, ":")
+		if !ok {
+			continue
+		}
+		key = strings.TrimSpace(k)
+		if v = strings.TrimSpace(v); v != "" && (key == "require" || key == "file") {
+			s.add(strings.Trim(v, `'"`))
+		}
+	}
+}
+
+// fromScript adds the strings under setup keys of a configuration written
+// in JavaScript or TypeScript, read with tree-sitter.
+func (s setupSet) fromScript(name string, src []byte) {
+	t, ok := parseTree(name, src)
+	if !ok {
+		return
+	}
+	defer t.close()
+	walk(t.root(), func(n *sitter.Node) bool {
+		if n.Kind() != "pair" {
+			return true
+		}
+		k, v := n.ChildByFieldName("key"), n.ChildByFieldName("value")
+		if k == nil || v == nil || !setupKeys[strings.Trim(t.text(k), `'"`)] {
+			return true
+		}
+		walk(v, func(x *sitter.Node) bool {
+			if str, ok := literal(x, src); ok {
+				s.add(str)
+				return false
+			}
+			return true
+		})
+		return false
+	})
 }
 
 // ProtectedFiles are JavaScript's and TypeScript's protected files: the

@@ -129,12 +129,7 @@ func asserts(t tree) []gaterules.Assertion {
 		if n.Kind() != "expression_statement" || n.NamedChildCount() == 0 || !isAssertion(n.NamedChild(0), t.src) {
 			return true
 		}
-		text := t.text(n)
-		first, _, _ := strings.Cut(text, "\n")
-		out = append(out, gaterules.Assertion{
-			Text: strings.Join(strings.Fields(text), " "), First: gaterules.Norm(first), Line: lineOf(n),
-			Multiline: n.EndPosition().Row > n.StartPosition().Row,
-		})
+		out = append(out, gaterules.AssertionOf(t.text(n), lineOf(n)))
 		return false
 	})
 	return out

@@ -3,16 +3,13 @@ package node
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/unidiff"
-	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // RegressionScope: the failing tests' files and the test files the patch
@@ -52,9 +49,6 @@ func isTestModule(p string) bool {
 // it); one without is the file with the first of sourceExts that exists,
 // else the directory's index file.
 
-// maxModules bounds the files the import graph reads.
-const maxModules = 20_000
-
 // module is one JavaScript or TypeScript file of the checkout.
 type module struct {
 	rel     string
@@ -69,31 +63,11 @@ func importSkipDir(name string) bool {
 
 // importGraph reads the checkout's modules and resolves their imports.
 func importGraph(dir string) ([]module, error) {
-	var rels []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != dir && importSkipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !isSourceExt(path.Ext(d.Name())) || strings.HasSuffix(d.Name(), ".d.ts") {
-			return nil
-		}
-		if len(rels) >= maxModules {
-			return filepath.SkipAll
-		}
-		rels = append(rels, untrusted.Rel(dir, p))
-		return nil
+	rels, err := gaterules.Modules(dir, importSkipDir, func(name string) bool {
+		return isSourceExt(path.Ext(name)) && !strings.HasSuffix(name, ".d.ts")
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read the JavaScript and TypeScript modules of %s: %w", dir, err)
+		return nil, err
 	}
 	exists := map[string]bool{}
 	for _, r := range rels {

@@ -93,12 +93,7 @@ func asserts(src []byte) []gaterules.Assertion {
 		if n.Kind() != "assert_statement" {
 			return true
 		}
-		text := n.Utf8Text(src)
-		first, _, _ := strings.Cut(text, "\n")
-		out = append(out, gaterules.Assertion{
-			Text: strings.Join(strings.Fields(text), " "), First: gaterules.Norm(first), Line: lineOf(n),
-			Multiline: n.EndPosition().Row > n.StartPosition().Row,
-		})
+		out = append(out, gaterules.AssertionOf(n.Utf8Text(src), lineOf(n)))
 		return false
 	})
 	return out

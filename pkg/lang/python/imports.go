@@ -3,16 +3,13 @@ package python
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/unidiff"
-	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // The regression gate's Python rule: the test modules that import a
@@ -24,9 +21,6 @@ import (
 // package. A name is the module whose dotted path from the root is that
 // name, or, when none is, those whose dotted path ends with it (a src/
 // layout, a tests directory on sys.path).
-
-// maxModules bounds the Python files the import graph reads.
-const maxModules = 20_000
 
 // RegressionScope: the failing tests' files and the test modules the patch
 // changes first, then the test modules importing the changed modules.
@@ -73,36 +67,17 @@ func dottedOf(rel string) string {
 
 // importGraph reads the checkout's Python modules and their imports.
 func importGraph(dir string) ([]module, error) {
-	var mods []module
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != dir && importSkipDir(d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".py") {
-			return nil
-		}
-		if len(mods) >= maxModules {
-			return filepath.SkipAll
-		}
-		rel := untrusted.Rel(dir, p)
+	rels, err := gaterules.Modules(dir, importSkipDir, func(name string) bool { return strings.HasSuffix(name, ".py") })
+	if err != nil {
+		return nil, err
+	}
+	mods := make([]module, 0, len(rels))
+	for _, rel := range rels {
 		m := module{rel: rel, dotted: dottedOf(rel)}
 		if src, err := gaterules.Read(dir, rel); err == nil {
 			m.imports = imports(rel, src)
 		}
 		mods = append(mods, m)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read the Python modules of %s: %w", dir, err)
 	}
 	return mods, nil
 }
