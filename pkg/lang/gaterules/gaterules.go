@@ -180,3 +180,33 @@ func EditedAssertions(file string, before, after []Assertion) []string {
 	}
 	return bad
 }
+
+// LineRules are a language's rules on the changed lines of a test file,
+// each line normalized (Norm): an added line Skip holds adds a skip (Skips
+// names it: "a skip", "a skip or a focus"), a removed one Assert holds
+// removes an assertion unless the patch adds it back; lines Comment holds
+// are passed over.
+type LineRules struct {
+	Skip, Assert, Comment func(line string) bool
+	Skips                 string
+}
+
+// EditedLines are the evidence of LineRules against the file p's changes;
+// added are the lines the patch adds (Added), where a removed line may be
+// added back.
+func EditedLines(p string, changes []unidiff.Line, added map[string]bool, r LineRules) []string {
+	var bad []string
+	for _, l := range changes {
+		t := Norm(l.Text)
+		if r.Comment != nil && r.Comment(t) {
+			continue
+		}
+		switch {
+		case l.Added() && r.Skip(t):
+			bad = append(bad, fmt.Sprintf("%s:%d: adds %s: %s", p, l.Number(), r.Skips, t))
+		case l.Removed() && r.Assert(t) && !added[t]:
+			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
+		}
+	}
+	return bad
+}

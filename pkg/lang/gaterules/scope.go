@@ -1,6 +1,8 @@
 package gaterules
 
 import (
+	"fmt"
+
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -32,4 +34,21 @@ func TestFiles(dir string, patch []unidiff.File, failing []string, resolve func(
 		}
 	}
 	return first, changed
+}
+
+// FileScope is the regression scope (a driver's RegressionScope) of a
+// language whose packages of tests are files: TestFiles first; then, when
+// dependents is true and the patch changes code, the test files that
+// importers (the test files importing the changed files, nearest first,
+// skip left out) finds.
+func FileScope(dir string, patch []unidiff.File, failing []string, resolve func(dir, id string) (testrun.Target, error), isCode, isTestModule func(string) bool, dependents bool, importers func(changed []string, skip map[string]bool) ([]Dependent, error)) ([]string, []string, error) {
+	first, changed := TestFiles(dir, patch, failing, resolve, isCode, isTestModule)
+	if len(changed) == 0 || !dependents {
+		return SortedKeys(first), nil, nil
+	}
+	deps, err := importers(changed, first)
+	if err != nil {
+		return SortedKeys(first), nil, fmt.Errorf("importers of the changed modules: %w", err)
+	}
+	return SortedKeys(first), Dirs(deps), nil
 }

@@ -70,21 +70,12 @@ func (Driver) TestEditViolations(dir string, f unidiff.File, patch []unidiff.Fil
 		return nil
 	}
 	bad := treeViolations(dir, f)
-	added := gaterules.Added(patch...)
-	for _, l := range f.Changes() {
-		t := gaterules.Norm(l.Text)
-		if isComment(t) {
-			continue
-		}
-		switch {
-		case l.Added() && skipRE.MatchString(t):
-			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip or a focus: %s", p, l.Number(), t))
-		case l.Removed() && assertRE.MatchString(t) && !added[t]:
-			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
-		}
-	}
-	return bad
+	return append(bad, gaterules.EditedLines(p, f.Changes(), gaterules.Added(patch...), lineRules)...)
 }
+
+// lineRules are the skips, focuses and assertions a test file's changed
+// lines show.
+var lineRules = gaterules.LineRules{Skip: skipRE.MatchString, Assert: assertRE.MatchString, Comment: isComment, Skips: "a skip or a focus"}
 
 // isComment reports a line that is a comment, or inside a block comment.
 func isComment(t string) bool {

@@ -54,18 +54,11 @@ func (Driver) TestEditViolations(dir string, f unidiff.File, _ []unidiff.File) [
 	if path.Base(p) == "conftest.py" {
 		bad = append(bad, fmt.Sprintf("%s: %s pytest's conftest.py (its fixtures and hooks decide what the tests below it run and report)", p, f.Verb()))
 	}
-	added := gaterules.Added(f)
-	for _, l := range f.Changes() {
-		t := gaterules.Norm(l.Text)
-		switch {
-		case l.Added() && skipRE.MatchString(t):
-			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Number(), t))
-		case l.Removed() && assertRE.MatchString(t) && !added[t]:
-			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
-		}
-	}
-	return bad
+	return append(bad, gaterules.EditedLines(p, f.Changes(), gaterules.Added(f), lineRules)...)
 }
+
+// lineRules are the skips and assertions a test file's changed lines show.
+var lineRules = gaterules.LineRules{Skip: skipRE.MatchString, Assert: assertRE.MatchString, Skips: "a skip"}
 
 // multilineAsserts names the assert statements over several lines that
 // the test file held before the patch and no longer holds as they were,

@@ -2,7 +2,6 @@ package python
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"strings"
 
@@ -25,15 +24,10 @@ import (
 // RegressionScope: the failing tests' files and the test modules the patch
 // changes first, then the test modules importing the changed modules.
 func (d Driver) RegressionScope(_ context.Context, dir string, patch []unidiff.File, failing []string, dependents bool) ([]string, []string, error) {
-	first, changed := gaterules.TestFiles(dir, patch, failing, d.Resolve, d.IsSource, isTestModule)
-	if len(changed) == 0 || !dependents {
-		return gaterules.SortedKeys(first), nil, nil
-	}
-	mods, err := importGraph(dir)
-	if err != nil {
-		return gaterules.SortedKeys(first), nil, fmt.Errorf("importers of the changed modules: %w", err)
-	}
-	return gaterules.SortedKeys(first), gaterules.Dirs(importers(mods, changed, first)), nil
+	return gaterules.FileScope(dir, patch, failing, d.Resolve, d.IsSource, isTestModule, dependents, func(changed []string, skip map[string]bool) ([]gaterules.Dependent, error) {
+		mods, err := importGraph(dir)
+		return importers(mods, changed, skip), err
+	})
 }
 
 // RegressionTerms word the regression gate's evidence.

@@ -22,18 +22,11 @@ func (Driver) TestEditViolations(_ string, f unidiff.File, patch []unidiff.File)
 	if !strings.HasSuffix(p, "_test.toy") {
 		return nil
 	}
-	var bad []string
-	added := gaterules.Added(patch...)
-	for _, l := range f.Changes() {
-		t := gaterules.Norm(l.Text)
-		switch {
-		case l.Added() && t == "skip":
-			bad = append(bad, fmt.Sprintf("%s:%d: adds a skip: %s", p, l.Number(), t))
-		case l.Removed() && strings.HasPrefix(t, "expect ") && !added[t]:
-			bad = append(bad, fmt.Sprintf("%s:%d: removes an assertion: %s", p, l.Number(), t))
-		}
-	}
-	return bad
+	return gaterules.EditedLines(p, f.Changes(), gaterules.Added(patch...), gaterules.LineRules{
+		Skip:   func(t string) bool { return t == "skip" },
+		Assert: func(t string) bool { return strings.HasPrefix(t, "expect ") },
+		Skips:  "a skip",
+	})
 }
 
 // DeletedTests: a test line removed from a test file and added nowhere.
