@@ -12,6 +12,12 @@
 // discount"), lists them, measures
 // per-test coverage, runs the static checks an edit is held to, tells test
 // files and test data from code, and finds declarations.
+//
+// A language's rules for the gates and the judge's context are
+// capabilities a driver may implement, small interfaces their consumers
+// declare (pkg/validators, pkg/judge) and ask for with a type assertion.
+// The drivers are registered in one place, pkg/lang/all; every driver
+// passes one conformance suite, pkg/lang/langtest.
 package lang
 
 import (
