@@ -21,6 +21,8 @@ import (
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -148,11 +150,12 @@ func newRig(t *testing.T, agent worker.Agent) *rig {
 	r.pipeline = &worker.Pipeline{
 		NewAgent:  func() worker.Agent { return agent },
 		Policy:    "scripted",
-		Gates:     validators.New(testrun.Runner{Timeout: 2 * time.Minute}, validators.Config{}, log),
+		Gates:     validators.New(validators.Config{}, log),
 		Judge:     judge.NotRun{},
 		Publisher: r.publisher,
 		Ledger:    r.store,
 		WorkDir:   t.TempDir(),
+		Languages: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 2 * time.Minute}}),
 		Log:       log,
 	}
 	return r
