@@ -230,8 +230,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 func TestSetupBuildsNoSourceDistributionUnlessAllowed(t *testing.T) {
 	d := pythonDriver(t)
 	ctx := confined(t)
-	// In the repository's cache, which setup may write.
-	marker := filepath.Join(sandbox.CacheDir(ctx), "sdist-backend-ran")
+	// In pip's download cache, the one directory of the repository's cache
+	// that a setup may write whatever its key (sandbox.Cmd.Fill).
+	marker := filepath.Join(sandbox.CacheDir(ctx), "python", "pip", "sdist-backend-ran")
+	// There before the first setup, so that a backend that ran would leave
+	// its mark rather than fail to.
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	fn, data := sdist(t, "redfix-sdistonly", "1.0", marker, map[string]string{"redfix_sdistonly.py": "BUILT = 'from source'\n"})
 	ix := newSimpleIndex(t, map[string][]byte{fn: data})
 	d.IndexURL = ix.URL + "/simple/"
