@@ -111,6 +111,9 @@ func goBuild(ctx context.Context, dir string, tags []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
 	args := []string{"build", "-o", tmp + string(filepath.Separator)}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
