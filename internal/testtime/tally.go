@@ -63,7 +63,10 @@ func Read(r io.Reader, out io.Writer) (*Tally, error) {
 		case e.Action == "build-output":
 			io.WriteString(out, e.Output)
 		case e.Action == "output" && e.Test == "":
-			io.WriteString(out, e.Output)
+			// go test without -v says PASS only by its "ok" line.
+			if e.Output != "PASS\n" {
+				io.WriteString(out, e.Output)
+			}
 		case e.Action == "run":
 			if tl.started == nil {
 				tl.started = map[key]bool{}
