@@ -40,6 +40,7 @@ func pythonContext(t *testing.T, dir string) context.Context {
 // naming the test by its node id, with the failing assertion's message
 // and frames relative to the repository.
 func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	ctx := pythonContext(t, dir)
@@ -142,6 +143,7 @@ func TestProcessDropsRepositoryNoDriverKnows(t *testing.T) {
 // requirement is on no index the driver can reach) is dropped with the
 // setup command that failed and its output, not retried, and no test run.
 func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	// An index that refuses connections: a port that was free a moment ago.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -184,6 +186,7 @@ func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
 // Without Languages triage is Go's as before: the same Python report's
 // test cannot be named by go test, and is dropped as such.
 func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	store, queue := newMemStore(), &memQueue{}
@@ -204,6 +207,7 @@ func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
 // failure of the test file: reproduced with the driver, bisected to the
 // commit that broke the import, and queued naming the file.
 func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.CalcUncollected...)
 	ctx := pythonContext(t, dir)
