@@ -40,6 +40,7 @@ func pythonContext(t *testing.T, dir string) context.Context {
 // naming the test by its node id, with the failing assertion's message
 // and frames relative to the repository.
 func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	ctx := pythonContext(t, dir)
@@ -145,6 +146,7 @@ func TestProcessDropsRepositoryNoDriverKnows(t *testing.T) {
 // the requirement installs, is triaged at once and queued, not dropped as
 // "same failure as task …" for the verdict's hours.
 func TestProcessPythonSetupFailureFailsAndTheNextReportRetries(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	// An index that refuses connections: a port that was free a moment ago.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -207,6 +209,7 @@ func TestProcessPythonSetupFailureFailsAndTheNextReportRetries(t *testing.T) {
 // Without Languages triage is Go's as before: the same Python report's
 // test cannot be named by go test, and is dropped as such.
 func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	store, queue := newMemStore(), &memQueue{}
@@ -227,6 +230,7 @@ func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
 // failure of the test file: reproduced with the driver, bisected to the
 // commit that broke the import, and queued naming the file.
 func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.CalcUncollected...)
 	ctx := pythonContext(t, dir)

@@ -54,6 +54,7 @@ func rejections(n map[string]int) string {
 // round on its task (gates, patch, trajectory, the attempt that ran it), a
 // reason that tells both rounds, and the round-1 rejection counted.
 func TestConsumerRecordsEveryRound(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
 	r := newRig(t, secondGuessAgent{})
@@ -98,6 +99,7 @@ func TestConsumerRecordsEveryRound(t *testing.T) {
 // queue gave the job to a second worker while the first still ran it):
 // both repair it, and its rejection is counted and recorded once.
 func TestConsumerCountsARedeliveredJobOnce(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: time.Second, MaxDeliver: 3})
 	tk := demoTask(s, "fp-twice")

@@ -127,6 +127,7 @@ func offlineTask(t *testing.T, ctx context.Context, c offlineCase) task.Task {
 }
 
 func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test in real repositories")
 	}

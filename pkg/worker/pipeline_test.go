@@ -194,6 +194,7 @@ func gate(gates []task.Gate, name string) (task.Gate, bool) {
 }
 
 func TestRepairPublishesOnceAFixThatPassesTheGates(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	tk := demoTask(s, "fp-demo-fix")
@@ -248,6 +249,7 @@ func TestRepairPublishesOnceAFixThatPassesTheGates(t *testing.T) {
 }
 
 func TestRepairRejects(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	for _, tc := range []struct {
 		name   string
@@ -309,6 +311,7 @@ func TestRepairRejects(t *testing.T) {
 }
 
 func TestRepairPermanentErrors(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	notGit := t.TempDir()
 	for _, tc := range []struct {
@@ -337,6 +340,7 @@ func TestRepairPermanentErrors(t *testing.T) {
 }
 
 func TestRepairCancelledIsNotPermanent(t *testing.T) {
+	t.Parallel()
 	// A workspace that cannot be made because the worker is stopping is not
 	// a reason to drop the job.
 	s := sample(t)
@@ -371,6 +375,7 @@ func (p *flakyPublisher) Publish(ctx context.Context, pr publish.PullRequest) (s
 }
 
 func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	flaky := &flakyPublisher{Publisher: r.pipeline.Publisher}
@@ -438,6 +443,7 @@ func (p *gatedPublisher) Publish(ctx context.Context, pr publish.PullRequest) (s
 // job went to a second worker): only one may hold the publish claim, so
 // one pull request is published.
 func TestConcurrentDeliveriesPublishOnce(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	gated := &gatedPublisher{Publisher: r.pipeline.Publisher, entered: make(chan struct{}), release: make(chan struct{})}
