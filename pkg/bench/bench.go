@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -68,7 +69,11 @@ type Result struct {
 	// Solved1: the first episode solved it; SolvedK: one of the K did.
 	Solved1 bool    `json:"solved_at_1"`
 	SolvedK bool    `json:"solved_at_k"`
-	Seconds float64 `json:"seconds"`
+	// RevertOffered: an episode found no fix but that undoing the culprit
+	// passes, and the revert, scored as a patch would be, solves the task:
+	// an answer an on-call engineer can act on, counted apart from fixes.
+	RevertOffered bool    `json:"revert_offered,omitempty"`
+	Seconds       float64 `json:"seconds"`
 }
 
 // Sample is one episode of a task, with its gates' verdicts and its score.
@@ -97,6 +102,12 @@ type Sample struct {
 	// passing and changes no test file. Score says why not.
 	Solved bool   `json:"solved"`
 	Score  string `json:"score,omitempty"`
+	// RevertPasses: the episode left no patch but said that undoing the
+	// blame commit's change made the failing tests pass; RevertSolves: the
+	// culprit's revert, scored as a patch, solves the task (Score says why
+	// not).
+	RevertPasses bool `json:"revert_passes,omitempty"`
+	RevertSolves bool `json:"revert_solves,omitempty"`
 	// Golden compares the patch with the person's fix: "same", "differs",
 	// "no-patch" or "no-golden".
 	Golden string `json:"golden"`
@@ -311,6 +322,18 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 				}
 				s.Score = "could not score: " + err.Error()
 			}
+		} else if o.Agent.RevertPasses {
+			// No fix, but the agent found that undoing the culprit passes:
+			// an answer for a revert, checked here as a fix would be.
+			r.Progress.Step(fmt.Sprintf("%s: scoring episode %d's revert", t.ID, n))
+			s.RevertPasses = true
+			s.RevertSolves, s.Score, err = r.scoreRevert(ctx, prep, t)
+			if err != nil {
+				if ctx.Err() != nil {
+					return res
+				}
+				s.Score = "could not score the revert: " + err.Error()
+			}
 		} else {
 			s.Score = "no patch"
 		}
@@ -320,6 +343,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 			res.Solved1 = s.Solved
 		}
 		res.SolvedK = res.SolvedK || s.Solved
+		res.RevertOffered = res.RevertOffered || s.RevertSolves
 	}
 	res.Seconds = time.Since(started).Seconds()
 	return res
@@ -518,3 +542,44 @@ func safeName(id string) string {
 
 // ErrNoTasks is returned for a tasks file with no task.
 var ErrNoTasks = errors.New("no tasks")
+
+// scoreRevert scores the revert of the task's culprit as a patch (score):
+// the culprit's change undone on the task's commit, its test files left as
+// they are.
+func (r *Runner) scoreRevert(ctx context.Context, p prepared, t Task) (bool, string, error) {
+	blame := p.blame.Blame
+	if blame == "" {
+		return false, "no culprit to revert", nil
+	}
+	repo := gitrepo.Repo{Dir: p.repo}
+	diff, err := repo.Git(ctx, "diff", "--no-color", "--no-ext-diff", blame, blame+"^")
+	if err != nil {
+		return false, "", fmt.Errorf("revert of %s: %w", blame, err)
+	}
+	files, err := unidiff.Parse(diff)
+	if err != nil {
+		return false, "the culprit's revert does not parse: " + err.Error(), nil
+	}
+	var code []string
+	for _, f := range files {
+		name := f.NewPath
+		if name == "" || name == "/dev/null" {
+			name = f.OldPath
+		}
+		if !p.lang.IsTestFile(name) {
+			code = append(code, name)
+		}
+	}
+	if len(code) == 0 {
+		return false, "the culprit changed only test files", nil
+	}
+	args := append([]string{"diff", "--no-color", "--no-ext-diff", blame, blame + "^", "--"}, code...)
+	if diff, err = repo.Git(ctx, args...); err != nil {
+		return false, "", fmt.Errorf("revert of %s: %w", blame, err)
+	}
+	ok, why, err := r.score(ctx, p, t, diff)
+	if why != "" {
+		why = "the culprit's revert: " + why
+	}
+	return ok, why, err
+}

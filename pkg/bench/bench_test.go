@@ -36,6 +36,8 @@ type scriptedStep struct {
 	files     map[string]string // path → new content
 	published bool
 	rejectBy  string
+	// revert: no patch, and the agent says only undoing the culprit passed.
+	revert bool
 }
 
 func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, error) {
@@ -63,7 +65,7 @@ func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, err
 	if err != nil {
 		return worker.Outcome{}, err
 	}
-	o := worker.Outcome{Agent: harness.Result{Patch: patch, Steps: 3, Stop: "exit"}, Steps: 3,
+	o := worker.Outcome{Agent: harness.Result{Patch: patch, Steps: 3, Stop: "exit", RevertPasses: st.revert}, Steps: 3,
 		Trajectory: []byte(`{"step":1,"policy":"scripted","action":{"name":"read_file","args":{"path":"calc.go"}},"observation":{"content":"package calc"}}` + "\n")}
 	switch {
 	case st.published:
@@ -338,5 +340,78 @@ func TestAdd(t *testing.T) {
 	}
 	if !slices.Contains(told, "TestFirst") || !slices.Contains(told, "TestAdd") {
 		t.Errorf("the agent is told of %v, want TestFirst and TestAdd", told)
+	}
+}
+
+// An episode that found no fix but that undoing the culprit passes is an
+// answer: bench scores the culprit's revert as it scores a patch, and
+// counts a task so answered apart from one with no answer. A culprit whose
+// revert does not make the tests pass counts for nothing.
+func TestBenchCountsARevertAsAnAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	dir, shas := buildHistory(t, ctx, []string{`calc
+-- go.mod --
+module example.com/calc
+
+go 1.21
+-- calc.go --
+package calc
+
+// Add returns a plus b.
+func Add(a, b int) int { return a + b }
+-- calc_test.go --
+package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %d, want 5", got)
+	}
+}
+`, `calc: add Twice, and break Add
+-- calc.go --
+package calc
+
+// Add returns a plus b.
+func Add(a, b int) int { return a - b }
+
+// Twice doubles n.
+func Twice(n int) int { return 2 * n }
+`, `calc: a package comment
+-- doc.go --
+// Package calc does arithmetic.
+package calc
+`})
+	tasks := []Task{
+		{ID: "culprit", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Blame: shas[1]},
+		{ID: "innocent", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Blame: shas[2]},
+	}
+	rep := &scripted{steps: []scriptedStep{{revert: true}}}
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	res, err := r.Run(ctx, tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].Error != "" || res[1].Error != "" {
+		t.Fatalf("results: %+v", res)
+	}
+	if s := res[0].Samples[0]; !s.RevertPasses || !s.RevertSolves || res[0].SolvedK || !res[0].RevertOffered {
+		t.Errorf("the culprit's revert: %+v (offered %v)", s, res[0].RevertOffered)
+	}
+	if s := res[1].Samples[0]; !s.RevertPasses || s.RevertSolves || res[1].RevertOffered || !strings.Contains(s.Score, "the culprit's revert: the failing tests do not pass") {
+		t.Errorf("a revert that does not fix: %+v", s)
+	}
+	sum := Summarize("scripted", 1, res)
+	if sum.SolvedK != 0 || sum.RevertOffered != 1 {
+		t.Errorf("summary: %+v", sum)
+	}
+	var table strings.Builder
+	if err := WriteTable(&table, res, sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), "1 more answered by a revert") || !strings.Contains(table.String(), "revert") {
+		t.Errorf("the table does not show the revert:\n%s", table.String())
 	}
 }

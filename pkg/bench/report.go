@@ -28,6 +28,9 @@ type Summary struct {
 	SolvedK int     `json:"solved_at_k"`
 	SR1     float64 `json:"sr_at_1"`
 	SRK     float64 `json:"sr_at_k"`
+	// RevertOffered counts the tasks no episode fixed where one found that
+	// undoing the culprit passes, and the revert solves the task.
+	RevertOffered int `json:"revert_offered"`
 	// Episodes counts every episode; Published those the gates and the
 	// judge let through, PublishedSolved those of them that solve the task.
 	// Precision is PublishedSolved ÷ Published (absent when nothing was
@@ -65,6 +68,8 @@ func Summarize(policy string, k int, results []Result) Summary {
 		}
 		if r.SolvedK {
 			s.SolvedK++
+		} else if r.RevertOffered {
+			s.RevertOffered++
 		}
 		s.Seconds += r.Seconds
 		for _, e := range r.Samples {
@@ -131,7 +136,7 @@ func WriteTable(w io.Writer, results []Result, s Summary) error {
 			golden[e.Golden]++
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d (%d right)\t%d\t%d\t$%.4f\t%.0fs\t%s\t%s\n",
-			r.ID, r.LinesChanged, yesNo(r.Solved1), yesNo(r.SolvedK), pub, len(r.Samples), pubSolved,
+			r.ID, r.LinesChanged, yesNo(r.Solved1), answerK(r), pub, len(r.Samples), pubSolved,
 			steps, tokens, cost, r.Seconds, counts(rejected), counts(golden))
 	}
 	if err := tw.Flush(); err != nil {
@@ -153,7 +158,11 @@ func (s Summary) Line() string {
 	if s.Errors > 0 {
 		fmt.Fprintf(&b, " (%d more could not be replayed)", s.Errors)
 	}
-	fmt.Fprintf(&b, ": SR@1 %s (%d), SR@%d %s (%d)\n", pct(s.SR1), s.Solved1, s.K, pct(s.SRK), s.SolvedK)
+	fmt.Fprintf(&b, ": SR@1 %s (%d), SR@%d %s (%d)", pct(s.SR1), s.Solved1, s.K, pct(s.SRK), s.SolvedK)
+	if s.RevertOffered > 0 {
+		fmt.Fprintf(&b, "; %d more answered by a revert (only undoing the culprit passes)", s.RevertOffered)
+	}
+	b.WriteString("\n")
 	prec := "n/a (nothing published)"
 	if s.Precision != nil {
 		prec = pct(*s.Precision)
@@ -167,6 +176,14 @@ func (s Summary) Line() string {
 	}
 	fmt.Fprintf(&b, "rejected by: %s; against the golden fix: %s", counts(s.RejectedBy), counts(s.Golden))
 	return b.String()
+}
+
+// answerK is the task's SR@K cell: solved, answered by a revert, or not.
+func answerK(r Result) string {
+	if !r.SolvedK && r.RevertOffered {
+		return "revert"
+	}
+	return yesNo(r.SolvedK)
 }
 
 func yesNo(b bool) string {

@@ -51,6 +51,11 @@ type Result struct {
 	// KeptPassing: a budget ended the episode after the agent changed a
 	// state that passed; Patch is that state, restored in the workspace.
 	KeptPassing bool `json:"kept_passing,omitempty"`
+	// RevertPasses: the agent found no fix, but undoing the blame commit's
+	// change made the failing tests pass; an answer worth a revert, told
+	// apart from finding nothing (the agent's word, checked where it is
+	// counted: bench scores the revert itself).
+	RevertPasses bool `json:"revert_passes,omitempty"`
 	// Edits and EditFailures count edit actions, and those that did not
 	// apply (a SEARCH that matched nothing, a bad block).
 	Edits        int `json:"edits"`

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -250,6 +251,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		if summary, ok := s.Exited(); ok {
 			res.Stop = StopExit
 			res.Summary = summary
+			res.RevertPasses = s.RevertPasses()
 			break
 		}
 		if repeats >= h.cfg.MaxRepeats {
@@ -280,6 +282,10 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 			res.Patch, res.TestsPassed, res.KeptPassing = passing, true, true
 			log.Info("kept the last state that passed the failing tests", zap.Int("patch_bytes", len(passing)))
 		}
+	}
+	if strings.TrimSpace(res.Patch) != "" {
+		// A patch left behind is the answer, not the revert.
+		res.RevertPasses = false
 	}
 	res.Spend = h.spent().Sub(spentBefore)
 

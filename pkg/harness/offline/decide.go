@@ -28,7 +28,9 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		return s.exit(s.fixedSummary())
 	case modeIdle:
 		if s.revertPassed != nil {
-			return s.exit(s.revertSummary())
+			summary := s.revertSummary()
+			s.done = true
+			return s.act(intentNone, tools.Exit, "Done: "+firstLine(summary), tools.ExitArgs{Summary: summary, RevertPasses: true})
 		}
 	case modeStuck:
 		return s.exit(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))

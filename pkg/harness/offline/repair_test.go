@@ -123,7 +123,13 @@ func TestRepairs(t *testing.T) {
 				if !strings.HasPrefix(res.Summary, "No fix found: only a revert passes.") {
 					t.Errorf("summary = %q", res.Summary)
 				}
+				if !res.RevertPasses {
+					t.Error("the result does not say that only a revert passes: it reads as finding nothing")
+				}
 				return
+			}
+			if res.RevertPasses {
+				t.Errorf("the result says only a revert passes, in a scenario that is not a revert: %s", res.Summary)
 			}
 			if !sc.fixable {
 				if res.TestsPassed || out.OK() {

@@ -56,6 +56,8 @@ type Session struct {
 	ws     *workspace.Workspace
 	t      task.Task
 	exited *string // the summary, once exit ran
+	// revertPasses: exit said that only undoing the blame commit passed.
+	revertPasses bool
 
 	// oraclePassed: the last run of the oracle tests passed and no edit
 	// came after it.
@@ -113,6 +115,10 @@ func (s *Session) Exited() (summary string, ok bool) {
 	}
 	return *s.exited, true
 }
+
+// RevertPasses reports whether exit said that no fix was found but undoing
+// the blame commit's change made the failing tests pass.
+func (s *Session) RevertPasses() bool { return s.revertPasses }
 
 // problem is an observation of something the policy can fix.
 func problem(format string, args ...any) Observation {
