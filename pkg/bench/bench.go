@@ -16,10 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -67,8 +67,8 @@ type Result struct {
 	Error   string   `json:"error,omitempty"`
 	Samples []Sample `json:"samples,omitempty"`
 	// Solved1: the first episode solved it; SolvedK: one of the K did.
-	Solved1 bool    `json:"solved_at_1"`
-	SolvedK bool    `json:"solved_at_k"`
+	Solved1 bool `json:"solved_at_1"`
+	SolvedK bool `json:"solved_at_k"`
 	// RevertOffered: an episode found no fix but that undoing the culprit
 	// passes, and the revert, scored as a patch would be, solves the task:
 	// an answer an on-call engineer can act on, counted apart from fixes.
