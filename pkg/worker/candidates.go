@@ -162,6 +162,10 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 		c.status, c.reason, c.gates = "", "", nil
 		if strings.TrimSpace(res.Patch) == "" {
 			c.status, c.reason = task.StatusNoPatch, "the agent made no change: "+firstLine(res.Summary)
+			if res.RevertPasses {
+				// An answer, not nothing: the task says so first.
+				c.reason = "only a revert passes (undoing the culprit's change makes the failing tests pass; no fix found): " + firstLine(res.Summary)
+			}
 			c.endRound(res, mark, task.RoundNoChange, c.reason)
 			return
 		}

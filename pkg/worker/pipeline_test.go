@@ -45,6 +45,8 @@ type edit struct{ file, old, new string }
 type scriptedAgent struct {
 	edits       []edit
 	testsPassed bool
+	// revert: the agent's exit says only undoing the culprit passed.
+	revert bool
 	err         error // returned instead of a result
 	// block, when set, makes Run wait for ctx to end and return its error;
 	// started is closed (once) when it begins waiting.
@@ -82,7 +84,7 @@ func (a scriptedAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.
 	if err != nil {
 		return harness.Result{}, err
 	}
-	return harness.Result{Patch: diff, Summary: "scripted edits", TestsPassed: a.testsPassed, Steps: len(a.edits), Stop: "exit"}, nil
+	return harness.Result{Patch: diff, Summary: "scripted edits", TestsPassed: a.testsPassed, Steps: len(a.edits), Stop: "exit", RevertPasses: a.revert && diff == ""}, nil
 }
 
 // countingPublisher counts the calls that reach the real publisher.
@@ -275,6 +277,11 @@ func TestRepairRejects(t *testing.T) {
 			name:   "no change",
 			agent:  scriptedAgent{testsPassed: true},
 			reason: "the agent made no change",
+		},
+		{
+			name:   "only a revert passes",
+			agent:  scriptedAgent{revert: true},
+			reason: "only a revert passes (undoing the culprit's change makes the failing tests pass; no fix found)",
 		},
 		{
 			name:   "change the agent saw failing",
