@@ -47,7 +47,7 @@ type scriptedAgent struct {
 	testsPassed bool
 	// revert: the agent's exit says only undoing the culprit passed.
 	revert bool
-	err         error // returned instead of a result
+	err    error // returned instead of a result
 	// block, when set, makes Run wait for ctx to end and return its error;
 	// started is closed (once) when it begins waiting.
 	block   bool
