@@ -355,3 +355,31 @@ func slug(heading string) string {
 	}
 	return b.String()
 }
+
+// TestCIRunsTheREADMEsTestCommand: .ci/run runs, on a line of its own,
+// exactly the command the README gives for the whole test suite.
+func TestCIRunsTheREADMEsTestCommand(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", ".ci", "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var command string
+	for _, l := range strings.Split(string(readme), "\n") {
+		if cmd, ok := strings.CutSuffix(l, "# the whole test suite"); ok {
+			command = strings.TrimSpace(cmd)
+		}
+	}
+	if command == "" {
+		t.Fatal(`the README gives no command marked "# the whole test suite"`)
+	}
+	for _, l := range strings.Split(string(ci), "\n") {
+		if strings.TrimSpace(l) == command {
+			return
+		}
+	}
+	t.Errorf(".ci/run does not run the README's test command %q on a line of its own", command)
+}

@@ -2,12 +2,13 @@
 // what `go test` would have printed without -json (each package's result,
 // the output of the tests that failed, build errors), then the slowest
 // tests and packages of the run: the suite's time budget, kept by a tool
-// (docs/testing.md). .ci/run pipes the README's test command through it:
+// (docs/testing.md). The README's test command, which .ci/run runs, is go
+// test piped through it:
 //
 //	go test -race -timeout 45m -json ./... | go run ./internal/testtime
 //
-// It exits 0 once its input ends: the run's status is go test's own (the
-// pipeline's, under pipefail).
+// Its status is the run's: 1 when a package failed or did not build, or
+// when go test reported no package at all, else 0.
 package main
 
 import (
@@ -45,5 +46,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	tl.Print(stdout, *n)
+	switch {
+	case tl.Failed:
+		return 1
+	case len(tl.Packages) == 0:
+		fmt.Fprintln(stderr, "testtime: go test reported no package")
+		return 1
+	}
 	return 0
 }

@@ -33,6 +33,8 @@ type Timing struct {
 type Tally struct {
 	Tests    []Timing
 	Packages []Timing
+	// Failed: a package failed, or did not build.
+	Failed bool
 
 	started  map[key]bool          // the tests that ran
 	children map[key]time.Duration // a test's ended subtests' times, added up
@@ -62,6 +64,8 @@ func Read(r io.Reader, out io.Writer) (*Tally, error) {
 		switch {
 		case e.Action == "build-output":
 			io.WriteString(out, e.Output)
+		case e.Action == "build-fail":
+			tl.Failed = true
 		case e.Action == "output" && e.Test == "":
 			// go test without -v says PASS only by its "ok" line.
 			if e.Output != "PASS\n" {
@@ -78,6 +82,7 @@ func Read(r io.Reader, out io.Writer) (*Tally, error) {
 			// A package that failed may have tests that never ended (a
 			// panic, a timeout): their output is what explains it.
 			if e.Action == "fail" {
+				tl.Failed = true
 				flushPackage(out, held, e.Package)
 			}
 			tl.Packages = append(tl.Packages, timing(e))

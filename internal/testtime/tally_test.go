@@ -70,8 +70,8 @@ func TestLoud(t *testing.T) {
 	if got := strings.Join(tests, " "); got != "TestQuiet:pass TestLoud:fail TestC:pass" {
 		t.Errorf("top-level tests: %s", got)
 	}
-	if len(tl.Packages) != 3 {
-		t.Errorf("packages: %+v", tl.Packages)
+	if len(tl.Packages) != 3 || !tl.Failed {
+		t.Errorf("packages: %+v, failed %v", tl.Packages, tl.Failed)
 	}
 	var report bytes.Buffer
 	tl.Print(&report, 2)
@@ -115,5 +115,27 @@ func TestSlowest(t *testing.T) {
 	}
 	if ts[0].Test != "a" {
 		t.Error("Slowest reordered its argument")
+	}
+}
+
+// The command's status is the run's: 0 when every package passed, 1 when
+// one failed or none was reported (go test did not start), whatever the
+// shell does with a pipeline's status.
+func TestStatusIsTheRuns(t *testing.T) {
+	t.Parallel()
+	pass := `{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.1}
+{"Action":"pass","Package":"p","Elapsed":0.2}
+`
+	fail := pass + `{"Action":"fail","Package":"q","Elapsed":0.3}
+`
+	for _, c := range []struct {
+		name, in string
+		want     int
+	}{{"passed", pass, 0}, {"failed", fail, 1}, {"nothing", "go: cannot find main module\n", 1}} {
+		var out, errs bytes.Buffer
+		if got := run(nil, strings.NewReader(c.in), &out, &errs); got != c.want {
+			t.Errorf("%s: status %d, want %d\n%s%s", c.name, got, c.want, out.String(), errs.String())
+		}
 	}
 }
