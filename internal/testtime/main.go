@@ -42,7 +42,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	tl, err := Read(in, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "testtime: read go test -json: %v\n", err)
+		fmt.Fprintf(stderr, "testtime: read the test events: %v\n", err)
 		return 1
 	}
 	tl.Print(stdout, *n)
@@ -50,7 +50,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case tl.Failed:
 		return 1
 	case len(tl.Packages) == 0:
-		fmt.Fprintln(stderr, "testtime: go test reported no package")
+		fmt.Fprintln(stderr, "testtime: the run reported no package")
 		return 1
 	}
 	return 0
