@@ -68,6 +68,17 @@ func (s *Server) WebURL(path string) string { return s.URL + "/" + path }
 // CloneURL is where git reaches the project at path.
 func (s *Server) CloneURL(path string) string { return s.WebURL(path) + ".git" }
 
+// RepoDir is the bare repository of the project at path ("" when there
+// is none). It takes the lock.
+func (s *Server) RepoDir(path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.Project(path); ok {
+		return p.Dir
+	}
+	return ""
+}
+
 // Git runs git in the bare repository of the project at path (to read
 // what was pushed). It takes the lock.
 func (s *Server) Git(path string, args ...string) (string, error) {
