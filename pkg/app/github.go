@@ -1,6 +1,10 @@
 package app
 
 import (
+	"strings"
+
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/forge/github/deliveries"
@@ -54,6 +58,9 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 		return nil
 	}
 	filter := githubFilter(cfg)
+	if s.GitHub.Clients().App() == nil {
+		warnTokenPatterns(filter.Names(), s.log.Named("resync"))
+	}
 	return &deliveries.Resync{
 		Forge:    s.GitHub,
 		Names:    filter.Names(),
@@ -65,5 +72,30 @@ func (s *System) Resync(cfg config.Config) *deliveries.Resync {
 		// The bot's replicas resync once per interval between them.
 		Turns: s.Store,
 		Owner: processOwner(),
+	}
+}
+
+// warnTokenPatterns says, at warn level, what a resync with a plain token
+// cannot look at: a token lists no repositories, so the resync asks for
+// each repository named in full, and a pattern (acme/*) names none. With
+// only patterns it looks at nothing at all.
+func warnTokenPatterns(names []string, log *zap.Logger) {
+	var patterns, full []string
+	for _, n := range names {
+		if strings.ContainsAny(n, "*?[") {
+			patterns = append(patterns, n)
+		} else if strings.Contains(n, "/") {
+			full = append(full, n)
+		}
+	}
+	switch {
+	case len(patterns) > 0 && len(full) == 0:
+		log.Warn("the resync looks at no repository: with a plain token it cannot list the repositories a pattern matches; name them in full in github.allow or github.repositories, or use a GitHub App",
+			zap.Strings("patterns", patterns))
+	case len(patterns) > 0:
+		log.Warn("the resync looks only at the repositories named in full: with a plain token it cannot list the repositories a pattern matches; name them, or use a GitHub App",
+			zap.Strings("patterns", patterns), zap.Strings("looked_at", full))
+	case len(full) == 0:
+		log.Warn("the resync looks at no repository: with a plain token it asks for the repositories named in github.allow or github.repositories, and none is")
 	}
 }

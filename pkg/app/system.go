@@ -28,6 +28,7 @@ import (
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/retry"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
@@ -72,8 +73,11 @@ type System struct {
 	rdb     redis.UniversalClient
 	closers []func()
 
-	triage  *triage.Metrics
-	sandbox *sandbox.Gauge
+	// triage counts what triage made of the reports; registered by the
+	// bot's Handler or RunTriage, never by a worker.
+	triage     *triage.Metrics
+	triageOnce sync.Once
+	sandbox    *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
 	modelErrors     *prometheus.CounterVec
@@ -147,7 +151,6 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		return nil, err
 	}
 	s.Registry.MustRegister(s.Jobs.MalformedMetric())
-	s.triage = triage.NewMetrics(s.Registry)
 	s.waits = &triage.Waits{Tasks: s.Store}
 	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
@@ -269,12 +272,21 @@ func (s *System) RegisterClusterMetrics() {
 	})
 }
 
-// Handler is the bot's HTTP handler; it registers the cluster metrics.
+// triageMetrics registers triage's metrics, once: the bot's series
+// (RunTriage counts into them; the bot's Handler shows them from its start).
+func (s *System) triageMetrics() *triage.Metrics {
+	s.triageOnce.Do(func() { s.triage = triage.NewMetrics(s.Registry) })
+	return s.triage
+}
+
+// Handler is the bot's HTTP handler; it registers the cluster metrics and
+// triage's.
 func (s *System) Handler(cfg config.Config) http.Handler {
 	s.RegisterClusterMetrics()
 	// GitHub's webhook is served whether or not credentials are
 	// configured: its deliveries are stored, and a run's is refused when
 	// it is processed (nothing can read the run).
+	s.triageMetrics()
 	hooks := map[string]http.Handler{
 		github.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook")),
 		gitlab.Name: s.gitlabWebhook(cfg),
@@ -283,6 +295,8 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, Webhooks: hooks, Land: s.Store, Quarantine: s.Store,
 		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: forge.ChangeState(s.Forges, s.Store),
+		Retry:   retry.Retrier{State: s.Store, Jobs: s.Jobs},
+		Sandbox: func() string { return s.Sandbox.String() },
 	}, s.log.Named("http")).Handler()
 }
 
@@ -333,7 +347,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t,
 		// Each forge's stored events, by the kind its webhook stores them as.
 		Events: map[string]triage.Events{event.Kind: s.githubProcessor(cfg, t), gitlab.Name: s.gitlabProcessor(cfg, t)},
-		Allow:  allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
+		Allow:  allowlist(cfg), Record: s.history(), Metrics: s.triageMetrics(), Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),
 	}

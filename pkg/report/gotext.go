@@ -52,6 +52,12 @@ type testBlock struct {
 	output []string
 }
 
+// FromLog is the test report a CI job's log holds, in a form Parse reads;
+// nil when the log holds no test result this package can read (today:
+// go test's text, GoTestText). A forge's driver asks it of a job's log
+// without knowing the repository's language.
+func FromLog(log []byte) []byte { return GoTestText(log) }
+
 // GoTestText converts the plain-text output of `go test` (with or without
 // -v, one or several packages, as found in a CI log) into go test -json
 // events, which the report parser reads: every test that a "--- FAIL"

@@ -78,6 +78,7 @@ func report1(id string) ingest.Submission {
 // as untriageable on its third attempt, however many more the stream would
 // give it; its waiter hears why.
 func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := &scriptedTriage{err: fmt.Errorf("clone: %w", gitrepo.ErrNoRepository)}
 	in, rec := newIntake(t, tr)
@@ -138,6 +139,7 @@ func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
 // triaged; a triaged report counts (accepted on its first delivery) and
 // hands its tasks to its waiter.
 func TestIntakeSettlesEachSubmission(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := &scriptedTriage{}
 	in, rec := newIntake(t, tr)

@@ -87,11 +87,13 @@ type process struct {
 	headErr                error
 	// The report's language driver (nil for Go when triage has no
 	// Languages) and the runner of its tests, chosen once (see language);
-	// langReason drops every group when the repository cannot run.
-	lang       lang.Driver
-	runner     Runner
-	langChosen bool
-	langReason string
+	// langReason stops every group when the repository cannot run:
+	// dropped, or failed when setupFailed (its setup failed).
+	lang        lang.Driver
+	runner      Runner
+	langChosen  bool
+	langReason  string
+	setupFailed bool
 	// The repository's policy at the commit, read once (see repoPolicy).
 	policy     *repoconfig.Policy
 	policyRead bool

@@ -17,6 +17,8 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -125,6 +127,7 @@ func offlineTask(t *testing.T, ctx context.Context, c offlineCase) task.Task {
 }
 
 func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test in real repositories")
 	}
@@ -142,7 +145,8 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), runner, nil, log)
 				},
 				Policy:    "offline",
-				Gates:     validators.New(runner, validators.Config{}, log),
+				Gates:     validators.New(validators.Config{}, log),
+				Languages: lang.New(golang.Driver{Tests: runner}),
 				Judge:     judge.NotRun{},
 				Publisher: publish.NewLocal(prDir, log),
 				WorkDir:   t.TempDir(),

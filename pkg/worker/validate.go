@@ -67,21 +67,15 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Input + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// TestRunner runs tests in a checkout (testrun.Runner).
-type TestRunner interface {
-	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
-}
-
 // Validator runs the gates and the judge on a patch in hand: the use case
 // of `worker validate`.
 type Validator struct {
 	// Languages chooses the clone's language driver (lang.Drivers), once:
-	// it names and runs the tests, and the gates hold the patch to its
-	// rules. Nil runs Go, with Tests.
+	// it names and runs the tests, and the gates and the judge hold the
+	// patch to its rules. It is required: no language is assumed.
 	Languages interface {
 		For(repo, dir string) (lang.Driver, error)
 	}
-	Tests TestRunner
 	Gates Gates
 	Judge Judge
 }
@@ -117,35 +111,30 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 	}
 	defer ws.Close()
 
-	var (
-		language validators.Language
-		tests    TestRunner = v.Tests
-		resolve             = testrun.Resolve
-	)
-	if v.Languages != nil {
-		d, err := v.Languages.For(req.Repo, ws.Dir)
-		if err != nil {
-			if errors.Is(err, lang.ErrNoDriver) {
-				return Validation{}, &InputError{Input: "language", Err: err}
-			}
-			return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, err)
+	if v.Languages == nil {
+		return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, errNoLanguages)
+	}
+	d, err := v.Languages.For(req.Repo, ws.Dir)
+	if err != nil {
+		if errors.Is(err, lang.ErrNoDriver) {
+			return Validation{}, &InputError{Input: "language", Err: err}
 		}
-		if err := d.Setup(ctx, ws.Dir); err != nil {
-			return Validation{}, fmt.Errorf("set up the dependencies of %s at %s: %w", req.Repo, task.Short(head), err)
-		}
-		language, tests, resolve = d, d, d.Resolve
+		return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, err)
+	}
+	if err := d.Setup(ctx, ws.Dir); err != nil {
+		return Validation{}, fmt.Errorf("set up the dependencies of %s at %s: %w", req.Repo, task.Short(head), err)
 	}
 
 	// The tests at the base, before the patch: their failures are the task.
 	for _, id := range req.Tests {
-		target, err := resolve(ws.Dir, id)
+		target, err := d.Resolve(ws.Dir, id)
 		if err != nil {
 			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
 				return Validation{}, &InputError{Input: "test", Err: err}
 			}
 			return Validation{}, err
 		}
-		o, err := tests.Run(ctx, ws.Dir, []string{target.ID}, 1)
+		o, err := d.Run(ctx, ws.Dir, []string{target.ID}, 1)
 		if err != nil {
 			return Validation{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
 		}
@@ -192,7 +181,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		return Validation{}, err
 	}
 	gates, err := v.Gates.Check(ctx, validators.Input{
-		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff, Lang: language,
+		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff, Lang: d,
 	})
 	if err != nil {
 		return Validation{}, err
@@ -202,7 +191,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		out.Gates = append(out.Gates, task.Gate{Name: judge.GateName, Verdict: task.GateNotRun, Detail: "skipped: " + strings.Join(rejectedBy(gates), ", ") + " failed"})
 		return finish(out), nil
 	}
-	g, err := v.Judge.Judge(ctx, judge.WithContext(ws.Dir, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
+	g, err := v.Judge.Judge(ctx, judge.WithContext(ws.Dir, d, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
 	if err != nil {
 		return Validation{}, err
 	}

@@ -94,8 +94,7 @@ func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
 // startStack starts Redis, NATS, `bot serve` and `worker run` against gl.
 func startStack(t *testing.T, gl *gltest.Server) *stack {
 	t.Helper()
-	bot, worker := binaries.Build(t, filepath.Join(os.TempDir(), fmt.Sprintf("redfix-gitlab-e2e-%d", os.Getpid())))
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bot)) })
+	bot, worker := binaries.Build(t)
 	redis := testsvc.StartRedis(t, "")
 	nats := testsvc.StartNATS(t)
 	s := &stack{t: t, gl: gl}

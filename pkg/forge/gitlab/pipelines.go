@@ -83,8 +83,8 @@ func (f *Forge) PipelineReport(ctx context.Context, path string, id int64, ref s
 	}
 	rep.Sources = parts.sources
 	switch {
-	case len(parts.goJSON) > 0:
-		rep.Data, rep.Parsed = bytes.Join(parts.goJSON, []byte("\n")), report.Merge(parts.goRes...)
+	case len(parts.streams) > 0:
+		rep.Data, rep.Parsed = bytes.Join(parts.streams, []byte("\n")), report.Merge(parts.streamRes...)
 	case len(parts.junit) > 0:
 		rep.Data, rep.Parsed = mergeJUnit(parts.junit), report.Merge(parts.junitRes...)
 	default:
@@ -130,16 +130,18 @@ func (f *Forge) lastGreen(ctx context.Context, path string, id int64, ref string
 
 // collected are the reports gathered so far, by format.
 type collected struct {
-	goJSON, junit   [][]byte
-	goRes, junitRes []report.Result
-	sources         []string
+	// streams are line-delimited reports (events, one a line), which
+	// join by concatenation; junit XML documents, which merge as suites.
+	streams, junit      [][]byte
+	streamRes, junitRes []report.Result
+	sources             []string
 }
 
 func (c *collected) add(data []byte, res report.Result, source string) {
 	if res.Format == "junit" {
 		c.junit, c.junitRes = append(c.junit, data), append(c.junitRes, res)
 	} else {
-		c.goJSON, c.goRes = append(c.goJSON, data), append(c.goRes, res)
+		c.streams, c.streamRes = append(c.streams, data), append(c.streamRes, res)
 	}
 	c.sources = append(c.sources, source)
 }
@@ -197,19 +199,19 @@ func (c *collected) suite(tests *gl.PipelineTestReport, j *gl.Job) bool {
 	return false
 }
 
-// trace adds the go test output of j's log, if it holds any.
+// trace adds the test output of j's log (report.FromLog), if it holds any.
 func (c *collected) trace(ctx context.Context, f *Forge, path string, j *gl.Job) error {
 	data, err := f.download(ctx, "projects/"+url.PathEscape(path)+"/jobs/"+strconv.FormatInt(j.ID, 10)+"/trace", MaxTraceBytes)
 	if err != nil {
 		return fmt.Errorf("read the log of job %s of %s: %w", j.Name, path, err)
 	}
-	g := report.GoTestText(data)
+	g := report.FromLog(data)
 	if g == nil {
 		return nil
 	}
 	res, err := report.Parse(g)
 	if err != nil {
-		f.log.Warn("go test output in a job's log that does not read as a report; skipped", zap.String("job", j.Name), zap.Error(err))
+		f.log.Warn("test output in a job's log that does not read as a report; skipped", zap.String("job", j.Name), zap.Error(err))
 		return nil
 	}
 	c.add(g, res, "log of job "+j.Name)
