@@ -72,7 +72,7 @@ func TestLandRate(t *testing.T) {
 # TYPE redfix_land_rate_ratio gauge
 redfix_land_rate_ratio{repository="acme/api"} 1
 redfix_land_rate_ratio{repository="acme/web"} 0
-# HELP redfix_fixes_published_total Change requests published on their forges (GitHub, GitLab), by repository.
+# HELP redfix_fixes_published_total Change requests published on their forges, by repository.
 # TYPE redfix_fixes_published_total counter
 redfix_fixes_published_total{repository="acme/api"} 2
 redfix_fixes_published_total{repository="acme/web"} 1
