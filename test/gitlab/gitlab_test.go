@@ -3,6 +3,7 @@ package gitlab
 import (
 	"fmt"
 	"net/http"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -50,8 +51,14 @@ func TestGitLabEndToEnd(t *testing.T) {
 			t.Fatalf("the red pipeline of %s: %d %s", p.path, code, body)
 		}
 	}
+	if out, err := exec.Command("git", "ls-remote", gl.CloneURL(ps[0].path)).CombinedOutput(); err == nil {
+		t.Errorf("the test GitLab serves git without a token:\n%s", out)
+	}
 	for _, p := range ps {
 		mr := oneMergeRequest(t, s, p)
+		if !pushedAsTheBot(gl, p.path) {
+			t.Errorf("%s: the merge request's branch did not come by git's smart HTTP with the token of redfix's account; git's requests: %v", p.path, gitCalls(gl))
+		}
 		if !p.passes(t, gl.RepoDir(p.path), mr.SHA) {
 			t.Errorf("%s: the merge request's branch %s does not make the tests pass", p.path, mr.Source)
 		}
@@ -89,8 +96,10 @@ func TestGitLabEndToEnd(t *testing.T) {
 			for _, n := range m.Notes {
 				outputs[where+" notes"] += n.Body + "\n"
 			}
-			if diff, err := gl.Git(p.path, "diff", "main..."+m.SHA); err == nil {
-				outputs[where+" diff"] = diff
+			if commits, err := gl.Git(p.path, "log", "-p", "--format=%an <%ae>%n%B", p.red.SHA+".."+m.SHA); err == nil {
+				outputs[where+" commits"] = commits
+			} else {
+				t.Errorf("the commits of %s: %v", where, err)
 			}
 		}
 	}
@@ -176,6 +185,30 @@ func landed(t *testing.T, s *stack, p *project, mr gltest.MergeRequest, by *glte
 		}
 		return false
 	})
+}
+
+// pushedAsTheBot reports whether a branch reached the project at path by
+// git's smart HTTP, authenticated as the token's account.
+func pushedAsTheBot(gl *gltest.Server, path string) bool {
+	for _, c := range gl.Calls() {
+		repo, push := strings.CutSuffix(c.Path, "/git-receive-pack")
+		if push && strings.TrimSuffix(repo, ".git") == "/"+path && c.User == "redfix-bot" && c.Status == http.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+// gitCalls are the test GitLab's git requests, as method, path, account
+// and status.
+func gitCalls(gl *gltest.Server) []string {
+	var out []string
+	for _, c := range gl.Calls() {
+		if c.Route == "" {
+			out = append(out, fmt.Sprintf("%s %s %s %d", c.Method, c.Path, c.User, c.Status))
+		}
+	}
+	return out
 }
 
 // grep keeps the lines of text that hold s.
