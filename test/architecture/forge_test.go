@@ -1,6 +1,10 @@
 package architecture
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,6 +39,35 @@ func TestForgeSeam(t *testing.T) {
 					t.Errorf("%s imports %s: only the wiring (pkg/app) knows the forge's driver; declare the forge's methods you use, in pkg/forge's words", rel, imp)
 				}
 			}
+		}
+	}
+}
+
+// TestGitLabNamedByItsDriverAlone: outside the GitLab driver (and its
+// parts below it), the wiring (pkg/app, cmd), the configuration
+// (pkg/config) and the tests, no identifier names GitLab: the core speaks
+// of forges, change requests and checks. (Strings are not read: a
+// repository's .gitlab-ci.yml is a file to protect, not the forge; the
+// forge's client library is kept by TestForgeSeam.)
+func TestGitLabNamedByItsDriverAlone(t *testing.T) {
+	for _, p := range packages(t) {
+		rel := p.rel()
+		if under(rel, "pkg/forge/gitlab") || rel == "pkg/app" || under(rel, "cmd") || under(rel, "pkg/config") ||
+			under(rel, "test") || testSupport(rel) || strings.HasSuffix(rel, "test") {
+			continue
+		}
+		for _, name := range p.GoFiles {
+			path := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && strings.Contains(strings.ToLower(id.Name), "gitlab") {
+					t.Errorf("%s/%s: identifier %s names GitLab outside its driver and the wiring; speak of forges (pkg/forge's words)", rel, name, id.Name)
+				}
+				return true
+			})
 		}
 	}
 }
