@@ -117,6 +117,9 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 	if cfg.PublishMode() == "github" && githubOf(forges) == nil {
 		return nil, errors.New("publish mode github: GitHub credentials are not configured")
 	}
+	if cfg.PublishMode() == "gitlab" && gitlabOf(forges) == nil {
+		return nil, errors.New("publish mode gitlab: no GitLab token is configured")
+	}
 	mirrors := NewMirrors(cfg, forges)
 	local := publish.NewLocal(pubDir, log)
 	var (
@@ -158,10 +161,12 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 }
 
 // publishesOnForges reports whether remote repositories' fixes are
-// published on their forges: publish.mode github (GitHub configured), or
-// no mode set and a forge registered.
+// published on their forges: a forge's publish.mode (github or gitlab,
+// that forge configured), or no mode set and a forge registered. Each
+// fix goes to the forge that serves its repository.
 func publishesOnForges(cfg config.Config, forges *forge.Forges) bool {
-	return cfg.PublishMode() == "github" || cfg.Publish.Mode == "" && len(forges.Drivers()) > 0
+	mode := cfg.PublishMode()
+	return mode == "github" || mode == "gitlab" || cfg.Publish.Mode == "" && len(forges.Drivers()) > 0
 }
 
 // NewMirrors is the workers' cache of repository mirrors; git

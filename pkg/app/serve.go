@@ -60,7 +60,7 @@ func serve(ctx context.Context, cfg config.Config, log *zap.Logger) error {
 }
 
 // runBot serves the bot's HTTP API on ln and runs the triage loop, the
-// retention sweep, the GitHub resync and the pass over the open pull
+// retention sweep, the GitHub and GitLab resyncs and the pass over the open pull
 // requests (System.Keeper) until ctx ends or one of them
 // fails. Shutdown is staged: the server stops taking requests, those in
 // flight get the grace period, then the loops stop (a report being triaged
@@ -98,6 +98,13 @@ func runBot(ctx context.Context, sys *System, cfg config.Config, ln net.Listener
 		go func() {
 			defer wg.Done()
 			_ = rs.Run(work, cfg.GitHub.ResyncInterval)
+		}()
+	}
+	if rs := sys.GitLabResync(cfg); rs != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = rs.Run(work, cfg.GitLab.ResyncInterval)
 		}()
 	}
 	if keep != nil {

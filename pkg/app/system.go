@@ -22,6 +22,7 @@ import (
 	"github.com/redfix/redfix/pkg/forge/github"
 	"github.com/redfix/redfix/pkg/forge/github/event"
 	"github.com/redfix/redfix/pkg/forge/github/webhook"
+	"github.com/redfix/redfix/pkg/forge/gitlab"
 	"github.com/redfix/redfix/pkg/forge/inflight"
 	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
@@ -51,10 +52,11 @@ type System struct {
 	Intake    *ingest.Intake
 	Registry  *prometheus.Registry
 	// Forges are the configured forges (forges.go), the one place that
-	// chooses a repository's forge; GitHub is the GitHub driver among
-	// them, nil when no GitHub credentials are configured.
+	// chooses a repository's forge; GitHub and GitLab are the GitHub and
+	// GitLab drivers among them, nil when they are not configured.
 	Forges *forge.Forges
 	GitHub *github.Forge
+	GitLab *gitlab.Forge
 	// Reverter, when set before RunTriage, opens the reverts that
 	// /redfix revert asks for; nil answers that reverts are not available.
 	Reverter command.Reverter
@@ -131,7 +133,7 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	if s.Forges, err = newForges(cfg, s.log); err != nil {
 		return nil, err
 	}
-	s.GitHub = githubOf(s.Forges)
+	s.GitHub, s.GitLab = githubOf(s.Forges), gitlabOf(s.Forges)
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
 	s.Registry.MustRegister(s.Store.MemoryFullMetric())
@@ -285,7 +287,10 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 	// configured: its deliveries are stored, and a run's is refused when
 	// it is processed (nothing can read the run).
 	s.triageMetrics()
-	hooks := map[string]http.Handler{github.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))}
+	hooks := map[string]http.Handler{
+		github.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook")),
+		gitlab.Name: s.gitlabWebhook(cfg),
+	}
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
 		Allow: allowlist(cfg), Ready: s.Ready, Webhooks: hooks, Land: s.Store, Quarantine: s.Store,
@@ -341,7 +346,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	in := &triage.Intake{
 		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t,
 		// Each forge's stored events, by the kind its webhook stores them as.
-		Events: map[string]triage.Events{event.Kind: s.githubProcessor(cfg, t)},
+		Events: map[string]triage.Events{event.Kind: s.githubProcessor(cfg, t), gitlab.Name: s.gitlabProcessor(cfg, t)},
 		Allow:  allowlist(cfg), Record: s.history(), Metrics: s.triageMetrics(), Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),

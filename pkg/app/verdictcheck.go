@@ -8,14 +8,22 @@ import (
 	"github.com/redfix/redfix/pkg/worker"
 )
 
-// verdicts is the System's verdict check run (pkg/verdict), on the forges
+// verdicts is the System's verdict check (pkg/verdict), on the forges
 // that take it: GitHub as an App (GitHub refuses check runs to a plain
-// token); nil without one.
+// token), as a check run; GitLab, as a commit status whose link leads to
+// the fix; nil without either.
 func (s *System) verdicts() *verdict.Check {
-	if s.GitHub == nil || s.GitHub.Clients().App() == nil {
+	var on []forge.Driver
+	if s.GitHub != nil && s.GitHub.Clients().App() != nil {
+		on = append(on, s.GitHub)
+	}
+	if s.GitLab != nil {
+		on = append(on, s.GitLab)
+	}
+	if len(on) == 0 {
 		return nil
 	}
-	return &verdict.Check{Forges: forge.New(s.GitHub), Store: s.Store, Log: s.log.Named("verdict")}
+	return &verdict.Check{Forges: forge.New(on...), Store: s.Store, Log: s.log.Named("verdict")}
 }
 
 // triageVerdicts is v for triage's intake: a nil interface without a

@@ -93,7 +93,8 @@ func (h *Handler) fromBot(u forge.User) bool {
 }
 
 // request is one command being acted on. Its repository's fixes and
-// commands are kept under its path on the forge (name, "owner/name").
+// commands are kept under its key on the forge (name: forge.FixKey,
+// "owner/name" on GitHub).
 type request struct {
 	repo   forge.RepoID
 	name   string
@@ -106,7 +107,7 @@ type request struct {
 
 // Comment acts on a comment that starts with /redfix.
 func (h *Handler) Comment(ctx context.Context, c forge.Comment) (string, error) {
-	r := &request{repo: c.Repo, name: c.Repo.Path, number: c.Number, user: c.Author.Login}
+	r := &request{repo: c.Repo, name: forge.FixKey(h.Forge, c.Repo), number: c.Number, user: c.Author.Login}
 	r.log = h.Log.With(zap.String("repo", r.name), zap.Int("pull_request", r.number), zap.String("user", r.user))
 	if h.fromBot(c.Author) {
 		return "ignored: a bot's comment", nil
@@ -165,7 +166,7 @@ func (h *Handler) Reviewed(ctx context.Context, rv forge.Review) (string, error)
 	if rv.State != forge.ReviewChangesRequested {
 		return "no revision: the review requests no change", nil
 	}
-	r := &request{repo: rv.Repo, name: rv.Repo.Path, number: rv.Number, user: rv.Author.Login, cmd: Command{Verb: Revise, What: strings.TrimSpace(rv.Body)}}
+	r := &request{repo: rv.Repo, name: forge.FixKey(h.Forge, rv.Repo), number: rv.Number, user: rv.Author.Login, cmd: Command{Verb: Revise, What: strings.TrimSpace(rv.Body)}}
 	r.log = h.Log.With(zap.String("repo", r.name), zap.Int("pull_request", r.number), zap.String("user", r.user), zap.String("command", "review"))
 	if h.fromBot(rv.Author) {
 		return "ignored: a bot's review", nil

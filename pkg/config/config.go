@@ -35,6 +35,7 @@ type Config struct {
 	Worker     Worker     `yaml:"worker"`
 	Publish    Publish    `yaml:"publish"`
 	GitHub     GitHub     `yaml:"github"`
+	GitLab     GitLab     `yaml:"gitlab"`
 	Checkouts  Checkouts  `yaml:"checkouts"`
 	Sandbox    Sandbox    `yaml:"sandbox"`
 	Languages  Languages  `yaml:"languages"`
@@ -323,9 +324,11 @@ const (
 
 // Publish configures where pull requests go.
 type Publish struct {
-	// Mode is "local" (a branch and a directory, the default) or "github"
-	// (pull requests on GitHub; needs github credentials). Empty means
-	// "github" when GitHub is configured, else "local".
+	// Mode is "local" (a branch and a directory, the default), "github"
+	// or "gitlab": each remote repository's fix is a change request on
+	// the forge that serves it (a pull request on GitHub, a merge request
+	// on GitLab), and the forge named must be configured. Empty means
+	// "github" or "gitlab" when one is configured, else "local".
 	Mode string `yaml:"mode"`
 	Dir  string `yaml:"dir"`
 }
@@ -361,6 +364,7 @@ func Default() Config {
 			},
 			KeepInterval: 30 * time.Minute,
 		},
+		GitLab:    GitLab{URL: "https://gitlab.com", ResyncInterval: 10 * time.Minute, ResyncLookback: 24 * time.Hour},
 		Checkouts: Checkouts{MaxMirrorBytes: 10 << 30},
 		Sandbox:   Sandbox{Mode: "auto", GoCache: "per_repo", MemoryMB: 4096, CPUTime: 10 * time.Minute, FileSizeMB: 1024, TmpMB: 1024},
 

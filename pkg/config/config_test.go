@@ -89,7 +89,16 @@ func TestRejectsBadInput(t *testing.T) {
 		"bad app id":                 {env: map[string]string{"REDFIX_GITHUB_APP_ID": "twelve"}, want: "REDFIX_GITHUB_APP_ID"},
 		"key no app id":              {env: map[string]string{"REDFIX_GITHUB_PRIVATE_KEY_FILE": "/k.pem"}, want: "github.private_key_file"},
 		"github mode no credentials": {yaml: "publish:\n  mode: github\n", want: "publish.mode github"},
-		"unknown mode":               {yaml: "publish:\n  mode: gitlab\n", want: "publish.mode"},
+		"unknown mode":               {yaml: "publish:\n  mode: gitea\n", want: "publish.mode"},
+		"gitlab mode no token":       {yaml: "publish:\n  mode: gitlab\n", want: "publish.mode gitlab"},
+		"gitlab url without scheme":  {env: map[string]string{"REDFIX_GITLAB_URL": "gitlab.example"}, want: "gitlab.url"},
+		"gitlab url with api path":   {env: map[string]string{"REDFIX_GITLAB_URL": "https://gitlab.example/api/v4"}, want: "without /api/v4"},
+		"gitlab url with a password": {env: map[string]string{"REDFIX_GITLAB_URL": "https://bot:pw@gitlab.example"}, want: "credentials"},
+		"gitlab url with a query":    {env: map[string]string{"REDFIX_GITLAB_URL": "https://gitlab.example/?x=1"}, want: "query"},
+		"gitlab secret no token":     {env: map[string]string{"REDFIX_GITLAB_WEBHOOK_SECRET": "s"}, want: "gitlab.webhook_secret needs gitlab.token"},
+		"gitlab bad project":         {yaml: "gitlab:\n  token: t\n  projects:\n    - name: ledger\n", want: "gitlab.projects"},
+		"gitlab resync too often":    {env: map[string]string{"REDFIX_GITLAB_TOKEN": "t", "REDFIX_GITLAB_RESYNC_INTERVAL": "1s"}, want: "gitlab.resync_interval"},
+		"gitlab unknown key":         {yaml: "gitlab:\n  tokn: t\n", want: "tokn"},
 		"negative startup wait":      {yaml: "startup_wait: -1s\n", want: "startup_wait"},
 		"bad startup wait env":       {env: map[string]string{"REDFIX_STARTUP_WAIT": "soon"}, want: "REDFIX_STARTUP_WAIT"},
 		"negative retention":         {yaml: "redis:\n  task_retention: -1h\n", want: "redis.task_retention"},
@@ -145,6 +154,62 @@ func TestGitHubSettings(t *testing.T) {
 	}
 	if cfg.PublishMode() != "local" {
 		t.Fatalf("an explicit local mode was overridden: %q", cfg.PublishMode())
+	}
+}
+
+// TestGitLabSettings: GitLab is configured by a token, with gitlab.com
+// unless a URL names another instance; its secrets come from files too
+// and are among the secrets redaction hides; a forge's publish mode follows.
+func TestGitLabSettings(t *testing.T) {
+	cfg, err := Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.GitLab.Enabled() || cfg.GitLab.URL != "https://gitlab.com" || cfg.GitLab.ResyncInterval != 10*time.Minute {
+		t.Fatalf("with nothing configured: %+v", cfg.GitLab)
+	}
+	dir := t.TempDir()
+	write := func(name, v string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	yaml := filepath.Join(dir, "redfix.yaml")
+	if err := os.WriteFile(yaml, []byte("gitlab:\n  projects:\n    - name: acme/payments/**\n      branches: [main, release-*]\n      merge_requests: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(yaml, env(map[string]string{
+		"REDFIX_GITLAB_URL":                 "https://git.example.com/gitlab",
+		"REDFIX_GITLAB_TOKEN_FILE":          write("token", "glpat-from-file\n"),
+		"REDFIX_GITLAB_WEBHOOK_SECRET_FILE": write("secret", "hook-from-file"),
+		"REDFIX_GITLAB_ALLOW":               "acme/*, acme/payments/**",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.GitLab
+	if !g.Enabled() || g.URL != "https://git.example.com/gitlab" || g.Token != "glpat-from-file" || g.WebhookSecret != "hook-from-file" || len(g.Allow) != 2 {
+		t.Fatalf("gitlab from the environment: %+v", g)
+	}
+	if len(g.Projects) != 1 || !g.Projects[0].MergeRequests || len(g.Projects[0].Branches) != 2 {
+		t.Errorf("gitlab projects from the file: %+v", g.Projects)
+	}
+	got := strings.Join(cfg.Secrets(), " ")
+	for _, want := range []string{"glpat-from-file", "hook-from-file"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Secrets() lacks %s", want)
+		}
+	}
+	if len(cfg.SecretFiles) != 2 {
+		t.Errorf("secret files recorded: %v", cfg.SecretFiles)
+	}
+	if cfg.PublishMode() != "gitlab" {
+		t.Errorf("GitLab configured alone: publish mode %q, want gitlab", cfg.PublishMode())
+	}
+	if both, err := Load("", env(map[string]string{"REDFIX_GITLAB_TOKEN": "t", "REDFIX_GITHUB_TOKEN": "g"})); err != nil || both.PublishMode() != "github" {
+		t.Errorf("both forges: publish mode %q, %v; want github (fixes go to each repository's forge)", both.PublishMode(), err)
 	}
 }
 

@@ -85,6 +85,11 @@ var envVars = []struct {
 		return nil
 	}},
 	{"REDFIX_GITHUB_KEEP_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.GitHub.KeepInterval })},
+	{"REDFIX_GITLAB_URL", func(c *Config, v string) error { c.GitLab.URL = v; return nil }},
+	{"REDFIX_GITLAB_TOKEN", func(c *Config, v string) error { c.GitLab.Token = v; return nil }},
+	{"REDFIX_GITLAB_WEBHOOK_SECRET", func(c *Config, v string) error { c.GitLab.WebhookSecret = v; return nil }},
+	{"REDFIX_GITLAB_ALLOW", func(c *Config, v string) error { c.GitLab.Allow = commaList(v); return nil }},
+	{"REDFIX_GITLAB_RESYNC_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.GitLab.ResyncInterval })},
 	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
 	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},
 	{"REDFIX_PYTHON_ALLOW_SDISTS", boolVar(func(c *Config) *bool { return &c.Languages.Python.AllowSdists })},
@@ -133,13 +138,14 @@ var secretVars = map[string]bool{
 	"REDFIX_WEBHOOK_SECRET": true, "REDFIX_INGEST_TOKEN": true, "REDFIX_REDIS_PASSWORD": true, "REDFIX_REDIS_SENTINEL_PASSWORD": true,
 	"REDFIX_NATS_PASSWORD": true, "REDFIX_NATS_TOKEN": true,
 	"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "REDFIX_LLM_API_KEY": true, "REDFIX_GITHUB_TOKEN": true,
+	"REDFIX_GITLAB_TOKEN": true, "REDFIX_GITLAB_WEBHOOK_SECRET": true,
 }
 
 // Secrets are the values of every configured credential: what redaction
 // must never let out.
 func (c Config) Secrets() []string {
 	var out []string
-	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, c.Redis.Sentinel.Password, urlPassword(c.NATS.URL), c.NATS.Password, c.NATS.Token, c.GitHub.Token} {
+	for _, s := range []string{c.HTTP.IngestToken, c.HTTP.WebhookSecret, c.LLM.APIKey, c.Redis.Password, c.Redis.Sentinel.Password, urlPassword(c.NATS.URL), c.NATS.Password, c.NATS.Token, c.GitHub.Token, c.GitLab.Token, c.GitLab.WebhookSecret} {
 		if s != "" {
 			out = append(out, s)
 		}

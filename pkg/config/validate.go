@@ -10,13 +10,16 @@ import (
 )
 
 // PublishMode is the publisher to use: publish.mode, else "github" when
-// GitHub is configured, else "local".
+// GitHub is configured, "gitlab" when GitLab is, else "local". A forge's
+// mode publishes each remote repository's fix on the forge that serves it.
 func (c Config) PublishMode() string {
-	if c.Publish.Mode != "" {
+	switch {
+	case c.Publish.Mode != "":
 		return c.Publish.Mode
-	}
-	if c.GitHub.Enabled() {
+	case c.GitHub.Enabled():
 		return "github"
+	case c.GitLab.Enabled():
+		return "gitlab"
 	}
 	return "local"
 }
@@ -104,8 +107,12 @@ func (c Config) Validate() error {
 		if !c.GitHub.Enabled() {
 			errs = append(errs, errors.New("publish.mode github needs github.token or github.app_id"))
 		}
+	case "gitlab":
+		if !c.GitLab.Enabled() {
+			errs = append(errs, errors.New("publish.mode gitlab needs gitlab.token"))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("publish.mode must be local or github, got %q", c.Publish.Mode))
+		errs = append(errs, fmt.Errorf("publish.mode must be local, github or gitlab, got %q", c.Publish.Mode))
 	}
 	if c.GitHub.AppID != 0 && c.GitHub.PrivateKeyFile == "" {
 		errs = append(errs, errors.New("github.app_id needs github.private_key_file"))
@@ -122,6 +129,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateServers()...)
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
 	errs = append(errs, c.GitHub.validateKeep()...)
+	errs = append(errs, c.GitLab.validate()...)
 	errs = append(errs, c.validateModel()...)
 	errs = append(errs, c.Languages.validate()...)
 	switch c.Sandbox.Mode {

@@ -12,16 +12,30 @@ import (
 // FixOf is the fix a task published as a change request on a forge, whose
 // outcome the forge's events then follow; ok is false for a change request
 // that is on no forge (a local one: there is no outcome to follow).
-//
-// A fix is kept under its repository's path on the forge (task.Fix.Repo,
-// "owner/name" on GitHub), the key its events bring and the store has
-// always used.
 func (f *Forges) FixOf(url string) (fix task.Fix, ok bool) {
-	_, repo, n, ok := f.ChangeOf(url)
+	d, repo, n, ok := f.ChangeOf(url)
 	if !ok {
 		return task.Fix{}, false
 	}
-	return task.Fix{Repo: repo.Path, Number: n, URL: url}, true
+	return task.Fix{Repo: FixKey(d, repo), Number: n, URL: url}, true
+}
+
+// FixKeyer is a driver whose fixes are kept under a key of its own.
+type FixKeyer interface {
+	FixKey(repo RepoID) string
+}
+
+// FixKey is the key the fixes published in repo are kept under in the
+// store (task.Fix.Repo): the driver's own key when it has one (GitLab's is
+// the host and the full path, so that its projects and GitHub's
+// repositories of the same path never meet), else the repository's path
+// on its forge ("owner/name" on GitHub, the key its fixes have always been
+// kept under). d is the forge's driver, or a consumer's view of it.
+func FixKey(d any, repo RepoID) string {
+	if k, ok := d.(FixKeyer); ok {
+		return k.FixKey(repo)
+	}
+	return repo.Path
 }
 
 // FixRecorder saves tasks, and records each task published as a change

@@ -75,3 +75,24 @@ func TestFixRecorderFollowsChangeRequestsOnForges(t *testing.T) {
 		t.Error("a local pull request has a state")
 	}
 }
+
+// keyed is a driver whose fixes are kept under its host and path.
+type keyed struct{ driver }
+
+func (keyed) FixKey(repo forge.RepoID) string { return repo.String() }
+
+// TestFixKeysKeepForgesApart: a change request of the same path on two
+// forges is two fixes when one forge keys its fixes by host (GitLab does);
+// a forge without a key of its own keeps the path alone, as fixes have
+// always been kept.
+func TestFixKeysKeepForgesApart(t *testing.T) {
+	forges := forge.New(driver{name: "a", host: "a.example"}, keyed{driver{name: "b", host: "b.example"}})
+	a, okA := forges.FixOf("https://a.example/group/sub/shop/-/change/7")
+	b, okB := forges.FixOf("https://b.example/group/sub/shop/-/change/7")
+	if !okA || !okB || a.Repo != "group/sub/shop" || b.Repo != "b.example/group/sub/shop" {
+		t.Errorf("fixes %+v and %+v: want the path alone, and the host with the path", a, b)
+	}
+	if forge.FixKey(struct{}{}, forge.RepoID{Host: "h", Path: "o/n"}) != "o/n" {
+		t.Error("a consumer's view of a driver without a key of its own keys by path")
+	}
+}

@@ -76,9 +76,9 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 <h2>Pull requests</h2>
 {{with .Overall}}<table id="pr-counts"><tr><th></th><th>published</th><th>reviewed</th><th>landed</th><th>closed unmerged</th></tr>
 <tr><td>last 30 days</td><td class="n">{{.Last30.Published}}</td><td class="n">{{.Last30.Reviewed}}</td><td class="n">{{.Last30.Landed}}</td><td class="n">{{.Last30.Closed}}</td></tr>
-{{with $.Land}}{{if .Overall.Published}}<tr><td>all time, on GitHub</td><td class="n">{{.Overall.Published}}</td><td class="n">{{.Overall.Reviewed}}</td><td class="n">{{.Overall.Landed}}</td><td class="n">{{.Overall.ClosedUnmerged}}</td></tr>{{end}}{{end}}
+{{with $.Land}}{{if .Overall.Published}}<tr><td>all time, on the forges</td><td class="n">{{.Overall.Published}}</td><td class="n">{{.Overall.Reviewed}}</td><td class="n">{{.Overall.Landed}}</td><td class="n">{{.Overall.ClosedUnmerged}}</td></tr>{{end}}{{end}}
 </table>{{end}}
-{{with .Land}}{{if .Overall.Published}}<p>On GitHub: {{if .Overall.LandRate}}{{landRate .Overall.LandRate}} of the decided pull requests landed ({{.Overall.Landed}} of {{decided .Overall}}; {{.Overall.LandedWithEdits}} after a human's edits){{else}}no pull request decided yet, so no land rate{{end}}. {{.Overall.Published}} published: {{.Overall.Open}} open, {{.Overall.ClosedUnmerged}} closed unmerged{{if .Overall.ClosedByBot}} ({{.Overall.ClosedByBot}} by redfix itself: no longer needed, or conflicting with the default branch){{end}}; changes requested on {{.Overall.ChangesRequested}}.{{if .Overall.Reviewed}} Mean time to first review {{dur .Overall.MeanSecondsToFirstReview}}.{{end}}{{if .Overall.Landed}} Mean time to land {{dur .Overall.MeanSecondsToLand}}.{{end}}</p>{{end}}{{end}}
+{{with .Land}}{{if .Overall.Published}}<p>On the forges: {{if .Overall.LandRate}}{{landRate .Overall.LandRate}} of the decided pull requests landed ({{.Overall.Landed}} of {{decided .Overall}}; {{.Overall.LandedWithEdits}} after a human's edits){{else}}no pull request decided yet, so no land rate{{end}}. {{.Overall.Published}} published: {{.Overall.Open}} open, {{.Overall.ClosedUnmerged}} closed unmerged{{if .Overall.ClosedByBot}} ({{.Overall.ClosedByBot}} by redfix itself: no longer needed, or conflicting with the default branch){{end}}; changes requested on {{.Overall.ChangesRequested}}.{{if .Overall.Reviewed}} Mean time to first review {{dur .Overall.MeanSecondsToFirstReview}}.{{end}}{{if .Overall.Landed}} Mean time to land {{dur .Overall.MeanSecondsToLand}}.{{end}}</p>{{end}}{{end}}
 <h3>Recent pull requests</h3>
 {{if .PullRequests}}<table id="recent-prs"><tr><th>opened</th><th>repository</th><th>failing test</th><th>state</th><th>pull request</th></tr>
 {{range .PullRequests}}<tr><td>{{when .At}}</td><td>{{.Repo}}</td><td><a href="/api/v1/tasks/{{.TaskID}}">{{.Title}}</a></td><td class="{{.State}}">{{.State}}</td><td>{{if .Link}}<a href="{{.Link}}">{{.URL}}</a>{{else}}{{.URL}}{{end}}</td></tr>
@@ -88,10 +88,10 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 {{if .Repos}}<table id="repos"><tr><th>repository</th><th>published (30 d)</th><th>landed</th><th>closed</th><th>publish rate</th><th>land rate</th><th>per week, last 12 weeks</th></tr>
 {{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Last30.Published}}</td><td class="n">{{.Last30.Landed}}</td><td class="n">{{.Last30.Closed}}</td><td class="n">{{rate .Last30.PublishRate}}</td><td class="n">{{rate .Last30.LandRate}}</td><td>{{chart (printf "weekly %s" .Repo) .Weekly 360 110}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">No repository has history yet.</p>{{end}}
-{{with .Land}}{{if .Repos}}<table><tr><th>on GitHub, all time</th><th>published</th><th>landed</th><th>with edits</th><th>closed unmerged</th><th>open</th><th>reviewed</th><th>changes requested</th><th>land rate</th></tr>
+{{with .Land}}{{if .Repos}}<table><tr><th>on the forges, all time</th><th>published</th><th>landed</th><th>with edits</th><th>closed unmerged</th><th>open</th><th>reviewed</th><th>changes requested</th><th>land rate</th></tr>
 {{range .Repos}}<tr><td>{{.Repo}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.LandedWithEdits}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{.Reviewed}}</td><td class="n">{{.ChangesRequested}}</td><td class="n">{{landRate .LandRate}}</td></tr>
 {{end}}</table>{{end}}{{end}}
-{{with .Land}}{{if .Overall.Published}}<table id="kinds"><tr><th>on GitHub, by kind</th><th>opened</th><th>landed</th><th>closed unmerged</th><th>open</th><th>land rate</th></tr>
+{{with .Land}}{{if .Overall.Published}}<table id="kinds"><tr><th>on the forges, by kind</th><th>opened</th><th>landed</th><th>closed unmerged</th><th>open</th><th>land rate</th></tr>
 {{range .Kinds}}<tr><td>{{kind .Kind}}</td><td class="n">{{.Published}}</td><td class="n">{{.Landed}}</td><td class="n">{{.ClosedUnmerged}}</td><td class="n">{{.Open}}</td><td class="n">{{landRate .LandRate}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 
@@ -209,12 +209,12 @@ func landRate(r *float64) string {
 // landHeadline is the land rate the page leads with. Everywhere on the page,
 // in /api/v1/stats and in /metrics a land rate is landed ÷ the pull
 // requests decided (landed or closed unmerged), and none ("—", null) while
-// none is decided: open pull requests say nothing yet. All time on GitHub
+// none is decided: open pull requests say nothing yet. All time on the forges
 // when outcomes are followed there, else over the last 30 days of history.
 func landHeadline(st Stats) (value, basis string) {
 	if st.Land != nil && st.Land.Overall.Published > 0 {
 		o := st.Land.Overall
-		return landRate(o.LandRate), fmt.Sprintf("%d landed of %d decided on GitHub, all time (%d published, %d open)", o.Landed, o.Landed+o.ClosedUnmerged, o.Published, o.Open)
+		return landRate(o.LandRate), fmt.Sprintf("%d landed of %d decided on the forges, all time (%d published, %d open)", o.Landed, o.Landed+o.ClosedUnmerged, o.Published, o.Open)
 	}
 	if st.Overall != nil && st.Overall.Last30.Published+st.Overall.Last30.Landed+st.Overall.Last30.Closed > 0 {
 		o := st.Overall.Last30

@@ -25,7 +25,7 @@ type landCollector struct {
 
 var (
 	landDescs = map[string]*prometheus.Desc{
-		"published":         prometheus.NewDesc("redfix_fixes_published_total", "Pull requests published on GitHub, by repository.", []string{"repository"}, nil),
+		"published":         prometheus.NewDesc("redfix_fixes_published_total", "Change requests published on their forges, by repository.", []string{"repository"}, nil),
 		"landed":            prometheus.NewDesc("redfix_fixes_landed_total", "Published pull requests merged (with or without a human's edits), by repository.", []string{"repository"}, nil),
 		"landed_with_edits": prometheus.NewDesc("redfix_fixes_landed_with_edits_total", "Published pull requests merged after a human pushed to their branch, by repository.", []string{"repository"}, nil),
 		"closed_unmerged":   prometheus.NewDesc("redfix_fixes_closed_unmerged_total", "Published pull requests closed without merging, by repository.", []string{"repository"}, nil),

@@ -72,7 +72,7 @@ func TestLandRate(t *testing.T) {
 # TYPE redfix_land_rate_ratio gauge
 redfix_land_rate_ratio{repository="acme/api"} 1
 redfix_land_rate_ratio{repository="acme/web"} 0
-# HELP redfix_fixes_published_total Pull requests published on GitHub, by repository.
+# HELP redfix_fixes_published_total Change requests published on their forges, by repository.
 # TYPE redfix_fixes_published_total counter
 redfix_fixes_published_total{repository="acme/api"} 2
 redfix_fixes_published_total{repository="acme/web"} 1
@@ -85,7 +85,7 @@ redfix_fixes_published_total{repository="acme/web"} 1
 	}
 
 	page := get("/")
-	for _, want := range []string{`id="land-rate">50.0%`, "1 landed of 2 decided on GitHub, all time (3 published, 1 open)",
+	for _, want := range []string{`id="land-rate">50.0%`, "1 landed of 2 decided on the forges, all time (3 published, 1 open)",
 		"50.0% of the decided pull requests landed (1 of 2", "acme/api", `<td class="n">100.0%</td>`, "Mean time to land 1h30m0s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
@@ -128,7 +128,7 @@ func TestLandRateBeforeAnyDecision(t *testing.T) {
 	}
 
 	_, page := get(t, srv.URL+"/")
-	for _, want := range []string{`id="land-rate">—`, "0 landed of 0 decided on GitHub, all time (2 published, 2 open)",
+	for _, want := range []string{`id="land-rate">—`, "0 landed of 0 decided on the forges, all time (2 published, 2 open)",
 		"no pull request decided yet, so no land rate"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)

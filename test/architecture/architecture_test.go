@@ -86,7 +86,7 @@ func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, d
 
 // testSupport are packages that exist for tests: nothing else imports them.
 func testSupport(rel string) bool {
-	for _, s := range []string{"internal/testsvc", "pkg/harness/harnesstest", "pkg/forge/github/ghtest", "pkg/forge/forgetest", "pkg/forge/fakeforge", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
+	for _, s := range []string{"internal/testsvc", "pkg/harness/harnesstest", "pkg/forge/github/ghtest", "pkg/forge/gitlab/gltest", "pkg/forge/forgetest", "pkg/forge/fakeforge", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
 		if rel == s {
 			return true
 		}

@@ -53,3 +53,10 @@ type Checks interface {
 	CreateCheck(ctx context.Context, repo forge.RepoID, c forge.Check) (int64, error)
 	UpdateCheck(ctx context.Context, repo forge.RepoID, id int64, c forge.Check) error
 }
+
+// TitleOnlyChecks is a driver whose checks keep their state, title and
+// link, and nothing longer (GitLab's commit statuses): the suite asks no
+// summary or external id back of them.
+type TitleOnlyChecks interface {
+	ChecksKeepTitlesOnly()
+}

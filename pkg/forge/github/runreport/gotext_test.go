@@ -142,7 +142,7 @@ func TestGoTestText(t *testing.T) {
 				args = []string{"-v", "./..."}
 			}
 			text := goTest(t, dir, args...)
-			converted := GoTestText(asActionsLog(text))
+			converted := report.GoTestText(asActionsLog(text))
 			if converted == nil {
 				t.Fatalf("no go test result found in:\n%s", text)
 			}
@@ -184,7 +184,7 @@ func TestGoTestText(t *testing.T) {
 }
 
 func TestGoTestTextNothing(t *testing.T) {
-	if got := GoTestText([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n")); got != nil {
+	if got := report.GoTestText([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n")); got != nil {
 		t.Errorf("a log without go test output gave %s", got)
 	}
 }

@@ -125,7 +125,7 @@ func (c *Collector) Collect(ctx context.Context, client *gogithub.Client, owner,
 				return rep, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
 			}
 			for _, text := range logTexts(data) {
-				g := GoTestText(text)
+				g := report.GoTestText(text)
 				if g == nil {
 					continue
 				}

@@ -1,4 +1,4 @@
-package runreport
+package report
 
 import (
 	"bytes"
@@ -7,11 +7,12 @@ import (
 	"strings"
 )
 
-// Log lines as GitHub Actions stores them: "2024-05-01T10:00:00.1234567Z "
-// before each line, sometimes a byte-order mark, and ANSI colours.
+// Log lines as CI services store them: a timestamp before each line
+// (GitHub Actions: "2024-05-01T10:00:00.1234567Z "), sometimes a
+// byte-order mark, and ANSI colours and line controls (GitLab's job logs).
 var (
 	timestampRE = regexp.MustCompile(`^\x{FEFF}?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?`)
-	ansiRE      = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+	logColourRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
 	// go test's own lines.
 	runRE     = regexp.MustCompile(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
@@ -22,7 +23,7 @@ var (
 	buildRE   = regexp.MustCompile(`^# (\S+)`)
 )
 
-// CleanLog strips what GitHub adds to each line of a job's log: the
+// CleanLog strips what CI adds to each line of a job's log: the
 // timestamp prefix and colours; carriage returns go too.
 func CleanLog(log []byte) []string {
 	text := strings.ReplaceAll(string(log), "\r\n", "\n")
@@ -30,7 +31,7 @@ func CleanLog(log []byte) []string {
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
 		l = timestampRE.ReplaceAllString(l, "")
-		l = ansiRE.ReplaceAllString(l, "")
+		l = logColourRE.ReplaceAllString(l, "")
 		out = append(out, strings.TrimRight(l, "\r"))
 	}
 	return out
@@ -50,6 +51,12 @@ type testBlock struct {
 	result string // "fail", "pass", "skip" or "" (never finished)
 	output []string
 }
+
+// FromLog is the test report a CI job's log holds, in a form Parse reads;
+// nil when the log holds no test result this package can read (today:
+// go test's text, GoTestText). A forge's driver asks it of a job's log
+// without knowing the repository's language.
+func FromLog(log []byte) []byte { return GoTestText(log) }
 
 // GoTestText converts the plain-text output of `go test` (with or without
 // -v, one or several packages, as found in a CI log) into go test -json
