@@ -58,3 +58,10 @@ func (w Ways) For(repoURL string) (Way, error) {
 	}
 	return Way(d.Name()), nil
 }
+
+// Deliverable reports whether the repository at repoURL (canonical) has a
+// way; the error wraps ErrNoDelivery and says why not.
+func (w Ways) Deliverable(repoURL string) error {
+	_, err := w.For(repoURL)
+	return err
+}
