@@ -16,6 +16,7 @@ import (
 // that serves it: a new forge is its driver's package and one line here.
 var forgeDrivers = []func(cfg config.Config, log *zap.Logger) (forge.Driver, error){
 	func(cfg config.Config, log *zap.Logger) (forge.Driver, error) { return githubDriver(cfg, log) },
+	func(cfg config.Config, log *zap.Logger) (forge.Driver, error) { return gitRemoteDriver(cfg) },
 }
 
 // newForges is the configuration's forges.
