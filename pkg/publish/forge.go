@@ -71,7 +71,9 @@ const TrajectoryRefPrefix = "redfix-trajectories/"
 // to git per command), the trajectory to a branch of its own, and the
 // change request opened, labelled and given reviewers. A group's open
 // change request, found by its head branch, is reported instead of opening
-// another.
+// another. On a plain git remote, whose driver opens no change requests
+// but pushes branches (Branches), the fix is the group's branch itself
+// (pushFix).
 type Forge struct {
 	Forges  Forges
 	Mirrors Mirrors

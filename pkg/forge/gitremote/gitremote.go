@@ -103,9 +103,6 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Remotes are the registered remotes, prefixes canonical.
-func (f *Forge) Remotes() []Remote { return append([]Remote(nil), f.remotes...) }
-
 // Name is Name.
 func (f *Forge) Name() string { return Name }
 
