@@ -21,8 +21,13 @@ import (
 	"github.com/redfix/redfix/pkg/server"
 )
 
-// benchRepo is the repository the benchmark's reports name.
-const benchRepo = "https://github.com/example/bench"
+// benchRepo is the repository the benchmark's reports name, on a plain
+// git remote the benchmark configures (benchRemote), so that its fix would
+// have a way to be delivered.
+const (
+	benchRemote = "https://git.example/bench/"
+	benchRepo   = benchRemote + "app"
+)
 
 // BenchIngest is `bot bench-ingest`: it starts a nats-server and a
 // redis-server (child processes, binaries on PATH), the bot's HTTP handler
@@ -64,6 +69,7 @@ func BenchIngest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg.DataDir = filepath.Join(dir, "data")
 	cfg.NATS.URL, cfg.Redis.Addr = srv.NATSURL, srv.RedisAddr
 	cfg.HTTP.AllowRepos = []string{benchRepo}
+	cfg.GitRemotes = []config.GitRemote{{Prefix: benchRemote}}
 	cfg.Log.Format, cfg.Log.Level = "json", "info"
 	if *logFile == "" {
 		*logFile = filepath.Join(dir, "bot.log")

@@ -17,6 +17,7 @@ import (
 var forgeDrivers = []func(cfg config.Config, log *zap.Logger) (forge.Driver, error){
 	func(cfg config.Config, log *zap.Logger) (forge.Driver, error) { return githubDriver(cfg, log) },
 	func(cfg config.Config, log *zap.Logger) (forge.Driver, error) { return gitlabDriver(cfg, log) },
+	func(cfg config.Config, log *zap.Logger) (forge.Driver, error) { return gitRemoteDriver(cfg) },
 }
 
 // newForges is the configuration's forges.

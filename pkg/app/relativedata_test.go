@@ -40,7 +40,9 @@ func TestRelativeDataDirTriagesRemoteRepositories(t *testing.T) {
 	remote := d.URL("shop")
 
 	t.Chdir(t.TempDir())
-	yaml := fmt.Sprintf("data_dir: data\nhttp:\n  allow_repos: [%q]\ntriage:\n  reruns: 2\n", remote)
+	// The daemon is a plain git remote: its repositories' fixes have a
+	// way to be delivered, so their reports are triaged.
+	yaml := fmt.Sprintf("data_dir: data\nhttp:\n  allow_repos: [%q]\ntriage:\n  reruns: 2\ngit_remotes:\n  - prefix: %q\n", remote, strings.TrimSuffix(remote, "shop"))
 	if err := os.WriteFile("redfix.yaml", []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -297,6 +297,8 @@ func (s *System) Handler(cfg config.Config) http.Handler {
 		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: forge.ChangeState(s.Forges, s.Store),
 		Retry:   retry.Retrier{State: s.Store, Jobs: s.Jobs},
 		Sandbox: func() string { return s.Sandbox.String() },
+		// A report of a repository whose fix has no way is refused.
+		Deliveries: deliveryWays(cfg, s.Forges),
 	}, s.log.Named("http")).Handler()
 }
 
@@ -350,6 +352,8 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Allow:  allowlist(cfg), Record: s.history(), Metrics: s.triageMetrics(), Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),
+		// A report of a repository whose fix has no way is parked.
+		Deliveries: deliveryWays(cfg, s.Forges),
 	}
 	return in.Run(ctx)
 }

@@ -39,6 +39,11 @@ type Config struct {
 	Checkouts  Checkouts  `yaml:"checkouts"`
 	Sandbox    Sandbox    `yaml:"sandbox"`
 	Languages  Languages  `yaml:"languages"`
+	// GitRemotes are plain git remotes fixes are pushed to as branches
+	// (gitremotes.go).
+	GitRemotes []GitRemote `yaml:"git_remotes"`
+	// gitRemoteEnv is the git remote the environment configures.
+	gitRemoteEnv gitRemoteEnv
 
 	// StartupWait is how long `bot serve` and `worker run` wait at start
 	// for NATS and Redis to answer before they exit naming the store and
@@ -391,6 +396,9 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.loadGitRemotes(getenv); err != nil {
 		return Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {

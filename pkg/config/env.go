@@ -150,6 +150,7 @@ func (c Config) Secrets() []string {
 			out = append(out, s)
 		}
 	}
+	out = append(out, c.gitRemoteSecrets()...)
 	return out
 }
 

@@ -22,6 +22,9 @@ func (c *Config) absolutePaths() error {
 	if c.Sandbox.SeedCache != "off" {
 		paths = append(paths, &c.Sandbox.SeedCache)
 	}
+	for i := range c.GitRemotes {
+		paths = append(paths, &c.GitRemotes[i].PasswordFile)
+	}
 	for i := range c.SecretFiles {
 		paths = append(paths, &c.SecretFiles[i])
 	}

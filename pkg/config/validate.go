@@ -127,6 +127,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
 	errs = append(errs, c.validateServers()...)
+	errs = append(errs, c.validateGitRemotes()...)
 	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
 	errs = append(errs, c.GitHub.validateKeep()...)
 	errs = append(errs, c.GitLab.validate()...)

@@ -48,3 +48,20 @@ func Admit(s Submission, allow *repourl.Allowlist) error {
 	}
 	return fmt.Errorf("%w: %s matches no pattern of the allowlist", ErrNotAllowed, s.Repo)
 }
+
+// Deliveries decide whether a repository's fix can be delivered
+// (publish.Ways); the error says why not.
+type Deliveries interface {
+	Deliverable(repoURL string) error
+}
+
+// Deliverable reports whether a canonical submission's repository has a
+// way to receive a fix, so that a repository with none is refused where
+// its reports come in, with the reason, and never repaired for nothing. A
+// nil ways admits every repository.
+func Deliverable(s Submission, ways Deliveries) error {
+	if ways == nil {
+		return nil
+	}
+	return ways.Deliverable(s.Repo)
+}

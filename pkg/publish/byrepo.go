@@ -17,8 +17,16 @@ type ByRepo struct {
 
 // Publish publishes pr where its repository lives.
 func (b ByRepo) Publish(ctx context.Context, pr PullRequest) (string, error) {
+	d, err := b.Deliver(ctx, pr)
+	return d.URL, err
+}
+
+// Deliver publishes pr where its repository lives, and says what it
+// delivered.
+func (b ByRepo) Deliver(ctx context.Context, pr PullRequest) (Delivery, error) {
 	if repourl.IsNetwork(pr.Task.Repo) {
-		return b.Forge.Publish(ctx, pr)
+		return b.Forge.Deliver(ctx, pr)
 	}
-	return b.Local.Publish(ctx, pr)
+	url, err := b.Local.Publish(ctx, pr)
+	return Delivery{URL: url}, err
 }

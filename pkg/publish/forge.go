@@ -71,7 +71,9 @@ const TrajectoryRefPrefix = "redfix-trajectories/"
 // to git per command), the trajectory to a branch of its own, and the
 // change request opened, labelled and given reviewers. A group's open
 // change request, found by its head branch, is reported instead of opening
-// another.
+// another. On a plain git remote, whose driver opens no change requests
+// but pushes branches (Branches), the fix is the group's branch itself
+// (pushFix).
 type Forge struct {
 	Forges  Forges
 	Mirrors Mirrors
@@ -127,9 +129,34 @@ func (r *forgeRepo) read(ctx context.Context, base string) error {
 	return nil
 }
 
-// Publish pushes the fix and opens its pull request, or reports the group's
-// open pull request. It returns the pull request's page.
+// Publish delivers the fix (Deliver) and returns its address.
 func (g *Forge) Publish(ctx context.Context, pr PullRequest) (string, error) {
+	d, err := g.Deliver(ctx, pr)
+	return d.URL, err
+}
+
+// Deliver delivers the fix through the repository's forge driver: a
+// change request opened on a forge that has them (or the group's open
+// one), or, on a plain remote whose change request is a branch
+// (Branches), the fix pushed to the group's branch, with the description
+// returned for redfix to show.
+func (g *Forge) Deliver(ctx context.Context, pr PullRequest) (Delivery, error) {
+	d, _, err := g.Forges.ForURL(pr.Task.Repo)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("publish task %s: %w", pr.Task.ID, err)
+	}
+	if _, ok := d.(ChangeRequests); !ok {
+		if b, ok := d.(Branches); ok {
+			return g.pushFix(ctx, b, pr)
+		}
+	}
+	url, err := g.openChange(ctx, pr)
+	return Delivery{URL: url}, err
+}
+
+// openChange pushes the fix and opens its pull request, or reports the
+// group's open pull request. It returns the pull request's page.
+func (g *Forge) openChange(ctx context.Context, pr PullRequest) (string, error) {
 	t := pr.Task
 	branch := Branch(t)
 	log := g.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.String("fingerprint", t.Fingerprint), zap.String("branch", branch))

@@ -25,20 +25,31 @@ type Redacting struct {
 
 // Publish publishes pr, redacted.
 func (p Redacting) Publish(ctx context.Context, pr PullRequest) (string, error) {
+	d, err := p.Deliver(ctx, pr)
+	return d.URL, err
+}
+
+// Deliver publishes pr, redacted, and says what was delivered (through
+// Publisher's Deliver when it has one).
+func (p Redacting) Deliver(ctx context.Context, pr PullRequest) (Delivery, error) {
 	t, err := redact.Value(p.Redactor, pr.Task)
 	if err != nil {
-		return "", fmt.Errorf("redact task %s: %w", pr.Task.ID, err)
+		return Delivery{}, fmt.Errorf("redact task %s: %w", pr.Task.ID, err)
 	}
 	gates, err := redact.Value(p.Redactor, pr.Gates)
 	if err != nil {
-		return "", fmt.Errorf("redact gates of task %s: %w", pr.Task.ID, err)
+		return Delivery{}, fmt.Errorf("redact gates of task %s: %w", pr.Task.ID, err)
 	}
 	pr.Task, pr.Gates = t, gates
 	pr.Summary = p.Redactor.String(pr.Summary)
 	pr.BlameSubject = p.Redactor.String(pr.BlameSubject)
 	pr.Trajectory = p.Redactor.JSONLines(pr.Trajectory)
 	pr.Patch = p.Redactor.Values(pr.Patch)
-	return p.Publisher.Publish(ctx, pr)
+	if d, ok := p.Publisher.(Deliverer); ok {
+		return d.Deliver(ctx, pr)
+	}
+	url, err := p.Publisher.Publish(ctx, pr)
+	return Delivery{URL: url}, err
 }
 
 // RevisionPublisher pushes a revision and answers in its thread

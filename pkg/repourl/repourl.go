@@ -136,3 +136,39 @@ func IsNetwork(loc string) bool {
 	}
 	return strings.HasPrefix(loc, "git@")
 }
+
+// Prefix is the canonical form of a URL prefix that names the
+// repositories under it ("https://git.example/team/"): the scheme and host
+// as Canonical writes them, the path cleaned and ending with "/", no
+// credentials, query or fragment. A canonical location is under the prefix
+// when it starts with it.
+func Prefix(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w: prefix %q: %v", ErrInvalid, raw, err)
+	case !strings.Contains(s, "://"):
+		return "", fmt.Errorf("%w: prefix %q is not a URL (https://host/path/)", ErrInvalid, raw)
+	case u.User != nil && !strings.EqualFold(u.Scheme, "ssh"):
+		return "", fmt.Errorf("%w: prefix %q holds credentials (configure them apart)", ErrInvalid, raw)
+	case u.User != nil:
+		if _, ok := u.User.Password(); ok {
+			return "", fmt.Errorf("%w: prefix %q holds a password (configure it apart)", ErrInvalid, raw)
+		}
+	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#*"):
+		return "", fmt.Errorf("%w: prefix %q holds a query, a fragment or a pattern", ErrInvalid, raw)
+	case !strings.HasSuffix(u.Path, "/") && u.Path != "":
+		return "", fmt.Errorf("%w: prefix %q must end with \"/\" (a directory of repositories)", ErrInvalid, raw)
+	}
+	// Canonicalized as a repository under it, whose name is then cut off.
+	const marker = "zzrepozz"
+	c, err := Canonical(strings.TrimSuffix(s, "/") + "/" + marker)
+	if err != nil {
+		return "", fmt.Errorf("prefix %q: %w", raw, err)
+	}
+	if IsLocal(c) || !strings.HasSuffix(c, "/"+marker) {
+		return "", fmt.Errorf("%w: prefix %q is not a network URL", ErrInvalid, raw)
+	}
+	return strings.TrimSuffix(c, marker), nil
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -151,5 +152,44 @@ func TestAllowlist(t *testing.T) {
 	}
 	if _, err := NewAllowlist("ext::x"); err == nil {
 		t.Error("a pattern that is not a location was accepted")
+	}
+}
+
+// TestPrefix: a prefix is canonical as the repositories under it are, so
+// that every spelling of a repository under it starts with it; a prefix
+// that could match a sibling directory, or carries what a prefix cannot
+// mean, is refused.
+func TestPrefix(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://Git.Example:443/team/": "https://git.example/team/",
+		"git://127.0.0.1:9418/":         "git://127.0.0.1/",
+		"git://127.0.0.1:4000":          "git://127.0.0.1:4000/",
+		"http://h/a/../b/":              "http://h/b/",
+		"ssh://git@h/repos/":            "ssh://git@h/repos/",
+	} {
+		got, err := Prefix(raw)
+		if err != nil || got != want {
+			t.Errorf("Prefix(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+	p, _ := Prefix("https://git.example/team/")
+	for repo, under := range map[string]bool{
+		"https://GIT.example/team/app.git": true,
+		"https://git.example/team/a/b":     true,
+		"https://git.example/teamster/app": false,
+		"http://git.example/team/app":      false,
+	} {
+		c, err := Canonical(repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.HasPrefix(c, p); got != under {
+			t.Errorf("%s under %s: %v, want %v", c, p, got, under)
+		}
+	}
+	for _, bad := range []string{"", "git.example/team/", "https://git.example/team", "https://bot:pw@git.example/team/", "https://git.example/team/?x=1", "https://git.example/*/", "file:///srv/repos/", "/srv/repos/", "ftp://h/x/"} {
+		if got, err := Prefix(bad); err == nil {
+			t.Errorf("Prefix(%q) = %q, want an error", bad, got)
+		}
 	}
 }

@@ -84,6 +84,10 @@ type Options struct {
 	// on canonical locations, pkg/repourl); nil accepts none. Submissions
 	// marked Verified by an authenticated route need no entry.
 	Allow *repourl.Allowlist
+	// Deliveries, when set, decide how each repository's fix would be
+	// delivered: a report of a repository with no way is refused (422,
+	// with the reason) instead of being repaired for nothing.
+	Deliveries Deliveries
 	// Ready reports whether the dependencies (NATS, Redis) answer.
 	Ready func(context.Context) error
 	// Webhooks are the forges' webhook endpoints, by the forge driver's
@@ -119,6 +123,10 @@ type Options struct {
 	// followed.
 	PullRequestState func(ctx context.Context, url string) (state string, ok bool)
 }
+
+// Deliveries decide whether a repository's fix can be delivered
+// (publish.Ways); the error says why not.
+type Deliveries = ingest.Deliveries
 
 // New makes a server. reg receives the server's metrics and is served at
 // /metrics.
@@ -286,6 +294,10 @@ func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if err := ingest.Admit(sub, s.opts.Allow); err != nil {
 		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusForbidden, Message: err.Error() + " (see http.allow_repos)"}
+	}
+	if err := ingest.Deliverable(sub, s.opts.Deliveries); err != nil {
+		s.countReport(r.Context(), "rejected")
+		return &Error{Code: http.StatusUnprocessableEntity, Message: err.Error()}
 	}
 	// Only what admission needs: a go test -json report is screened, not
 	// parsed (triage parses it); JUnit XML is parsed, its parse being its

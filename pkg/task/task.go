@@ -194,6 +194,11 @@ type Task struct {
 	Status      Status      `json:"status"`
 	Reason      string      `json:"reason,omitempty"`
 	PullRequest string      `json:"pull_request,omitempty"`
+	// Description is the published fix's description (its title as a
+	// heading, then the body a pull request gets), kept here where the
+	// fix was delivered somewhere without a page that shows it (a branch
+	// pushed to a plain git remote); "" otherwise.
+	Description string `json:"description,omitempty"`
 	// Spend is what the task's model calls used and cost, over its
 	// attempts (nil before the first ends).
 	Spend *Spend `json:"spend,omitempty"`

@@ -68,6 +68,11 @@ type Intake struct {
 	OnOutcome func(Outcome)
 	// Verdicts, when set, shows each report's outcomes on its red commit.
 	Verdicts Verdicts
+	// Deliveries, when set, decide whether each repository's fix can be
+	// delivered: a report of a repository with no way is parked with the
+	// reason (recorded), never triaged and repaired for nothing; `bot
+	// replay` brings it back once a way is configured.
+	Deliveries ingest.Deliveries
 }
 
 // untriageableAttempts is how many times a report whose repository or
@@ -110,6 +115,8 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 	if err == nil {
 		if aerr := ingest.Admit(sub, in.Allow); aerr != nil {
 			err = fmt.Errorf("%w: %w", ingest.ErrInvalid, aerr)
+		} else if derr := ingest.Deliverable(sub, in.Deliveries); derr != nil {
+			err = fmt.Errorf("%w: %w", ingest.ErrUntriageable, derr)
 		}
 	}
 	var rep report.Result

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/forge"
@@ -33,14 +34,16 @@ func (s *scriptedTriage) Process(_ context.Context, in Input) ([]Outcome, error)
 type recorded struct {
 	counts  []series.Count
 	failed  []string // classes
+	reasons []string // the failures' errors
 	decided []Outcome
 }
 
 func (r *recorded) Count(_ context.Context, counts ...series.Count) {
 	r.counts = append(r.counts, counts...)
 }
-func (r *recorded) TriageFailed(_ context.Context, _ ingest.Submission, class string, _ error) {
+func (r *recorded) TriageFailed(_ context.Context, _ ingest.Submission, class string, err error) {
 	r.failed = append(r.failed, class)
+	r.reasons = append(r.reasons, err.Error())
 }
 func (r *recorded) TriageDecided(_ context.Context, _ ingest.Submission, o Outcome) {
 	r.decided = append(r.decided, o)
@@ -185,5 +188,44 @@ func TestIntakeSettlesEachSubmission(t *testing.T) {
 	}
 	if _, err := w.Wait(ctx); err == nil || len(rec.failed) != 2 || rec.failed[1] != "invalid" || tr.calls != 2 {
 		t.Errorf("an event no forge takes: waiter heard %v, failures %v, triage calls %d", err, rec.failed, tr.calls)
+	}
+}
+
+// noWay refuses every remote repository, as publish.Ways does for one no
+// configured forge or git remote serves.
+type noWay struct{}
+
+func (noWay) Deliverable(repoURL string) error {
+	if repourl.IsLocal(repoURL) {
+		return nil
+	}
+	return fmt.Errorf("no way to deliver a fix to the repository: no configured forge serves %s", repoURL)
+}
+
+// A report of a repository whose fix there is no way to deliver is parked
+// at once with the reason recorded, whatever route stored it: triage
+// never runs for it, so nothing is repaired for nothing; a repository
+// with a way is triaged.
+func TestIntakeParksReportsOfRepositoriesWithNoDelivery(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tr := &scriptedTriage{}
+	in, rec := newIntake(t, tr)
+	allow, err := repourl.NewAllowlist("/srv/repo", "git://git.example/**")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Allow, in.Deliveries = allow, noWay{}
+	sub := report1("remote")
+	sub.Repo = "git://git.example/team/app.git"
+	err = in.process(ctx, sub, ingest.Attempt{N: 1})
+	if !errors.Is(err, ingest.ErrUntriageable) || tr.calls != 0 {
+		t.Fatalf("process = %v after %d triage calls; want it parked, untriaged", err, tr.calls)
+	}
+	if len(rec.failed) != 1 || len(rec.reasons) != 1 || !strings.Contains(rec.reasons[0], "no configured forge serves git://git.example/team/app") {
+		t.Errorf("recorded %v %v, want the refusal and its reason", rec.failed, rec.reasons)
+	}
+	if err := in.process(ctx, report1("local"), ingest.Attempt{N: 1}); err != nil || tr.calls != 1 {
+		t.Errorf("a local repository: %v after %d triage calls, want it triaged", err, tr.calls)
 	}
 }

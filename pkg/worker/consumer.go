@@ -292,6 +292,9 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	how := d.Settlement(ctx, err)
 	switch how {
 	case stream.SettledAck:
+		if out.Description != "" {
+			t.Description = out.Description
+		}
 		c.save(settle, log, t, out.Status, out.Reason, out.PullRequest, rounds)
 		c.Metrics.observe(string(out.Status), time.Since(start))
 		if c.first(settle, log, settled) {

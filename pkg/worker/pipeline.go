@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/llm"
@@ -188,6 +189,9 @@ type Outcome struct {
 	Status      task.Status
 	Reason      string
 	PullRequest string
+	// Description is the published fix's description where its forge has
+	// no page that shows it (publish.Delivery).
+	Description string
 	Gates       []task.Gate
 	Agent       harness.Result
 	Trajectory  []byte
@@ -336,7 +340,7 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 			return out, errBusy
 		}
 	}
-	url, err := p.Publisher.Publish(ctx, publish.PullRequest{
+	delivered, err := deliver(ctx, p.Publisher, publish.PullRequest{
 		Task: t, Patch: res.Patch, Gates: gates, Summary: res.Summary, Trajectory: out.Trajectory,
 		BlameSubject: blameSubject, Policy: p.Policy, Steps: out.Steps,
 		Candidates: out.Candidates, Chosen: out.Chosen, Rounds: out.Rounds, Spend: out.Spend,
@@ -349,15 +353,16 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 			}
 		}
 		err = fmt.Errorf("publish task %s: %w", t.ID, err)
-		if errors.Is(err, publish.ErrNotLocal) {
-			// The publisher cannot deliver to this repository at all (the
-			// local one, for a repository that is a URL): no retry
-			// mends that, so the task fails now instead of repeating the
-			// whole repair nats.max_deliver times.
+		if cannotDeliver(err) {
+			// The publisher cannot deliver to this repository at all: no
+			// retry mends that, so the task fails now instead of
+			// repeating the whole repair nats.max_deliver times.
 			err = Permanent(err)
 		}
 		return out, err
 	}
+	url := delivered.URL
+	out.Description = delivered.Description
 	if p.Ledger != nil {
 		if err := p.Ledger.MarkPublished(ctx, t.Fingerprint, url); err != nil {
 			return out, fmt.Errorf("record published %s: %w", t.Fingerprint, err)
@@ -367,6 +372,25 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	p.progress("publish", "%s", url)
 	log.Info("pull request published", zap.String("pull_request", url))
 	return out, nil
+}
+
+// deliver publishes pr through pub, saying what it delivered when pub can
+// (publish.Deliverer).
+func deliver(ctx context.Context, pub Publisher, pr publish.PullRequest) (publish.Delivery, error) {
+	if d, ok := pub.(publish.Deliverer); ok {
+		return d.Deliver(ctx, pr)
+	}
+	url, err := pub.Publish(ctx, pr)
+	return publish.Delivery{URL: url}, err
+}
+
+// cannotDeliver reports a publishing error that no retry mends: the
+// repository is not where the publisher delivers (the local publisher and
+// a URL), no configured forge serves it, its forge cannot take a fix, or
+// there is no way at all.
+func cannotDeliver(err error) bool {
+	return errors.Is(err, publish.ErrNotLocal) || errors.Is(err, publish.ErrNoDelivery) ||
+		errors.Is(err, forge.ErrNotServed) || errors.Is(err, forge.ErrUnsupported)
 }
 
 func missingRepo(err error) bool {

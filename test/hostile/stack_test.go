@@ -105,6 +105,9 @@ type stackOptions struct {
 	triage string
 	// noWorker starts the bot alone.
 	noWorker bool
+	// gitRemotes are prefixes of plain git remotes (git_remotes) that
+	// take fixes of their repositories without credentials.
+	gitRemotes []string
 }
 
 // corpusTriage is the triage section of the corpus' scenarios.
@@ -160,6 +163,12 @@ publish: {mode: github}
 github: {api_url: %q}
 sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 `, port, strings.Join(allow, ", "), ns.URL(), redis.Addr(), o.triage, gh.APIURL(), cacheDir)
+	if len(o.gitRemotes) > 0 {
+		cfg += "git_remotes:\n"
+		for _, p := range o.gitRemotes {
+			cfg += fmt.Sprintf("  - prefix: %q\n", p)
+		}
+	}
 	cfgPath := filepath.Join(t.TempDir(), "redfix.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -32,6 +32,8 @@ func TestServiceParksUnfetchableReports(t *testing.T) {
 		allow:    []string{strings.TrimSuffix(realURL, "real") + "*"},
 		triage:   "{reruns: 2, max_groups_per_report: 5, concurrency: 2}",
 		noWorker: true,
+		// Their fixes would be pushed to the daemon: a way to deliver.
+		gitRemotes: []string{strings.TrimSuffix(realURL, "real")},
 	})
 
 	const ghosts = 300
