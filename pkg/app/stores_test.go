@@ -175,6 +175,11 @@ func TestStartAsksJetStreamAgainWhenUnanswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	// The subscription is the server's before anything asks: else the
+	// server answers "JetStream not enabled" itself.
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	client, err := nats.Connect(srv.ClientURL())
 	if err != nil {
 		t.Fatal(err)
