@@ -22,6 +22,17 @@ func (h fixedHead) DefaultHead(context.Context, string) (string, string, error) 
 	return "main", h.commit, h.err
 }
 
+// forksOnFor is a central opt-in to forks that handles those of one
+// repository, named by setting.
+type forksOnFor struct{ repo, setting string }
+
+func (f forksOnFor) ForksHandled(repo string) (bool, string) { return repo == f.repo, f.setting }
+
+// forksOn handles the forks of every repository, as setting.
+type forksOn string
+
+func (f forksOn) ForksHandled(string) (bool, string) { return true, string(f) }
+
 // TestProcessForks: a report of a pull request from a fork is triaged
 // only where the central configuration handles forks and the repository's
 // .redfix.yaml on its default branch does not say forks: false. The fork's
@@ -41,21 +52,26 @@ func TestProcessForks(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		fork     string
-		forks    bool
+		forks    ForkOptIn
 		policies RepoPolicies
 		head     fixedHead
 		want     string // the reason's start, or "" for a report triaged on
 		rule     string // the fork rule's verdict ("" for none)
 	}{
-		{name: "own commit, forks off", forks: false, policies: loader, head: fixedHead{commit: noForks}},
-		{name: "fork, central off", fork: "mallory/forked", forks: false, policies: loader, head: fixedHead{commit: forkCommit},
+		{name: "own commit, forks off", forks: nil, policies: loader, head: fixedHead{commit: noForks}},
+		{name: "fork, central off", fork: "mallory/forked", forks: forksOnFor{"elsewhere", "github.forks"}, policies: loader, head: fixedHead{commit: forkCommit},
 			want: "pull request from a fork (mallory/forked): not handled: the central configuration does not handle forks (github.forks)", rule: task.RuleDrop},
-		{name: "fork, the default branch's file says no", fork: "mallory/forked", forks: true, policies: loader, head: fixedHead{commit: noForks},
+		{name: "fork, central off on its forge", fork: "mallory/forked", forks: forksOnFor{"elsewhere", "gitlab.forks"}, policies: loader, head: fixedHead{commit: forkCommit},
+			want: "pull request from a fork (mallory/forked): not handled: the central configuration does not handle forks (gitlab.forks)", rule: task.RuleDrop},
+		{name: "fork, no opt-in", fork: "mallory/forked", policies: loader, head: fixedHead{commit: forkCommit},
+			want: "pull request from a fork (mallory/forked): not handled: the central configuration does not handle forks", rule: task.RuleDrop},
+		{name: "fork, the default branch's file says no", fork: "mallory/forked", forks: forksOn("github.forks"), policies: loader, head: fixedHead{commit: noForks},
 			want: "pull request from a fork (mallory/forked): not handled: refused by its .redfix.yaml at " + noForks + " (forks: false)", rule: task.RuleDrop},
-		{name: "fork, default branch unknown", fork: "mallory/forked", forks: true, policies: loader, head: fixedHead{err: errors.New("ls-remote: no answer")},
+		{name: "fork, default branch unknown", fork: "mallory/forked", forks: forksOn("github.forks"), policies: loader, head: fixedHead{err: errors.New("ls-remote: no answer")},
 			want: "pull request from a fork (mallory/forked): not handled: its repository's .redfix.yaml could not be read on the default branch", rule: task.RuleDrop},
-		{name: "fork, handled", fork: "mallory/forked", forks: true, policies: loader, head: fixedHead{commit: forkCommit}, rule: task.RulePass},
-		{name: "fork, handled without policies", fork: "mallory/forked", forks: true, head: fixedHead{commit: noForks}, rule: task.RulePass},
+		{name: "fork, handled", fork: "mallory/forked", forks: forksOn("github.forks"), policies: loader, head: fixedHead{commit: forkCommit}, rule: task.RulePass},
+		{name: "fork, handled on its forge", fork: "mallory/forked", forks: forksOnFor{f.Dir, "gitlab.forks"}, policies: loader, head: fixedHead{commit: forkCommit}, rule: task.RulePass},
+		{name: "fork, handled without policies", fork: "mallory/forked", forks: forksOn("github.forks"), head: fixedHead{commit: noForks}, rule: task.RulePass},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store, q := newMemStore(), &memQueue{}

@@ -109,6 +109,10 @@ func (p *Processor) pipeline(ctx context.Context, log *zap.Logger, sub ingest.Su
 	a := d.Pipeline.ObjectAttributes
 	key := PipelineKey(p.Forge.Host(), d.Project, a.ID)
 	log = log.With(zap.Int64("pipeline", a.ID), zap.String("commit", a.SHA))
+	fork, branch, err := p.source(ctx, d)
+	if err != nil {
+		return Result{}, fmt.Errorf("pipeline %d of %s: %w", a.ID, d.Project, err)
+	}
 	ok, holder, err := p.State.ClaimRun(ctx, key, sub.ID, ClaimTTL)
 	if err != nil {
 		return Result{}, err
@@ -133,15 +137,36 @@ func (p *Processor) pipeline(ctx context.Context, log *zap.Logger, sub ingest.Su
 		release(context.WithoutCancel(ctx))
 		return Result{}, fmt.Errorf("collect pipeline %d of %s: %w", a.ID, d.Project, err)
 	}
-	log.Info("failed pipeline collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good))
+	log.Info("failed pipeline collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good), zap.String("fork", fork))
 	return Result{
 		Report: &forge.Report{
-			ID: key, Repo: p.Forge.CloneURL(d.Project), Commit: a.SHA, Good: rep.Good, Branch: event.Branch(d.Pipeline),
+			ID: key, Repo: p.Forge.CloneURL(d.Project), Commit: a.SHA, Good: rep.Good, Branch: branch, Fork: fork,
 			Data: rep.Data, Parsed: &rep.Parsed,
 		},
 		Release: release,
 		Note:    fmt.Sprintf("pipeline %d: report from %s", a.ID, strings.Join(rep.Sources, ", ")),
 	}, nil
+}
+
+// source is where a pipeline's commits come from and the branch its fix
+// goes to. A merge request's pipeline the filter let through may be a
+// fork's: the merge request says so through the API, whatever the
+// delivery says, and triage holds a fork's to the opt-ins to forks. A
+// fork's branch is in the fork, out of redfix's reach: its fix goes to
+// the branch the merge request merges into.
+func (p *Processor) source(ctx context.Context, d event.Delivery) (fork, branch string, err error) {
+	branch = event.Branch(d.Pipeline)
+	if !event.OnMergeRequest(d.Pipeline) {
+		return "", branch, nil
+	}
+	src, err := p.Forge.SourceOf(ctx, d.Project, event.MergeRequestIID(d.Pipeline))
+	switch {
+	case err != nil:
+		return "", "", err
+	case src.Fork != "":
+		return src.Fork, src.Target, nil
+	}
+	return "", src.Branch, nil
 }
 
 // hookTime reads a time as GitLab's hooks write it.

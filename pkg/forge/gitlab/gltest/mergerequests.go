@@ -91,8 +91,8 @@ func (c *call) mr() *MergeRequest {
 // refresh reads an open merge request's head from its branch, as GitLab
 // follows pushes to it.
 func refresh(p *Project, mr *MergeRequest) {
-	if mr.State != "opened" {
-		return
+	if mr.State != "opened" || mr.SourceProject != p.ID {
+		return // a fork's branch is the fork's
 	}
 	if h := headOf(p, mr.Source); h != "" {
 		mr.SHA = h
@@ -451,4 +451,33 @@ func (s *Server) Merge(path string, iid int64) {
 	}
 	now := s.Now()
 	mr.State, mr.MergedAt, mr.UpdatedAt, mr.MergeCommitSHA = "merged", now, now, commit
+}
+
+// OpenForkMergeRequest records author's merge request from branch of the
+// project at fork into the default branch of the project at path, as
+// GitLab keeps one: in the target project, with the source branch's head
+// fetched there as refs/merge-requests/IID/head. It takes the lock.
+func (s *Server) OpenForkMergeRequest(path, fork, branch string, author *User) *MergeRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.Project(path)
+	f, fok := s.Project(fork)
+	if !ok || !fok {
+		s.t.Fatalf("gltest: no project %s or %s", path, fork)
+	}
+	sha := headOf(f, branch)
+	if sha == "" {
+		s.t.Fatalf("gltest: no branch %s in %s", branch, fork)
+	}
+	now := s.Now()
+	mr := &MergeRequest{
+		ID: s.id(), IID: int64(len(p.MRs) + 1), Title: "from " + fork, Source: branch, Target: p.DefaultBranch,
+		State: "opened", Author: author, SHA: sha, CreatedAt: now, UpdatedAt: now, SourceProject: f.ID, TargetProj: p.ID,
+	}
+	ref := "refs/merge-requests/" + strconv.FormatInt(mr.IID, 10) + "/head"
+	if out, err := gitCmd(p.Dir, "fetch", "-q", f.Dir, "refs/heads/"+branch+":"+ref); err != nil {
+		s.t.Fatalf("gltest: fetch %s into %s: %v: %s", fork, path, err, out)
+	}
+	p.MRs = append(p.MRs, mr)
+	return mr
 }
