@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // fixedHead is a default branch whose head is known in advance.
@@ -33,10 +36,31 @@ type forksOn string
 
 func (f forksOn) ForksHandled(string) (bool, string) { return true, string(f) }
 
+// trustRunner runs tests as go test does, and counts the runs that came
+// as a fork's (sandbox.Untrusted) and those that came as the
+// repository's own.
+type trustRunner struct {
+	mu                 sync.Mutex
+	untrusted, trusted int
+}
+
+func (r *trustRunner) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
+	r.mu.Lock()
+	if sandbox.Untrusted(ctx) {
+		r.untrusted++
+	} else {
+		r.trusted++
+	}
+	r.mu.Unlock()
+	return testrun.Runner{}.Run(ctx, dir, ids, count)
+}
+
 // TestProcessForks: a report of a pull request from a fork is triaged
 // only where the central configuration handles forks and the repository's
 // .redfix.yaml on its default branch does not say forks: false. The fork's
 // own commit has no such line: a policy read there would let it through.
+// A fork's report that is triaged runs its tests as an untrusted source
+// (caches of its own); the repository's own, as trusted.
 func TestProcessForks(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
@@ -75,7 +99,8 @@ func TestProcessForks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store, q := newMemStore(), &memQueue{}
-			tr := New(store, q, nil, Config{Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
+			runner := &trustRunner{}
+			tr := New(store, q, runner, Config{Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
 			outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: forkCommit, Fork: c.fork, Report: report.Result{Failures: failures}})
 			if err != nil || len(outs) != 1 {
 				t.Fatalf("Process: %v, %d outcomes", err, len(outs))
@@ -106,6 +131,9 @@ func TestProcessForks(t *testing.T) {
 			// Triaged on: the test passes here, so it does not reproduce.
 			if ReasonClass(o.Reason) != ReasonNotReproduced {
 				t.Errorf("outcome %s %q; want it triaged on to not_reproduced", o.Status, o.Reason)
+			}
+			if fork := c.fork != ""; runner.untrusted+runner.trusted == 0 || fork && runner.trusted != 0 || !fork && runner.untrusted != 0 {
+				t.Errorf("runs as a fork's: %d, as the repository's: %d; want every run as the %s", runner.untrusted, runner.trusted, map[bool]string{true: "fork's", false: "repository's"}[fork])
 			}
 			if c.fork != "" && c.policies != nil && saved.PolicyCommit != c.head.commit {
 				t.Errorf("policy read at %q, want the default branch's head %s", saved.PolicyCommit, c.head.commit)
