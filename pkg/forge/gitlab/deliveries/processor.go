@@ -25,20 +25,24 @@ import (
 )
 
 // State is what the processor keeps: who triages each pipeline, and the
-// outcomes of published fixes (store.Store).
+// outcomes and reviews of published fixes (store.Store).
 type State interface {
 	ClaimRun(ctx context.Context, run, owner string, ttl time.Duration) (ok bool, holder string, err error)
 	ReleaseRun(ctx context.Context, run, owner string) error
 	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error)
 	RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error)
+	// RecordReview keeps a review of a published fix (the first sets its
+	// time to first review; changes_requested marks it).
+	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error)
 	// Revisions is how many revisions redfix pushed to a merge request.
 	Revisions(ctx context.Context, repo string, number int) (int, error)
 }
 
 // Commands acts on what people tell redfix in its merge requests
-// (command.Handler).
+// (command.Handler): /redfix notes, and the threads that ask for changes.
 type Commands interface {
 	Comment(ctx context.Context, c forge.Comment) (note string, err error)
+	Reviewed(ctx context.Context, rv forge.Review) (note string, err error)
 }
 
 // Outcomes hears of the recorded outcomes of redfix's merge requests; it
@@ -235,11 +239,14 @@ func (p *Processor) edited(ctx context.Context, repo forge.RepoID, key string, n
 }
 
 func (p *Processor) note(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+	a := d.Note.ObjectAttributes
+	if !forge.IsCommand(a.Note) {
+		return p.thread(ctx, log, d)
+	}
 	if p.Commands == nil {
 		log.Info("command ignored: commands are off")
 		return Result{Note: "ignored: commands are off"}, nil
 	}
-	a := d.Note.ObjectAttributes
 	login := ""
 	if d.Note.User != nil {
 		login = d.Note.User.Username
@@ -253,4 +260,46 @@ func (p *Processor) note(ctx context.Context, log *zap.Logger, d event.Delivery)
 		ID: a.ID, Author: author, Body: a.Note,
 	})
 	return Result{Note: note}, err
+}
+
+// thread acts on a note in a discussion thread on one of redfix's merge
+// requests. The note that opened a resolvable thread, unresolved, is how
+// GitLab's reviewers ask for changes: as the API tells it (who wrote it,
+// what, and that the thread is open), never as the hook does, it is
+// recorded as a review requesting changes and handed to the commands,
+// which revise the merge request when its author may write (the member
+// API, Developer or higher), as for GitHub's review requesting changes.
+// Replies and threads already resolved are no request.
+func (p *Processor) thread(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+	a := d.Note.ObjectAttributes
+	repo, number := p.Forge.Repo(d.Project), int(d.Note.MergeRequest.IID)
+	log = log.With(zap.Int("merge_request", number), zap.String("discussion", a.DiscussionID))
+	rv, ok, err := p.Forge.ChangesRequested(ctx, repo, number, a.DiscussionID, a.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		log.Info("note in a thread that asks for nothing new: a reply, or a thread resolved or not resolvable")
+		return Result{Note: "ignored: not a thread's opening note, unresolved"}, nil
+	}
+	if self := p.Forge.Self(ctx); self != "" && strings.EqualFold(self, rv.Author.Login) {
+		rv.Author.Bot = true // redfix's own threads
+	}
+	f, err := p.State.RecordReview(ctx, p.Forge.FixKey(repo), number, string(rv.State), rv.At)
+	if errors.Is(err, task.ErrNoFix) {
+		log.Info("thread on a merge request that is not a published fix; ignored")
+		return Result{Note: "not a published fix"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("fix reviewed", zap.String("review", string(rv.State)), zap.Bool("changes_requested", f.ChangesRequested), zap.String("user", rv.Author.Login))
+	if p.Commands == nil {
+		return Result{Note: "fix reviewed"}, nil
+	}
+	note, err := p.Commands.Reviewed(ctx, rv)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Note: "fix reviewed; " + note}, nil
 }

@@ -79,6 +79,10 @@ func (s *state) RecordReopened(_ context.Context, repo string, n int) (task.Fix,
 
 func (s *state) Revisions(context.Context, string, int) (int, error) { return 0, nil }
 
+func (s *state) RecordReview(context.Context, string, int, string, time.Time) (task.Fix, error) {
+	return task.Fix{}, task.ErrNoFix
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // commands keeps the comments handed to it.
@@ -88,6 +92,8 @@ func (c *commands) Comment(_ context.Context, cm forge.Comment) (string, error) 
 	c.got = append(c.got, cm)
 	return "answered", nil
 }
+
+func (c *commands) Reviewed(context.Context, forge.Review) (string, error) { return "heard", nil }
 
 // world is a test GitLab with a project in a subgroup whose main is red.
 type world struct {

@@ -174,11 +174,27 @@ func (d Delivery) Skip(f Filter) string {
 			return "a system note"
 		case a.Action != "" && a.Action != "create":
 			return "note action " + string(a.Action) + " is not tracked"
-		case !forge.IsCommand(a.Note):
-			return "note is not a /redfix command"
+		case !forge.IsCommand(a.Note) && !d.InThread():
+			return "note is not a /redfix command, nor in a thread on redfix's merge request"
 		}
 	}
 	return ""
+}
+
+// InThread reports whether a note is one of a discussion thread (a
+// resolvable one: a comment on the diff, or a thread started as such) on
+// one of redfix's merge requests. Opening one, unresolved, is how a
+// reviewer on GitLab asks for changes; whether this note did is asked of
+// the API when the delivery is processed, not taken from the payload.
+func (d Delivery) InThread() bool {
+	if d.Note == nil || !strings.HasPrefix(d.Note.MergeRequest.SourceBranch, forge.BranchPrefix) {
+		return false
+	}
+	switch d.Note.ObjectAttributes.Type {
+	case "DiscussionNote", "DiffNote":
+		return true
+	}
+	return false
 }
 
 // SkipPipeline says why a pipeline is not repaired, or "" when it is: it

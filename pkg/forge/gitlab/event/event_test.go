@@ -107,10 +107,16 @@ func TestFilter(t *testing.T) {
 		"on an issue": {note(func(s string) string {
 			return strings.Replace(s, `"noteable_type": "MergeRequest"`, `"noteable_type": "Issue"`, 1)
 		}), "a note on a Issue"},
-		"system": {note(func(s string) string { return strings.Replace(s, `"system": false`, `"system": true`, 1) }), "a system note"},
-		"edited": {note(func(s string) string { return strings.Replace(s, `"action": "create"`, `"action": "update"`, 1) }), "not tracked"},
+		"system":                            {note(func(s string) string { return strings.Replace(s, `"system": false`, `"system": true`, 1) }), "a system note"},
+		"edited":                            {note(func(s string) string { return strings.Replace(s, `"action": "create"`, `"action": "update"`, 1) }), "not tracked"},
+		"a thread":                          {note(thread(`"DiscussionNote"`, "redfix/")), ""},
+		"a diff's thread":                   {note(thread(`"DiffNote"`, "redfix/")), ""},
+		"a thread on another merge request": {note(thread(`"DiscussionNote"`, "dana/")), "nor in a thread on redfix's merge request"},
+		"a thread's edit": {note(func(s string) string {
+			return strings.Replace(thread(`"DiscussionNote"`, "redfix/")(s), `"action": "create"`, `"action": "update"`, 1)
+		}), "not tracked"},
 	} {
-		if got := c.d.Skip(event.Filter{}); !strings.Contains(got, c.reason) {
+		if got := c.d.Skip(event.Filter{}); (c.reason == "") != (got == "") || !strings.Contains(got, c.reason) {
 			t.Errorf("%s: skip %q, want %q", name, got, c.reason)
 		}
 	}
@@ -152,5 +158,16 @@ func TestMergeRequestIID(t *testing.T) {
 	e.ObjectAttributes.Ref, e.MergeRequest.IID = "dana/x", 4
 	if got := event.MergeRequestIID(e); got != 4 {
 		t.Errorf("the payload's merge request: %d, want 4", got)
+	}
+}
+
+// thread makes a note's payload one of a discussion thread of type kind
+// on a merge request from a branch starting with prefix, in words that
+// are no command.
+func thread(kind, prefix string) func(string) string {
+	return func(s string) string {
+		s = strings.Replace(s, `"/redfix explain"`, `"this rounds the wrong way: use banker's rounding"`, 1)
+		s = strings.Replace(s, `"type": null`, `"type": `+kind, 1)
+		return strings.Replace(s, `"source_branch": "redfix/`, `"source_branch": "`+prefix, 1)
 	}
 }

@@ -41,6 +41,19 @@ type Note struct {
 	CreatedAt time.Time
 	// Awards are the emoji awarded to it, by whom.
 	Awards []Award
+	// Discussion is the thread a note of a discussion belongs to ("" for
+	// a note standing alone); its notes are resolvable, and Resolved once
+	// someone resolves the thread.
+	Discussion string
+	Resolved   bool
+}
+
+// kind is the note's type as GitLab answers it.
+func (n *Note) kind() any {
+	if n.Discussion == "" {
+		return nil
+	}
+	return "DiscussionNote"
 }
 
 // Award is an emoji someone awarded.
@@ -68,6 +81,7 @@ func mergeRequestRoutes() []*route {
 		{method: "GET", pattern: mr + "/commits", query: paging, handle: listMRCommits},
 		{method: "GET", pattern: mr + "/notes", query: append([]string{"sort", "order_by"}, paging...), handle: listNotes},
 		{method: "POST", pattern: mr + "/notes", body: []string{"body", "internal", "created_at", "merge_request_diff_head_sha"}, need: []string{"body"}, handle: createNote},
+		{method: "GET", pattern: mr + "/discussions/:discussion_id", handle: getDiscussion},
 		{method: "POST", pattern: mr + "/notes/:note_id/award_emoji", body: []string{"name"}, need: []string{"name"}, handle: awardNote},
 	}
 }
@@ -334,11 +348,30 @@ func listMRCommits(s *Server, c *call) reply {
 // noteJSON is a note as GitLab answers it.
 func (s *Server) noteJSON(p *Project, mr *MergeRequest, n *Note) map[string]any {
 	return map[string]any{
-		"id": n.ID, "type": nil, "body": n.Body, "attachment": nil, "author": s.basicUserJSON(n.Author),
+		"id": n.ID, "type": n.kind(), "body": n.Body, "attachment": nil, "author": s.basicUserJSON(n.Author),
 		"created_at": timeJSON(n.CreatedAt), "updated_at": timeJSON(n.CreatedAt), "system": n.System,
 		"noteable_id": mr.ID, "noteable_type": "MergeRequest", "noteable_iid": mr.IID, "project_id": p.ID,
-		"resolvable": false, "confidential": false, "internal": false,
+		"resolvable": n.Discussion != "", "resolved": n.Resolved, "confidential": false, "internal": false,
 	}
+}
+
+// getDiscussion answers a thread of a merge request: its notes in order.
+func getDiscussion(s *Server, c *call) reply {
+	mr := c.mr()
+	if mr == nil {
+		return notFound("Merge Request")
+	}
+	id := c.params["discussion_id"]
+	notes := []map[string]any{}
+	for _, n := range mr.Notes {
+		if n.Discussion == id {
+			notes = append(notes, s.noteJSON(c.project, mr, n))
+		}
+	}
+	if id == "" || len(notes) == 0 {
+		return notFound("Discussion")
+	}
+	return reply{status: http.StatusOK, body: map[string]any{"id": id, "individual_note": false, "notes": notes}}
 }
 
 func listNotes(s *Server, c *call) reply {
@@ -419,6 +452,33 @@ func (s *Server) AddNote(path string, iid int64, u *User, body string) *Note {
 	n := &Note{ID: s.id(), Body: body, Author: u, CreatedAt: s.Now()}
 	mr.Notes = append(mr.Notes, n)
 	return n
+}
+
+// AddThread is u's note starting a discussion thread (a resolvable one,
+// as "Start a review" or a comment on the diff makes) on merge request iid
+// of the project at path; to, when not nil, is the thread's note it
+// replies to instead. It takes the lock.
+func (s *Server) AddThread(path string, iid int64, u *User, body string, to *Note) *Note {
+	n := s.AddNote(path, iid, u, body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n.Discussion = fmt.Sprintf("%040x", n.ID)
+	if to != nil {
+		n.Discussion = to.Discussion
+	}
+	return n
+}
+
+// Resolve resolves the thread of note n on merge request iid of the
+// project at path. It takes the lock.
+func (s *Server) Resolve(path string, iid int64, n *Note) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.MR(path, iid).Notes {
+		if m.Discussion == n.Discussion {
+			m.Resolved = true
+		}
+	}
 }
 
 // Merge merges merge request iid of the project at path as u would: a
