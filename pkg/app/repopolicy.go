@@ -17,7 +17,8 @@ import (
 // capped by cfg, and reports an invalid one as a check on the commit when
 // the repository is on a configured forge that has checks.
 func NewRepoPolicies(cfg config.Config, forges *forge.Forges, mirrors repoconfig.Mirrors, log *zap.Logger) *repoconfig.Loader {
-	l := &repoconfig.Loader{Mirrors: mirrors, Central: func(repo string) repoconfig.Central { return centralPolicy(cfg, repo) }, Log: log}
+	forks := newForkOptIns(cfg, forges)
+	l := &repoconfig.Loader{Mirrors: mirrors, Central: func(repo string) repoconfig.Central { return centralPolicy(cfg, forks, repo) }, Log: log}
 	if len(forges.Drivers()) > 0 {
 		l.Report = invalidFileCheck{forges: forges}
 	}
@@ -25,9 +26,10 @@ func NewRepoPolicies(cfg config.Config, forges *forge.Forges, mirrors repoconfig
 }
 
 // centralPolicy is what the central configuration allows repo: the
-// ceiling of its .redfix.yaml.
-func centralPolicy(cfg config.Config, repo string) repoconfig.Central {
-	c := repoconfig.Central{Enabled: true, RepairsPerDay: cfg.Triage.DailyJobs, Forks: cfg.GitHub.Forks, Revert: centralRevert(cfg)}
+// ceiling of its .redfix.yaml, forks as its forge's setting says.
+func centralPolicy(cfg config.Config, forks forkOptIns, repo string) repoconfig.Central {
+	handled, _ := forks.ForksHandled(repo)
+	c := repoconfig.Central{Enabled: true, RepairsPerDay: cfg.Triage.DailyJobs, Forks: handled, Revert: centralRevert(cfg)}
 	for _, o := range cfg.Triage.OptOut {
 		if sameRepo(o, repo) {
 			c.Enabled = false

@@ -340,8 +340,9 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Languages: langs,
 		// A repository's .redfix.yaml, read from the mirror at the commit.
 		RepoPolicies: NewRepoPolicies(cfg, s.Forges, mirrors, s.log.Named("repoconfig")),
-		// Runs of pull requests from forks, where github.forks allows.
-		Forks: cfg.GitHub.Forks,
+		// Change requests from forks, where their forge's setting allows
+		// (github.forks, gitlab.forks).
+		Forks: newForkOptIns(cfg, s.Forges),
 		// A retry is held to a policy's limit of open pull requests.
 		OpenPulls: inflight.Own{Forges: s.Forges},
 	}, s.log.Named("triage"))

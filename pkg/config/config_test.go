@@ -165,7 +165,7 @@ func TestGitLabSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.GitLab.Enabled() || cfg.GitLab.URL != "https://gitlab.com" || cfg.GitLab.ResyncInterval != 10*time.Minute {
+	if cfg.GitLab.Enabled() || cfg.GitLab.URL != "https://gitlab.com" || cfg.GitLab.ResyncInterval != 10*time.Minute || cfg.GitLab.Forks {
 		t.Fatalf("with nothing configured: %+v", cfg.GitLab)
 	}
 	dir := t.TempDir()
@@ -185,12 +185,13 @@ func TestGitLabSettings(t *testing.T) {
 		"REDFIX_GITLAB_TOKEN_FILE":          write("token", "glpat-from-file\n"),
 		"REDFIX_GITLAB_WEBHOOK_SECRET_FILE": write("secret", "hook-from-file"),
 		"REDFIX_GITLAB_ALLOW":               "acme/*, acme/payments/**",
+		"REDFIX_GITLAB_FORKS":               "true",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := cfg.GitLab
-	if !g.Enabled() || g.URL != "https://git.example.com/gitlab" || g.Token != "glpat-from-file" || g.WebhookSecret != "hook-from-file" || len(g.Allow) != 2 {
+	if !g.Enabled() || g.URL != "https://git.example.com/gitlab" || g.Token != "glpat-from-file" || g.WebhookSecret != "hook-from-file" || len(g.Allow) != 2 || !g.Forks {
 		t.Fatalf("gitlab from the environment: %+v", g)
 	}
 	if len(g.Projects) != 1 || !g.Projects[0].MergeRequests || len(g.Projects[0].Branches) != 2 {

@@ -89,6 +89,7 @@ var envVars = []struct {
 	{"REDFIX_GITLAB_TOKEN", func(c *Config, v string) error { c.GitLab.Token = v; return nil }},
 	{"REDFIX_GITLAB_WEBHOOK_SECRET", func(c *Config, v string) error { c.GitLab.WebhookSecret = v; return nil }},
 	{"REDFIX_GITLAB_ALLOW", func(c *Config, v string) error { c.GitLab.Allow = commaList(v); return nil }},
+	{"REDFIX_GITLAB_FORKS", boolVar(func(c *Config) *bool { return &c.GitLab.Forks })},
 	{"REDFIX_GITLAB_RESYNC_INTERVAL", durationVar(func(c *Config) *time.Duration { return &c.GitLab.ResyncInterval })},
 	{"REDFIX_PYTHON", func(c *Config, v string) error { c.Languages.Python.Interpreter = v; return nil }},
 	{"REDFIX_PYTHON_INDEX_URL", func(c *Config, v string) error { c.Languages.Python.IndexURL = v; return nil }},

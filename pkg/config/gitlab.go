@@ -33,6 +33,12 @@ type GitLab struct {
 	ResyncInterval time.Duration `yaml:"resync_interval"`
 	// ResyncLookback is how far back the resync looks.
 	ResyncLookback time.Duration `yaml:"resync_lookback"`
+	// Forks: failed pipelines of merge requests from forks (a source
+	// project other than the target), where a project's settings take
+	// merge request pipelines, are repaired too. Off by default: a fork's
+	// author may not write to the project, yet their commits would spend
+	// its repairs and run on redfix's workers.
+	Forks bool `yaml:"forks"`
 }
 
 // GitLabProject are one project's settings.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/repoconfig"
+	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -36,6 +37,9 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 	log := t.log.With(zap.String("repo", in.Repo), zap.String("commit", in.Commit))
 	if in.Fork != "" {
 		log = log.With(zap.String("fork", in.Fork))
+		// A fork's commits are not the repository's: the setups of their
+		// runs fill caches of their own, which no trusted run reads.
+		ctx = sandbox.WithUntrusted(ctx)
 	}
 	groups := GroupFailures(in.Repo, in.Report.Failures)
 	if len(in.Report.Incomplete) > 0 {

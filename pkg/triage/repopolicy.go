@@ -61,6 +61,33 @@ func (p *process) policyCommit(ctx context.Context, log *zap.Logger) (string, er
 	return "", fmt.Errorf("%w: %w", errForkHead, p.headErr)
 }
 
+// ForkOptIn is the central configuration's opt-in to change requests
+// from forks, which may differ from one forge to the next: whether
+// repo's are handled, and the setting that says so ("github.forks"), for
+// the words of a refusal.
+type ForkOptIn interface {
+	ForksHandled(repo string) (handled bool, setting string)
+}
+
+// centralForks is the opt-in's answer for repo; without an opt-in, forks
+// are handled nowhere.
+func (t *Triage) centralForks(repo string) (bool, string) {
+	if t.cfg.Forks == nil {
+		return false, "no setting handles them"
+	}
+	return t.cfg.Forks.ForksHandled(repo)
+}
+
+// centralRefusal is the refusal's words when the central configuration
+// does not handle repo's forks ("" when it does).
+func (t *Triage) centralRefusal(repo string) string {
+	ok, setting := t.centralForks(repo)
+	if ok {
+		return ""
+	}
+	return "the central configuration does not handle forks (" + setting + ")"
+}
+
 // RuleFork records whether a report from a fork is handled.
 const RuleFork = "pull_request_from_fork"
 
@@ -80,8 +107,8 @@ func (p *process) forkRefused(ctx context.Context, tk *task.Task, log *zap.Logge
 		addRule(tk, RuleFork, task.RuleDrop, reason)
 		return reason, nil
 	}
-	if !p.t.cfg.Forks {
-		return refuse("the central configuration does not handle forks (github.forks)")
+	if why := p.t.centralRefusal(p.in.Repo); why != "" {
+		return refuse(why)
 	}
 	if p.t.cfg.RepoPolicies == nil {
 		addRule(tk, RuleFork, task.RulePass, "from "+fork+": the central configuration handles forks")

@@ -29,8 +29,10 @@ func (t *Triage) AdmitRetry(ctx context.Context, tk task.Task) (refused string, 
 	if optedOut(t.cfg.OptOut, tk.Repo) {
 		return "the repository opted out of redfix (triage.opt_out)", nil, nil
 	}
-	if tk.Fork != "" && !t.cfg.Forks {
-		return forkReason(tk.Fork, "the central configuration does not handle forks (github.forks)"), nil, nil
+	if tk.Fork != "" {
+		if why := t.centralRefusal(tk.Repo); why != "" {
+			return forkReason(tk.Fork, why), nil, nil
+		}
 	}
 	var pol *repoconfig.Policy
 	if t.cfg.RepoPolicies != nil {

@@ -65,14 +65,15 @@ func TestAdmitRetry(t *testing.T) {
 		used   int // jobs of the day already counted
 		refuse string
 	}{
-		{name: "admitted", cfg: Config{DailyJobs: 5, RepoPolicies: loader, OpenPulls: countedPulls(1), Forks: true}, tk: tk(limited)},
+		{name: "admitted", cfg: Config{DailyJobs: 5, RepoPolicies: loader, OpenPulls: countedPulls(1), Forks: forksOn("github.forks")}, tk: tk(limited)},
 		{name: "central opt-out", cfg: Config{OptOut: []string{f.Dir}}, tk: tk(plain), refuse: "the repository opted out of redfix (triage.opt_out)"},
 		{name: "the file opts out", cfg: Config{RepoPolicies: loader}, tk: tk(off), refuse: "repository opted out in its .redfix.yaml at " + off + " (enabled: false)"},
 		{name: "open pull requests", cfg: Config{RepoPolicies: loader, OpenPulls: countedPulls(2)}, tk: tk(limited), refuse: "2 of the repository's limit of 2 open pull requests by redfix are open"},
 		{name: "the file's daily limit", cfg: Config{RepoPolicies: loader}, tk: tk(limited), used: 1, refuse: "daily job budget of " + f.Dir + " used up: 1 jobs queued"},
 		{name: "the central daily limit", cfg: Config{DailyJobs: 3}, tk: tk(plain), used: 3, refuse: "daily job budget of " + f.Dir + " used up: 3 jobs queued"},
 		{name: "a fork, central off", cfg: Config{}, tk: fork(tk(plain), plain), refuse: "pull request from a fork (mallory/repo): not handled: the central configuration"},
-		{name: "a fork, the default branch's file", cfg: Config{Forks: true, RepoPolicies: loader}, tk: fork(tk(plain), noForks), refuse: "pull request from a fork (mallory/repo): not handled: refused by its .redfix.yaml at " + noForks},
+		{name: "a fork, off on its forge", cfg: Config{Forks: forksOnFor{"elsewhere", "gitlab.forks"}}, tk: fork(tk(plain), plain), refuse: "pull request from a fork (mallory/repo): not handled: the central configuration does not handle forks (gitlab.forks)"},
+		{name: "a fork, the default branch's file", cfg: Config{Forks: forksOn("github.forks"), RepoPolicies: loader}, tk: fork(tk(plain), noForks), refuse: "pull request from a fork (mallory/repo): not handled: refused by its .redfix.yaml at " + noForks},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := budgetStore{newMemStore(), map[string]int{normalizeRepo(f.Dir): c.used}}

@@ -97,11 +97,12 @@ type Config struct {
 	// opted-out repository's groups are dropped, and its daily limit
 	// lowers DailyJobs.
 	RepoPolicies RepoPolicies
-	// Forks: reports of pull requests from forks (Input.Fork) are
-	// triaged; without it they are dropped (ReasonFork). A repository's
-	// policy narrows it, read at the default branch's head, never at the
-	// fork's commit, whose files the fork's author wrote.
-	Forks bool
+	// Forks says, per repository, whether reports of change requests from
+	// forks (Input.Fork) are triaged; where it says no, and with it nil,
+	// they are dropped (ReasonFork). A repository's policy narrows it,
+	// read at the default branch's head, never at the fork's commit, whose
+	// files the fork's author wrote.
+	Forks ForkOptIn
 	// OpenPulls, when set, counts redfix's open pull requests, for a
 	// policy's limit on them when a retry is asked for (AdmitRetry; the
 	// worker holds a fresh task to it).

@@ -230,7 +230,7 @@ func (p *Pipeline) progress(stage, format string, args ...any) {
 func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 	log := p.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.String("fingerprint", t.Fingerprint))
 	// Commands run for this task are confined as its repository's.
-	ctx = sandbox.WithRepo(ctx, t.Repo)
+	ctx = confined(ctx, t)
 
 	if p.Ledger != nil {
 		if url, ok, err := p.Ledger.Published(ctx, t.Fingerprint); err != nil {
@@ -434,4 +434,16 @@ func publishOwner(taskID string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return taskID + "/" + hex.EncodeToString(b[:])
+}
+
+// confined names the repository t's commands run for, and, for a task of
+// a change request from a fork, that they run a source the repository does
+// not control: their setups fill caches of their own, which no trusted
+// run reads (sandbox.WithUntrusted).
+func confined(ctx context.Context, t task.Task) context.Context {
+	ctx = sandbox.WithRepo(ctx, t.Repo)
+	if t.Fork != "" {
+		ctx = sandbox.WithUntrusted(ctx)
+	}
+	return ctx
 }

@@ -39,7 +39,7 @@ func (p *Pipeline) Revise(ctx context.Context, t task.Task, rev job.Revision) (O
 	if p.Revisions == nil {
 		return Outcome{}, Permanent(errors.New("revisions need a forge's publisher"))
 	}
-	ctx = sandbox.WithRepo(ctx, t.Repo)
+	ctx = confined(ctx, t)
 	rt := t
 	rt.Commit = rev.Head
 	c := &candidate{n: 1}

@@ -25,20 +25,24 @@ import (
 )
 
 // State is what the processor keeps: who triages each pipeline, and the
-// outcomes of published fixes (store.Store).
+// outcomes and reviews of published fixes (store.Store).
 type State interface {
 	ClaimRun(ctx context.Context, run, owner string, ttl time.Duration) (ok bool, holder string, err error)
 	ReleaseRun(ctx context.Context, run, owner string) error
 	RecordClosed(ctx context.Context, repo string, number int, merged, edited bool, at time.Time) (task.Fix, error)
 	RecordReopened(ctx context.Context, repo string, number int) (task.Fix, error)
+	// RecordReview keeps a review of a published fix (the first sets its
+	// time to first review; changes_requested marks it).
+	RecordReview(ctx context.Context, repo string, number int, state string, at time.Time) (task.Fix, error)
 	// Revisions is how many revisions redfix pushed to a merge request.
 	Revisions(ctx context.Context, repo string, number int) (int, error)
 }
 
 // Commands acts on what people tell redfix in its merge requests
-// (command.Handler).
+// (command.Handler): /redfix notes, and the threads that ask for changes.
 type Commands interface {
 	Comment(ctx context.Context, c forge.Comment) (note string, err error)
+	Reviewed(ctx context.Context, rv forge.Review) (note string, err error)
 }
 
 // Outcomes hears of the recorded outcomes of redfix's merge requests; it
@@ -109,6 +113,10 @@ func (p *Processor) pipeline(ctx context.Context, log *zap.Logger, sub ingest.Su
 	a := d.Pipeline.ObjectAttributes
 	key := PipelineKey(p.Forge.Host(), d.Project, a.ID)
 	log = log.With(zap.Int64("pipeline", a.ID), zap.String("commit", a.SHA))
+	fork, branch, err := p.source(ctx, d)
+	if err != nil {
+		return Result{}, fmt.Errorf("pipeline %d of %s: %w", a.ID, d.Project, err)
+	}
 	ok, holder, err := p.State.ClaimRun(ctx, key, sub.ID, ClaimTTL)
 	if err != nil {
 		return Result{}, err
@@ -133,15 +141,36 @@ func (p *Processor) pipeline(ctx context.Context, log *zap.Logger, sub ingest.Su
 		release(context.WithoutCancel(ctx))
 		return Result{}, fmt.Errorf("collect pipeline %d of %s: %w", a.ID, d.Project, err)
 	}
-	log.Info("failed pipeline collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good))
+	log.Info("failed pipeline collected", zap.Strings("failed_jobs", rep.FailedJobs), zap.Strings("sources", rep.Sources), zap.String("good", rep.Good), zap.String("fork", fork))
 	return Result{
 		Report: &forge.Report{
-			ID: key, Repo: p.Forge.CloneURL(d.Project), Commit: a.SHA, Good: rep.Good, Branch: event.Branch(d.Pipeline),
+			ID: key, Repo: p.Forge.CloneURL(d.Project), Commit: a.SHA, Good: rep.Good, Branch: branch, Fork: fork,
 			Data: rep.Data, Parsed: &rep.Parsed,
 		},
 		Release: release,
 		Note:    fmt.Sprintf("pipeline %d: report from %s", a.ID, strings.Join(rep.Sources, ", ")),
 	}, nil
+}
+
+// source is where a pipeline's commits come from and the branch its fix
+// goes to. A merge request's pipeline the filter let through may be a
+// fork's: the merge request says so through the API, whatever the
+// delivery says, and triage holds a fork's to the opt-ins to forks. A
+// fork's branch is in the fork, out of redfix's reach: its fix goes to
+// the branch the merge request merges into.
+func (p *Processor) source(ctx context.Context, d event.Delivery) (fork, branch string, err error) {
+	branch = event.Branch(d.Pipeline)
+	if !event.OnMergeRequest(d.Pipeline) {
+		return "", branch, nil
+	}
+	src, err := p.Forge.SourceOf(ctx, d.Project, event.MergeRequestIID(d.Pipeline))
+	switch {
+	case err != nil:
+		return "", "", err
+	case src.Fork != "":
+		return src.Fork, src.Target, nil
+	}
+	return "", src.Branch, nil
 }
 
 // hookTime reads a time as GitLab's hooks write it.
@@ -210,11 +239,14 @@ func (p *Processor) edited(ctx context.Context, repo forge.RepoID, key string, n
 }
 
 func (p *Processor) note(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+	a := d.Note.ObjectAttributes
+	if !forge.IsCommand(a.Note) {
+		return p.thread(ctx, log, d)
+	}
 	if p.Commands == nil {
 		log.Info("command ignored: commands are off")
 		return Result{Note: "ignored: commands are off"}, nil
 	}
-	a := d.Note.ObjectAttributes
 	login := ""
 	if d.Note.User != nil {
 		login = d.Note.User.Username
@@ -228,4 +260,46 @@ func (p *Processor) note(ctx context.Context, log *zap.Logger, d event.Delivery)
 		ID: a.ID, Author: author, Body: a.Note,
 	})
 	return Result{Note: note}, err
+}
+
+// thread acts on a note in a discussion thread on one of redfix's merge
+// requests. The note that opened a resolvable thread, unresolved, is how
+// GitLab's reviewers ask for changes: as the API tells it (who wrote it,
+// what, and that the thread is open), never as the hook does, it is
+// recorded as a review requesting changes and handed to the commands,
+// which revise the merge request when its author may write (the member
+// API, Developer or higher), as for GitHub's review requesting changes.
+// Replies and threads already resolved are no request.
+func (p *Processor) thread(ctx context.Context, log *zap.Logger, d event.Delivery) (Result, error) {
+	a := d.Note.ObjectAttributes
+	repo, number := p.Forge.Repo(d.Project), int(d.Note.MergeRequest.IID)
+	log = log.With(zap.Int("merge_request", number), zap.String("discussion", a.DiscussionID))
+	rv, ok, err := p.Forge.ChangesRequested(ctx, repo, number, a.DiscussionID, a.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		log.Info("note in a thread that asks for nothing new: a reply, or a thread resolved or not resolvable")
+		return Result{Note: "ignored: not a thread's opening note, unresolved"}, nil
+	}
+	if self := p.Forge.Self(ctx); self != "" && strings.EqualFold(self, rv.Author.Login) {
+		rv.Author.Bot = true // redfix's own threads
+	}
+	f, err := p.State.RecordReview(ctx, p.Forge.FixKey(repo), number, string(rv.State), rv.At)
+	if errors.Is(err, task.ErrNoFix) {
+		log.Info("thread on a merge request that is not a published fix; ignored")
+		return Result{Note: "not a published fix"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("fix reviewed", zap.String("review", string(rv.State)), zap.Bool("changes_requested", f.ChangesRequested), zap.String("user", rv.Author.Login))
+	if p.Commands == nil {
+		return Result{Note: "fix reviewed"}, nil
+	}
+	note, err := p.Commands.Reviewed(ctx, rv)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Note: "fix reviewed; " + note}, nil
 }

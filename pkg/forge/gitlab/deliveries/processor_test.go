@@ -2,6 +2,7 @@ package deliveries_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -78,6 +79,10 @@ func (s *state) RecordReopened(_ context.Context, repo string, n int) (task.Fix,
 
 func (s *state) Revisions(context.Context, string, int) (int, error) { return 0, nil }
 
+func (s *state) RecordReview(context.Context, string, int, string, time.Time) (task.Fix, error) {
+	return task.Fix{}, task.ErrNoFix
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // commands keeps the comments handed to it.
@@ -87,6 +92,8 @@ func (c *commands) Comment(_ context.Context, cm forge.Comment) (string, error) 
 	c.got = append(c.got, cm)
 	return "answered", nil
 }
+
+func (c *commands) Reviewed(context.Context, forge.Review) (string, error) { return "heard", nil }
 
 // world is a test GitLab with a project in a subgroup whose main is red.
 type world struct {
@@ -209,4 +216,74 @@ func TestProcessOutcomesAndNotes(t *testing.T) {
 	if want := strings.ToLower(w.d.Host()) + "/" + project + "#1 landed"; len(w.state.closed) != 1 || w.state.closed[0] != want {
 		t.Errorf("outcomes %v, want [%s]", w.state.closed, want)
 	}
+}
+
+// TestProcessMergeRequestPipelines: a merge request's pipeline is a fork's
+// when its merge request's source project is another, as the API says it,
+// not the delivery: a webhook's payload and a resync's listing (which
+// names no source project) alike. A fork's report names the fork (its
+// path, or its id when the token cannot read it) and the branch the merge
+// request merges into, where its fix can go; the project's own merge
+// request's names none and its own branch. Triage then holds the fork's
+// to the opt-ins.
+func TestProcessMergeRequestPipelines(t *testing.T) {
+	w := newWorld(t)
+	w.p.Filter = event.Filter{Projects: []event.Project{{Name: "acme/**", MergeRequests: true}}}
+	red := func() *gltest.Job {
+		return &gltest.Job{Name: "unit", Status: "failed",
+			JUnit: []byte(`<testsuite name="go"><testcase classname="example.com/ledger" name="TestBalance"><failure>want 100</failure></testcase></testsuite>`)}
+	}
+	mallory := w.srv.AddUser("mallory", "mallory@example.com", "")
+	w.srv.CreateProject("mallory/ledger", w.srv.RepoDir(project))
+	w.srv.CreateProject("hidden/ledger", w.srv.RepoDir(project))
+	w.srv.AddMember("mallory/ledger", w.bot, gltest.Reporter)
+	for _, c := range []struct {
+		name, fork, branch string
+		mr                 func() *gltest.MergeRequest
+	}{
+		{name: "own", branch: "redfix/fix", mr: func() *gltest.MergeRequest {
+			cr, err := w.d.OpenChangeRequest(context.Background(), w.d.Repo(project), forge.NewChangeRequest{Title: "own", Body: "b", Head: "redfix/fix", Base: "main"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.srv.Lock()
+			defer w.srv.Unlock()
+			return w.srv.MR(project, int64(cr.Number))
+		}},
+		{name: "fork", fork: "mallory/ledger", branch: "main", mr: func() *gltest.MergeRequest {
+			return w.srv.OpenForkMergeRequest(project, "mallory/ledger", "redfix/fix", mallory)
+		}},
+		{name: "fork the token cannot read", fork: "project ", branch: "main", mr: func() *gltest.MergeRequest {
+			return w.srv.OpenForkMergeRequest(project, "hidden/ledger", "redfix/fix", mallory)
+		}},
+	} {
+		mr := c.mr()
+		pl := w.srv.AddMergeRequestPipeline(project, mr, mallory, red())
+		hook := w.srv.PipelinePayload(project, pl)
+		// What a resync stores: the pipeline as listed, no merge request.
+		listed, err := w.d.FailedPipelines(context.Background(), project, time.Now().Add(-time.Hour))
+		if err != nil || len(listed) == 0 || listed[0].ObjectAttributes.ID != pl.ID {
+			t.Fatalf("%s: listed %d pipelines, %v", c.name, len(listed), err)
+		}
+		for i, payload := range [][]byte{hook, marshal(t, listed[0])} {
+			w.state.claims = map[string]string{}
+			res, err := w.process(t, c.name+itoa(i), event.Pipeline, payload)
+			if err != nil || res.Report == nil {
+				t.Fatalf("%s (%d): %+v, %v", c.name, i, res, err)
+			}
+			r := res.Report
+			if !strings.HasPrefix(r.Fork, c.fork) || (c.fork == "") != (r.Fork == "") || r.Branch != c.branch || r.Repo != w.srv.CloneURL(project) || r.Commit != mr.SHA {
+				t.Errorf("%s (%d): fork %q, branch %q, repo %s, commit %s; want fork %q…, branch %q, the project's repository at %s", c.name, i, r.Fork, r.Branch, r.Repo, r.Commit, c.fork, c.branch, mr.SHA)
+			}
+		}
+	}
+}
+
+func marshal(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

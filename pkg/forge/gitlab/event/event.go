@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	gl "gitlab.com/gitlab-org/api/client-go/v2"
@@ -173,17 +174,36 @@ func (d Delivery) Skip(f Filter) string {
 			return "a system note"
 		case a.Action != "" && a.Action != "create":
 			return "note action " + string(a.Action) + " is not tracked"
-		case !forge.IsCommand(a.Note):
-			return "note is not a /redfix command"
+		case !forge.IsCommand(a.Note) && !d.InThread():
+			return "note is not a /redfix command, nor in a thread on redfix's merge request"
 		}
 	}
 	return ""
 }
 
+// InThread reports whether a note is one of a discussion thread (a
+// resolvable one: a comment on the diff, or a thread started as such) on
+// one of redfix's merge requests. Opening one, unresolved, is how a
+// reviewer on GitLab asks for changes; whether this note did is asked of
+// the API when the delivery is processed, not taken from the payload.
+func (d Delivery) InThread() bool {
+	if d.Note == nil || !strings.HasPrefix(d.Note.MergeRequest.SourceBranch, forge.BranchPrefix) {
+		return false
+	}
+	switch d.Note.ObjectAttributes.Type {
+	case "DiscussionNote", "DiffNote":
+		return true
+	}
+	return false
+}
+
 // SkipPipeline says why a pipeline is not repaired, or "" when it is: it
 // must have failed, on a watched branch (the project's settings, else its
 // default branch), or be a merge request's where the project's settings
-// take those, from the project itself (not a fork).
+// take those, run in the project the merge request merges into. A merge
+// request from a fork passes here: whether it is one is read from the
+// merge request through the API when the pipeline is processed, and
+// triage holds it to the opt-ins to forks.
 func (f Filter) SkipPipeline(e *gl.PipelineEvent) string {
 	a := e.ObjectAttributes
 	full := e.Project.PathWithNamespace
@@ -198,8 +218,10 @@ func (f Filter) SkipPipeline(e *gl.PipelineEvent) string {
 		switch {
 		case !set.MergeRequests:
 			return fmt.Sprintf("a merge request's pipeline (!%d, source %s)", e.MergeRequest.IID, a.Source)
-		case e.MergeRequest.SourceProjectID != 0 && e.MergeRequest.SourceProjectID != e.MergeRequest.TargetProjectID:
-			return fmt.Sprintf("a pipeline of merge request !%d from a fork (project %d)", e.MergeRequest.IID, e.MergeRequest.SourceProjectID)
+		case e.MergeRequest.TargetProjectID != 0 && e.Project.ID != 0 && e.Project.ID != e.MergeRequest.TargetProjectID:
+			return fmt.Sprintf("a pipeline of merge request !%d run in project %d, not in the project it merges into (%d)", e.MergeRequest.IID, e.Project.ID, e.MergeRequest.TargetProjectID)
+		case MergeRequestIID(e) == 0:
+			return "a merge request's pipeline that names no merge request"
 		}
 		return ""
 	}
@@ -219,6 +241,25 @@ func (f Filter) SkipPipeline(e *gl.PipelineEvent) string {
 // OnMergeRequest reports whether the pipeline tested a merge request.
 func OnMergeRequest(e *gl.PipelineEvent) bool {
 	return e.ObjectAttributes.Source == "merge_request_event" || e.MergeRequest.IID != 0 || strings.HasPrefix(e.ObjectAttributes.Ref, "refs/merge-requests/")
+}
+
+// MergeRequestIID is the merge request a pipeline tested: its payload's,
+// else the one its ref names (refs/merge-requests/IID/head, as a listed
+// pipeline shows it); 0 when neither names one.
+func MergeRequestIID(e *gl.PipelineEvent) int64 {
+	if e.MergeRequest.IID != 0 {
+		return e.MergeRequest.IID
+	}
+	rest, ok := strings.CutPrefix(e.ObjectAttributes.Ref, "refs/merge-requests/")
+	if !ok {
+		return 0
+	}
+	n, _, _ := strings.Cut(rest, "/")
+	iid, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || iid < 0 {
+		return 0
+	}
+	return iid
 }
 
 // Branch is the branch a pipeline tested: its ref, or its merge request's

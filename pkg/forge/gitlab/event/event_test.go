@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	gl "gitlab.com/gitlab-org/api/client-go/v2"
+
 	"github.com/redfix/redfix/pkg/forge/gitlab/event"
 )
 
@@ -54,7 +56,8 @@ func TestDecodeDocumentedPayloads(t *testing.T) {
 
 // TestFilter: projects by path and pattern; failed pipelines on the
 // default branch or the configured ones; merge requests' pipelines only
-// where the project takes them, and never a fork's; only redfix's merge
+// where the project takes them, a fork's too (triage holds it to the
+// opt-ins), but not one run in the fork's project; only redfix's merge
 // requests' outcomes; only /redfix notes by people on merge requests.
 func TestFilter(t *testing.T) {
 	pipeline := func(edit func(s string) string) event.Delivery {
@@ -79,7 +82,11 @@ func TestFilter(t *testing.T) {
 		"default branch only": {pipeline(func(s string) string { return strings.Replace(s, `"ref": "main"`, `"ref": "release-2"`, 1) }), event.Filter{}, `not one of main`},
 		"merge request":       {pipeline(mrPipeline(1207)), f, "a merge request's pipeline"},
 		"merge request taken": {pipeline(mrPipeline(1207)), event.Filter{Projects: []event.Project{{Name: "acme/**", MergeRequests: true}}}, ""},
-		"fork":                {pipeline(mrPipeline(9999)), event.Filter{Projects: []event.Project{{Name: "acme/**", MergeRequests: true}}}, "from a fork"},
+		"fork":                {pipeline(mrPipeline(9999)), event.Filter{Projects: []event.Project{{Name: "acme/**", MergeRequests: true}}}, ""},
+		"fork not taken":      {pipeline(mrPipeline(9999)), f, "a merge request's pipeline"},
+		"run in the fork": {pipeline(func(s string) string {
+			return strings.Replace(mrPipeline(9999)(s), `"id": 1207,`, `"id": 9999,`, 1)
+		}), event.Filter{Projects: []event.Project{{Name: "acme/**", MergeRequests: true}}}, "run in project 9999, not in the project it merges into (1207)"},
 	} {
 		if got := c.d.Skip(c.f); (c.reason == "") != (got == "") || !strings.Contains(got, c.reason) {
 			t.Errorf("%s: skip %q, want %q", name, got, c.reason)
@@ -100,10 +107,16 @@ func TestFilter(t *testing.T) {
 		"on an issue": {note(func(s string) string {
 			return strings.Replace(s, `"noteable_type": "MergeRequest"`, `"noteable_type": "Issue"`, 1)
 		}), "a note on a Issue"},
-		"system": {note(func(s string) string { return strings.Replace(s, `"system": false`, `"system": true`, 1) }), "a system note"},
-		"edited": {note(func(s string) string { return strings.Replace(s, `"action": "create"`, `"action": "update"`, 1) }), "not tracked"},
+		"system":                            {note(func(s string) string { return strings.Replace(s, `"system": false`, `"system": true`, 1) }), "a system note"},
+		"edited":                            {note(func(s string) string { return strings.Replace(s, `"action": "create"`, `"action": "update"`, 1) }), "not tracked"},
+		"a thread":                          {note(thread(`"DiscussionNote"`, "redfix/")), ""},
+		"a diff's thread":                   {note(thread(`"DiffNote"`, "redfix/")), ""},
+		"a thread on another merge request": {note(thread(`"DiscussionNote"`, "dana/")), "nor in a thread on redfix's merge request"},
+		"a thread's edit": {note(func(s string) string {
+			return strings.Replace(thread(`"DiscussionNote"`, "redfix/")(s), `"action": "create"`, `"action": "update"`, 1)
+		}), "not tracked"},
 	} {
-		if got := c.d.Skip(event.Filter{}); !strings.Contains(got, c.reason) {
+		if got := c.d.Skip(event.Filter{}); (c.reason == "") != (got == "") || !strings.Contains(got, c.reason) {
 			t.Errorf("%s: skip %q, want %q", name, got, c.reason)
 		}
 	}
@@ -130,3 +143,31 @@ func mrPipeline(source int) func(string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestMergeRequestIID: a pipeline's merge request is its payload's, else
+// the one its ref names, as a listed pipeline shows it.
+func TestMergeRequestIID(t *testing.T) {
+	for ref, want := range map[string]int64{"refs/merge-requests/12/head": 12, "refs/merge-requests/7/merge": 7, "main": 0, "refs/merge-requests/x/head": 0, "refs/merge-requests/-3/head": 0} {
+		e := &gl.PipelineEvent{}
+		e.ObjectAttributes.Ref = ref
+		if got := event.MergeRequestIID(e); got != want {
+			t.Errorf("ref %s: %d, want %d", ref, got, want)
+		}
+	}
+	e := &gl.PipelineEvent{}
+	e.ObjectAttributes.Ref, e.MergeRequest.IID = "dana/x", 4
+	if got := event.MergeRequestIID(e); got != 4 {
+		t.Errorf("the payload's merge request: %d, want 4", got)
+	}
+}
+
+// thread makes a note's payload one of a discussion thread of type kind
+// on a merge request from a branch starting with prefix, in words that
+// are no command.
+func thread(kind, prefix string) func(string) string {
+	return func(s string) string {
+		s = strings.Replace(s, `"/redfix explain"`, `"this rounds the wrong way: use banker's rounding"`, 1)
+		s = strings.Replace(s, `"type": null`, `"type": `+kind, 1)
+		return strings.Replace(s, `"source_branch": "redfix/`, `"source_branch": "`+prefix, 1)
+	}
+}

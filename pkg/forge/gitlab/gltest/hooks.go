@@ -3,6 +3,7 @@ package gltest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -152,7 +153,7 @@ func (s *Server) NotePayload(path string, iid int64, n *Note) []byte {
 		"object_attributes": map[string]any{
 			"id": n.ID, "note": n.Body, "noteable_type": "MergeRequest", "author_id": n.Author.ID, "created_at": hookTime(n.CreatedAt),
 			"updated_at": hookTime(n.CreatedAt), "project_id": p.ID, "attachment": nil, "line_code": nil, "commit_id": "", "noteable_id": mr.ID,
-			"system": n.System, "st_diff": nil, "action": "create", "type": nil, "discussion_id": strconv.FormatInt(n.ID, 16),
+			"system": n.System, "st_diff": nil, "action": "create", "type": n.kind(), "discussion_id": discussionOf(n),
 			"url": s.WebURL(p.Path) + "/-/merge_requests/" + strconv.FormatInt(mr.IID, 10) + "#note_" + strconv.FormatInt(n.ID, 10),
 		},
 		"merge_request": mrAttrs,
@@ -199,4 +200,13 @@ func (s *Server) Deliver(url, secret string, d Delivery) (int, string, error) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body), nil
+}
+
+// discussionOf is the thread a note hook names: its discussion's, or for a
+// note standing alone a thread of its own.
+func discussionOf(n *Note) string {
+	if n.Discussion != "" {
+		return n.Discussion
+	}
+	return fmt.Sprintf("%040x", n.ID)
 }

@@ -41,6 +41,19 @@ type Note struct {
 	CreatedAt time.Time
 	// Awards are the emoji awarded to it, by whom.
 	Awards []Award
+	// Discussion is the thread a note of a discussion belongs to ("" for
+	// a note standing alone); its notes are resolvable, and Resolved once
+	// someone resolves the thread.
+	Discussion string
+	Resolved   bool
+}
+
+// kind is the note's type as GitLab answers it.
+func (n *Note) kind() any {
+	if n.Discussion == "" {
+		return nil
+	}
+	return "DiscussionNote"
 }
 
 // Award is an emoji someone awarded.
@@ -68,6 +81,7 @@ func mergeRequestRoutes() []*route {
 		{method: "GET", pattern: mr + "/commits", query: paging, handle: listMRCommits},
 		{method: "GET", pattern: mr + "/notes", query: append([]string{"sort", "order_by"}, paging...), handle: listNotes},
 		{method: "POST", pattern: mr + "/notes", body: []string{"body", "internal", "created_at", "merge_request_diff_head_sha"}, need: []string{"body"}, handle: createNote},
+		{method: "GET", pattern: mr + "/discussions/:discussion_id", handle: getDiscussion},
 		{method: "POST", pattern: mr + "/notes/:note_id/award_emoji", body: []string{"name"}, need: []string{"name"}, handle: awardNote},
 	}
 }
@@ -91,8 +105,8 @@ func (c *call) mr() *MergeRequest {
 // refresh reads an open merge request's head from its branch, as GitLab
 // follows pushes to it.
 func refresh(p *Project, mr *MergeRequest) {
-	if mr.State != "opened" {
-		return
+	if mr.State != "opened" || mr.SourceProject != p.ID {
+		return // a fork's branch is the fork's
 	}
 	if h := headOf(p, mr.Source); h != "" {
 		mr.SHA = h
@@ -334,11 +348,30 @@ func listMRCommits(s *Server, c *call) reply {
 // noteJSON is a note as GitLab answers it.
 func (s *Server) noteJSON(p *Project, mr *MergeRequest, n *Note) map[string]any {
 	return map[string]any{
-		"id": n.ID, "type": nil, "body": n.Body, "attachment": nil, "author": s.basicUserJSON(n.Author),
+		"id": n.ID, "type": n.kind(), "body": n.Body, "attachment": nil, "author": s.basicUserJSON(n.Author),
 		"created_at": timeJSON(n.CreatedAt), "updated_at": timeJSON(n.CreatedAt), "system": n.System,
 		"noteable_id": mr.ID, "noteable_type": "MergeRequest", "noteable_iid": mr.IID, "project_id": p.ID,
-		"resolvable": false, "confidential": false, "internal": false,
+		"resolvable": n.Discussion != "", "resolved": n.Resolved, "confidential": false, "internal": false,
 	}
+}
+
+// getDiscussion answers a thread of a merge request: its notes in order.
+func getDiscussion(s *Server, c *call) reply {
+	mr := c.mr()
+	if mr == nil {
+		return notFound("Merge Request")
+	}
+	id := c.params["discussion_id"]
+	notes := []map[string]any{}
+	for _, n := range mr.Notes {
+		if n.Discussion == id {
+			notes = append(notes, s.noteJSON(c.project, mr, n))
+		}
+	}
+	if id == "" || len(notes) == 0 {
+		return notFound("Discussion")
+	}
+	return reply{status: http.StatusOK, body: map[string]any{"id": id, "individual_note": false, "notes": notes}}
 }
 
 func listNotes(s *Server, c *call) reply {
@@ -421,6 +454,33 @@ func (s *Server) AddNote(path string, iid int64, u *User, body string) *Note {
 	return n
 }
 
+// AddThread is u's note starting a discussion thread (a resolvable one,
+// as "Start a review" or a comment on the diff makes) on merge request iid
+// of the project at path; to, when not nil, is the thread's note it
+// replies to instead. It takes the lock.
+func (s *Server) AddThread(path string, iid int64, u *User, body string, to *Note) *Note {
+	n := s.AddNote(path, iid, u, body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n.Discussion = fmt.Sprintf("%040x", n.ID)
+	if to != nil {
+		n.Discussion = to.Discussion
+	}
+	return n
+}
+
+// Resolve resolves the thread of note n on merge request iid of the
+// project at path. It takes the lock.
+func (s *Server) Resolve(path string, iid int64, n *Note) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.MR(path, iid).Notes {
+		if m.Discussion == n.Discussion {
+			m.Resolved = true
+		}
+	}
+}
+
 // Merge merges merge request iid of the project at path as u would: a
 // merge commit on its target branch, its source branch removed when it
 // asked to be. It takes the lock.
@@ -451,4 +511,33 @@ func (s *Server) Merge(path string, iid int64) {
 	}
 	now := s.Now()
 	mr.State, mr.MergedAt, mr.UpdatedAt, mr.MergeCommitSHA = "merged", now, now, commit
+}
+
+// OpenForkMergeRequest records author's merge request from branch of the
+// project at fork into the default branch of the project at path, as
+// GitLab keeps one: in the target project, with the source branch's head
+// fetched there as refs/merge-requests/IID/head. It takes the lock.
+func (s *Server) OpenForkMergeRequest(path, fork, branch string, author *User) *MergeRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.Project(path)
+	f, fok := s.Project(fork)
+	if !ok || !fok {
+		s.t.Fatalf("gltest: no project %s or %s", path, fork)
+	}
+	sha := headOf(f, branch)
+	if sha == "" {
+		s.t.Fatalf("gltest: no branch %s in %s", branch, fork)
+	}
+	now := s.Now()
+	mr := &MergeRequest{
+		ID: s.id(), IID: int64(len(p.MRs) + 1), Title: "from " + fork, Source: branch, Target: p.DefaultBranch,
+		State: "opened", Author: author, SHA: sha, CreatedAt: now, UpdatedAt: now, SourceProject: f.ID, TargetProj: p.ID,
+	}
+	ref := "refs/merge-requests/" + strconv.FormatInt(mr.IID, 10) + "/head"
+	if out, err := gitCmd(p.Dir, "fetch", "-q", f.Dir, "refs/heads/"+branch+":"+ref); err != nil {
+		s.t.Fatalf("gltest: fetch %s into %s: %v: %s", fork, path, err, out)
+	}
+	p.MRs = append(p.MRs, mr)
+	return mr
 }

@@ -64,6 +64,18 @@ func (s *Server) AddPipeline(path, ref, sha, source string, u *User, jobs ...*Jo
 	return pl
 }
 
+// AddMergeRequestPipeline records a finished pipeline of merge request
+// mr of the project at path, run in that project on its head
+// (refs/merge-requests/IID/head, source merge_request_event), and returns
+// it. It takes the lock.
+func (s *Server) AddMergeRequestPipeline(path string, mr *MergeRequest, u *User, jobs ...*Job) *Pipeline {
+	pl := s.AddPipeline(path, "refs/merge-requests/"+strconv.FormatInt(mr.IID, 10)+"/head", mr.SHA, "merge_request_event", u, jobs...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pl.MR = mr
+	return pl
+}
+
 func pipelineRoutes() []*route {
 	pl := "/projects/:id/pipelines/:pipeline_id"
 	states := []string{"created", "waiting_for_resource", "preparing", "pending", "running", "success", "failed", "canceled", "skipped", "manual", "scheduled"}
