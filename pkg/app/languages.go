@@ -9,7 +9,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/lang/python"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // testTimeout bounds each test command a driver runs.
@@ -21,7 +20,7 @@ const testTimeout = 10 * time.Minute
 func languages(cfg config.Config) (*lang.Drivers, error) {
 	py, nd := cfg.Languages.Python, cfg.Languages.Node
 	d := lang.New(
-		golang.Driver{Tests: testrun.Runner{Timeout: testTimeout}},
+		golang.Driver{Tests: golang.Runner{Timeout: testTimeout}},
 		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
 		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	)

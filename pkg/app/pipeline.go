@@ -17,10 +17,10 @@ import (
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -64,7 +64,7 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Client
 // newPipeline is NewPipelineWith with onModelError, when set, hearing the
 // class of every failed model call (llm.ErrorClass).
 func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
-	runner := testrun.Runner{Timeout: 10 * time.Minute}
+	runner := golang.Runner{Timeout: 10 * time.Minute}
 	drivers, err := languages(cfg)
 	if err != nil {
 		return nil, err

@@ -15,11 +15,11 @@ import (
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -124,7 +124,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log)
+	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, golang.Runner{Timeout: 10 * time.Minute}, patcher, log)
 	switch drv, err := drivers.For(abs, abs); {
 	case err == nil:
 		h = h.WithLanguage(drv)

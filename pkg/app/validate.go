@@ -13,11 +13,11 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -82,7 +82,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	}
 	// The clone's driver runs its tests, and the gates' (validators.New's
 	// runner is for an input without a language, which this one is not).
-	runner := testrun.Runner{Timeout: testTimeout}
+	runner := golang.Runner{Timeout: testTimeout}
 	validator := worker.Validator{Languages: drivers, Tests: runner, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
 	v, err := validator.Validate(ctx, worker.ValidateRequest{Repo: abs, Patch: string(patch), PatchName: patchPath, Tests: tests, Blame: blame})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -38,7 +39,7 @@ type Runner struct {
 	// tests run through it (the task, and the scoring of each patch). nil
 	// is Go's, running go test with Tests.
 	Languages Languages
-	Tests     testrun.Runner
+	Tests     golang.Runner
 	// K is how many independent episodes each task gets (SR@k); Jobs how
 	// many tasks run at once.
 	K, Jobs int
@@ -427,7 +428,7 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	p.failures = append(append(p.failures, out.Failed...), out.Build...)
 	mod := ""
 	if isGo(p.lang) {
-		if mod, err = testrun.Module(ws.Dir); err != nil {
+		if mod, err = golang.Module(ws.Dir); err != nil {
 			return p, err
 		}
 	}

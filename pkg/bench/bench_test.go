@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -91,7 +91,7 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
-	runner := testrun.Runner{Timeout: 5 * time.Minute}
+	runner := golang.Runner{Timeout: 5 * time.Minute}
 	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Runner: runner}); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	rep := &scripted{steps: []scriptedStep{{}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: golang.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
 	res, err := r.Run(ctx, []Task{{ID: "passes", Repo: dir, Base: shas[1], Tests: []string{"TestAdd"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestAdd(t *testing.T) {
 	tasks := []Task{{ID: "hand-written", Repo: dir, Base: shas[0], Tests: []string{"TestAdd"}}}
 	results := filepath.Join(t.TempDir(), "r.jsonl")
 	cut, cancel := context.WithCancel(ctx)
-	r := &Runner{Repairer: cancelling{cancel}, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: results}
+	r := &Runner{Repairer: cancelling{cancel}, Policy: "scripted", Tests: golang.Runner{Timeout: 5 * time.Minute}, Results: results}
 	if _, err := r.Run(cut, tasks); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("cut short: %v", err)
 	}
@@ -320,7 +320,7 @@ func TestAdd(t *testing.T) {
 `})
 	fixed := "package calc\n\n// First returns the first of xs.\nfunc First(xs []int) int { return xs[0] }\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n"
 	rep := &scripted{steps: []scriptedStep{{files: map[string]string{"calc.go": fixed}, published: true}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	r := &Runner{Repairer: rep, Policy: "scripted", Tests: golang.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
 	res, err := r.Run(ctx, []Task{{ID: "panics", Repo: dir, Base: shas[0], Tests: []string{"TestFirst", "TestAdd"}}})
 	if err != nil {
 		t.Fatal(err)

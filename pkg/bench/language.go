@@ -38,7 +38,7 @@ type Languages interface {
 // language is the driver of repo checked out at dir, chosen once for a
 // mine or a task: through ls, or with none, Go's, running go test with
 // runner.
-func language(ls Languages, runner testrun.Runner, repo, dir string) (Language, error) {
+func language(ls Languages, runner golang.Runner, repo, dir string) (Language, error) {
 	if ls == nil {
 		return golang.Driver{Tests: runner}, nil
 	}

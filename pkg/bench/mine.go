@@ -13,8 +13,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -88,7 +88,7 @@ type MineOptions struct {
 	// Languages chooses the repository's driver, once, from its checkout
 	// at Head; nil is Go's, running go test with Runner.
 	Languages Languages
-	Runner    testrun.Runner
+	Runner    golang.Runner
 	// Progress is told of each commit; nil for none.
 	Progress Progress
 	Log      *zap.Logger

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 // history is a tiny module's history, oldest first: each archive's comment
@@ -291,7 +291,7 @@ func TestMineQualifiesFixesAndSaysWhyItSkipsTheRest(t *testing.T) {
 	dir, shas := buildHistory(t, ctx, history)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	var progress bytes.Buffer
-	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, Runner: testrun.Runner{Timeout: 5 * time.Minute}, Progress: NewProgress(&progress, "commits")}
+	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, Runner: golang.Runner{Timeout: 5 * time.Minute}, Progress: NewProgress(&progress, "commits")}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func TestMineResumesWithinItsBoundAndStopsWhenCancelled(t *testing.T) {
 
 	// An interruption between the task and its verdict: the task is kept,
 	// and the commit is not examined again.
-	o := MineOptions{Repo: dir, Out: out, Max: 1, Runner: testrun.Runner{Timeout: 5 * time.Minute}}
+	o := MineOptions{Repo: dir, Out: out, Max: 1, Runner: golang.Runner{Timeout: 5 * time.Minute}}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -27,7 +28,7 @@ var ErrCannotBisect = errors.New("cannot bisect")
 const DefaultProbeLimit = 64
 
 // Runner runs tests in a checkout: count runs of each of ids, canonical
-// test IDs. testrun.Runner satisfies it.
+// test IDs. golang.Runner satisfies it.
 type Runner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 }
@@ -128,7 +129,7 @@ func (b Bisector) BisectFailing(ctx context.Context, repo gitrepo.Repo, good, ba
 func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad string, tests []string, badKnown bool) (res task.Bisection, err error) {
 	repoDir := repo.Dir
 	if b.Runner == nil {
-		b.Runner = testrun.Runner{}
+		b.Runner = golang.Runner{}
 		if r, ok := b.Lang.(Runner); ok {
 			b.Runner = r
 		}

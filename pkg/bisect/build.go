@@ -9,12 +9,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // Builder compiles packages and their tests without running any test;
-// testrun.Runner satisfies it.
+// golang.Runner satisfies it.
 type Builder interface {
 	Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
 }
@@ -232,5 +233,5 @@ func (b BuildBisector) builder() Builder {
 	if bl, ok := b.Lang.(Builder); ok {
 		return bl
 	}
-	return testrun.Runner{}
+	return golang.Runner{}
 }

@@ -2,15 +2,15 @@ package bisect
 
 import (
 	"context"
-	"errors"
 
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // Language is what bisection needs of a repository's language driver
 // (lang.Driver satisfies it): the tests named canonically at a commit, and
 // the checkout's dependencies set up before its tests run there. A nil
-// Language is Go's: testrun.Resolve, and nothing to set up.
+// Language is Go's: golang.Resolve, and nothing to set up.
 type Language interface {
 	// Setup makes the checkout's dependencies ready for its tests; its
 	// error names the command that failed and its output.
@@ -26,7 +26,7 @@ type goLanguage struct{}
 
 func (goLanguage) Setup(context.Context, string) error { return nil }
 
-func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
+func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return golang.Resolve(dir, id) }
 
 // isGo reports Go's language: nil, or a driver named "go".
 func isGo(l Language) bool {
@@ -46,26 +46,7 @@ func languageOr(l Language) Language {
 }
 
 // Canonical resolves tests (as reports or people name them) in the checkout
-// at dir with the language l (Go's when nil), dropping duplicates: what
-// testrun.Canonical is for Go, for any language.
+// at dir with the language l (Go's when nil), dropping duplicates.
 func Canonical(l Language, dir string, tests []string) ([]string, error) {
-	if l == nil {
-		return testrun.Canonical(dir, tests)
-	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, t := range tests {
-		target, err := l.Resolve(dir, t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[target.ID] {
-			seen[target.ID] = true
-			ids = append(ids, target.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, errors.New("no test named")
-	}
-	return ids, nil
+	return testrun.Canonical(languageOr(l), dir, tests)
 }

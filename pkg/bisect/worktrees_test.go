@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // dirRunner is the real runner, noting the checkouts it ran in.
 type dirRunner struct {
-	testrun.Runner
+	golang.Runner
 	mu   sync.Mutex
 	dirs map[string]bool
 }

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
@@ -63,7 +63,7 @@ func WithContext(dir string, in Input) Input {
 
 // testSources reads the test id's function from the module at dir.
 func testSources(dir, id string) []Source {
-	t, err := testrun.Resolve(dir, id)
+	t, err := golang.Resolve(dir, id)
 	if err != nil {
 		return nil
 	}

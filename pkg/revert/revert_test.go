@@ -19,7 +19,6 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -129,7 +128,7 @@ func reverter(t *testing.T, pub Publisher) (*Reverter, *store.Store) {
 		Fixes:     st,
 		Publisher: pub,
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors")},
-		Languages: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}}),
+		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}),
 		WorkDir:   t.TempDir(),
 		Log:       zaptest.NewLogger(t),
 	}, st

@@ -9,10 +9,10 @@ import (
 
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 func TestProcessDropsFlakyFailures(t *testing.T) {
@@ -147,7 +147,7 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 
 	// The worker's oracle: the task's "test" is the package, which fails
 	// to build at the commit and passes once it builds and its tests pass.
-	o, err := testrun.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
+	o, err := golang.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.Dir, "calc", "calc.go"), []byte(bisecttest.AddGood), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if o, err = (testrun.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
+	if o, err = (golang.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
 		t.Errorf("oracle after the repair: %+v, %v", o, err)
 	}
 

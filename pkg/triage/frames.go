@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -38,7 +38,7 @@ func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Fa
 	for r := range roots {
 		rootList = append(rootList, r)
 	}
-	mod, _ := testrun.Module(dir)
+	mod, _ := golang.Module(dir)
 	out := make([]task.Failure, len(ci))
 	for i, f := range ci {
 		f.Frames = append([]string(nil), f.Frames...)

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -151,7 +152,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 		}
 		runner, b.Lang = bindRunner(runner, d), d
 	} else if runner == nil {
-		runner = testrun.Runner{}
+		runner = golang.Runner{}
 	}
 	b.Runner = runner
 
@@ -250,11 +251,11 @@ func ReproduceAt(ctx context.Context, repoPath, head string, tests []string, rer
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
 	defer ws.Close()
-	ids, err := testrun.Canonical(ws.Dir, tests)
+	ids, err := testrun.Canonical(golang.Driver{}, ws.Dir, tests)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
-	rep, err := Reproduce(ctx, testrun.Runner{}, ws.Dir, ids, reruns)
+	rep, err := Reproduce(ctx, golang.Runner{}, ws.Dir, ids, reruns)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/bisect"
 	clipper "github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/lang"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -39,7 +39,7 @@ func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *za
 	p.runner = t.runner
 	if t.cfg.Languages == nil {
 		if p.runner == nil {
-			p.runner = testrun.Runner{}
+			p.runner = golang.Runner{}
 		}
 		p.langChosen = true
 		return "", nil
@@ -102,7 +102,7 @@ func (p *process) builder() bisect.Builder {
 	if p.lang != nil {
 		return p.lang
 	}
-	return testrun.Runner{}
+	return golang.Runner{}
 }
 
 // setUp sets the checkout at dir up before its tests run at another commit

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
-// Runner runs tests in a checkout; testrun.Runner satisfies it.
+// Runner runs tests in a checkout; golang.Runner satisfies it.
 type Runner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 }
@@ -32,7 +33,7 @@ type reportingRunner struct {
 
 func (r reportingRunner) runner() Runner {
 	if r.next == nil {
-		return testrun.Runner{}
+		return golang.Runner{}
 	}
 	return r.next
 }
@@ -42,7 +43,7 @@ func (r reportingRunner) runner() Runner {
 func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
 	b, ok := r.runner().(bisect.Builder)
 	if !ok {
-		b = testrun.Runner{}
+		b = golang.Runner{}
 	}
 	start := time.Now()
 	out, err := b.Build(ctx, dir, pkgs)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // deepLine is the line a hostile patch added: three million bytes, a
@@ -56,7 +56,7 @@ func TestPatchOutOfBoundsIsRefusedUnread(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.input(t)
-			v := New(testrun.Runner{}, Config{AllowTestEdits: true}, nil)
+			v := New(golang.Runner{}, Config{AllowTestEdits: true}, nil)
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)

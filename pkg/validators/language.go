@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -41,7 +42,7 @@ type goLanguage struct{ TestRunner }
 
 func (goLanguage) Name() string { return langGo }
 
-func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
+func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return golang.Resolve(dir, id) }
 
 func (goLanguage) Check(context.Context, string, []string) ([]findings.Finding, error) {
 	return nil, nil // Go's static gate runs its own checks (staticChecks)

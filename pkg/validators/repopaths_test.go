@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -64,7 +64,7 @@ func TestRepoPathsGateRunsFirstAndStopsTheCostlyGates(t *testing.T) {
 	f := newFixture(t, nil)
 	in := f.input(t, map[string]string{"calc/calc.go": fixed})
 	in.Paths = repoconfig.Policy{Deny: []string{"calc"}}
-	list, err := New(testrun.Runner{}, Config{}, nil).Check(context.Background(), in)
+	list, err := New(golang.Runner{}, Config{}, nil).Check(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

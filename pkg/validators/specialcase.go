@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -32,7 +32,7 @@ type testLiteral struct {
 func failingTestLiterals(dir string, ids []string) map[string]testLiteral {
 	lits := map[string]testLiteral{}
 	for _, id := range ids {
-		t, err := testrun.Resolve(dir, id)
+		t, err := golang.Resolve(dir, id)
 		if err != nil {
 			continue
 		}

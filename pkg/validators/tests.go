@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -230,7 +231,7 @@ func (v *Validators) goTargets(ctx context.Context, c *candidate) ([]string, []D
 		pkgs[p] = true
 	}
 	for _, id := range c.in.Task.Tests() {
-		if t, err := testrun.Resolve(c.in.Dir, id); err == nil {
+		if t, err := golang.Resolve(c.in.Dir, id); err == nil {
 			pkgs[t.Dir] = true
 		}
 	}
@@ -354,7 +355,7 @@ func joinNotes(notes []string) string {
 // ("import/path.TestX", "the build of import/path") belongs to; all of them
 // when it cannot tell.
 func packageOfFailure(id string, batch []string, dir string) []string {
-	mod, err := testrun.Module(dir)
+	mod, err := golang.Module(dir)
 	if err == nil {
 		name := strings.TrimPrefix(id, "the build of ")
 		best := ""

@@ -32,7 +32,7 @@ const (
 	GateRegression = "regression"
 )
 
-// TestRunner runs Go tests in a checkout (testrun.Runner is one), for an
+// TestRunner runs Go tests in a checkout (golang.Runner is one), for an
 // Input without a Language.
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)

@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -163,7 +163,7 @@ func check(t *testing.T, cfg Config, in Input) map[string]task.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := New(testrun.Runner{}, cfg, zaptest.NewLogger(t))
+	v := New(golang.Runner{}, cfg, zaptest.NewLogger(t))
 	gates, err := v.Check(ctx, in)
 	if err != nil {
 		t.Fatalf("Check: %v", err)
@@ -410,7 +410,7 @@ func TestCheckStopsOnCancel(t *testing.T) {
 	in := f.input(t, map[string]string{"calc/calc.go": fixed})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	gates, err := New(testrun.Runner{}, Config{}, zaptest.NewLogger(t)).Check(ctx, in)
+	gates, err := New(golang.Runner{}, Config{}, zaptest.NewLogger(t)).Check(ctx, in)
 	if err == nil {
 		t.Fatalf("Check with a cancelled context = %+v, want an error", gates)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -108,7 +108,7 @@ func offlineTask(t *testing.T, ctx context.Context, c offlineCase) task.Task {
 		}
 		shas = append(shas, sha)
 	}
-	out, err := testrun.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{c.failing}, 1)
+	out, err := golang.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{c.failing}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 			defer cancel()
 			tk := offlineTask(t, ctx, c)
 			log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-			runner := testrun.Runner{Timeout: 2 * time.Minute}
+			runner := golang.Runner{Timeout: 2 * time.Minute}
 			prDir := t.TempDir()
 			p := &worker.Pipeline{
 				NewAgent: func() worker.Agent {

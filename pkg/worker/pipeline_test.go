@@ -21,10 +21,10 @@ import (
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -148,7 +148,7 @@ func newRig(t *testing.T, agent worker.Agent) *rig {
 	r.pipeline = &worker.Pipeline{
 		NewAgent:  func() worker.Agent { return agent },
 		Policy:    "scripted",
-		Gates:     validators.New(testrun.Runner{Timeout: 2 * time.Minute}, validators.Config{}, log),
+		Gates:     validators.New(golang.Runner{Timeout: 2 * time.Minute}, validators.Config{}, log),
 		Judge:     judge.NotRun{},
 		Publisher: r.publisher,
 		Ledger:    r.store,

@@ -11,6 +11,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -67,7 +68,7 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Input + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// TestRunner runs tests in a checkout (testrun.Runner).
+// TestRunner runs tests in a checkout (golang.Runner).
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 }
@@ -120,7 +121,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 	var (
 		language validators.Language
 		tests    TestRunner = v.Tests
-		resolve             = testrun.Resolve
+		resolve             = golang.Resolve
 	)
 	if v.Languages != nil {
 		d, err := v.Languages.For(req.Repo, ws.Dir)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -142,4 +142,4 @@ func ReplaceOnce(t *testing.T, s, old, new string) string {
 }
 
 // Runner runs the fixtures' Go tests, with a generous timeout.
-func Runner() testrun.Runner { return testrun.Runner{Timeout: 3 * time.Minute} }
+func Runner() golang.Runner { return golang.Runner{Timeout: 3 * time.Minute} }

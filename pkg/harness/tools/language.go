@@ -6,6 +6,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -32,7 +33,7 @@ func (s *Session) resolveTest(id string) (testrun.Target, error) {
 	if s.env.Lang != nil {
 		return s.env.Lang.Resolve(s.ws.Dir, id)
 	}
-	return testrun.Resolve(s.ws.Dir, id)
+	return golang.Resolve(s.ws.Dir, id)
 }
 
 // buildIndex indexes the workspace's declarations.

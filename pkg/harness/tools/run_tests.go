@@ -35,7 +35,7 @@ var runTestsDoc string
 
 var runTestsTool = Define(RunTests, KindTests, runTestsDoc, (*Session).runTests)
 
-// TestRunner runs tests in a checkout; testrun.Runner is one.
+// TestRunner runs tests in a checkout; golang.Runner is one.
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)

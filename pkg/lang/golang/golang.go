@@ -21,7 +21,7 @@ import (
 // Driver runs Go repositories. The zero Driver uses testrun's defaults.
 type Driver struct {
 	// Tests runs go test (its timeouts and output caps).
-	Tests testrun.Runner
+	Tests Runner
 	// CheckTimeout bounds each static check's command (0: the sandbox's
 	// default).
 	CheckTimeout time.Duration
@@ -108,8 +108,9 @@ func requires(gomod string) bool {
 	return false
 }
 
-// Resolve is testrun.Resolve.
-func (Driver) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
+// Resolve names a test canonically: "import/path.TestX/sub" (see the
+// package function Resolve).
+func (Driver) Resolve(dir, id string) (testrun.Target, error) { return Resolve(dir, id) }
 
 // Run runs go test on the tests.
 func (d Driver) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
