@@ -147,3 +147,21 @@ func TestPackageTargets(t *testing.T) {
 		t.Errorf("Build ran tests: %+v", b.Failed)
 	}
 }
+
+// A test is declared where its package's test files declare its function;
+// a package where its directory is.
+func TestDeclaresTest(t *testing.T) {
+	dir := module(t)
+	for id, want := range map[string]bool{
+		"example.com/m/a.TestAdd/small": true,
+		"example.com/m/b.TestOK":        true,
+		"example.com/m/b":               true,
+		"example.com/m/b.TestAdd":       false,
+		"example.com/m/z.TestAdd":       false,
+		"TestNope":                      false,
+	} {
+		if got := (Driver{}).DeclaresTest(dir, id); got != want {
+			t.Errorf("DeclaresTest(%s) = %v, want %v", id, got, want)
+		}
+	}
+}

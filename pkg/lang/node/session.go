@@ -27,7 +27,10 @@ type session struct {
 	outbox  string
 	mounts  []sandbox.Mount
 	node    string
-	undo    []func()
+	// titles are the declared titles of the tests asked for, by id (see
+	// titlesOf): the runner's name pattern selects them exactly.
+	titles map[string][]string
+	undo   []func()
 }
 
 // session prepares the checkout at dir (see prepare) and makes its outbox.
