@@ -20,7 +20,7 @@ const testTimeout = 10 * time.Minute
 func languages(cfg config.Config) (*lang.Drivers, error) {
 	py, nd := cfg.Languages.Python, cfg.Languages.Node
 	d := lang.New(
-		golang.Driver{Tests: golang.Runner{Timeout: testTimeout}},
+		golang.Driver{Tests: golang.Runner{Timeout: testTimeout}, CheckTimeout: 3 * time.Minute},
 		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: testTimeout, SetupTimeout: py.SetupTimeout},
 		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: testTimeout, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	)

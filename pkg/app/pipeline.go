@@ -101,13 +101,13 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 			m := llm.NewMeter(client, price)
 			hc := hcfg
 			hc.Meter = m
-			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), runner, llmpolicy.NewPatcher(m, log), log)}
+			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), nil, llmpolicy.NewPatcher(m, log), log)}
 		}
 		// The judge's calls are metered too, each charged to its task.
 		j = judge.NewCommittee(llm.NewMeter(client, price), cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
-		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), runner, nil, log)} }
+		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), nil, nil, log)} }
 	}
 	pubDir := cfg.Publish.Dir
 	if pubDir == "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -98,13 +99,17 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
 	}
 	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
+	drivers, err := languages(cfg)
+	if err != nil {
+		return err
+	}
 	var v triage.Verdict
 	if blame == "" {
-		v, err = triage.Investigate(ctx, abs, "", head, tests, reruns)
+		v, err = triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, "", head, tests, reruns)
 		if err != nil {
 			return fmt.Errorf("reproduce and bisect: %w", err)
 		}
-	} else if v, err = triage.ReproduceAt(ctx, abs, head, tests, reruns); err != nil {
+	} else if v, err = triage.ReproduceAt(ctx, drivers, abs, head, tests, reruns); err != nil {
 		return err
 	}
 	var failures []task.Failure

@@ -78,7 +78,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	v, err := triage.InvestigateIn(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
+	v, err := triage.Investigate(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
 	}

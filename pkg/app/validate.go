@@ -83,7 +83,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	// The clone's driver runs its tests, and the gates' (validators.New's
 	// runner is for an input without a language, which this one is not).
 	runner := golang.Runner{Timeout: testTimeout}
-	validator := worker.Validator{Languages: drivers, Tests: runner, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
+	validator := worker.Validator{Languages: drivers, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
 	v, err := validator.Validate(ctx, worker.ValidateRequest{Repo: abs, Patch: string(patch), PatchName: patchPath, Tests: tests, Blame: blame})
 	if err != nil {
 		return validateError(abs, err)

@@ -39,7 +39,7 @@ func TestBisectParallelWorktrees(t *testing.T) {
 	f, shas := bisecttest.CalcHistory(t)
 	work := t.TempDir()
 	runner := &dirRunner{}
-	bis, err := Bisector{Parallel: 3, WorkDir: work, Runner: runner}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang, Parallel: 3, WorkDir: work, Runner: runner}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestProcessForks(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store, q := newMemStore(), &memQueue{}
-			tr := New(store, q, nil, Config{Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
+			tr := New(store, q, nil, Config{Languages: goOnly, Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
 			outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: forkCommit, Fork: c.fork, Report: report.Result{Failures: failures}})
 			if err != nil || len(outs) != 1 {
 				t.Fatalf("Process: %v, %d outcomes", err, len(outs))

@@ -85,9 +85,9 @@ type process struct {
 	headAsked              bool
 	headBranch, headCommit string
 	headErr                error
-	// The report's language driver (nil for Go when triage has no
-	// Languages) and the runner of its tests, chosen once (see language);
-	// langReason drops every group when the repository cannot run.
+	// The report's language driver and the runner of its tests, chosen
+	// once (see language); langReason drops every group when the
+	// repository cannot run (no driver knows it, or its setup failed).
 	lang       lang.Driver
 	runner     Runner
 	langChosen bool

@@ -142,12 +142,10 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 		return
 	}
 	agent := p.NewAgent()
-	if c.lang != nil {
-		if la, ok := agent.(LanguageAgent); ok {
-			agent = la.WithLanguage(c.lang)
-		} else {
-			log.Warn("the agent cannot work through the job's language driver; its tools assume Go", zap.String("language", c.lang.Name()))
-		}
+	if la, ok := agent.(LanguageAgent); ok {
+		agent = la.WithLanguage(c.lang)
+	} else {
+		log.Warn("the agent does not work through the job's language driver", zap.String("language", c.lang.Name()))
 	}
 	mark := c.traj.Len() // where the round's steps start in the trajectory
 	res, err := agent.Run(ctx, ws, t, &c.traj)

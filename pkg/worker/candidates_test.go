@@ -113,7 +113,7 @@ func TestBudgetRunsOutAndThePassingCandidateIsPublished(t *testing.T) {
 	log := zaptest.NewLogger(t)
 	r := newRig(t, nil)
 	r.pipeline.NewAgent = func() worker.Agent {
-		return harnessAgent{harness.New(harness.Config{MaxSteps: 4}, &listPolicy{actions: actions}, golang.Runner{Timeout: 2 * time.Minute}, nil, log)}
+		return harnessAgent{harness.New(harness.Config{MaxSteps: 4}, &listPolicy{actions: actions}, golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, nil, log)}
 	}
 	out, err := repair(t, r.pipeline, demoTask(s, "fp-budget"))
 	if err != nil {

@@ -55,11 +55,11 @@ type jobLanguage struct {
 }
 
 // language is the job's driver, with ws (a candidate's checkout) set up
-// for it: nil without Pipeline.Languages. A repository no driver serves,
+// for it. A repository no driver serves (or a pipeline without Languages),
 // or one whose setup fails, is a permanent failure of the task.
 func (p *Pipeline) language(ctx context.Context, j *jobLanguage, t task.Task, ws *workspace.Workspace) (Language, error) {
-	if p.Languages == nil || j == nil {
-		return nil, nil
+	if p.Languages == nil {
+		return nil, Permanent(fmt.Errorf("choose the language of %s: %w (none is configured)", t.Repo, lang.ErrNoDriver))
 	}
 	j.once.Do(func() {
 		var d lang.Driver

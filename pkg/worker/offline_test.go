@@ -17,6 +17,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
@@ -136,11 +137,13 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 			tk := offlineTask(t, ctx, c)
 			log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 			runner := golang.Runner{Timeout: 2 * time.Minute}
+			drv := golang.Driver{Tests: runner}
 			prDir := t.TempDir()
 			p := &worker.Pipeline{
 				NewAgent: func() worker.Agent {
-					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), runner, nil, log)
+					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), drv, nil, log)
 				},
+				Languages: lang.New(drv),
 				Policy:    "offline",
 				Gates:     validators.New(runner, validators.Config{}, log),
 				Judge:     judge.NotRun{},

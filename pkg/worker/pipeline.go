@@ -86,10 +86,11 @@ type Pipeline struct {
 	// Checkouts, when set, opens workspaces (from mirrors of remote
 	// repositories); nil clones each job afresh.
 	Checkouts Checkouts
-	// Languages, when set, chooses each job's language driver from its
-	// checkout (once per job), which sets each candidate's checkout up and
-	// which the agent (a LanguageAgent) and the judge work through; nil
-	// leaves the agent and the judge to Go.
+	// Languages chooses each job's language driver from its checkout
+	// (once per job), which sets each candidate's checkout up and which
+	// the agent (a LanguageAgent), the gates and the judge work through.
+	// There is no default: without it every task fails, permanently, for
+	// want of a driver (lang.ErrNoDriver).
 	Languages Languages
 	Log       *zap.Logger
 	// Progress, when set, is told of each stage as it happens (the demo

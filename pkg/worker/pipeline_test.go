@@ -21,6 +21,7 @@ import (
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
@@ -150,6 +151,7 @@ func newRig(t *testing.T, agent worker.Agent) *rig {
 		Policy:    "scripted",
 		Gates:     validators.New(golang.Runner{Timeout: 2 * time.Minute}, validators.Config{}, log),
 		Judge:     judge.NotRun{},
+		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}),
 		Publisher: r.publisher,
 		Ledger:    r.store,
 		WorkDir:   t.TempDir(),

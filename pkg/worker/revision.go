@@ -62,10 +62,8 @@ func (p *Pipeline) Revise(ctx context.Context, t task.Task, rev job.Revision) (O
 		return Outcome{}, err
 	}
 	agent := p.NewAgent()
-	if c.lang != nil {
-		if la, ok := agent.(LanguageAgent); ok {
-			agent = la.WithLanguage(c.lang)
-		}
+	if la, ok := agent.(LanguageAgent); ok {
+		agent = la.WithLanguage(c.lang)
 	}
 	reviser, ok := agent.(Reviser)
 	if !ok {

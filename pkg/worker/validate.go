@@ -11,7 +11,6 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -68,21 +67,16 @@ type InputError struct {
 func (e *InputError) Error() string { return e.Input + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
-// TestRunner runs tests in a checkout (golang.Runner).
-type TestRunner interface {
-	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
-}
-
 // Validator runs the gates and the judge on a patch in hand: the use case
 // of `worker validate`.
 type Validator struct {
 	// Languages chooses the clone's language driver (lang.Drivers), once:
 	// it names and runs the tests, and the gates hold the patch to its
-	// rules. Nil runs Go, with Tests.
+	// rules. A clone no driver knows, or no Languages, is an InputError
+	// ("language") wrapping lang.ErrNoDriver.
 	Languages interface {
 		For(repo, dir string) (lang.Driver, error)
 	}
-	Tests TestRunner
 	Gates Gates
 	Judge Judge
 }
@@ -117,54 +111,15 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		return Validation{}, err
 	}
 	defer ws.Close()
-
-	var (
-		language validators.Language
-		tests    TestRunner = v.Tests
-		resolve             = golang.Resolve
-	)
-	if v.Languages != nil {
-		d, err := v.Languages.For(req.Repo, ws.Dir)
-		if err != nil {
-			if errors.Is(err, lang.ErrNoDriver) {
-				return Validation{}, &InputError{Input: "language", Err: err}
-			}
-			return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, err)
-		}
-		if err := d.Setup(ctx, ws.Dir); err != nil {
-			return Validation{}, fmt.Errorf("set up the dependencies of %s at %s: %w", req.Repo, task.Short(head), err)
-		}
-		language, tests, resolve = d, d, d.Resolve
+	d, err := v.language(ctx, req.Repo, head, ws.Dir)
+	if err != nil {
+		return Validation{}, err
 	}
-
 	// The tests at the base, before the patch: their failures are the task.
 	for _, id := range req.Tests {
-		target, err := resolve(ws.Dir, id)
+		f, at, err := atBase(ctx, d, ws.Dir, head, id)
 		if err != nil {
-			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
-				return Validation{}, &InputError{Input: "test", Err: err}
-			}
 			return Validation{}, err
-		}
-		o, err := tests.Run(ctx, ws.Dir, []string{target.ID}, 1)
-		if err != nil {
-			return Validation{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
-		}
-		f := task.Failure{Package: target.ImportPath, Test: target.Test}
-		at := TestAtBase{Test: target.ID}
-		switch {
-		case len(o.Failed) > 0:
-			f = o.Failed[0]
-			f.Package, f.Test = target.ImportPath, target.Test
-			at.Failing, at.Message = true, f.Message
-		case len(o.Build) > 0:
-			f.Message, f.Output = "does not build: "+o.Build[0].Message, o.Build[0].Output
-			at.Failing, at.Message = true, f.Message
-		case o.TimedOut:
-			f.Message = "timed out"
-			at.Failing, at.Message = true, f.Message
-		default:
-			at.Message = "passes before the patch"
 		}
 		t.Failures = append(t.Failures, f)
 		out.AtBase = append(out.AtBase, at)
@@ -193,7 +148,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		return Validation{}, err
 	}
 	gates, err := v.Gates.Check(ctx, validators.Input{
-		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff, Lang: language,
+		Dir: ws.Dir, Workspace: ws, Base: head, Patch: patch, Task: t, BlameDiff: blameDiff, Lang: d,
 	})
 	if err != nil {
 		return Validation{}, err
@@ -209,6 +164,58 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 	}
 	out.Gates = append(out.Gates, g)
 	return finish(out), nil
+}
+
+// language is the driver of the clone repo, chosen from its checkout at
+// dir (of head) and set up there.
+func (v Validator) language(ctx context.Context, repo, head, dir string) (lang.Driver, error) {
+	if v.Languages == nil {
+		return nil, &InputError{Input: "language", Err: fmt.Errorf("%s: %w (none is configured)", repo, lang.ErrNoDriver)}
+	}
+	d, err := v.Languages.For(repo, dir)
+	if err != nil {
+		if errors.Is(err, lang.ErrNoDriver) {
+			return nil, &InputError{Input: "language", Err: err}
+		}
+		return nil, fmt.Errorf("choose the language of %s: %w", repo, err)
+	}
+	if err := d.Setup(ctx, dir); err != nil {
+		return nil, fmt.Errorf("set up the dependencies of %s at %s: %w", repo, task.Short(head), err)
+	}
+	return d, nil
+}
+
+// atBase runs the test id at the base (the checkout at dir, of head) and
+// says how it did: its failure, the patch's task.
+func atBase(ctx context.Context, d lang.Driver, dir, head, id string) (task.Failure, TestAtBase, error) {
+	target, err := d.Resolve(dir, id)
+	if err != nil {
+		if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
+			return task.Failure{}, TestAtBase{}, &InputError{Input: "test", Err: err}
+		}
+		return task.Failure{}, TestAtBase{}, err
+	}
+	o, err := d.Run(ctx, dir, []string{target.ID}, 1)
+	if err != nil {
+		return task.Failure{}, TestAtBase{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
+	}
+	f := task.Failure{Package: target.ImportPath, Test: target.Test}
+	at := TestAtBase{Test: target.ID}
+	switch {
+	case len(o.Failed) > 0:
+		f = o.Failed[0]
+		f.Package, f.Test = target.ImportPath, target.Test
+		at.Failing, at.Message = true, f.Message
+	case len(o.Build) > 0:
+		f.Message, f.Output = "does not build: "+o.Build[0].Message, o.Build[0].Output
+		at.Failing, at.Message = true, f.Message
+	case o.TimedOut:
+		f.Message = "timed out"
+		at.Failing, at.Message = true, f.Message
+	default:
+		at.Message = "passes before the patch"
+	}
+	return f, at, nil
 }
 
 // finish decides: accepted when every gate passed, the judge being the only

@@ -61,7 +61,7 @@ func runNoBlame(b *testing.B, c scenario) (bool, string) {
 	start := time.Now()
 	dir, shas := c.repo(b, ctx, "Add "+c.name)
 	head := shas[0]
-	runner := golang.Runner{Timeout: 2 * time.Minute}
+	runner := golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}
 	out, err := runner.Run(ctx, dir, []string{c.failing}, 1)
 	if err != nil {
 		b.Fatal(err)

@@ -57,7 +57,7 @@ func runEpisode(t *testing.T, ctx context.Context, ws *workspace.Workspace, tk t
 	t.Helper()
 	var traj bytes.Buffer
 	log := zaptest.NewLogger(t)
-	h := harness.New(harness.Config{MaxSteps: maxSteps}, p, golang.Runner{Timeout: 2 * time.Minute}, nil, log)
+	h := harness.New(harness.Config{MaxSteps: maxSteps}, p, golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, nil, log)
 	res, err := h.Run(ctx, ws, tk, &traj)
 	if err != nil {
 		t.Fatalf("episode of %s: %v (result %+v)", tk.ID, err, res)

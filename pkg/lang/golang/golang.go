@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/codeindex"
-	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -161,33 +160,6 @@ func (Driver) PackageOf(dir, rel string) (string, bool) {
 		return ".", true
 	}
 	return "./" + d, true
-}
-
-// Check runs gofmt on the Go files, and go build then go vet on the
-// packages that hold them.
-func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
-	c := findings.Checks{Timeout: d.CheckTimeout}
-	seen := map[string]bool{}
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".go") {
-			continue
-		}
-		if fi, err := untrusted.Lstat(dir, f); err == nil && fi.Mode().IsRegular() {
-			c.Gofmt = append(c.Gofmt, f)
-		}
-		if pkg, ok := d.PackageOf(dir, f); ok && !seen[pkg] {
-			seen[pkg] = true
-			c.Build, c.Vet = append(c.Build, pkg), append(c.Vet, pkg)
-		}
-	}
-	if len(c.Gofmt)+len(c.Build) == 0 {
-		return nil, nil
-	}
-	fs, err := findings.Run(ctx, dir, c)
-	if err != nil {
-		return nil, fmt.Errorf("go checks: %w", err)
-	}
-	return fs, nil
 }
 
 // IsTestFile: _test.go files, and anything under testdata.
