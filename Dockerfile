@@ -22,9 +22,18 @@
 # re-pushed tag cannot change the build. Health: Kubernetes ignores a
 # HEALTHCHECK; the manifests probe /healthz and /readyz (deploy/k8s).
 #
+# C toolchain and libc: the binaries are built with cgo (tree-sitter's
+# grammars are C), by the golang image's own gcc (Debian 12's gcc 12.2), and
+# link glibc dynamically: Debian 12's glibc 2.36. The images run on that
+# same base image, so they carry the libc the binaries were linked against;
+# a base of another Debian release must be the base of every stage.
+#
 # Checked by `go test ./deploy` (no Docker engine on the development
 # machines): pinned FROM lines, a non-root USER in every image, no ADD of
-# URLs, apt lists removed in the layer that installs.
+# URLs, apt lists removed in the layer that installs; and the build stage's
+# RUN line below is run as it stands on a machine of the same base (Go
+# 1.26.8, Debian 12), both binaries start, and they need no glibc newer than
+# 2.36.
 
 ARG GO_IMAGE=golang:1.26.8-bookworm
 
@@ -37,8 +46,10 @@ COPY . .
 # context holds the checkout's .git directory; a context without one (a git
 # worktree, an exported tree) passes it: --build-arg REVISION=$(git rev-parse HEAD).
 ARG REVISION=""
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/bot ./cmd/bot \
- && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/worker ./cmd/worker
+# cgo on: the Python, JavaScript and TypeScript parsers are tree-sitter's C
+# grammars; with CGO_ENABLED=0 neither command builds.
+RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/bot ./cmd/bot \
+ && CGO_ENABLED=1 go build -trimpath -ldflags="-s -w -X github.com/redfix/redfix/pkg/app.buildRevision=${REVISION}" -o /out/worker ./cmd/worker
 
 FROM ${GO_IMAGE} AS runtime
 ARG EXTRA_APT_PACKAGES=""

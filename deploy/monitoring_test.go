@@ -278,7 +278,7 @@ func TestAlertRules(t *testing.T) {
 	}
 	sort.Strings(alerts)
 	t.Logf("alerts: %v", alerts)
-	for _, want := range []string{"RedfixQueueBackingUp", "RedfixNoJobFinished", "RedfixLandRateLow", "RedfixJobErrorRateJump", "RedfixWebhookBacklog", "RedfixRedisMemoryFull"} {
+	for _, want := range []string{"RedfixQueueBackingUp", "RedfixNoJobFinished", "RedfixLandRateLow", "RedfixJobErrorRateJump", "RedfixJobErrorRateHigh", "RedfixWebhookBacklog", "RedfixRedisMemoryFull", "RedfixBotAbsent"} {
 		if !strings.Contains(strings.Join(alerts, " "), want) {
 			t.Errorf("no alert %s", want)
 		}

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,8 +87,23 @@ func (p Program) Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := p.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %s\n", p.Name, termsafe.String(err.Error()))
-		os.Exit(p.ExitCode(err))
+	if code := p.Report(err, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
+}
+
+// Report prints how a command ended, when it failed, and returns the
+// process's exit code (0 for no error). An error is printed without
+// control characters, prefixed with the program's name; one the command's
+// JSON log holds already (its Logged method says so) is not printed again
+// as a plain line among the JSON ones.
+func (p Program) Report(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var logged interface{ Logged() bool }
+	if !errors.As(err, &logged) || !logged.Logged() {
+		fmt.Fprintf(stderr, "%s: %s\n", p.Name, termsafe.String(err.Error()))
+	}
+	return p.ExitCode(err)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -41,5 +42,28 @@ func TestRun(t *testing.T) {
 	want := "usage: tool <command> [flags]\n\ncommands:\n  go       do it\n  long-command\n           first line\n           second line\n\nRun \"tool <command> -h\" for a command's flags.\n"
 	if out.String() != want {
 		t.Errorf("usage:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+type loggedErr struct{ error }
+
+func (loggedErr) Logged() bool { return true }
+
+// A failure is printed on a plain line with the program's name, except one
+// the command's JSON log holds already: under log.format json it would be
+// the one plain line among JSON ones.
+func TestReportLeavesLoggedErrorsToTheLog(t *testing.T) {
+	p := Program{Name: "bot", ExitCode: func(error) int { return 1 }}
+	var b strings.Builder
+	if code := p.Report(nil, &b); code != 0 || b.Len() != 0 {
+		t.Fatalf("no error: %d %q", code, b.String())
+	}
+	if code := p.Report(errors.New("redis at r:6379: connection refused"), &b); code != 1 || b.String() != "bot: redis at r:6379: connection refused\n" {
+		t.Fatalf("an error: %d %q", code, b.String())
+	}
+	b.Reset()
+	err := fmt.Errorf("serve: %w", loggedErr{errors.New("redis at r:6379: connection refused")})
+	if code := p.Report(err, &b); code != 1 || b.Len() != 0 {
+		t.Fatalf("a logged error: %d %q, want its code and nothing printed", code, b.String())
 	}
 }

@@ -94,12 +94,11 @@ func gate(gates []task.Gate, name string) string {
 	return "missing"
 }
 
-// checkPublished asserts what the demo must leave behind: the repository,
-// one pull request naming the breaking commit, and a branch that turns the
-// failing default branch green.
-func checkPublished(t *testing.T, out string) prDir {
+// checkPublished asserts what a repair of the Go sample in repo must leave
+// behind: one pull request under out naming the breaking commit, and a
+// branch of repo that turns the failing default branch green.
+func checkPublished(t *testing.T, repo, out string) prDir {
 	t.Helper()
-	repo := filepath.Join(out, "repo")
 	blame := breakingCommit(t, repo)
 	pr := readPR(t, out)
 	if !strings.Contains(pr.body, blame[:12]) {
@@ -132,36 +131,126 @@ func checkPublished(t *testing.T, out string) prDir {
 	return pr
 }
 
+// bot demo, offline and with --serve: the Go sample's failure goes through
+// every stage, printed, and is published with a branch that turns go test
+// green; then the dashboard the demo keeps up shows it in a real browser.
+// One demo run for all of it.
 func TestDemoOfflineEndToEnd(t *testing.T) {
 	clearEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan error, 1)
 	out := filepath.Join(t.TempDir(), "out")
-	var stdout, stderr bytes.Buffer
-	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err != nil {
-		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	for _, stage := range []string{"ingest", "triage", "workspace", "agent", "gate", "publish", "verify"} {
-		if !strings.Contains(stdout.String(), "] "+stage) {
-			t.Errorf("stage %q was not printed:\n%s", stage, stdout.String())
+	go func() { done <- Demo(ctx, []string{"--out", out, "--serve", "127.0.0.1:0"}, &stdout, &stderr) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("demo: %v", err)
 		}
-	}
-	pr := checkPublished(t, out)
-	if v := gate(pr.gates, "judge"); v != task.GateNotRun {
-		t.Errorf("judge with no model configured: %s, want not_run", v)
-	}
-	if !strings.Contains(pr.trajectory, `"policy":"offline"`) {
-		t.Error("trajectory is not the offline policy's")
-	}
-	// A second demo into the same directory is refused, not merged.
-	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err == nil {
-		t.Error("a demo into a non-empty directory succeeded")
-	}
+	}()
+	url := dashboardURL(t, &stdout, &stderr, done)
+
+	t.Run("published", func(t *testing.T) {
+		for _, stage := range []string{"ingest", "triage", "workspace", "agent", "gate", "publish", "verify"} {
+			if !strings.Contains(stdout.String(), "] "+stage) {
+				t.Errorf("stage %q was not printed:\n%s", stage, stdout.String())
+			}
+		}
+		pr := checkPublished(t, filepath.Join(out, "repo"), out)
+		if v := gate(pr.gates, "judge"); v != task.GateNotRun {
+			t.Errorf("judge with no model configured: %s, want not_run", v)
+		}
+		if !strings.Contains(pr.trajectory, `"policy":"offline"`) {
+			t.Error("trajectory is not the offline policy's")
+		}
+	})
+	t.Run("dashboard in a browser", func(t *testing.T) { checkDashboardInBrowser(t, url) })
+	t.Run("a second demo into the same directory is refused", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err == nil {
+			t.Error("a demo into a non-empty directory succeeded")
+		}
+	})
 }
 
 func call(id, name, args string) llm.ToolCall {
 	return llm.ToolCall{ID: id, Name: name, Arguments: args}
 }
 
-func TestDemoWithModelUsesLLMPolicyAndJudge(t *testing.T) {
+// bot triage finds the commit that broke the demo's test: reliable,
+// bisected, blamed on the breaking commit, with the fields a user reads in
+// --json and no progress lines on a stderr that is no terminal. With Redis
+// configured it keeps its runs there: a second search of the same failure
+// reuses them, and a Redis that does not answer is an error, not a search
+// without it.
+func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	rs, err := embedded.StartRedis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	t.Setenv("REDFIX_REDIS_ADDR", rs.Addr())
+	t.Setenv("REDFIX_REDIS_PASSWORD", rs.Password())
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func() (triage.Verdict, map[string]any) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		err := TriageCommand(ctx, []string{"--repo", s.Dir, "--good", s.Good, "--bad", "HEAD", "--test", "TestVolumeDiscount/at_threshold", "--json"}, &stdout, &stderr)
+		if err != nil {
+			t.Fatalf("triage: %v\n%s", err, stderr.String())
+		}
+		// The test runs' progress lines are for a terminal only.
+		if strings.Contains(stderr.String(), "test run") {
+			t.Errorf("progress lines on a stderr that is no terminal:\n%s", stderr.String())
+		}
+		var v triage.Verdict
+		if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
+			t.Fatalf("--json output: %v\n%s", err, stdout.String())
+		}
+		if v.Flakiness.Verdict != "reliable" || v.Bisection == nil || v.Bisection.Blame != s.Commits[3] || v.Fingerprint == "" || v.TestRuns == 0 {
+			t.Fatalf("verdict = %+v, want reliable, blamed on %s", v, s.Commits[3])
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(stdout.Bytes(), &fields); err != nil {
+			t.Fatal(err)
+		}
+		return v, fields
+	}
+	first, fields := search()
+	// The fields a user reads: one-word verdict, confidence, runs spent and
+	// reused (none, from an empty Redis).
+	if fields["verdict"] != "reliable" || fields["confidence"].(float64) < bisect.DefaultConfidence || fields["runs_spent"].(float64) < 1 || fields["cached_runs"] != 0.0 {
+		t.Errorf("--json fields: verdict %v confidence %v runs_spent %v cached_runs %v", fields["verdict"], fields["confidence"], fields["runs_spent"], fields["cached_runs"])
+	}
+	if first.CachedRuns != 0 {
+		t.Errorf("first search reused %d runs from an empty Redis", first.CachedRuns)
+	}
+	second, _ := search()
+	if second.CachedRuns == 0 || second.Bisection.Steps >= first.Bisection.Steps {
+		t.Errorf("second search: %d cached runs, %d bisection runs (first: %d); want the first's runs reused", second.CachedRuns, second.Bisection.Steps, first.Bisection.Steps)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {
+		t.Fatalf("no --test: %v", err)
+	}
+	// A Redis that does not answer is an error, not a search without it.
+	rs.Close()
+	if err := TriageCommand(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "redis at") {
+		t.Errorf("Redis gone: %v", err)
+	}
+}
+
+// bot repair with a model configured (a scripted one over HTTP): the LLM
+// policy repairs the Go sample from the real observations of its edit and
+// test run, the judge is shown the patch and accepts it, every gate
+// passes, and the branch turns go test green. A test that passes is
+// nothing to repair; a directory that is no repository is refused.
+func TestRepairCommandUsesTheLLMPolicyAndJudge(t *testing.T) {
 	clearEnv(t)
 	blocks := "<<<<<<< SEARCH\n\t\tif qty > t.MinQty {\n=======\n\t\tif qty >= t.MinQty {\n>>>>>>> REPLACE\n"
 	editArgs, _ := json.Marshal(map[string]string{"path": "pricing/pricing.go", "blocks": blocks})
@@ -177,13 +266,20 @@ func TestDemoWithModelUsesLLMPolicyAndJudge(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL)
 	t.Setenv("OPENAI_API_KEY", "test-key")
 	t.Setenv("REDFIX_MODEL", "test-model")
-
-	out := filepath.Join(t.TempDir(), "out")
-	var stdout, stderr bytes.Buffer
-	if err := Demo(context.Background(), []string{"--out", out}, &stdout, &stderr); err != nil {
-		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	ctx := context.Background()
+	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	pr := checkPublished(t, out)
+	out := filepath.Join(t.TempDir(), "prs")
+	var stdout, stderr bytes.Buffer
+	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--blame", s.Commits[3], "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("repair: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	pr := checkPublished(t, s.Dir, out)
+	if !strings.Contains(pr.body, s.Commits[3][:12]) {
+		t.Errorf("the pull request does not name the blame commit:\n%s", pr.body)
+	}
 	if v := gate(pr.gates, "judge"); v != task.GatePass {
 		t.Errorf("judge: %s, want pass", v)
 	}
@@ -204,108 +300,7 @@ func TestDemoWithModelUsesLLMPolicyAndJudge(t *testing.T) {
 	if !strings.Contains(judged[len(judged)-1].Text(), "qty >= t.MinQty") {
 		t.Error("the judge was not shown the patch")
 	}
-}
 
-func TestTriageCommandFindsTheBreakingCommit(t *testing.T) {
-	clearEnv(t)
-	ctx := context.Background()
-	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	err = TriageCommand(ctx, []string{"--repo", s.Dir, "--good", s.Good, "--bad", "HEAD", "--test", "TestVolumeDiscount/at_threshold", "--json"}, &stdout, &stderr)
-	if err != nil {
-		t.Fatalf("triage: %v\n%s", err, stderr.String())
-	}
-	// The test runs' progress lines are for a terminal only.
-	if strings.Contains(stderr.String(), "test run") {
-		t.Errorf("progress lines on a stderr that is no terminal:\n%s", stderr.String())
-	}
-	var v triage.Verdict
-	if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, stdout.String())
-	}
-	if v.Flakiness.Verdict != "reliable" || v.Bisection == nil || v.Bisection.Blame != s.Commits[3] || v.Fingerprint == "" || v.TestRuns == 0 {
-		t.Fatalf("verdict = %+v, want reliable, blamed on %s", v, s.Commits[3])
-	}
-	// The fields a user reads: one-word verdict, confidence, runs spent and
-	// reused.
-	var fields map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &fields); err != nil {
-		t.Fatal(err)
-	}
-	if fields["verdict"] != "reliable" || fields["confidence"].(float64) < bisect.DefaultConfidence || fields["runs_spent"].(float64) < 1 || fields["cached_runs"] != 0.0 {
-		t.Errorf("--json fields: verdict %v confidence %v runs_spent %v cached_runs %v", fields["verdict"], fields["confidence"], fields["runs_spent"], fields["cached_runs"])
-	}
-	if err := TriageCommand(ctx, []string{"--repo", s.Dir}, &stdout, &stderr); ExitCode(err) != 2 {
-		t.Fatalf("no --test: %v", err)
-	}
-}
-
-// With Redis configured, `bot triage` keeps its runs there: a second search
-// of the same failure reuses them.
-func TestTriageCommandReusesRunsThroughRedis(t *testing.T) {
-	clearEnv(t)
-	ctx := context.Background()
-	rs, err := embedded.StartRedis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	t.Setenv("REDFIX_REDIS_ADDR", rs.Addr())
-	t.Setenv("REDFIX_REDIS_PASSWORD", rs.Password())
-	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	search := func() triage.Verdict {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := TriageCommand(ctx, []string{"--repo", s.Dir, "--good", s.Good, "--test", "TestVolumeDiscount/at_threshold", "--reruns", "2", "--json"}, &stdout, &stderr); err != nil {
-			t.Fatalf("triage: %v\n%s", err, stderr.String())
-		}
-		var v triage.Verdict
-		if err := json.Unmarshal(stdout.Bytes(), &v); err != nil {
-			t.Fatalf("--json output: %v\n%s", err, stdout.String())
-		}
-		if v.Bisection == nil || v.Bisection.Blame != s.Commits[3] {
-			t.Fatalf("verdict = %+v, want blamed on %s", v, s.Commits[3])
-		}
-		return v
-	}
-	first := search()
-	if first.CachedRuns != 0 {
-		t.Errorf("first search reused %d runs from an empty Redis", first.CachedRuns)
-	}
-	second := search()
-	if second.CachedRuns == 0 || second.Bisection.Steps >= first.Bisection.Steps {
-		t.Errorf("second search: %d cached runs, %d bisection runs (first: %d); want the first's runs reused", second.CachedRuns, second.Bisection.Steps, first.Bisection.Steps)
-	}
-	// A Redis that does not answer is an error, not a search without it.
-	rs.Close()
-	var stdout, stderr bytes.Buffer
-	if err := TriageCommand(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "redis at") {
-		t.Errorf("Redis gone: %v", err)
-	}
-}
-
-func TestRepairCommand(t *testing.T) {
-	clearEnv(t)
-	ctx := context.Background()
-	s, err := demo.Build(ctx, filepath.Join(t.TempDir(), "repo"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "prs")
-	var stdout, stderr bytes.Buffer
-	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--blame", s.Commits[3], "--out", out}, &stdout, &stderr); err != nil {
-		t.Fatalf("repair: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
-	pr := readPR(t, out)
-	if !strings.Contains(pr.patch, "qty >= t.MinQty") || !strings.Contains(pr.body, s.Commits[3][:12]) {
-		t.Fatalf("pull request:\n%s\n%s", pr.body, pr.patch)
-	}
 	// A test that passes at HEAD is nothing to repair, and says so.
 	err = Repair(ctx, []string{"--repo", s.Dir, "--test", "TestQuote", "--out", out}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "nothing to repair") {

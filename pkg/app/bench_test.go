@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bench"
@@ -70,31 +71,74 @@ func TestTotalDiscountAtTen(t *testing.T) {
 	},
 }
 
-func buildFixHistory(t *testing.T) (string, []string) {
-	t.Helper()
+// buildFixHistory writes fixHistory as a repository in dir.
+func buildFixHistory(dir string) ([]string, error) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "shop")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	r, err := gitrepo.Init(ctx, dir)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var shas []string
 	for i, files := range fixHistory {
 		for name, body := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 		}
 		sha, err := r.CommitAll(ctx, []string{"start", "Discount from 10 items, as documented", "Package doc"}[i])
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		shas = append(shas, sha)
 	}
-	return dir, shas
+	return shas, nil
+}
+
+// minedFix is fixHistory mined once by `bot mine`, for every test that
+// needs its task: mining runs the history's tests several times at each
+// commit, the same for all of them.
+var minedFix struct {
+	once           sync.Once
+	dir, tasks     string
+	shas           []string
+	stdout, stderr string
+	mineErr, ioErr error
+}
+
+// minedFixTasks returns fixHistory's repository, its commits and a copy of
+// its mined tasks file in a directory of t's own (each bench keeps its
+// results beside its tasks file). Mining is TestMineCommand's to check.
+func minedFixTasks(t *testing.T) (dir string, shas []string, tasks string) {
+	t.Helper()
+	m := &minedFix
+	m.once.Do(func() {
+		m.dir = filepath.Join(sharedDir(t), "fix-history")
+		if m.shas, m.ioErr = buildFixHistory(m.dir); m.ioErr != nil {
+			return
+		}
+		m.tasks = filepath.Join(sharedDir(t), "fix-tasks.jsonl")
+		var stdout, stderr bytes.Buffer
+		m.mineErr = Mine(context.Background(), []string{"--repo", m.dir, "--out", m.tasks}, &stdout, &stderr)
+		m.stdout, m.stderr = stdout.String(), stderr.String()
+	})
+	if m.ioErr != nil {
+		t.Fatal(m.ioErr)
+	}
+	if m.mineErr != nil {
+		t.Fatalf("mine: %v\n%s\n%s", m.mineErr, m.stdout, m.stderr)
+	}
+	data, err := os.ReadFile(m.tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks = filepath.Join(t.TempDir(), "tasks.jsonl")
+	if err := os.WriteFile(tasks, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return m.dir, m.shas, tasks
 }
 
 func TestMineCommand(t *testing.T) {
@@ -105,18 +149,14 @@ func TestMineCommand(t *testing.T) {
 		t.Fatalf("no --out: %v", err)
 	}
 
-	dir, shas := buildFixHistory(t)
-	out := filepath.Join(t.TempDir(), "tasks.jsonl")
-	if err := Mine(ctx, []string{"--repo", dir, "--out", out}, &stdout, &stderr); err != nil {
-		t.Fatalf("mine: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
+	_, shas, out := minedFixTasks(t)
 	for _, want := range []string{
 		"3 commits on the first-parent line; 1 run with tests; 1 qualified",
 		"skipped: code-only 1; root-commit 1",
 		shas[1][:12] + " qualified",
 	} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+		if !strings.Contains(minedFix.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, minedFix.stdout)
 		}
 	}
 	tasks, err := bench.ReadTasksFile(out)
@@ -146,12 +186,8 @@ func TestBenchCommandOffline(t *testing.T) {
 		t.Fatalf("bad task: %v", err)
 	}
 
-	dir, _ := buildFixHistory(t)
-	tmp := t.TempDir()
-	tasks := filepath.Join(tmp, "tasks.jsonl")
-	if err := Mine(ctx, []string{"--repo", dir, "--out", tasks}, &stdout, &stderr); err != nil {
-		t.Fatalf("mine: %v\n%s", err, stderr.String())
-	}
+	_, _, tasks := minedFixTasks(t)
+	tmp := filepath.Dir(tasks)
 	stdout.Reset()
 	html := filepath.Join(tmp, "report.html")
 	if err := Bench(ctx, []string{"--tasks", tasks, "--policy", "offline", "--json", "--html", html}, &stdout, &stderr); err != nil {
@@ -223,13 +259,8 @@ func TestMineDemoTask(t *testing.T) {
 func TestBenchCommandScriptedModel(t *testing.T) {
 	clearEnv(t)
 	ctx := context.Background()
-	dir, _ := buildFixHistory(t)
-	tmp := t.TempDir()
-	tasks := filepath.Join(tmp, "tasks.jsonl")
+	_, _, tasks := minedFixTasks(t)
 	var stdout, stderr bytes.Buffer
-	if err := Mine(ctx, []string{"--repo", dir, "--out", tasks}, &stdout, &stderr); err != nil {
-		t.Fatalf("mine: %v\n%s", err, stderr.String())
-	}
 	edit := func(to string) string {
 		b, _ := json.Marshal(map[string]string{"path": "price.go", "blocks": "<<<<<<< SEARCH\n\tif n > 10 {\n=======\n\tif " + to + " {\n>>>>>>> REPLACE\n"})
 		return string(b)

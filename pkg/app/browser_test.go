@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -90,30 +89,10 @@ func chromium(t *testing.T, bin string, args ...string) string {
 	return stdout.String()
 }
 
-// The dashboard after a demo, in a real headless browser: the demo's pull
-// request is in the counts and the recent pull requests, the land rate is
-// shown, and the charts are drawn. The screenshot is kept as an artifact.
-func TestDashboardInBrowserAfterDemo(t *testing.T) {
-	clearEnv(t)
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed and CI is: .ci/run installs Debian's chromium for this test")
-		}
-		t.Skip("chromium is not installed (apt-get install -y chromium)")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
-	done := make(chan error, 1)
-	out := filepath.Join(t.TempDir(), "demo")
-	go func() { done <- Demo(ctx, []string{"--out", out, "--serve", "127.0.0.1:0"}, &stdout, &stderr) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("demo: %v", err)
-		}
-	}()
-
+// dashboardURL waits for the demo running with --serve (its result due on
+// done) to serve its dashboard, and returns its address.
+func dashboardURL(t *testing.T, stdout, stderr *lockedBuffer, done chan error) string {
+	t.Helper()
 	serving := regexp.MustCompile(`serving +dashboard at (http://[0-9.:]+)/`)
 	var url string
 	testsvc.PollSeeing(t, 10*time.Minute, "the demo serves its dashboard", stdout.String, func() bool {
@@ -129,7 +108,22 @@ func TestDashboardInBrowserAfterDemo(t *testing.T) {
 		}
 		return false
 	})
+	return url
+}
 
+// checkDashboardInBrowser loads the dashboard a demo serves at url in a
+// real headless browser: the demo's pull request is in the counts and the
+// recent pull requests, the land rate is shown, and the charts are drawn.
+// The screenshot is kept as an artifact.
+func checkDashboardInBrowser(t *testing.T, url string) {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed and CI is: .ci/run installs Debian's chromium for this test")
+		}
+		t.Skip("chromium is not installed (apt-get install -y chromium)")
+	}
 	// The JSON API carries the demo's numbers.
 	var stats server.Stats
 	if err := json.Unmarshal([]byte(get(t, url+"/api/v1/stats")), &stats); err != nil {

@@ -73,8 +73,8 @@ func TestDemoTypeScriptOfflineEndToEnd(t *testing.T) {
 		t.Errorf("triage did not find the failure reliable and bisect it to the breaking commit %s:\n%s", task.Short(blame), stdout.String())
 	}
 	pr := readPR(t, out)
-	if !strings.Contains(pr.body, blame[:12]) {
-		t.Errorf("pull_request.md does not name the breaking commit %s", blame[:12])
+	if !strings.Contains(pr.body, blame[:12]) || !strings.Contains(pr.body, tsAtThreshold) {
+		t.Errorf("pull_request.md does not name the breaking commit %s and the failing test:\n%s", blame[:12], pr.body)
 	}
 	if !strings.Contains(pr.patch, "+      if (qty >= t.minQty) {") || strings.Contains(pr.patch, ".test.ts") {
 		t.Errorf("patch does not fix the boundary in the code alone:\n%s", pr.patch)

@@ -81,8 +81,8 @@ func TestDemoPythonOfflineEndToEnd(t *testing.T) {
 		t.Errorf("triage did not bisect to the breaking commit %s:\n%s", task.Short(blame), stdout.String())
 	}
 	pr := readPR(t, out)
-	if !strings.Contains(pr.body, blame[:12]) {
-		t.Errorf("pull_request.md does not name the breaking commit %s", blame[:12])
+	if !strings.Contains(pr.body, blame[:12]) || !strings.Contains(pr.body, pyAtThreshold) {
+		t.Errorf("pull_request.md does not name the breaking commit %s and the failing test:\n%s", blame[:12], pr.body)
 	}
 	if !strings.Contains(pr.patch, "qty >= t.min_qty") {
 		t.Errorf("patch does not fix the boundary:\n%s", pr.patch)

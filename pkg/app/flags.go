@@ -60,6 +60,7 @@ func (c *commandLine) load(stderr io.Writer, adjust ...func(*config.Config)) (co
 	if err != nil {
 		return config.Config{}, nil, err
 	}
+	logRedisTo(log)
 	return cfg, log, nil
 }
 

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/task"
@@ -119,7 +119,7 @@ func TestGitHubEndToEnd(t *testing.T) {
 	defer sys.Close()
 	bot := httptest.NewServer(sys.Handler(cfg))
 	defer bot.Close()
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.Forges, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -77,7 +77,7 @@ func startGitHubService(t *testing.T, ctx context.Context, cfg config.Config, r 
 		t.Fatal(err)
 	}
 	bot := httptest.NewServer(sys.Handler(cfg))
-	pipe, err := NewPipelineWith(cfg, sys.Store, sys.GitHub, log)
+	pipe, err := NewPipelineWith(cfg, sys.Store, sys.Forges, log)
 	if err != nil {
 		bot.Close()
 		sys.Close()

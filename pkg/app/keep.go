@@ -11,8 +11,8 @@ import (
 // runs every github.keep_interval (stale.Keeper), once per interval
 // between the bot's replicas: a pull request whose failing tests pass on
 // the default branch without it, or whose change conflicts with what
-// landed there since, is closed with a comment saying why. Nil when no
-// GitHub is configured or the interval is 0.
+// landed there since, is closed with a comment saying why, on its forge.
+// Nil when no forge is configured or the interval is 0.
 //
 // The pass runs in the bot, beside triage, because it does what triage's
 // reproduction does: the failing tests at a commit of the default branch,
@@ -21,7 +21,7 @@ import (
 // own git in a bare mirror. It has its own mirrors (a mirror cache tracks
 // its work trees in its own process only).
 func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
-	if s.GitHub == nil || cfg.GitHub.KeepInterval <= 0 {
+	if len(s.Forges.Drivers()) == 0 || cfg.GitHub.KeepInterval <= 0 {
 		return nil, nil
 	}
 	langs, err := languages(cfg)
@@ -29,7 +29,7 @@ func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
 		return nil, err
 	}
 	return &stale.Keeper{
-		Fixes: s.Store, GitHub: s.GitHub, Checkouts: ownMirrors(cfg, s.GitHub, "keep"), Languages: langs,
+		Fixes: s.Store, Forges: s.Forges, Checkouts: ownMirrors(cfg, s.Forges, "keep"), Languages: langs,
 		WorkDir: filepath.Join(cfg.DataDir, "workspaces"), Log: s.log.Named("keep"),
 		// The bot's replicas make the pass once per interval between them.
 		Turns: s.Store, Owner: processOwner(),

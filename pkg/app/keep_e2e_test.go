@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/server"
@@ -57,7 +57,7 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		Failures: []task.Failure{{Package: "example.com/shop/pricing", Test: "TestVolumeDiscount"}}, CreatedAt: time.Now().UTC()}
 	pubCfg := cfg
 	pubCfg.Checkouts.MirrorDir = t.TempDir()
-	pub := publish.NewGitHub(svc.sys.GitHub, NewMirrors(pubCfg, svc.sys.GitHub), zaptest.NewLogger(t))
+	pub := publish.NewForge(svc.sys.Forges, NewMirrors(pubCfg, svc.sys.Forges), zaptest.NewLogger(t))
 	if tk.PullRequest, err = pub.Publish(ctx, publish.PullRequest{Task: tk, Patch: patch, Summary: "Restored the inclusive tier threshold."}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,18 +6,17 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/inflight"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/judge"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
@@ -43,28 +42,27 @@ func (a agent) Revise(ctx context.Context, ws *workspace.Workspace, t task.Task,
 
 // NewPipeline assembles the repair pipeline the configuration describes:
 // the LLM policy and judge when a model is configured, the offline policy
-// and a judge that does not run otherwise; pull requests on GitHub when the
-// publish mode is github (local repositories still publish locally), local
-// ones otherwise; workspaces from mirrors of remote repositories.
+// and a judge that does not run otherwise; pull requests on the
+// repository's forge when the publish mode is github (local repositories
+// still publish locally), local ones otherwise; workspaces from mirrors of
+// remote repositories.
 func NewPipeline(cfg config.Config, ledger worker.Ledger, log *zap.Logger) (*worker.Pipeline, error) {
-	clients, err := NewGitHubClients(cfg, log)
+	forges, err := newForges(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	return NewPipelineWith(cfg, ledger, clients, log)
+	return NewPipelineWith(cfg, ledger, forges, log)
 }
 
-// NewPipelineWith is NewPipeline with the process's GitHub clients (nil
-// when GitHub is not configured), so that one client per installation is
-// shared with the rest of the process.
-func NewPipelineWith(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, log *zap.Logger) (*worker.Pipeline, error) {
-	return newPipeline(cfg, ledger, clients, nil, log)
+// NewPipelineWith is NewPipeline with the process's forges, so that one
+// client per installation is shared with the rest of the process.
+func NewPipelineWith(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, log *zap.Logger) (*worker.Pipeline, error) {
+	return newPipeline(cfg, ledger, forges, nil, log)
 }
 
 // newPipeline is NewPipelineWith with onModelError, when set, hearing the
 // class of every failed model call (llm.ErrorClass).
-func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
-	runner := golang.Runner{Timeout: 10 * time.Minute}
+func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
 	drivers, err := languages(cfg)
 	if err != nil {
 		return nil, err
@@ -113,22 +111,22 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 	if pubDir == "" {
 		pubDir = filepath.Join(cfg.DataDir, "pull-requests")
 	}
-	if cfg.PublishMode() == "github" && clients == nil {
+	if cfg.PublishMode() == "github" && githubOf(forges) == nil {
 		return nil, errors.New("publish mode github: GitHub credentials are not configured")
 	}
-	mirrors := NewMirrors(cfg, clients)
+	mirrors := NewMirrors(cfg, forges)
 	local := publish.NewLocal(pubDir, log)
 	var (
 		publisher worker.Publisher = local
 		revisions worker.RevisionPublisher
 		reverts   worker.Reverts
 	)
-	if cfg.PublishMode() == "github" {
-		gp := publish.NewGitHub(clients, mirrors, log)
-		publisher = publish.ByRepo{GitHub: gp, Local: local}
+	if publishesOnForges(cfg, forges) {
+		gp := publish.NewForge(forges, mirrors, log)
+		publisher = publish.ByRepo{Forge: gp, Local: local}
 		revisions = publish.RedactingRevisions{Publisher: gp, Redactor: red}
 		if st, ok := ledger.(revertStore); ok {
-			if r := newReverter(cfg, st, gp, mirrors, drivers, log); r != nil {
+			if r := newReverter(cfg, st, forges, gp, mirrors, drivers, log); r != nil {
 				reverts = r
 			}
 		}
@@ -141,7 +139,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		RepoDaily:      harness.Budget{Tokens: cfg.Harness.RepoDailyMaxTokens, CostUSD: cfg.Harness.RepoDailyMaxCostUSD},
 		FeedbackRounds: cfg.Harness.FeedbackRounds,
 		Policy:         name,
-		Gates:          validators.New(runner, validatorsConfig(cfg), log),
+		Gates:          validators.New(validatorsConfig(cfg, drivers), log),
 		Judge:          j,
 		Publisher:      publish.Redacting{Publisher: publisher, Redactor: red},
 		Revisions:      revisions,
@@ -150,23 +148,43 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, clients *gh.Clients, o
 		WorkDir:        filepath.Join(cfg.DataDir, "workspaces"),
 		Checkouts:      mirrors,
 		Languages:      drivers,
-		RepoPolicies:   NewRepoPolicies(cfg, clients, mirrors, log),
-		OpenPulls:      gh.BotPulls{Clients: clients},
+		RepoPolicies:   NewRepoPolicies(cfg, forges, mirrors, log),
+		OpenPulls:      inflight.Own{Forges: forges},
 		Log:            log,
 	}, nil
 }
 
-// NewMirrors is the workers' cache of repository mirrors; with GitHub
-// configured, git authenticates to its repositories with their
-// installation's token.
-func NewMirrors(cfg config.Config, clients *gh.Clients) *workspace.Mirrors {
+// publishesOnForges reports whether remote repositories' fixes are
+// published on their forges: publish.mode github (GitHub configured), or
+// no mode set and a forge registered.
+func publishesOnForges(cfg config.Config, forges *forge.Forges) bool {
+	return cfg.PublishMode() == "github" || cfg.Publish.Mode == "" && len(forges.Drivers()) > 0
+}
+
+// NewMirrors is the workers' cache of repository mirrors; git
+// authenticates to a forge's repositories with the credentials its driver
+// gives.
+func NewMirrors(cfg config.Config, forges *forge.Forges) *workspace.Mirrors {
 	dir := cfg.Checkouts.MirrorDir
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "mirrors")
 	}
 	m := &workspace.Mirrors{Dir: dir, MaxBytes: cfg.Checkouts.MaxMirrorBytes}
-	if clients != nil {
-		m.Auth = clients.GitEnvFor
+	if len(forges.Drivers()) > 0 {
+		m.Auth = forges.GitEnv
 	}
 	return m
+}
+
+// ownMirrors is a cache of mirrors of its own for one part of the process
+// (triage, reverts, the keeper), beside the workers' in a directory named
+// for it: a mirror cache tracks the work trees in use in its own process
+// only, so two caches never share a directory.
+func ownMirrors(cfg config.Config, forges *forge.Forges, part string) *workspace.Mirrors {
+	dir := cfg.Checkouts.MirrorDir
+	if dir == "" {
+		dir = filepath.Join(cfg.DataDir, "mirrors")
+	}
+	cfg.Checkouts.MirrorDir = filepath.Clean(dir) + "-" + part
+	return NewMirrors(cfg, forges)
 }

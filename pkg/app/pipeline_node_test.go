@@ -23,6 +23,8 @@ import (
 // the line that fixes it (indented as in the file).
 type nodeCase struct {
 	lang, failing, testFile, file, method, bug, fix, message string
+	// evidence is what each gate's verdict mentions.
+	evidence map[string]string
 }
 
 var (
@@ -30,13 +32,15 @@ var (
 		lang: "typescript", failing: tsAtThreshold, testFile: "src/discount.test.ts",
 		file: "src/pricing.ts", method: "discount",
 		bug: "      if (qty > t.minQty) {", fix: "      if (qty >= t.minQty) {",
-		message: "expected 10000 to be 9500",
+		message:  "expected 10000 to be 9500",
+		evidence: map[string]string{"integrity": "no test", "oracle": "node", "regression": "node", "static": "tsc", "judge": "at-least threshold"},
 	}
 	jsCase = nodeCase{
 		lang: "javascript", failing: "src/bulky.test.js::chargeable weight > exactly the threshold over", testFile: "src/bulky.test.js",
 		file: "src/rates.js", method: "chargeable",
 		bug: "  return v - grams > BULKY ? v : grams;", fix: "  return v - grams >= BULKY ? v : grams;",
-		message: "Expected: 4800",
+		message:  "Expected: 4800",
+		evidence: map[string]string{"integrity": "no test", "oracle": "node", "regression": "node", "judge": "at-least threshold"},
 	}
 )
 
@@ -142,17 +146,32 @@ func repairWithModel(t *testing.T, c nodeCase) {
 	}
 	c.checkModel(t, srv.Requests())
 	gates.ranNode(t, c.fix)
+	verdicts := map[string]string{}
+	for _, g := range res.Gates {
+		verdicts[g.Name] = g.Detail
+	}
+	for name, want := range c.evidence {
+		if !strings.Contains(verdicts[name], want) {
+			t.Errorf("gate %s says %q, want it to mention %q", name, verdicts[name], want)
+		}
+	}
 }
 
 // The pipeline the configuration builds repairs the JavaScript sample
 // (jest) with a scripted model over HTTP: the node driver chosen from the
 // checkout and set up, jest run by canonical id, the method found with
 // tree-sitter's index, the judge shown the test and the method, every gate
-// on the node driver's rules. (The TypeScript sample's repair by a model
-// is TestGitHubEndToEndTypeScript's, through the whole service; its
-// offline repair is TestDemoTypeScriptOfflineEndToEnd's; the offline
-// policy on jest is pkg/harness/offline's TestRepairNode.)
+// on the node driver's rules. (The offline policy on jest is
+// pkg/harness/offline's TestRepairNode.)
 func TestPipelineRepairsJavaScript(t *testing.T) { repairWithModel(t, jsCase) }
+
+// The same for the TypeScript sample (vitest), whose static gate is tsc.
+// Its offline repair through the whole service is
+// TestDemoTypeScriptOfflineEndToEnd's; the forge's part of the way (a red
+// run on GitHub in, a pull request out) is TestGitHubEndToEnd's, and
+// reading vitest's JUnit from a run's artifact is pkg/gh/runreport's
+// TestCollectVitestJUnitArtifact.
+func TestPipelineRepairsTypeScript(t *testing.T) { repairWithModel(t, tsCase) }
 
 // checkModel checks what c's scripted model was shown: its five turns
 // and the judge, the tools' answers as the model saw them, and the test

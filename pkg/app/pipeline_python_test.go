@@ -10,7 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"go.uber.org/zap/zaptest"
+
+	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
@@ -179,6 +184,67 @@ func checkPyShopModel(t *testing.T, reqs []llmtest.Request) {
 	for _, w := range []string{"def test_volume_discount(catalog, qty, want):", "def catalog():", "shop/pricing.py: method Catalog.discount", "if qty > t.min_qty:", "if qty >= t.min_qty:"} {
 		if !strings.Contains(judged.String(), w) {
 			t.Errorf("the judge's prompt lacks %q:\n%s", w, judged.String())
+		}
+	}
+}
+
+// The pipeline the configuration builds repairs the demo's Python sample
+// with a scripted model over HTTP, through the Python driver's tools
+// (pytest by node id, the Python index; what the model was shown is
+// checked turn by turn), the judge shown the test and the method, every
+// gate holding the patch to Python's rules. The sample's whole way
+// through the service (triage reproducing and bisecting with pytest) is
+// TestDemoPythonOfflineEndToEnd's; the forge's part of the way is
+// TestGitHubEndToEnd's, and reading pytest's JUnit from a run's artifact
+// is pkg/gh/runreport's.
+func TestPipelineRepairsPython(t *testing.T) {
+	pythontest.Require(t)
+	clearEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	model := pyShopModel(t)
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"
+	cfg.Harness.FeedbackRounds = 0
+	drivers, err := languages(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := demo.BuildWith(ctx, filepath.Join(t.TempDir(), "shop"), demo.Options{Lang: "python", Drivers: drivers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Driver.Run(ctx, s.Dir, []string{pyAtThreshold}, 1)
+	if err != nil || len(out.Failed) != 1 || out.Failed[0].ID() != pyAtThreshold {
+		t.Fatalf("at the head: %v %s", err, out.Summary())
+	}
+	tk := task.Task{ID: "task-python", Fingerprint: "fp-python", Repo: s.Dir, Commit: s.Head, Branch: "main", Failures: out.Failed,
+		Bisection: task.Bisection{Good: s.Commits[2], Bad: s.Commits[3], Blame: s.Commits[3]}, Status: task.StatusRunning}
+	p, err := newPipeline(cfg, nil, nil, nil, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Repair(ctx, tk)
+	if err != nil {
+		t.Fatalf("repair: %v", err)
+	}
+	if res.Status != task.StatusPublished || !res.Agent.TestsPassed {
+		t.Fatalf("outcome %s: %s\n%s", res.Status, res.Reason, res.Trajectory)
+	}
+	checkPyShopModel(t, model.Requests())
+	// Every gate ran and passed, the oracle and regression with pytest and
+	// the static gate with Python's checks.
+	verdicts := map[string]string{}
+	for _, g := range res.Gates {
+		verdicts[g.Name] = g.Detail
+		if g.Verdict != task.GatePass {
+			t.Errorf("gate %s: %s %s", g.Name, g.Verdict, g.Detail)
+		}
+	}
+	for name, want := range map[string]string{"integrity": "no test", "oracle": "pytest", "regression": "pytest", "static": "pyflakes", "judge": "at-least threshold"} {
+		if !strings.Contains(verdicts[name], want) {
+			t.Errorf("gate %s says %q, want it to mention %q", name, verdicts[name], want)
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
@@ -45,7 +45,7 @@ func TestPipelinePublishesOnGitHubWhenConfigured(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, ok := unwrapRedacting(t, pipe.Publisher).(publish.ByRepo)
-	if !ok || b.GitHub == nil || b.Local == nil {
+	if !ok || b.Forge == nil || b.Local == nil {
 		t.Fatalf("with GitHub configured the publisher is %T", pipe.Publisher)
 	}
 	if m := pipe.Checkouts.(*workspace.Mirrors); m.Auth == nil {
@@ -88,11 +88,11 @@ func TestWorkerPipelinePublishesOnGitHub(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.GitHub.APIURL, cfg.GitHub.Token = srv.APIURL(), token
-	clients, err := NewGitHubClients(cfg, zap.NewNop())
+	forges, err := newForges(cfg, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe, err := NewPipelineWith(cfg, nil, clients, zap.NewNop())
+	pipe, err := NewPipelineWith(cfg, nil, forges, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@ import (
 
 // Without --blame, repair finds the commit that broke the test by
 // bisection (probing back from HEAD for a good commit), says so, and the
-// pull request names it; the attempt is reported under --out.
+// pull request names it; the attempt is reported under --out. With no
+// model configured, the offline policy's patch fixes the boundary.
 func TestRepairWithoutBlameBisects(t *testing.T) {
 	clearEnv(t)
 	ctx := context.Background()
@@ -35,6 +36,9 @@ func TestRepairWithoutBlameBisects(t *testing.T) {
 		t.Errorf("repair does not say which commit bisection blamed:\n%s", stdout.String())
 	}
 	pr := readPR(t, out)
+	if !strings.Contains(pr.patch, "qty >= t.MinQty") {
+		t.Errorf("the offline policy's patch does not fix the boundary:\n%s", pr.patch)
+	}
 	if !strings.Contains(pr.body, broke[:12]) || !strings.Contains(pr.body, "Found by bisecting") {
 		t.Errorf("the pull request does not name the blamed commit %s:\n%s", broke[:12], pr.body)
 	}

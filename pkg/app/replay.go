@@ -22,13 +22,14 @@ func parkedStreams(cfg config.Config) map[string]stream.Config {
 //
 //	bot replay [--stream reports|jobs]            list (JSON lines), the count on stderr
 //	bot replay --all | --id ID [--dry-run]        replay them all, or one
+//	bot replay --task ID                          start task ID's failure group over
 //
 // It reads the NATS the bot uses, which must be configured: without one it
 // would look at an empty embedded server and report nothing parked. It
 // changes no stream's settings, and a server without the bot's streams is
 // an error, not "0 parked". --list and --dry-run never replay.
 func Replay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var name, id string
+	var name, id, taskID string
 	var list, all, dryRun bool
 	fs := newCommandLine("replay", stderr, os.Getenv)
 	fs.StringVar(&name, "stream", "reports", "which stream's parked messages: reports or jobs")
@@ -36,6 +37,7 @@ func Replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&all, "all", false, "replay every parked message of the stream")
 	fs.BoolVar(&list, "list", false, "list the parked messages as JSON lines, replaying nothing (the default without --all or --id)")
 	fs.BoolVar(&dryRun, "dry-run", false, "list what --all or --id would replay, replaying nothing")
+	fs.StringVar(&taskID, "task", "", "start the repair of this task's failure group over (a verdict or a failure that holds it), on the bot's NATS and Redis")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -51,8 +53,14 @@ func Replay(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if all && id != "" {
 		return Usage("replay: --all and --id: choose one")
 	}
+	if taskID != "" && (all || id != "" || list || dryRun) {
+		return Usage("replay: --task goes alone")
+	}
 	if cfg.NATS.URL == "" {
 		return Usage("replay: no NATS server configured (nats.url in --config, or REDFIX_NATS_URL): replay reads the parked messages on the NATS the bot uses")
+	}
+	if taskID != "" {
+		return replayTask(ctx, cfg, log, taskID, stdout)
 	}
 	sys := &System{log: log}
 	defer sys.Close()

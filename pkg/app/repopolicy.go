@@ -8,18 +8,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/repourl"
 )
 
 // NewRepoPolicies reads each repository's .redfix.yaml from the mirrors,
-// capped by cfg, and reports an invalid one as a check run on the commit
-// when the repository is on the configured GitHub.
-func NewRepoPolicies(cfg config.Config, clients *gh.Clients, mirrors repoconfig.Mirrors, log *zap.Logger) *repoconfig.Loader {
+// capped by cfg, and reports an invalid one as a check on the commit when
+// the repository is on a configured forge that has checks.
+func NewRepoPolicies(cfg config.Config, forges *forge.Forges, mirrors repoconfig.Mirrors, log *zap.Logger) *repoconfig.Loader {
 	l := &repoconfig.Loader{Mirrors: mirrors, Central: func(repo string) repoconfig.Central { return centralPolicy(cfg, repo) }, Log: log}
-	if clients != nil {
-		l.Report = invalidFileCheck{checks: gh.Checks{Clients: clients}}
+	if len(forges.Drivers()) > 0 {
+		l.Report = invalidFileCheck{forges: forges}
 	}
 	return l
 }
@@ -62,17 +62,22 @@ func sameRepo(a, b string) bool {
 	return ca == cb
 }
 
-// invalidFileCheck reports an invalid .redfix.yaml as a check run on the
+// invalidFileCheck reports an invalid .redfix.yaml as a check on the
 // commit, where the repository's team sees it.
-type invalidFileCheck struct{ checks gh.Checks }
+type invalidFileCheck struct{ forges *forge.Forges }
 
 func (c invalidFileCheck) ReportInvalid(ctx context.Context, repo, commit string, problem error) error {
-	if !c.checks.Clients.Serves(repo) {
+	d, id, err := c.forges.ForURL(repo)
+	if err != nil {
 		return nil // a repository elsewhere: the log line is the report
 	}
+	w, ok := d.(forge.CheckWriter)
+	if !ok {
+		return nil // a forge without checks: the log line is the report
+	}
 	title, summary := repoconfig.InvalidSummary(commit, problem)
-	_, err := c.checks.Upsert(ctx, repo, gh.CheckRun{
-		Name: repoconfig.CheckName, HeadSHA: commit, Conclusion: gh.ConclusionActionRequired, Title: title, Summary: summary,
+	_, err = forge.UpsertCheck(ctx, w, id, forge.Check{
+		Name: repoconfig.CheckName, Commit: commit, Conclusion: forge.ConclusionActionRequired, Title: title, Summary: summary,
 	})
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
@@ -103,13 +104,17 @@ func TestGitHubRevertWhenRepairFails(t *testing.T) {
 
 	// Asked again (as /redfix revert does): the culprit's revert, not a
 	// second one.
-	mirrors := &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: svc.sys.GitHub.GitEnvFor}
+	mirrors := &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: svc.sys.Forges.GitEnv}
 	drivers, err := languages(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rv := newReverter(cfg, svc.sys.Store, publish.NewGitHub(svc.sys.GitHub, mirrors, zaptest.NewLogger(t)), mirrors, drivers, zaptest.NewLogger(t))
-	again, err := rv.OpenRevert(ctx, tk.Repo, tk.Fingerprint)
+	rv := newReverter(cfg, svc.sys.Store, svc.sys.Forges, publish.NewForge(svc.sys.Forges, mirrors, zaptest.NewLogger(t)), mirrors, drivers, zaptest.NewLogger(t))
+	id, err := forge.RepoOf(tk.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rv.OpenRevert(ctx, id, tk.Fingerprint)
 	if err != nil || again != tk.PullRequest {
 		t.Errorf("a second revert: %q %v, want the first, %s", again, err, tk.PullRequest)
 	}

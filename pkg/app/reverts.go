@@ -7,6 +7,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/revert"
@@ -21,10 +22,10 @@ type revertStore interface {
 }
 
 // newReverter is the reverter of the configuration: revert pull requests
-// on GitHub through pub, with the central revert policy. nil when reverts
+// on the repository's forge through pub, with the central revert policy. nil when reverts
 // are off. The policy is made in one place, revertPolicy, where a
 // repository's own narrowing joins it.
-func newReverter(cfg config.Config, st revertStore, pub *publish.GitHub, mirrors *workspace.Mirrors, drivers *lang.Drivers, log *zap.Logger) *revert.Reverter {
+func newReverter(cfg config.Config, st revertStore, forges *forge.Forges, pub *publish.Forge, mirrors *workspace.Mirrors, drivers *lang.Drivers, log *zap.Logger) *revert.Reverter {
 	if !cfg.Revert.Enabled || st == nil || pub == nil {
 		return nil
 	}
@@ -32,6 +33,7 @@ func newReverter(cfg config.Config, st revertStore, pub *publish.GitHub, mirrors
 		Policy:    revertPolicy(cfg, nil),
 		Ledger:    st,
 		Fixes:     st,
+		Changes:   forges,
 		Tasks:     st,
 		Publisher: pub,
 		Checkouts: mirrors,
@@ -56,7 +58,7 @@ func (s *System) commandReverter(cfg config.Config) command.Reverter {
 	if s.Reverter != nil {
 		return s.Reverter
 	}
-	if s.GitHub == nil || !cfg.Revert.Enabled {
+	if len(s.Forges.Drivers()) == 0 || !cfg.Revert.Enabled {
 		return nil
 	}
 	drivers, err := languages(cfg)
@@ -64,9 +66,9 @@ func (s *System) commandReverter(cfg config.Config) command.Reverter {
 		s.log.Warn("reverts on request are off: the language drivers", zap.Error(err))
 		return nil
 	}
-	mirrors := ownMirrors(cfg, s.GitHub, "reverts")
+	mirrors := ownMirrors(cfg, s.Forges, "reverts")
 	log := s.log.Named("revert")
-	if r := newReverter(cfg, s.Store, publish.NewGitHub(s.GitHub, mirrors, log), mirrors, drivers, log); r != nil {
+	if r := newReverter(cfg, s.Store, s.Forges, publish.NewForge(s.Forges, mirrors, log), mirrors, drivers, log); r != nil {
 		return r
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 )

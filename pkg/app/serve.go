@@ -28,6 +28,11 @@ func Serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	return logFailure(cfg, log, "bot serve", serve(ctx, cfg, log))
+}
+
+// serve is `bot serve` once its configuration and log are made.
+func serve(ctx context.Context, cfg config.Config, log *zap.Logger) error {
 	ctx, sbox, err := confine(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redfix/redfix/internal/testsvc"
@@ -39,6 +40,10 @@ func TestSettlementsHeldOnlyForWaiters(t *testing.T) {
 		}
 	}
 	triaged := func() int {
+		// Registered by the triage loop when it starts.
+		if n, err := testutil.GatherAndCount(sys.Registry, "redfix_triage_reports_total"); err != nil || n == 0 {
+			return 0
+		}
 		return int(gathered(t, sys.Registry, "redfix_triage_reports_total", "result", "triaged").GetCounter().GetValue())
 	}
 

@@ -18,13 +18,16 @@ import (
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/embedded"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/deliveries"
-	"github.com/redfix/redfix/pkg/gh/webhook"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/event"
+	"github.com/redfix/redfix/pkg/forge/github/webhook"
+	"github.com/redfix/redfix/pkg/forge/inflight"
 	"github.com/redfix/redfix/pkg/history"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/queue"
+	"github.com/redfix/redfix/pkg/retry"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/server"
 	"github.com/redfix/redfix/pkg/store"
@@ -47,10 +50,11 @@ type System struct {
 	Jobs      *queue.Queue
 	Intake    *ingest.Intake
 	Registry  *prometheus.Registry
-	// GitHub are the GitHub clients; nil when no GitHub credentials are
-	// configured. GitHubClient gives one repository's.
-	GitHub       *gh.Clients
-	GitHubClient deliveries.ClientFor
+	// Forges are the configured forges (forges.go), the one place that
+	// chooses a repository's forge; GitHub is the GitHub driver among
+	// them, nil when no GitHub credentials are configured.
+	Forges *forge.Forges
+	GitHub *github.Forge
 	// Reverter, when set before RunTriage, opens the reverts that
 	// /redfix revert asks for; nil answers that reverts are not available.
 	Reverter command.Reverter
@@ -67,8 +71,11 @@ type System struct {
 	rdb     redis.UniversalClient
 	closers []func()
 
-	triage  *triage.Metrics
-	sandbox *sandbox.Gauge
+	// triage counts what triage made of the reports; registered by the
+	// bot's Handler or RunTriage, never by a worker.
+	triage     *triage.Metrics
+	triageOnce sync.Once
+	sandbox    *sandbox.Gauge
 	// modelErrors counts the model's failed calls; registered by the
 	// first NewPipeline (the processes that call the model).
 	modelErrors     *prometheus.CounterVec
@@ -121,9 +128,10 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 	s.Store = store.New(s.rdb, cfg.Redis.Prefix)
 	s.Store.SetDurability(store.Durability{Replicas: cfg.Redis.WaitReplicas, Timeout: cfg.Redis.WaitTimeout})
 	s.Store.Redact(redactor(cfg))
-	if err := s.startGitHub(cfg); err != nil {
+	if s.Forges, err = newForges(cfg, s.log); err != nil {
 		return nil, err
 	}
+	s.GitHub = githubOf(s.Forges)
 	s.Store.SetClaimTTLs(store.ClaimTTLs{Triage: cfg.Triage.ClaimTTL, Verdict: cfg.Triage.VerdictTTL})
 	s.Store.SetTaskRetention(cfg.Redis.TaskRetention)
 	s.Registry.MustRegister(s.Store.MemoryFullMetric())
@@ -141,7 +149,6 @@ func Start(ctx context.Context, cfg config.Config, log *zap.Logger) (_ *System, 
 		return nil, err
 	}
 	s.Registry.MustRegister(s.Jobs.MalformedMetric())
-	s.triage = triage.NewMetrics(s.Registry)
 	s.waits = &triage.Waits{Tasks: s.Store}
 	s.sandbox = sandbox.NewGauge(s.Registry, cfg.Sandbox.Mode)
 	return s, nil
@@ -243,13 +250,13 @@ func (s *System) SetSandbox(st sandbox.Status) {
 }
 
 // NewPipeline assembles the repair pipeline the configuration describes
-// for this system's worker: its store as the ledger, its GitHub clients,
-// and its registry counting the model's failed calls
+// for this system's worker: its store as the ledger, its forges, and its
+// registry counting the model's failed calls
 // (redfix_model_errors_total).
 func (s *System) NewPipeline(cfg config.Config) (*worker.Pipeline, error) {
 	s.modelErrorsOnce.Do(func() { s.modelErrors = llm.NewErrorCounter(s.Registry) })
 	count := func(class string) { s.modelErrors.WithLabelValues(class).Inc() }
-	return newPipeline(cfg, s.Store, s.GitHub, count, s.log)
+	return newPipeline(cfg, s.Store, s.Forges, count, s.log)
 }
 
 // RegisterClusterMetrics adds the figures of the shared streams (queue lag,
@@ -263,14 +270,28 @@ func (s *System) RegisterClusterMetrics() {
 	})
 }
 
-// Handler is the bot's HTTP handler; it registers the cluster metrics.
+// triageMetrics registers triage's metrics, once: the bot's series
+// (RunTriage counts into them; the bot's Handler shows them from its start).
+func (s *System) triageMetrics() *triage.Metrics {
+	s.triageOnce.Do(func() { s.triage = triage.NewMetrics(s.Registry) })
+	return s.triage
+}
+
+// Handler is the bot's HTTP handler; it registers the cluster metrics and
+// triage's.
 func (s *System) Handler(cfg config.Config) http.Handler {
 	s.RegisterClusterMetrics()
-	hook := webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))
+	// GitHub's webhook is served whether or not credentials are
+	// configured: its deliveries are stored, and a run's is refused when
+	// it is processed (nothing can read the run).
+	s.triageMetrics()
+	hooks := map[string]http.Handler{github.Name: webhook.NewHandler(cfg.HTTP.WebhookSecret, s.Intake, githubFilter(cfg), s.log.Named("webhook"))}
 	return server.New(s.Intake, s.Store, s.Registry, server.Options{
 		IngestToken: cfg.HTTP.IngestToken, ReadToken: cfg.HTTP.ReadToken, TrustedUserHeader: cfg.HTTP.TrustedUserHeader, ReadOpen: cfg.HTTP.ReadOpen,
-		Allow: allowlist(cfg), Ready: s.Ready, GitHubWebhook: hook, Land: s.Store, Quarantine: s.Store,
-		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: gh.PullRequestState(s.Store),
+		Allow: allowlist(cfg), Ready: s.Ready, Webhooks: hooks, Land: s.Store, Quarantine: s.Store,
+		History: s.Store, Events: s.Store, Jobs: s.Jobs.Stream(), Reports: s.Intake.Stream(), PullRequestState: forge.ChangeState(s.Forges, s.Store),
+		Retry:   retry.Retrier{State: s.Store, Jobs: s.Jobs},
+		Sandbox: func() string { return s.Sandbox.String() },
 	}, s.log.Named("http")).Handler()
 }
 
@@ -290,7 +311,7 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 	if err != nil {
 		return err
 	}
-	mirrors := ownMirrors(cfg, s.GitHub, "triage")
+	mirrors := ownMirrors(cfg, s.Forges, "triage")
 	t := triage.New(s.Store, s.Jobs, s.TriageRunner, triage.Config{
 		Reruns:          cfg.Triage.Reruns,
 		WorkDir:         filepath.Join(cfg.DataDir, "workspaces"),
@@ -301,25 +322,27 @@ func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(
 		Confidence:      cfg.Triage.BisectConfidence,
 		BisectParallel:  cfg.Triage.BisectParallel,
 		ClaimRefresh:    s.Store.ClaimTTLs().Triage / 4,
-		// Reports from GitHub name remote repositories: triage checks them
-		// out from mirrors, with the installation's token, as workers do.
+		// Reports from forges name remote repositories: triage checks them
+		// out from mirrors, with the forge's credentials, as workers do.
 		Checkouts: mirrors,
-		// With no GitHub configured, the rule says "not checked".
-		HumanFixes: gh.HumanFixes{Clients: s.GitHub},
+		// With no forge serving the repository, the rule says "not checked".
+		HumanFixes: inflight.HumanFixes{Forges: s.Forges},
 		// A report's failure groups past the cap are one dropped outcome.
 		MaxGroupsPerReport: cfg.Triage.MaxGroupsPerReport,
 		// Each report's tests run with its repository's language driver.
 		Languages: langs,
 		// A repository's .redfix.yaml, read from the mirror at the commit.
-		RepoPolicies: NewRepoPolicies(cfg, s.GitHub, mirrors, s.log.Named("repoconfig")),
+		RepoPolicies: NewRepoPolicies(cfg, s.Forges, mirrors, s.log.Named("repoconfig")),
 		// Runs of pull requests from forks, where github.forks allows.
 		Forks: cfg.GitHub.Forks,
 		// A retry is held to a policy's limit of open pull requests.
-		OpenPulls: gh.BotPulls{Clients: s.GitHub},
+		OpenPulls: inflight.Own{Forges: s.Forges},
 	}, s.log.Named("triage"))
 	in := &triage.Intake{
-		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t, GitHub: s.githubProcessor(cfg, t),
-		Allow: allowlist(cfg), Record: s.history(), Metrics: s.triage, Waits: s.waits, OnOutcome: onEvent,
+		Reports: s.Intake, Slots: cfg.Triage.Concurrency, Triage: t,
+		// Each forge's stored events, by the kind its webhook stores them as.
+		Events: map[string]triage.Events{event.Kind: s.githubProcessor(cfg, t)},
+		Allow:  allowlist(cfg), Record: s.history(), Metrics: s.triageMetrics(), Waits: s.waits, OnOutcome: onEvent,
 		// Triage's verdict as a check run on the red commit.
 		Verdicts: s.triageVerdicts(),
 	}
@@ -344,7 +367,7 @@ func (s *System) RunWorker(ctx context.Context, cfg config.Config, pipe *worker.
 		pipe.Spending = s.Store
 	}
 	c := &worker.Consumer{
-		Jobs: s.Jobs, Pipeline: pipe, Tasks: s.workerTasks(gh.FixRecorder{Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}), Spends: s.Store, Slots: cfg.Worker.Slots,
+		Jobs: s.Jobs, Pipeline: pipe, Tasks: s.workerTasks(forge.FixRecorder{Forges: s.Forges, Tasks: s.Store, Fixes: s.Store, Log: s.log.Named("outcomes")}), Spends: s.Store, Slots: cfg.Worker.Slots,
 		Heartbeat: cfg.Worker.Heartbeat, JobTimeout: cfg.Worker.JobTime, DrainTimeout: cfg.Worker.ShutdownTimeout,
 		Metrics: worker.NewMetrics(s.Registry), Record: s.history(), Once: s.Store, Log: s.log.Named("worker"),
 		// A worker that is not ready (Redis down) pulls no job until it is.

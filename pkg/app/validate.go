@@ -13,7 +13,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/judge"
-	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
@@ -80,10 +80,8 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return Machinery(err)
 	}
-	// The clone's driver runs its tests, and the gates' (validators.New's
-	// runner is for an input without a language, which this one is not).
-	runner := golang.Runner{Timeout: testTimeout}
-	validator := worker.Validator{Languages: drivers, Gates: validators.New(runner, validatorsConfig(cfg), log), Judge: j}
+	// The clone's driver runs its tests, and the gates'.
+	validator := worker.Validator{Languages: drivers, Gates: validators.New(validatorsConfig(cfg, drivers), log), Judge: j}
 	v, err := validator.Validate(ctx, worker.ValidateRequest{Repo: abs, Patch: string(patch), PatchName: patchPath, Tests: tests, Blame: blame})
 	if err != nil {
 		return validateError(abs, err)
@@ -126,8 +124,9 @@ func validateError(repo string, err error) error {
 }
 
 // validatorsConfig is the gates' configuration.
-func validatorsConfig(cfg config.Config) validators.Config {
+func validatorsConfig(cfg config.Config, drivers *lang.Drivers) validators.Config {
 	return validators.Config{
+		Protected:        validators.ProtectedFilesOf(drivers.All()),
 		OracleRuns:       cfg.Validators.OracleRuns,
 		AllowTestEdits:   cfg.Validators.AllowTestEdits,
 		AllowedPaths:     cfg.Validators.AllowedPaths,

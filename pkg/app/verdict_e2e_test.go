@@ -10,8 +10,8 @@ import (
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
 )
@@ -74,7 +74,7 @@ func TestGitHubVerdictCheckRun(t *testing.T) {
 		t.Fatalf("%d %q check runs, want 1: %+v", len(runs), triage.CheckName, runs)
 	}
 	c := runs[0]
-	if c.HeadSHA != sample.Head || c.Status != "completed" || c.Conclusion != gh.ConclusionNeutral || c.Creator.Kind != "installation" || c.ExternalID != tk.ID {
+	if c.HeadSHA != sample.Head || c.Status != "completed" || c.Conclusion != forge.ConclusionNeutral || c.Creator.Kind != "installation" || c.ExternalID != tk.ID {
 		t.Errorf("check run on %s: %s/%s by %s, external id %q", c.HeadSHA, c.Status, c.Conclusion, c.Creator.Kind, c.ExternalID)
 	}
 	if c.Title != "a repair is under way" {
@@ -116,7 +116,7 @@ func TestGitHubVerdictCheckRun(t *testing.T) {
 		t.Fatalf("check runs %+v, want the one of triage's verdict (%d)", runs, c.ID)
 	}
 	c = runs[0]
-	if c.Title != "fix pull request merged" || c.DetailsURL != tk.PullRequest || c.Conclusion != gh.ConclusionNeutral {
+	if c.Title != "fix pull request merged" || c.DetailsURL != tk.PullRequest || c.Conclusion != forge.ConclusionNeutral {
 		t.Errorf("after the merge: title %q, details %q, conclusion %s", c.Title, c.DetailsURL, c.Conclusion)
 	}
 	for _, want := range []string{"[the fix pull request](" + tk.PullRequest + "), merged.", confidence, "**Re-runs:** reliable"} {

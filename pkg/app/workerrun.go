@@ -11,6 +11,8 @@ import (
 
 	"github.com/sourcegraph/conc"
 	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
 )
 
 // WorkerRun is `worker run`: it consumes repair jobs until ctx ends. A job
@@ -25,6 +27,11 @@ func WorkerRun(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+	return logFailure(cfg, log, "worker run", workerRun(ctx, cfg, log))
+}
+
+// workerRun is `worker run` once its configuration and log are made.
+func workerRun(ctx context.Context, cfg config.Config, log *zap.Logger) error {
 	if cfg.NATS.URL == "" || !cfg.Redis.External() {
 		return Usage("worker run needs a NATS server and a Redis (nats.url or nats.urls, redis.addr, redis.sentinel or redis.cluster_addrs, or REDFIX_NATS_URL, REDFIX_REDIS_ADDR); `bot demo` runs everything in one process")
 	}

@@ -88,6 +88,7 @@ func Mul(a, b int) int { return a * b }
 `
 
 func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
@@ -180,6 +181,7 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 }
 
 func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	rep := &scripted{steps: []scriptedStep{{}}}
@@ -200,6 +202,7 @@ func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
 // valid task; a bench cut short writes no result for the task in flight,
 // and the next run replays it.
 func TestBenchSubtestsAndInterruption(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, []string{`subtests
 -- go.mod --
@@ -287,6 +290,7 @@ func TestProgressBarOnATerminalLinesElsewhere(t *testing.T) {
 // and ends the test binary: it is run on its own, fails, and the task is
 // replayed and scored rather than refused.
 func TestBenchRunsATestAloneWhenAPanicStoppedIt(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, []string{`a panic hides a failure
 -- go.mod --

@@ -102,6 +102,7 @@ three
 // the older fix, and no git output with NUL bytes reaches the reasons or
 // the progress lines.
 func TestMineSkipsCommitsWhoseObjectsAreMissing(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, damagedHistory)
 	r := gitrepo.Repo{Dir: dir}

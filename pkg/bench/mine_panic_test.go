@@ -82,6 +82,7 @@ func ExampleGreet_quiet() {
 // whose output the fix corrects is a test, one without an output comment
 // is not.
 func TestMineTellsAPanicFromAFlakeAndMinesExamples(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, panicHistory)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")

@@ -287,6 +287,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func TestMineQualifiesFixesAndSaysWhyItSkipsTheRest(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
@@ -375,6 +376,7 @@ func TestMineQualifiesFixesAndSaysWhyItSkipsTheRest(t *testing.T) {
 }
 
 func TestMineResumesWithinItsBoundAndStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:4])
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")

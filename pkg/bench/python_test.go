@@ -293,7 +293,12 @@ func confinedCtx(t *testing.T) context.Context {
 	return sandbox.With(ctx, box)
 }
 
-func TestMinePythonHistory(t *testing.T) {
+// A Python history mined (every commit a verdict: one qualified fix, one
+// skip for each reason a Python commit is skipped), then its task benched:
+// one mine, which is what costs (a set-up and pytest runs per commit), for
+// both.
+func TestPythonHistoryMinedAndBenched(t *testing.T) {
+	t.Parallel()
 	langs := pythonLanguages(t)
 	ctx := confinedCtx(t)
 	dir, shas := buildHistory(t, ctx, pyHistory)
@@ -306,6 +311,13 @@ func TestMinePythonHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("progress:\n%s", progress.String())
+	t.Run("mined", func(t *testing.T) { checkMinedPython(t, shas, out, sum) })
+	t.Run("benched", func(t *testing.T) { checkBenchedPython(ctx, t, langs, shas, out) })
+}
+
+// checkMinedPython checks the verdicts, the task and the summary of
+// pyHistory's mine into out.
+func checkMinedPython(t *testing.T, shas []string, out string, sum MineSummary) {
 
 	want := []string{SkipRoot, "qualified", SkipCodeOnly, SkipTestOnly, SkipCodeOnly, SkipFlaky, SkipTestsBuild,
 		SkipPassOld, SkipFailFix, SkipNetwork, SkipBuild, SkipSetup, "no-python-change", SkipSetup}
@@ -390,17 +402,10 @@ def mul(a, b):
     return a * b
 `
 
-// Bench on a Python task: the agent is told pytest's failures, and each
-// patch is scored on a clean copy with pytest, Python's test files guarded.
-func TestBenchScoresPythonPatches(t *testing.T) {
-	langs := pythonLanguages(t)
-	ctx := confinedCtx(t)
-	dir, shas := buildHistory(t, ctx, pyHistory[:2])
-	ctx = sandbox.WithRepo(ctx, dir)
-	out := filepath.Join(t.TempDir(), "tasks.jsonl")
-	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Languages: langs}); err != nil {
-		t.Fatal(err)
-	}
+// checkBenchedPython benches the Python task mined into out: the agent is
+// told pytest's failures, and each patch is scored on a clean copy with
+// pytest, Python's test files guarded.
+func checkBenchedPython(ctx context.Context, t *testing.T, langs *lang.Drivers, shas []string, out string) {
 	tasks, err := ReadTasksFile(out)
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("mined: %v %v", tasks, err)

@@ -26,6 +26,7 @@ func repeat(r Result, n int) []Result {
 // One pass just before the culprit rules the commits before it out: the
 // search stops without running that commit again.
 func TestOnePassBeforeTheCulpritDecides(t *testing.T) {
+	t.Parallel()
 	known := make([][]Result, 9)
 	known[0] = []Result{ResultPass}
 	known[3] = []Result{ResultPass}
@@ -44,6 +45,7 @@ func TestOnePassBeforeTheCulpritDecides(t *testing.T) {
 // passing, five failures at bad name bad at once; one failure there does
 // not (a flake of a test failing 30% of the time is not ruled out).
 func TestReproductionRunsAtBadCount(t *testing.T) {
+	t.Parallel()
 	known := make([][]Result, 5)
 	known[0] = []Result{ResultPass}
 	known[3] = []Result{ResultPass}
@@ -67,6 +69,7 @@ func TestReproductionRunsAtBadCount(t *testing.T) {
 // The next probe is the commit whose result is expected to tell most: the
 // middle of a range nothing is known of, then the middle of what is left.
 func TestNextProbeByExpectedInformation(t *testing.T) {
+	t.Parallel()
 	po := NoisySearch{}.newPosterior(64)
 	first := po.pick(1)
 	if len(first) != 1 || first[0] < 28 || first[0] > 36 {
@@ -97,6 +100,7 @@ func TestNextProbeByExpectedInformation(t *testing.T) {
 // runs stay within twice plain bisection's. The figures are the same on
 // every run.
 func TestSimulationAtTenPercentFlakes(t *testing.T) {
+	t.Parallel()
 	cases := []SimCase{{Commits: 64, FlakeRate: 0.1, Reproduce: 2, Evidence: 32, TopUp: 5}}
 	run := func() SimSummary {
 		rows, err := SimulateBisection(context.Background(), NoisySearch{}, cases, 300, 22, nil)
@@ -122,6 +126,7 @@ func TestSimulationAtTenPercentFlakes(t *testing.T) {
 }
 
 func TestWilsonLow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		k, n int
 		want float64

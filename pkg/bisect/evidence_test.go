@@ -11,6 +11,7 @@ import (
 // asks evidence 32 of its culprit; without it, the search names a culprit
 // for most of them (its adaptive runs always fit some culprit).
 func TestEvidenceBoundsACulpritForATestFlakyEverywhere(t *testing.T) {
+	t.Parallel()
 	const trials = 2000
 	on, err := SimulateFlakyEverywhere(context.Background(), NoisySearch{Evidence: 32}, 64, 0.5, 2, 5, trials, 7)
 	if err != nil {
@@ -36,6 +37,7 @@ func TestEvidenceBoundsACulpritForATestFlakyEverywhere(t *testing.T) {
 // sure of is run again until the ratio is reached, and the finding reports
 // it.
 func TestSearchConfirmsItsCulpritUntilTheEvidenceHolds(t *testing.T) {
+	t.Parallel()
 	const n, culprit = 32, 20
 	runs := map[int]int{}
 	p := ProberFunc(func(_ context.Context, i int) ([]Result, error) {

@@ -17,6 +17,7 @@ import (
 // spaces: resolved to the canonical id), runs it with jest at each commit
 // (node_modules set up for each), and finds the commit that broke it.
 func TestBisectJestWithTheNodeDriver(t *testing.T) {
+	t.Parallel()
 	nodetest.Require(t)
 	dir, shas := nodetest.History(t, nodetest.Cart...)
 	ctx, cancel := context.WithTimeout(nodetest.Confined(t, dir), 5*time.Minute)

@@ -29,6 +29,7 @@ func pythonContext(t *testing.T, dir string) context.Context {
 // (JUnit's dotted dialect resolved to the node id), runs them with pytest,
 // and finds the commit that broke them.
 func TestBisectPythonWithItsDriver(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	ctx := pythonContext(t, dir)
@@ -50,6 +51,7 @@ func TestBisectPythonWithItsDriver(t *testing.T) {
 // skipped, as a commit that does not build is, and the search says which
 // commits it could not tell apart instead of failing on the setup's error.
 func TestBisectSkipsCommitsWhoseSetupFails(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	// An index that has nothing: pip finds no distribution at once.
 	index := httptest.NewServer(http.NotFoundHandler())
@@ -78,6 +80,7 @@ func TestBisectSkipsCommitsWhoseSetupFails(t *testing.T) {
 // missing, with the driver's reason; without a driver there is no build
 // bisection at all.
 func TestBuildPackageMissingThroughALanguage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	_, f, err := bisect.BuildBisector{Lang: golang.Driver{}}.BuildPackage(ctx, dir, "example.com/m/x")

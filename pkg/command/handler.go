@@ -7,26 +7,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/event"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// GitHub is what the commands ask of GitHub (gh.Clients).
-type GitHub interface {
-	Comment(ctx context.Context, repo string, number int, body string) (string, error)
-	React(ctx context.Context, repo string, commentID int64, content string) error
-	Permission(ctx context.Context, repo, user string) (gh.Permission, error)
-	PullRequest(ctx context.Context, repo string, number int) (*github.PullRequest, error)
-	ClosePullRequest(ctx context.Context, repo string, number int) error
-	// OpenBotPulls lists redfix's open pull requests on repo, at most
-	// limit.
-	OpenBotPulls(ctx context.Context, repo string, limit int) ([]*github.PullRequest, error)
+// Forge is what the commands ask of the forge the comments and reviews
+// come from (its driver): answers in a thread, the mark that a command was
+// heard, who may write (the forge's answer, never the comment's), a change
+// request read and closed, and redfix's open change requests listed.
+type Forge interface {
+	Comment(ctx context.Context, repo forge.RepoID, number int, body string) (string, error)
+	Acknowledge(ctx context.Context, c forge.Comment) error
+	Permission(ctx context.Context, repo forge.RepoID, user string) (forge.Permission, error)
+	ChangeRequest(ctx context.Context, repo forge.RepoID, number int) (forge.ChangeRequest, error)
+	CloseChangeRequest(ctx context.Context, repo forge.RepoID, number int) error
+	OpenChangeRequests(ctx context.Context, repo forge.RepoID, l forge.Listing) ([]forge.ChangeRequest, error)
 }
 
 // State is what the commands read and keep (store.Store).
@@ -48,7 +47,7 @@ type Jobs interface {
 // Reverter opens the pull request that reverts the commit that broke a
 // failure group, and returns its address.
 type Reverter interface {
-	OpenRevert(ctx context.Context, repo, group string) (url string, err error)
+	OpenRevert(ctx context.Context, repo forge.RepoID, group string) (url string, err error)
 }
 
 // Admitter holds a retry to the rules triage holds a fresh failure to
@@ -60,12 +59,11 @@ type Admitter interface {
 	AdmitRetry(ctx context.Context, t task.Task) (refused string, giveBack func(), err error)
 }
 
-// Handler acts on commands and reviews. It is the Commands of
-// deliveries.Processor.
+// Handler acts on commands and reviews, as a forge's events bring them.
 type Handler struct {
-	GitHub GitHub
-	State  State
-	Jobs   Jobs
+	Forge Forge
+	State State
+	Jobs  Jobs
 	// Reverter opens reverts; nil answers that reverts are not available.
 	Reverter Reverter
 	// Admit, when set, holds retries to triage's rules: a retry they
@@ -74,7 +72,7 @@ type Handler struct {
 	// MaxRevisions bounds the revisions of one pull request.
 	MaxRevisions int
 	// Self is the bot's own login where its comments do not come from an
-	// App (a plain token's user); "" when it is an App.
+	// account the forge marks as a bot (a plain token's user).
 	Self string
 	Log  *zap.Logger
 	// Now is the clock (time.Now when nil).
@@ -88,16 +86,17 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// fromBot reports a comment or review by a bot (an App's account), or by
-// redfix itself: never acted on, so that no two bots talk in a loop.
-func (h *Handler) fromBot(u *github.User) bool {
-	login := u.GetLogin()
-	return strings.EqualFold(u.GetType(), "Bot") || strings.HasSuffix(login, "[bot]") || h.Self != "" && strings.EqualFold(login, h.Self)
+// fromBot reports a comment or review by a bot, or by redfix itself:
+// never acted on, so that no two bots talk in a loop.
+func (h *Handler) fromBot(u forge.User) bool {
+	return u.Bot || h.Self != "" && strings.EqualFold(u.Login, h.Self)
 }
 
-// request is one command being acted on.
+// request is one command being acted on. Its repository's fixes and
+// commands are kept under its path on the forge (name, "owner/name").
 type request struct {
-	repo   string
+	repo   forge.RepoID
+	name   string
 	number int
 	user   string
 	cmd    Command
@@ -105,26 +104,24 @@ type request struct {
 	log    *zap.Logger
 }
 
-// Comment acts on an issue_comment delivery that starts with /redfix.
-func (h *Handler) Comment(ctx context.Context, d event.Delivery) (string, error) {
-	ev := d.Comment
-	c, issue := ev.GetComment(), ev.GetIssue()
-	r := &request{repo: d.Repo, number: issue.GetNumber(), user: c.GetUser().GetLogin()}
-	r.log = h.Log.With(zap.String("repo", r.repo), zap.Int("pull_request", r.number), zap.String("user", r.user))
-	if h.fromBot(c.GetUser()) {
+// Comment acts on a comment that starts with /redfix.
+func (h *Handler) Comment(ctx context.Context, c forge.Comment) (string, error) {
+	r := &request{repo: c.Repo, name: c.Repo.Path, number: c.Number, user: c.Author.Login}
+	r.log = h.Log.With(zap.String("repo", r.name), zap.Int("pull_request", r.number), zap.String("user", r.user))
+	if h.fromBot(c.Author) {
 		return "ignored: a bot's comment", nil
 	}
-	cmd, ok := Parse(c.GetBody())
+	cmd, ok := Parse(c.Body)
 	if !ok {
 		r.log.Info("comment ignored: not a command redfix knows")
 		return "ignored: not a known command", nil
 	}
 	r.cmd = cmd
 	r.log = r.log.With(zap.String("command", cmd.Verb))
-	fix, err := h.State.GetFix(ctx, r.repo, r.number)
+	fix, err := h.State.GetFix(ctx, r.name, r.number)
 	if errors.Is(err, task.ErrNoFix) {
 		// Someone else's pull request, or an issue: not redfix's to act on.
-		return h.elsewhere(ctx, r, issue.IsPullRequest())
+		return h.elsewhere(ctx, r, c.OnChangeRequest)
 	}
 	if err != nil {
 		return "", err
@@ -134,10 +131,10 @@ func (h *Handler) Comment(ctx context.Context, d event.Delivery) (string, error)
 		if err != nil {
 			return "", err
 		}
-		return "refused: " + r.user + " may not write to " + r.repo, nil
+		return "refused: " + r.user + " may not write to " + r.name, nil
 	}
-	// Heard: a reaction on the comment, before the work.
-	if err := h.GitHub.React(ctx, r.repo, c.GetID(), "+1"); err != nil {
+	// Heard: acknowledged on the comment, before the work.
+	if err := h.Forge.Acknowledge(ctx, c); err != nil {
 		r.log.Warn("react to the command", zap.Error(err))
 	}
 	var note string
@@ -154,7 +151,7 @@ func (h *Handler) Comment(ctx context.Context, d event.Delivery) (string, error)
 		note, err = h.explain(ctx, r)
 	}
 	if err != nil {
-		return "", fmt.Errorf("command %s on %s#%d: %w", cmd.Verb, r.repo, r.number, err)
+		return "", fmt.Errorf("command %s on %s#%d: %w", cmd.Verb, r.name, r.number, err)
 	}
 	h.record(ctx, r, note)
 	r.log.Info("command done", zap.String("result", note))
@@ -164,18 +161,16 @@ func (h *Handler) Comment(ctx context.Context, d event.Delivery) (string, error)
 // Reviewed acts on a review of one of redfix's pull requests: one that
 // requests changes, by someone who may write to the repository, is a
 // revision with the review's words.
-func (h *Handler) Reviewed(ctx context.Context, d event.Delivery) (string, error) {
-	ev := d.Review
-	rv, pr := ev.GetReview(), ev.GetPullRequest()
-	if !strings.EqualFold(rv.GetState(), "changes_requested") {
+func (h *Handler) Reviewed(ctx context.Context, rv forge.Review) (string, error) {
+	if rv.State != forge.ReviewChangesRequested {
 		return "no revision: the review requests no change", nil
 	}
-	r := &request{repo: d.Repo, number: pr.GetNumber(), user: rv.GetUser().GetLogin(), cmd: Command{Verb: Revise, What: strings.TrimSpace(rv.GetBody())}}
-	r.log = h.Log.With(zap.String("repo", r.repo), zap.Int("pull_request", r.number), zap.String("user", r.user), zap.String("command", "review"))
-	if h.fromBot(rv.GetUser()) {
+	r := &request{repo: rv.Repo, name: rv.Repo.Path, number: rv.Number, user: rv.Author.Login, cmd: Command{Verb: Revise, What: strings.TrimSpace(rv.Body)}}
+	r.log = h.Log.With(zap.String("repo", r.name), zap.Int("pull_request", r.number), zap.String("user", r.user), zap.String("command", "review"))
+	if h.fromBot(rv.Author) {
 		return "ignored: a bot's review", nil
 	}
-	fix, err := h.State.GetFix(ctx, r.repo, r.number)
+	fix, err := h.State.GetFix(ctx, r.name, r.number)
 	if errors.Is(err, task.ErrNoFix) {
 		return "ignored: not redfix's pull request", nil
 	}
@@ -183,40 +178,40 @@ func (h *Handler) Reviewed(ctx context.Context, d event.Delivery) (string, error
 		return "", err
 	}
 	r.fix = fix
-	perm, err := h.GitHub.Permission(ctx, r.repo, r.user)
+	perm, err := h.Forge.Permission(ctx, r.repo, r.user)
 	if err != nil {
 		return "", err
 	}
-	if !perm.CanWrite() {
+	if !perm.Write {
 		// A review is no command: no reply, but the log says why.
 		r.log.Warn("review requesting changes ignored: the reviewer may not write to the repository", zap.String("permission", perm.Level))
 		return "ignored: the reviewer may not write", nil
 	}
 	if r.cmd.What == "" {
-		_, err := h.GitHub.Comment(ctx, r.repo, r.number, fmt.Sprintf("@%s requested changes without saying what. Write `/redfix revise <what to change>` and a worker will revise this pull request.", r.user))
+		_, err := h.Forge.Comment(ctx, r.repo, r.number, fmt.Sprintf("@%s requested changes without saying what. Write `/redfix revise <what to change>` and a worker will revise this pull request.", r.user))
 		return "no revision: the review says nothing", err
 	}
 	note, err := h.revise(ctx, r)
 	if err != nil {
-		return "", fmt.Errorf("revise %s#%d: %w", r.repo, r.number, err)
+		return "", fmt.Errorf("revise %s#%d: %w", r.name, r.number, err)
 	}
 	h.record(ctx, r, note)
 	return note, nil
 }
 
-// allowed checks the commenter's permission through GitHub's API; one who
-// may not write gets a polite refusal, and the log a line.
+// allowed checks the commenter's permission with the forge; one who may
+// not write gets a polite refusal, and the log a line.
 func (h *Handler) allowed(ctx context.Context, r *request) (bool, error) {
-	perm, err := h.GitHub.Permission(ctx, r.repo, r.user)
+	perm, err := h.Forge.Permission(ctx, r.repo, r.user)
 	if err != nil {
 		return false, err
 	}
-	if perm.CanWrite() {
+	if perm.Write {
 		return true, nil
 	}
 	r.log.Warn("command refused: the user may not write to the repository", zap.String("permission", perm.Level), zap.String("role", perm.Role))
 	body := fmt.Sprintf("Sorry @%s, only people who may write to this repository can give redfix commands. A maintainer can give it instead.", r.user)
-	if _, err := h.GitHub.Comment(ctx, r.repo, r.number, body); err != nil {
+	if _, err := h.Forge.Comment(ctx, r.repo, r.number, body); err != nil {
 		return false, err
 	}
 	h.record(ctx, r, "refused")
@@ -225,14 +220,14 @@ func (h *Handler) allowed(ctx context.Context, r *request) (bool, error) {
 
 // record keeps what was done; a failure to keep it is logged.
 func (h *Handler) record(ctx context.Context, r *request, result string) {
-	err := h.State.RecordCommand(ctx, task.Command{Repo: r.repo, Number: r.number, Verb: r.cmd.Verb, User: r.user, Result: result, At: h.now().UTC()})
+	err := h.State.RecordCommand(ctx, task.Command{Repo: r.name, Number: r.number, Verb: r.cmd.Verb, User: r.user, Result: result, At: h.now().UTC()})
 	if err != nil {
 		r.log.Warn("record the command", zap.Error(err))
 	}
 }
 
 func (h *Handler) reply(ctx context.Context, r *request, body string) error {
-	_, err := h.GitHub.Comment(ctx, r.repo, r.number, body)
+	_, err := h.Forge.Comment(ctx, r.repo, r.number, body)
 	return err
 }
 
@@ -275,7 +270,7 @@ func (h *Handler) retry(ctx context.Context, r *request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	nt := again(t, fmt.Sprintf("%s-retry-%d", t.ID, n), fmt.Sprintf("retry %d, asked for by %s on %s#%d", n, r.user, r.repo, r.number), h.now())
+	nt := again(t, fmt.Sprintf("%s-retry-%d", t.ID, n), fmt.Sprintf("retry %d, asked for by %s on %s#%d", n, r.user, r.name, r.number), h.now())
 	if err := h.State.SaveTask(ctx, nt); err != nil {
 		return "", err
 	}
@@ -300,18 +295,18 @@ func (h *Handler) revise(ctx context.Context, r *request) (string, error) {
 	if r.fix.State != task.FixOpen {
 		return "not revised: the pull request is closed", h.reply(ctx, r, "This pull request is closed: there is nothing to revise.")
 	}
-	pr, err := h.GitHub.PullRequest(ctx, r.repo, r.number)
+	pr, err := h.Forge.ChangeRequest(ctx, r.repo, r.number)
 	if err != nil {
 		return "", err
 	}
-	if pr.GetState() != "open" {
+	if pr.State != forge.StateOpen {
 		return "not revised: the pull request is closed", h.reply(ctx, r, "This pull request is closed: there is nothing to revise.")
 	}
 	t, err := h.State.GetTask(ctx, r.fix.TaskID)
 	if err != nil {
 		return "", err
 	}
-	n, ok, err := h.State.ClaimRevision(ctx, r.repo, r.number, h.MaxRevisions)
+	n, ok, err := h.State.ClaimRevision(ctx, r.name, r.number, h.MaxRevisions)
 	if err != nil {
 		return "", err
 	}
@@ -319,10 +314,10 @@ func (h *Handler) revise(ctx context.Context, r *request) (string, error) {
 		return "not revised: the bound is reached", h.reply(ctx, r, fmt.Sprintf("This pull request has had %d of at most %d revisions (`review.max_revisions`), so redfix will not revise it again. Push the change yourself, or close it.", n, h.MaxRevisions))
 	}
 	rev := &job.Revision{
-		Repo: r.repo, Number: r.number, Branch: pr.GetHead().GetRef(), Head: pr.GetHead().GetSHA(),
+		Repo: r.name, Number: r.number, Branch: pr.Head, Head: pr.HeadSHA,
 		Request: r.cmd.What, Reviewer: r.user, N: n,
 	}
-	nt := again(t, fmt.Sprintf("%s-revision-%d", t.ID, n), fmt.Sprintf("revision %d of %s#%d, asked for by %s", n, r.repo, r.number, r.user), h.now())
+	nt := again(t, fmt.Sprintf("%s-revision-%d", t.ID, n), fmt.Sprintf("revision %d of %s#%d, asked for by %s", n, r.name, r.number, r.user), h.now())
 	nt.PullRequest = r.fix.URL
 	if err := h.State.SaveTask(ctx, nt); err != nil {
 		return "", err
@@ -349,17 +344,17 @@ func (h *Handler) revert(ctx context.Context, r *request) (string, error) {
 // close closes the pull request with a comment saying who asked; the
 // pull_request webhook then records its outcome.
 func (h *Handler) close(ctx context.Context, r *request) (string, error) {
-	pr, err := h.GitHub.PullRequest(ctx, r.repo, r.number)
+	pr, err := h.Forge.ChangeRequest(ctx, r.repo, r.number)
 	if err != nil {
 		return "", err
 	}
-	if pr.GetState() != "open" {
+	if pr.State != forge.StateOpen {
 		return "not closed: already closed", h.reply(ctx, r, "This pull request is already closed.")
 	}
 	if err := h.reply(ctx, r, fmt.Sprintf("Closing this pull request, as @%s asked.", r.user)); err != nil {
 		return "", err
 	}
-	if err := h.GitHub.ClosePullRequest(ctx, r.repo, r.number); err != nil {
+	if err := h.Forge.CloseChangeRequest(ctx, r.repo, r.number); err != nil {
 		return "", err
 	}
 	return "closed", nil
@@ -388,15 +383,15 @@ func (h *Handler) elsewhere(ctx context.Context, r *request, pull bool) (string,
 	if pull {
 		where = "a pull request redfix did not open"
 	}
-	perm, err := h.GitHub.Permission(ctx, r.repo, r.user)
+	perm, err := h.Forge.Permission(ctx, r.repo, r.user)
 	if err != nil {
 		return "", err
 	}
-	if !perm.CanWrite() {
+	if !perm.Write {
 		r.log.Info("command ignored: not on one of redfix's pull requests, and the user may not write to the repository", zap.String("on", where), zap.String("permission", perm.Level))
 		return "ignored: not redfix's pull request", nil
 	}
-	prs, err := h.GitHub.OpenBotPulls(ctx, r.repo, maxListed+1)
+	prs, err := h.Forge.OpenChangeRequests(ctx, r.repo, forge.Listing{HeadPrefix: forge.BranchPrefix, Limit: maxListed + 1})
 	if err != nil {
 		return "", err
 	}
@@ -412,7 +407,7 @@ func (h *Handler) elsewhere(ctx context.Context, r *request, pull bool) (string,
 				fmt.Fprintf(&b, "- and more: these are the newest %d\n", maxListed)
 				break
 			}
-			fmt.Fprintf(&b, "- [#%d %s](%s)\n", pr.GetNumber(), markdown.Text(pr.GetTitle()), markdown.Dest(pr.GetHTMLURL()))
+			fmt.Fprintf(&b, "- [#%d %s](%s)\n", pr.Number, markdown.Text(pr.Title), markdown.Dest(pr.URL))
 		}
 	}
 	if err := h.reply(ctx, r, b.String()); err != nil {

@@ -2,7 +2,6 @@ package command_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/command"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/event"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -57,7 +55,9 @@ type fixture struct {
 	tk    task.Task
 	bot   string
 	issue int
-	hooks map[string][]json.RawMessage
+	// hub is the forge, as the bot; repo is acme/shop on it.
+	hub  *github.Forge
+	repo forge.RepoID
 }
 
 func git(t *testing.T, dir string, args ...string) {
@@ -96,15 +96,13 @@ func newFixture(t *testing.T, maxRevisions int) *fixture {
 	srv.SetRole("acme", "shop", "wanda", "write")
 	srv.SetRole("acme", "shop", "rita", "triage")
 	srv.AddToken("ghp_bot", "redfix-bot")
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := clients.ForRepo(ctx, "acme", "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, _, err := cl.PullRequests.Create(ctx, "acme", "shop", &github.NewPullRequest{Title: github.String("fix"), Head: github.String("redfix/abc"), Base: github.String("main")})
+	hub := github.NewForge(clients)
+	repo := hub.Repo("acme/shop")
+	pr, err := hub.OpenChangeRequest(ctx, repo, forge.NewChangeRequest{Title: "fix", Head: "redfix/abc", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,58 +113,26 @@ func newFixture(t *testing.T, maxRevisions int) *fixture {
 		Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"},
 		Bisection: task.Bisection{Blame: "fedcba9876543210", Subject: "pricing: **round** down", Author: "Dev <dev@example.com>", Confidence: 0.97, Evidence: 61.4, Steps: 4, Finding: "culprit"},
 		Rules:     []task.RuleCheck{{Rule: "human_fix", Verdict: "pass"}},
-		Status:    task.StatusPublished, PullRequest: pr.GetHTMLURL(),
+		Status:    task.StatusPublished, PullRequest: pr.URL,
 		Rounds: []task.Round{{Candidate: 1, N: 1, Verdict: "accepted", Gates: []task.Gate{{Name: "oracle", Verdict: "pass", Detail: "3 of 3 runs pass"}, {Name: "judge", Verdict: "pass", Detail: "<b>fine</b> | yes"}}}},
 	}
 	if err := st.SaveTask(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: pr.GetNumber(), URL: pr.GetHTMLURL(), TaskID: tk.ID, Fingerprint: tk.Fingerprint}); err != nil {
+	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: pr.Number, URL: pr.URL, TaskID: tk.ID, Fingerprint: tk.Fingerprint}); err != nil {
 		t.Fatal(err)
 	}
 	js := &jobs{}
-	h := &command.Handler{GitHub: clients, State: st, Jobs: js, MaxRevisions: maxRevisions, Self: "redfix-bot", Log: zaptest.NewLogger(t)}
-	return &fixture{t: t, srv: srv, st: st, jobs: js, h: h, tk: tk, bot: "redfix-bot", issue: pr.GetNumber(), hooks: ghtest.WebhookPayloads(t)}
+	h := &command.Handler{Forge: hub, State: st, Jobs: js, MaxRevisions: maxRevisions, Self: "redfix-bot", Log: zaptest.NewLogger(t)}
+	return &fixture{t: t, srv: srv, st: st, jobs: js, h: h, tk: tk, bot: "redfix-bot", issue: pr.Number, hub: hub, repo: repo}
 }
 
-// comment is login's comment on the pull request, as the issue_comment
-// webhook (GitHub's published example) brings it, decoded.
-func (f *fixture) comment(login, body string) event.Delivery {
+// comment is login's comment on the pull request, as the forge's event
+// brings it (an account whose login ends in [bot] is a bot's, as GitHub's
+// driver says).
+func (f *fixture) comment(login, body string) forge.Comment {
 	f.t.Helper()
-	c := f.srv.AddComment("acme", "shop", f.issue, login, body)
-	p := f.example("issue_comment", "created")
-	p["comment"] = f.srv.CommentJSON("acme", "shop", c)
-	p["repository"] = f.srv.RepoJSON("acme", "shop")
-	issue := p["issue"].(map[string]any)
-	issue["number"] = f.issue
-	issue["pull_request"] = map[string]any{"url": "x", "html_url": "x", "diff_url": "x", "patch_url": "x"}
-	return f.decode(event.IssueComment, p)
-}
-
-// example is GitHub's published example of event with action, decoded.
-func (f *fixture) example(event, action string) map[string]any {
-	f.t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(ghtest.WebhookPayload(f.t, f.hooks, event, action), &m); err != nil {
-		f.t.Fatal(err)
-	}
-	return m
-}
-
-func (f *fixture) decode(name string, p map[string]any) event.Delivery {
-	f.t.Helper()
-	data, err := json.Marshal(p)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	d, err := event.Decode(name, data)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if skip := d.Skip(event.Filter{}); skip != "" && name == event.IssueComment && strings.HasPrefix(d.Comment.GetComment().GetBody(), "/redfix") {
-		f.t.Fatalf("a command would not be stored: %s", skip)
-	}
-	return d
+	return f.commentOn(f.issue, true, login, body)
 }
 
 // replies are the comments after the first n on the pull request.
@@ -278,14 +244,8 @@ func TestCommands(t *testing.T) {
 		t.Errorf("revision job %s %+v, task %s", js[0].ID, rev, js[0].Task.ID)
 	}
 	// The bound is 1: a review asking for more changes gets one comment.
-	review := f.example("pull_request_review", "submitted")
-	review["repository"] = f.srv.RepoJSON("acme", "shop")
-	review["pull_request"].(map[string]any)["number"] = f.issue
-	rv := review["review"].(map[string]any)
-	rv["state"], rv["body"] = "changes_requested", "and the zero case"
-	rv["user"].(map[string]any)["login"] = "wanda"
-	rv["user"].(map[string]any)["type"] = "User"
-	if note, err := f.h.Reviewed(ctx, f.decode(event.PullRequestReview, review)); err != nil || !strings.Contains(note, "bound") {
+	review := forge.Review{Repo: f.repo, Number: f.issue, Author: forge.User{Login: "wanda"}, State: forge.ReviewChangesRequested, Body: "and the zero case", At: time.Now()}
+	if note, err := f.h.Reviewed(ctx, review); err != nil || !strings.Contains(note, "bound") {
 		t.Errorf("a review past the bound: %q %v", note, err)
 	}
 	if !strings.Contains(last().Body, "1 of at most 1 revisions") || len(f.jobs.all()) != 1 {
@@ -355,20 +315,11 @@ func TestRetryHeldToTriageRules(t *testing.T) {
 }
 
 // commentOn is login's comment on issue or pull request number, as the
-// issue_comment webhook brings it.
-func (f *fixture) commentOn(number int, pull bool, login, body string) event.Delivery {
+// forge's event brings it.
+func (f *fixture) commentOn(number int, pull bool, login, body string) forge.Comment {
 	f.t.Helper()
 	c := f.srv.AddComment("acme", "shop", number, login, body)
-	p := f.example("issue_comment", "created")
-	p["comment"] = f.srv.CommentJSON("acme", "shop", c)
-	p["repository"] = f.srv.RepoJSON("acme", "shop")
-	issue := p["issue"].(map[string]any)
-	issue["number"] = number
-	delete(issue, "pull_request")
-	if pull {
-		issue["pull_request"] = map[string]any{"url": "x", "html_url": "x", "diff_url": "x", "patch_url": "x"}
-	}
-	return f.decode(event.IssueComment, p)
+	return forge.Comment{Repo: f.repo, Number: number, OnChangeRequest: pull, ID: c.ID, Author: forge.User{Login: login, Bot: strings.HasSuffix(login, "[bot]")}, Body: body}
 }
 
 // TestCommandsElsewhere: a command on an issue, or on a pull request
@@ -379,16 +330,8 @@ func TestCommandsElsewhere(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 1)
 	issue := f.srv.AddIssue("acme", "shop")
-	cl, err := gh.New(gh.Config{APIURL: f.srv.APIURL(), Token: "ghp_bot"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := cl.ForRepo(ctx, "acme", "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A person's pull request (not on a redfix/ branch, no fix recorded).
-	theirs, _, err := c.PullRequests.Create(ctx, "acme", "shop", &github.NewPullRequest{Title: github.String("theirs"), Head: github.String("main"), Base: github.String("redfix/abc")})
+	theirs, err := f.hub.OpenChangeRequest(ctx, f.repo, forge.NewChangeRequest{Title: "theirs", Head: "main", Base: "redfix/abc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +342,7 @@ func TestCommandsElsewhere(t *testing.T) {
 	for _, at := range []struct {
 		number int
 		pull   bool
-	}{{issue, false}, {theirs.GetNumber(), true}} {
+	}{{issue, false}, {theirs.Number, true}} {
 		before, asked := len(f.srv.Comments("acme", "shop", at.number)), perms()
 		note, err := f.h.Comment(ctx, f.commentOn(at.number, at.pull, "wanda", "/redfix explain"))
 		if err != nil {

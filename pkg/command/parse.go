@@ -1,15 +1,15 @@
 // Package command acts on what people tell redfix where they review its
 // work: the /redfix commands in comments on its pull requests (retry,
 // revise, revert, close, explain) and the reviews that request changes,
-// which send a pull request back to a worker as a revision. Who may give
-// a command is read from GitHub (write, maintain or admin on the
-// repository), never from the comment.
+// which send a pull request back to a worker as a revision, whichever
+// forge they come from. Who may give a command is read from the forge (who
+// may write to the repository), never from the comment.
 package command
 
 import (
 	"strings"
 
-	"github.com/redfix/redfix/pkg/gh/event"
+	"github.com/redfix/redfix/pkg/forge"
 )
 
 // The commands.
@@ -37,12 +37,12 @@ type Command struct {
 // the comment counts too), the others take none. Anything else is no
 // command (ok false) and is ignored.
 func Parse(body string) (c Command, ok bool) {
-	if !event.IsCommand(body) {
+	if !forge.IsCommand(body) {
 		return Command{}, false
 	}
 	first, rest, _ := strings.Cut(strings.TrimLeft(body, " \t"), "\n")
 	first = strings.TrimRight(first, " \t\r")
-	args := strings.TrimLeft(strings.TrimPrefix(first, event.CommandPrefix), " \t")
+	args := strings.TrimLeft(strings.TrimPrefix(first, forge.CommandPrefix), " \t")
 	verb, words, _ := strings.Cut(args, " ")
 	verb, words = strings.TrimSpace(verb), strings.TrimSpace(words)
 	if v, w, ok := strings.Cut(verb, "\t"); ok {

@@ -369,7 +369,9 @@ func Default() Config {
 }
 
 // Load reads the defaults, then the YAML file at path (if path is not
-// empty), then the environment (getenv, usually os.Getenv).
+// empty), then the environment (getenv, usually os.Getenv). Every path it
+// returns is absolute: a relative one is taken from the working directory
+// now, once.
 func Load(path string, getenv func(string) string) (Config, error) {
 	cfg := Default()
 	cfg.File = path
@@ -391,5 +393,8 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	cfg.normalizeServers()
+	if err := cfg.absolutePaths(); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }

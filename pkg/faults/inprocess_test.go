@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/app"
@@ -26,10 +28,12 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// redisDown is how long Redis stays down in TestRedisDownDuringTriage. The
-// code path does not depend on it: triage fails, the report is retried
-// with a growing delay, and it is triaged once Redis answers again.
-var redisDown = flag.Duration("faults.redis-down", 60*time.Second, "how long Redis stays down in TestRedisDownDuringTriage")
+// redisDown is how long Redis stays down in TestRedisDownDuringTriage at
+// least. The test needs no more than the outage shows: three attempts at
+// the report failed, each handed back for longer than the last (a few
+// seconds); a longer outage follows the same code path, with the delay
+// capped by the stream's MaxRetryDelay.
+var redisDown = flag.Duration("faults.redis-down", 0, "how long Redis stays down in TestRedisDownDuringTriage at least")
 
 // sampleRepo builds the demo's repository (a real history whose head fails
 // a test) once per test binary.
@@ -65,25 +69,28 @@ func botConfig(t *testing.T, natsURL, redisAddr string) config.Config {
 }
 
 // bot is a triage service in this process: the API on an httptest server
-// and the triage loop, whose outcomes it collects.
+// and the triage loop, whose outcomes it collects, as it does its
+// warnings.
 type bot struct {
 	sys  *app.System
 	api  *httptest.Server
 	mu   sync.Mutex
 	outs []app.TriageEvent
+	logs *observer.ObservedLogs
 	stop func()
 }
 
 func startBot(t *testing.T, cfg config.Config) *bot {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	seen, logs := observer.New(zap.WarnLevel)
+	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core(), seen))
 	sys, err := app.Start(ctx, cfg, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	b := &bot{sys: sys, api: httptest.NewServer(sys.Handler(cfg))}
+	b := &bot{sys: sys, api: httptest.NewServer(sys.Handler(cfg)), logs: logs}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -143,6 +150,18 @@ func (b *bot) outcomes() []app.TriageEvent {
 	return append([]app.TriageEvent(nil), b.outs...)
 }
 
+// retryDelays are the delays the bot gave the submissions whose triage
+// failed, in order.
+func (b *bot) retryDelays() []time.Duration {
+	var out []time.Duration
+	for _, e := range b.logs.FilterMessage("triage failed; will retry").All() {
+		if d, ok := e.ContextMap()["retry_in"].(time.Duration); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // padded is the sample's report grown to at least n bytes with passing
 // tests of another package: the failure and its triage are unchanged.
 func padded(rep []byte, n int) []byte {
@@ -186,12 +205,21 @@ func TestRedisDownDuringTriage(t *testing.T) {
 	if code != http.StatusAccepted {
 		t.Fatalf("report while Redis is down: %d, want 202 (it is stored on NATS)", code)
 	}
+	// Redis stays down until the retries have shown: three failed
+	// attempts, none triaged, each handed back for longer than the last.
 	down := time.Now()
-	for time.Since(down) < *redisDown {
+	var delays []time.Duration
+	testsvc.PollSeeing(t, 3*time.Minute, "three failed attempts at the report while Redis is down", func() string { return fmt.Sprint("retry delays ", delays) }, func() bool {
 		if len(b.outcomes()) > 0 {
 			t.Fatalf("triaged while Redis was down: %+v", b.outcomes())
 		}
-		time.Sleep(200 * time.Millisecond)
+		delays = b.retryDelays()
+		return len(delays) >= 3 && time.Since(down) >= *redisDown
+	})
+	for i := 1; i < len(delays); i++ {
+		if delays[i] < delays[i-1] || delays[i] == delays[0] {
+			t.Fatalf("retry delays %v: want each longer than the first, none shorter than the one before", delays)
+		}
 	}
 	r.Start()
 	testsvc.Poll(t, 3*time.Minute, "the report was not triaged after Redis came back", func() bool { return len(b.queued()) == 1 })

@@ -21,12 +21,13 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// commands are cmd/bot and cmd/worker, built once per test binary.
+// commands are cmd/bot and cmd/worker, built once for the whole go test
+// run (testsvc.Binaries).
 var commands testsvc.Binaries
 
 func binary(t testing.TB, name string) string {
 	t.Helper()
-	bot, worker := commands.Build(t, filepath.Join(sampleDir, "bin"))
+	bot, worker := commands.Build(t)
 	if name == "bot" {
 		return bot
 	}

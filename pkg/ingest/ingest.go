@@ -20,17 +20,18 @@ import (
 	"github.com/redfix/redfix/pkg/stream"
 )
 
-// Submission is one CI report about one commit of one repository, or (Kind
-// KindGitHub) one verified GitHub webhook delivery, which triage turns into
-// a report itself.
+// Submission is one CI report about one commit of one repository, or (an
+// event: Kind names its forge) one verified webhook delivery of a forge,
+// which triage turns into a report itself through the forge's driver.
 type Submission struct {
 	// ID identifies the delivery (a webhook's delivery id, or the hash of
 	// the content): the stream keeps one message per ID.
 	ID string `json:"id"`
-	// Kind is KindReport when empty.
+	// Kind is KindReport when empty; for an event, the name of the forge
+	// driver whose webhook stored it ("github").
 	Kind string `json:"kind,omitempty"`
-	// Event is the GitHub event's name (X-GitHub-Event) and Payload its
-	// body, for KindGitHub.
+	// Event is the event's name as its forge gives it and Payload its
+	// body, for an event.
 	Event   string          `json:"event,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 	Repo    string          `json:"repo"`
@@ -44,7 +45,7 @@ type Submission struct {
 	Report   []byte    `json:"report"`
 	Received time.Time `json:"received"`
 	// Verified is set only by a route that authenticated the sender (a
-	// GitHub webhook whose signature checked out), never from a request's
+	// forge's webhook whose signature checked out), never from a request's
 	// own fields: such a repository needs no allowlist entry.
 	Verified bool `json:"verified,omitempty"`
 	// ReportObject names the object that holds Report when the report was
@@ -59,11 +60,13 @@ type Submission struct {
 	ParsedObject string         `json:"parsed_object,omitempty"`
 }
 
-// The kinds of submission.
-const (
-	KindReport = ""       // a test report (Report), as CI posts it
-	KindGitHub = "github" // a GitHub webhook delivery (Event, Payload)
-)
+// KindReport is the kind of a test report (Report), as CI posts it; any
+// other kind is a forge's event.
+const KindReport = ""
+
+// IsEvent reports whether s is a forge's webhook delivery (Event, Payload)
+// rather than a report.
+func (s Submission) IsEvent() bool { return s.Kind != KindReport }
 
 // ErrInvalid marks a submission that will never be accepted as it is: it
 // is classed permanent, and parked.
@@ -76,21 +79,17 @@ var ErrInvalid = stream.Permanent(errors.New("invalid submission"))
 var ErrUntriageable = stream.Permanent(errors.New("cannot be triaged"))
 
 // Check validates s and parses its report. The error says what is wrong.
-// A GitHub delivery has no report yet: it is checked for its event and
+// A forge's event has no report yet: it is checked for its event and
 // payload and gives an empty result.
 func Check(s Submission) (report.Result, error) {
-	switch s.Kind {
-	case KindReport:
-	case KindGitHub:
+	if s.IsEvent() {
 		switch {
 		case s.Event == "":
-			return report.Result{}, fmt.Errorf("%w: GitHub delivery without an event name", ErrInvalid)
+			return report.Result{}, fmt.Errorf("%w: %s delivery without an event name", ErrInvalid, s.Kind)
 		case !json.Valid(s.Payload):
-			return report.Result{}, fmt.Errorf("%w: GitHub delivery whose payload is not JSON", ErrInvalid)
+			return report.Result{}, fmt.Errorf("%w: %s delivery whose payload is not JSON", ErrInvalid, s.Kind)
 		}
 		return report.Result{}, nil
-	default:
-		return report.Result{}, fmt.Errorf("%w: unknown kind %q", ErrInvalid, s.Kind)
 	}
 	switch {
 	case s.Repo == "":

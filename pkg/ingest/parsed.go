@@ -23,7 +23,7 @@ func ForTriage(res report.Result) *report.Result {
 // Checked is Check for a submission as triage takes it from the stream: the
 // report the intake parsed when it accepted the submission (Parsed), checked
 // again for what a report needs but not parsed again; a submission that
-// carries no parsed report (a GitHub delivery's, a message stored by an
+// carries no parsed report (a forge's delivery's, a message stored by an
 // older version) is parsed here.
 func Checked(s Submission) (report.Result, error) {
 	if s.Parsed == nil || s.Kind != KindReport {

@@ -9,7 +9,7 @@ import (
 )
 
 // A submission travels on the stream as its body, stored as it came (a
-// report's bytes as CI posted them, a GitHub delivery's payload), with
+// report's bytes as CI posted them, a forge's delivery's payload), with
 // every other field (its envelope) as JSON in one header: not base64'd
 // inside JSON, which made a report's message a third larger and was most
 // of the cost of storing it. JetStream refuses headers over 64 KB: an
@@ -33,7 +33,7 @@ func encode(s Submission) ([]byte, nats.Header, error) {
 	env := s
 	body := env.Report
 	env.Report = nil
-	if s.Kind == KindGitHub {
+	if s.IsEvent() {
 		if len(s.Report) > 0 {
 			return whole()
 		}
@@ -72,7 +72,7 @@ func Decode(data []byte, hdr nats.Header) (Submission, error) {
 	}
 	switch {
 	case len(data) == 0:
-	case s.Kind == KindGitHub:
+	case s.IsEvent():
 		s.Payload = data
 	default:
 		s.Report = data

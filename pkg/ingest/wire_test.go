@@ -25,7 +25,7 @@ func TestDecodeReadsBothEncodings(t *testing.T) {
 		"parsed JUnit": {ID: "junit", Repo: "r", Commit: "c", Branch: "ma\nin ✓\x7f\t", Report: []byte("<testsuites/>\n"),
 			Parsed: &report.Result{Format: "junit", Total: 3}, Received: received},
 		"a report kept in the object store": {ID: "big", Repo: "r", Commit: "c", ReportObject: "big", Received: received},
-		"a GitHub delivery": {ID: "d-1", Kind: KindGitHub, Event: "workflow_run", Repo: "o/r",
+		"a forge's delivery": {ID: "d-1", Kind: "github", Event: "workflow_run", Repo: "o/r",
 			Payload: json.RawMessage(`{"action":"completed","note":"line\nbreak"}`), Verified: true, Received: received},
 	}
 	for name, s := range cases {
@@ -34,7 +34,7 @@ func TestDecodeReadsBothEncodings(t *testing.T) {
 			t.Fatalf("%s: encode: %v", name, err)
 		}
 		body := s.Report
-		if s.Kind == KindGitHub {
+		if s.IsEvent() {
 			body = s.Payload
 		}
 		if !bytes.Equal(data, body) || hdr.Get(HeaderSubmission) == "" {
@@ -52,13 +52,13 @@ func TestDecodeReadsBothEncodings(t *testing.T) {
 			t.Fatalf("%s: whole JSON: decoded %+v (%v), want %+v", name, got, err, s)
 		}
 	}
-	// A GitHub delivery of any size (its payload is the message's data),
+	// A forge's delivery of any size (its payload is the message's data),
 	// and an envelope too large for a header (JetStream refuses one over
 	// 64 KB): the submission goes whole as JSON.
 	big := Submission{ID: "big-parsed", Repo: "r", Commit: "c", Report: []byte("<testsuites/>"),
 		Parsed: &report.Result{Format: "junit", Incomplete: []string{strings.Repeat("p", 2*maxEnvelope)}}}
 	for _, s := range []Submission{
-		{ID: "d-2", Kind: KindGitHub, Event: "push", Repo: "o/r", Payload: json.RawMessage(`{"x":"` + strings.Repeat("a", 300<<10) + `"}`)},
+		{ID: "d-2", Kind: "github", Event: "push", Repo: "o/r", Payload: json.RawMessage(`{"x":"` + strings.Repeat("a", 300<<10) + `"}`)},
 		big,
 	} {
 		data, hdr, err := encode(s)

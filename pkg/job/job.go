@@ -11,7 +11,7 @@ import (
 
 // Job asks a worker to repair one task. Its ID is the failure group's
 // fingerprint; the queue deduplicates on it and the task's ID. A retry or
-// a revision asked for on GitHub has an ID of its own (RetryID,
+// a revision asked for on a forge has an ID of its own (RetryID,
 // RevisionID), so that the queue takes it.
 type Job struct {
 	ID   string    `json:"id"`
@@ -27,7 +27,7 @@ type Job struct {
 // words (untrusted text, fenced as such), runs the gates and the judge
 // again and pushes one more commit to the same branch.
 type Revision struct {
-	Repo   string `json:"repo"` // "owner/name" on GitHub
+	Repo   string `json:"repo"` // the repository's path on its forge ("owner/name")
 	Number int    `json:"number"`
 	Branch string `json:"branch"`
 	// Head is the branch's commit when the revision was asked for; the

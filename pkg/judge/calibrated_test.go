@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -158,7 +159,7 @@ func TestWithContextReadsTestsAndCode(t *testing.T) {
 	}
 	// The patch as applied: pad's condition changed.
 	patch := "--- a/fmtx/fmtx.go\n+++ b/fmtx/fmtx.go\n@@ -8,3 +8,3 @@ func Money(c int) string {\n func pad(n int) string {\n-\tif n <= 10 {\n+\tif n < 10 {\n \t\treturn \"0\" + itoa(n)\n"
-	in := judge.WithContext(dir, judge.Input{
+	in := judge.WithContext(dir, golang.Driver{}, judge.Input{
 		Task:  task.Task{Failures: []task.Failure{{Package: "example.com/fmtx/fmtx", Test: "TestMoney"}}},
 		Patch: patch,
 	})

@@ -9,82 +9,67 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/codeindex"
-	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/quote"
 	"github.com/redfix/redfix/pkg/testrun"
-	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
-// Language is what the judge's context needs of the repository's language
-// driver (a lang.Driver): the failing tests' targets, and the declarations
-// of its files, found by its parser.
+// Language is what the judge's context needs of every repository's
+// language driver (a lang.Driver is one): the failing tests' targets, which
+// files are its code, and the declarations of its files, found by its
+// parser. What a language quotes better itself is a capability below,
+// asked for with a type assertion; the judge never asks a driver's name.
 type Language interface {
 	Resolve(dir, id string) (testrun.Target, error)
 	Index(dir string) (*codeindex.Index, error)
 	IsSource(rel string) bool
 }
 
-// WithContextIn is WithContext for a repository in l's language. Tests
-// named by file (pytest's node ids, "tests/test_x.py::TestC::test_y[p]")
-// are read from their file: the test function, the fixtures of that file
-// it takes, and the data files its strings name; each changed function or
-// method of the language's files is shown before and after the patch, as
-// l's parser delimits it. Go's tests and files are read as WithContext
-// reads them. A JavaScript or TypeScript test ("src/price.test.ts::price >
-// applies the discount") is quoted with the hooks that run before it
-// (jsTestSources).
-func WithContextIn(dir string, l Language, in Input) Input {
-	if len(in.Tests) == 0 {
-		seen := map[string]bool{}
-		for _, id := range in.Task.Tests() {
-			t, err := l.Resolve(dir, id)
-			if file, name, ok := jsTestID(t, err, id); ok {
-				if key := file + "::" + name; !seen[key] {
-					seen[key] = true
-					in.Tests = append(in.Tests, jsTestSources(dir, file, name)...)
-				}
-				continue
-			}
-			if err == nil && isJSFile(t.ImportPath) {
-				continue // a whole file of tests: no one test to quote
-			}
-			if err != nil || !task.IsTestFilePath(t.ImportPath) {
-				in.Tests = append(in.Tests, testSources(dir, id)...)
-				continue
-			}
-			file, class, fn := nodeFunc(t)
-			if key := file + "::" + class + "::" + fn; !seen[key] {
-				seen[key] = true
-				in.Tests = append(in.Tests, fileTestSources(dir, l, file, class, fn)...)
-			}
-		}
-	}
-	if len(in.Code) == 0 {
-		if files, err := unidiff.Parse(in.Patch); err == nil {
-			in.Code = changes(dir, files, func(p string) declsAt {
-				if !l.IsSource(p) {
-					return nil
-				}
-				return func(src string, lines map[int]bool) map[string]string { return declsIn(l, p, src, lines) }
-			})
-		}
-	}
-	return in
+// TestQuoter is a driver that quotes a failing test itself, with what runs
+// around it (Go's package-level tables, JavaScript's hooks) and the data
+// files it names. Without it a test named FILE::CLASS::NAME is quoted from
+// its file's declarations.
+type TestQuoter interface {
+	QuoteTest(dir, id string) []quote.Source
 }
 
-// jsTestID is the file and full name of a JavaScript or TypeScript test:
-// its target's, or when the driver cannot resolve it (a name its file
-// does not hold literally), its canonical id's.
-func jsTestID(t testrun.Target, err error, id string) (file, name string, ok bool) {
-	if err == nil {
-		return t.ImportPath, t.Test, isJSFile(t.ImportPath) && t.Test != ""
-	}
-	file, name, ok = strings.Cut(id, "::")
-	return file, name, ok && isJSFile(file) && name != ""
+// DeclarationsAt is a driver that delimits its own declarations: those of
+// src (the file rel) that hold one of lines, by name ("func (r *Repo)
+// Parse"). Without it the driver's parser (Index) delimits them.
+type DeclarationsAt interface {
+	DeclarationsAt(rel, src string, lines map[int]bool) map[string]string
 }
 
-// nodeFunc splits a file-named test into its file, its class ("" for a
-// module's function) and its function, parameters dropped.
+// testSources quotes the test id: as the driver quotes it, else from its
+// file's declarations.
+func testSources(dir string, l Language, id string) []Source {
+	if q, ok := l.(TestQuoter); ok {
+		return q.QuoteTest(dir, id)
+	}
+	t, err := l.Resolve(dir, id)
+	if err != nil || t.Test == "" {
+		return nil
+	}
+	file, class, fn := nodeFunc(t)
+	return fileTestSources(dir, l, file, class, fn)
+}
+
+// declarationsOf delimits the declarations of the driver's files.
+func declarationsOf(l Language) func(p string) declsAt {
+	return func(p string) declsAt {
+		if !l.IsSource(p) {
+			return nil
+		}
+		if d, ok := l.(DeclarationsAt); ok {
+			return func(src string, lines map[int]bool) map[string]string { return d.DeclarationsAt(p, src, lines) }
+		}
+		return func(src string, lines map[int]bool) map[string]string { return declsIn(l, p, src, lines) }
+	}
+}
+
+// nodeFunc splits a file-named test (FILE::CLASS::NAME[params]) into its
+// file, its class ("" for a module's function) and its function,
+// parameters dropped.
 func nodeFunc(t testrun.Target) (file, class, fn string) {
 	name, _, _ := strings.Cut(t.Test, "[")
 	parts := strings.Split(name, "::")
@@ -126,10 +111,6 @@ func lineSpan(src string, from, to int) string {
 	return strings.TrimRight(strings.Join(lines[from-1:to], ""), "\n")
 }
 
-// quoted are the string literals of Python-like source, for the data
-// files a test names.
-var quoted = regexp.MustCompile(`"([^"\\\n]{1,200})"|'([^'\\\n]{1,200})'`)
-
 // paramsRE is a function's parameter list in its signature.
 var paramsRE = regexp.MustCompile(`\(([^)]*)\)`)
 
@@ -137,7 +118,7 @@ var paramsRE = regexp.MustCompile(`\(([^)]*)\)`)
 // from file, with the fixtures of the same file it takes and the data
 // files its strings name.
 func fileTestSources(dir string, l Language, file, class, fn string) []Source {
-	src, err := untrusted.ReadText(dir, file, maxSourceFile)
+	src, err := untrusted.ReadText(dir, file, quote.MaxSourceFile)
 	if err != nil {
 		return nil
 	}
@@ -168,13 +149,9 @@ func fileTestSources(dir string, l Language, file, class, fn string) []Source {
 			}
 		}
 	}
-	var lits []string
-	for _, m := range quoted.FindAllStringSubmatch(text, -1) {
-		lits = append(lits, m[1]+m[2])
-	}
 	name := test.QualifiedName() + " (" + file + ":" + strconv.Itoa(test.Line) + ")"
-	out := []Source{{Name: name, Text: capText(b.String(), maxTestSource)}}
-	return append(out, dataFiles(dir, filepath.Join(dir, filepath.FromSlash(path.Dir(file))), lits)...)
+	out := []Source{{Name: name, Text: quote.Text(b.String(), quote.MaxTest)}}
+	return append(out, quote.DataFiles(dir, path.Dir(file), quote.Strings(text))...)
 }
 
 // declsIn are the innermost functions or methods of src (the file rel)

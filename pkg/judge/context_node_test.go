@@ -8,16 +8,7 @@ import (
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 )
-
-// unresolved is the Node driver unable to resolve a test: the judge reads
-// the canonical id itself.
-type unresolved struct{ node.Driver }
-
-func (unresolved) Resolve(dir, id string) (testrun.Target, error) {
-	return testrun.Target{}, fmt.Errorf("resolve %s: %w", id, testrun.ErrNotFound)
-}
 
 const priceTest = `import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Catalog } from "./pricing";
@@ -99,7 +90,7 @@ func TestWithContextInTypeScript(t *testing.T) {
 		"src/pricing.test.ts": priceTest,
 	})
 	patch := "--- a/src/pricing.ts\n+++ b/src/pricing.ts\n@@ -10,3 +10,3 @@ export class Catalog {\n     for (const t of this.tiers) {\n-      if (qty > t.minQty && t.percentOff > best) {\n+      if (qty >= t.minQty && t.percentOff > best) {\n         best = t.percentOff;\n"
-	in := judge.WithContextIn(dir, node.Driver{}, judge.Input{
+	in := judge.WithContext(dir, node.Driver{}, judge.Input{
 		Task: task.Task{Failures: []task.Failure{
 			{Package: "src/pricing.test.ts", Test: "pricing > applies a tier from its minimum"},
 			{Package: "src/pricing.test.ts", Test: "pricing > tiers > picks the best"},
@@ -141,8 +132,8 @@ beforeAll(() => {
 }
 
 // A JavaScript test longer than the room is cut at a line boundary with a
-// marker (its id read by the judge, as a driver that cannot resolve it
-// leaves it); a title two describe blocks share is not guessed at; a test
+// marker; a title two describe blocks share is not guessed at (an id the
+// driver cannot resolve is read as its canonical FILE::NAME); a test
 // named by a template literal and one on a line it shares with another are
 // quoted alone.
 func TestWithContextInJavaScript(t *testing.T) {
@@ -159,7 +150,7 @@ func TestWithContextInJavaScript(t *testing.T) {
 		"src/cart.js":      "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n",
 		"src/cart.test.js": long.String(),
 	})
-	in := judge.WithContextIn(dir, unresolved{}, judge.Input{Task: task.Task{Failures: []task.Failure{
+	in := judge.WithContext(dir, node.Driver{}, judge.Input{Task: task.Task{Failures: []task.Failure{
 		{Package: "src/cart.test.js", Test: "cart > totals many items"},
 		{Package: "src/cart.test.js", Test: "cart > adds one"},
 		{Package: "src/cart.test.js", Test: "cart > adds none"},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/judge"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -25,7 +26,7 @@ func TestWithContextCutsALongTestAtALineBoundary(t *testing.T) {
 		"m/m.go":      "package m\n\nfunc Pad(n int) bool {\n\treturn n < 10\n}\n",
 		"m/m_test.go": src,
 	})
-	in := judge.WithContext(dir, judge.Input{Task: task.Task{Failures: []task.Failure{
+	in := judge.WithContext(dir, golang.Driver{}, judge.Input{Task: task.Task{Failures: []task.Failure{
 		{Package: "example.com/m/m", Test: "TestLong"}, {Package: "example.com/m/m", Test: "TestNext"},
 	}}})
 	if len(in.Tests) != 2 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/prompt"
+	"github.com/redfix/redfix/pkg/quote"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -107,7 +108,7 @@ func Prompt(in Input) string {
 			out = f.Message
 		}
 		if strings.TrimSpace(out) != "" {
-			fmt.Fprintf(&b, "%s\n", prompt.Data("output of "+f.Test, capText(out, maxOutput)))
+			fmt.Fprintf(&b, "%s\n", prompt.Data("output of "+f.Test, quote.Text(out, maxOutput)))
 		}
 	}
 
@@ -126,16 +127,16 @@ func Prompt(in Input) string {
 		}
 		b.WriteString("\n")
 		if msg := strings.TrimSpace(bi.Subject + "\n\n" + in.BlameMessage); msg != "" {
-			fmt.Fprintf(&b, "%s\n", prompt.Data("commit message", capText(msg, maxMessage)))
+			fmt.Fprintf(&b, "%s\n", prompt.Data("commit message", quote.Text(msg, maxMessage)))
 		}
 	} else {
 		b.WriteString("Unknown.\n")
 	}
 	if strings.TrimSpace(in.BlameDiff) != "" {
-		fmt.Fprintf(&b, "%s\n", prompt.Data("diff of the commit that broke the tests", capText(in.BlameDiff, maxDiff)))
+		fmt.Fprintf(&b, "%s\n", prompt.Data("diff of the commit that broke the tests", quote.Text(in.BlameDiff, maxDiff)))
 	}
 
-	fmt.Fprintf(&b, "\n# The candidate patch\n\n%s\n", prompt.Data("candidate patch", capText(in.Patch, maxDiff)))
+	fmt.Fprintf(&b, "\n# The candidate patch\n\n%s\n", prompt.Data("candidate patch", quote.Text(in.Patch, maxDiff)))
 
 	if len(in.Code) > 0 {
 		b.WriteString("\n# The changed code before and after the patch\n\n")
@@ -146,7 +147,7 @@ func Prompt(in Input) string {
 
 	b.WriteString("\n# The author's explanation\n\n")
 	if s := strings.TrimSpace(in.Summary); s != "" {
-		fmt.Fprintf(&b, "%s\n", prompt.Data("author's explanation", capText(s, maxSummary)))
+		fmt.Fprintf(&b, "%s\n", prompt.Data("author's explanation", quote.Text(s, maxSummary)))
 	} else {
 		b.WriteString("None given.\n")
 	}
@@ -156,7 +157,7 @@ func Prompt(in Input) string {
 		for _, g := range in.Gates {
 			fmt.Fprintf(&b, "- %s: %s\n", g.Name, g.Verdict)
 			if strings.TrimSpace(g.Detail) != "" {
-				fmt.Fprintf(&b, "%s\n", prompt.Data("evidence of "+g.Name, capText(g.Detail, maxGate)))
+				fmt.Fprintf(&b, "%s\n", prompt.Data("evidence of "+g.Name, quote.Text(g.Detail, maxGate)))
 			}
 		}
 		b.WriteString("Passing checks show that the tests pass; they do not show that the fix is right.\n")
@@ -359,18 +360,6 @@ func fenced(lang, s string) string {
 		ticks += "`"
 	}
 	return ticks + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + ticks
-}
-
-// capText keeps the start of s, up to max bytes, and says how much it cut.
-func capText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s\n[… %d more bytes not shown …]", s[:cut], len(s)-cut)
 }
 
 func oneLine(s string, max int) string {

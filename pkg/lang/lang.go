@@ -12,6 +12,12 @@
 // discount"), lists them, measures
 // per-test coverage, runs the static checks an edit is held to, tells test
 // files and test data from code, and finds declarations.
+//
+// A language's rules for the gates and the judge's context are
+// capabilities a driver may implement, small interfaces their consumers
+// declare (pkg/validators, pkg/judge) and ask for with a type assertion.
+// The drivers are registered in one place, pkg/lang/all; every driver
+// passes one conformance suite, pkg/lang/langtest.
 package lang
 
 import (
@@ -113,6 +119,9 @@ func (d *Drivers) Override(pattern, driver string) error {
 	d.byRepo = append(d.byRepo, override{pattern, driver})
 	return nil
 }
+
+// All are the drivers, in order of preference on a tie.
+func (d *Drivers) All() []Driver { return append([]Driver(nil), d.all...) }
 
 // Names lists the drivers' names, sorted.
 func (d *Drivers) Names() []string {

@@ -249,18 +249,34 @@ func writeBisection(b *strings.Builder, bis task.Bisection, subject string, l Li
 		fmt.Fprintf(b, " by %s", inline(name)) // no address: bodies get scraped
 	}
 	b.WriteString("\n\n")
+	runs := bisectionRuns(bis)
 	switch {
 	case bis.Good != "" && bis.Bad != "":
-		fmt.Fprintf(b, "Found by bisecting %s (%s tested): the tests pass at %s and fail from %s on.\n\n",
-			code(task.Short(bis.Good)+".."+task.Short(bis.Bad)), plural(bis.Steps, "commit", "commits"), commitRef(l, bis.Good), commitRef(l, bis.Blame))
-	case bis.Steps > 0:
-		fmt.Fprintf(b, "Found by bisecting (%s tested).\n\n", plural(bis.Steps, "commit", "commits"))
+		fmt.Fprintf(b, "Found by bisecting %s (%s): the tests pass at %s and fail from %s on.\n\n",
+			code(task.Short(bis.Good)+".."+task.Short(bis.Bad)), runs, commitRef(l, bis.Good), commitRef(l, bis.Blame))
+	case bis.Steps > 0 || bis.CachedRuns > 0:
+		fmt.Fprintf(b, "Found by bisecting (%s).\n\n", runs)
 	default:
 		b.WriteString("How it was found was not recorded.\n\n")
 	}
 	if e := bis.EvidenceText(); e != "" {
 		fmt.Fprintf(b, "Against chance: %s.\n\n", e)
 	}
+}
+
+// bisectionRuns says what the bisection's evidence rests on: the test runs
+// it made (Steps counts runs, not commits) and those it reused from earlier
+// searches, so that evidence from reused runs never stands beside "0 tested".
+func bisectionRuns(bis task.Bisection) string {
+	switch {
+	case bis.CachedRuns > 0 && bis.Steps > 0:
+		return fmt.Sprintf("%s, and %s reused from earlier searches", plural(bis.Steps, "test run", "test runs"), plural(bis.CachedRuns, "run", "runs"))
+	case bis.CachedRuns > 0:
+		return fmt.Sprintf("no new test run: %s reused from earlier searches", plural(bis.CachedRuns, "run", "runs"))
+	case bis.Steps > 0:
+		return plural(bis.Steps, "test run", "test runs")
+	}
+	return "its runs were not recorded"
 }
 
 func writeFlakiness(b *strings.Builder, t task.Task) {

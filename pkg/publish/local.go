@@ -207,7 +207,7 @@ func commitPatch(ctx context.Context, repo gitrepo.Repo, base, patch, message st
 }
 
 // commitMessage is the title, the agent's summary and trailers naming the
-// task. GitHub reads commit messages too: the summary's mentions and issue
+// task. Forges read commit messages too: the summary's mentions and issue
 // references are broken (a "Fixes #12" from the model would close the
 // issue when the commit lands).
 func commitMessage(title string, pr PullRequest) string {

@@ -2,7 +2,8 @@
 // its branch, its title and the body a reviewer reads, with the evidence (the
 // failure, the blame commit, the gates) and the agent's trajectory attached.
 // Local publishes into a local repository and a directory, for the demo and
-// the tests; the GitHub publisher shares Branch, Title and Body.
+// the tests; Forge publishes on the repository's forge, with the same
+// Branch, Title and Body.
 package publish
 
 import (

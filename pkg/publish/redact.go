@@ -3,8 +3,11 @@ package publish
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/redact"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // Publisher opens a pull request and returns its address.
@@ -39,7 +42,7 @@ func (p Redacting) Publish(ctx context.Context, pr PullRequest) (string, error) 
 }
 
 // RevisionPublisher pushes a revision and answers in its thread
-// (GitHub.PublishRevision).
+// (Forge.PublishRevision).
 type RevisionPublisher interface {
 	PublishRevision(ctx context.Context, r Revision) (string, error)
 }
@@ -63,4 +66,28 @@ func (p RedactingRevisions) PublishRevision(ctx context.Context, r Revision) (st
 	r.Revision.Request = p.Redactor.String(r.Revision.Request)
 	r.Patch = p.Redactor.Values(r.Patch)
 	return p.Publisher.PublishRevision(ctx, r)
+}
+
+// hideSecrets hides the credentials' secrets and anything shaped like one
+// of the forge's tokens.
+func hideSecrets(s string, cred forge.Credentials) string {
+	for _, sec := range cred.Secrets {
+		if len(sec) >= 8 {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	if cred.Shapes != nil {
+		s = cred.Shapes.ReplaceAllString(s, "[redacted]")
+	}
+	return s
+}
+
+func redactFailures(fs []task.Failure, cred forge.Credentials) []task.Failure {
+	out := make([]task.Failure, len(fs))
+	for i, f := range fs {
+		f.Message = hideSecrets(f.Message, cred)
+		f.Output = hideSecrets(f.Output, cred)
+		out[i] = f
+	}
+	return out
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -69,73 +67,59 @@ func RevertBody(r Revert, l Links) string {
 // request, labelled, with the culprit's author and the failing tests'
 // owners asked for review; an open pull request from that branch is
 // reported instead of opening another. It returns the pull request's page.
-func (g *GitHub) PublishRevert(ctx context.Context, rv Revert) (string, error) {
+func (g *Forge) PublishRevert(ctx context.Context, rv Revert) (string, error) {
 	t := rv.Task
 	culprit := t.Bisection.Blame
 	branch := RevertBranch(culprit)
 	log := g.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.String("culprit", culprit), zap.String("branch", branch))
-	owner, name, err := gh.ParseRepo(t.Repo)
+	r, err := g.repo(t.Repo)
 	if err != nil {
 		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
 	}
-	client, err := g.Clients.ForRepo(ctx, owner, name)
-	if err != nil {
-		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
-	}
-	r := &ghRepo{owner: owner, name: name, client: client, base: rv.Base}
 	if existing, err := r.openPull(ctx, branch); err != nil {
 		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
 	} else if existing != nil {
-		log.Info("the culprit's revert is open: not opening another", zap.String("pull_request", existing.GetHTMLURL()))
-		return existing.GetHTMLURL(), nil
+		log.Info("the culprit's revert is open: not opening another", zap.String("pull_request", existing.URL))
+		return existing.URL, nil
 	}
-	info, _, err := client.Repositories.Get(ctx, owner, name)
-	if err != nil {
-		return "", fmt.Errorf("publish the revert of %s: read %s/%s: %w", culprit, owner, name, err)
-	}
-	r.htmlURL = strings.TrimSuffix(info.GetHTMLURL(), "/")
-	if r.base == "" {
-		r.base = info.GetDefaultBranch()
+	if err := r.read(ctx, rv.Base); err != nil {
+		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
 	}
 	mirror, err := g.Mirrors.Mirror(ctx, t.Repo, rv.Commit)
 	if err != nil {
 		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
 	}
-	token, err := client.Token(ctx)
+	cred, err := r.cr.Credentials(ctx, r.id)
 	if err != nil {
-		return "", fmt.Errorf("publish the revert of %s: token: %w", culprit, err)
+		return "", fmt.Errorf("publish the revert of %s: %w", culprit, err)
 	}
-	secrets := []string{token}
-	t.Failures = redactFailures(t.Failures, secrets)
+	t.Failures = redactFailures(t.Failures, cred)
 	rv.Task = t
-	tests := g.testFiles(ctx, mirror, t)
-	body := hideSecrets(RevertBody(rv, r.links(t, tests)), secrets)
-	title := hideSecrets(cut(rv.Subject, maxTitle), secrets)
-	if err := push(ctx, mirror, gh.GitAuthEnv(token), t.Repo, rv.Commit, "refs/heads/"+branch, false); err != nil {
+	tests := testFiles(ctx, mirror, t)
+	body := hideSecrets(RevertBody(rv, r.links(t, tests)), cred)
+	title := hideSecrets(cut(rv.Subject, maxTitle), cred)
+	if err := push(ctx, mirror, cred.Env, t.Repo, rv.Commit, "refs/heads/"+branch, false); err != nil {
 		if !errors.Is(err, errRejected) {
 			return "", fmt.Errorf("publish the revert of %s: push %s: %w", culprit, branch, err)
 		}
 		// Left by an attempt that opened no pull request: taken over.
-		if err := push(ctx, mirror, gh.GitAuthEnv(token), t.Repo, rv.Commit, "refs/heads/"+branch, true); err != nil {
+		if err := push(ctx, mirror, cred.Env, t.Repo, rv.Commit, "refs/heads/"+branch, true); err != nil {
 			return "", fmt.Errorf("publish the revert of %s: push %s: %w", culprit, branch, err)
 		}
 	}
-	created, resp, err := client.PullRequests.Create(ctx, owner, name, &github.NewPullRequest{
-		Title: github.String(title), Head: github.String(branch), Base: github.String(r.base),
-		Body: github.String(body), MaintainerCanModify: github.Bool(true),
-	})
+	created, err := r.cr.OpenChangeRequest(ctx, r.id, forge.NewChangeRequest{Title: title, Head: branch, Base: r.base, Body: body})
 	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
+		if errors.Is(err, forge.ErrExists) {
 			if existing, lerr := r.openPull(ctx, branch); lerr == nil && existing != nil {
-				return existing.GetHTMLURL(), nil
+				return existing.URL, nil
 			}
 		}
 		g.cleanup(ctx, r, branch, "", log)
 		return "", fmt.Errorf("publish the revert of %s: open the pull request: %w", culprit, err)
 	}
-	log = log.With(zap.String("pull_request", created.GetHTMLURL()))
+	log = log.With(zap.String("pull_request", created.URL))
 	for _, l := range []string{Label, RevertLabel} {
-		if err := addLabel(ctx, client, owner, name, created.GetNumber(), l); err != nil {
+		if err := r.cr.AddLabel(ctx, r.id, created.Number, l); err != nil {
 			log.Warn("label the revert pull request", zap.String("label", l), zap.Error(err))
 		}
 	}
@@ -144,5 +128,5 @@ func (g *GitHub) PublishRevert(ctx context.Context, rv Revert) (string, error) {
 	at.Commit = rv.Head
 	g.requestReviews(ctx, r, created, PullRequest{Task: at}, mirror, tests, log)
 	log.Info("revert pull request opened", zap.String("commit", rv.Commit))
-	return created.GetHTMLURL(), nil
+	return created.URL, nil
 }

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gh"
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/task"
@@ -34,25 +32,19 @@ type Revision struct {
 // not overwritten), then answers in the pull request's thread with what
 // changed, or why nothing was pushed. It returns the new commit ("" when
 // nothing was pushed).
-func (g *GitHub) PublishRevision(ctx context.Context, r Revision) (string, error) {
+func (g *Forge) PublishRevision(ctx context.Context, r Revision) (string, error) {
 	rev, t := r.Revision, r.Task
 	log := g.Log.With(zap.String("task_id", t.ID), zap.String("repo", rev.Repo), zap.Int("pull_request", rev.Number), zap.Int("revision", rev.N))
-	owner, name, ok := strings.Cut(rev.Repo, "/")
-	if !ok {
-		return "", fmt.Errorf("revise %q: not owner/name", rev.Repo)
-	}
-	client, err := g.Clients.ForRepo(ctx, owner, name)
+	repo, err := g.repo(t.Repo)
 	if err != nil {
 		return "", fmt.Errorf("revise %s#%d: %w", rev.Repo, rev.Number, err)
 	}
-	token, err := client.Token(ctx)
+	cred, err := repo.cr.Credentials(ctx, repo.id)
 	if err != nil {
-		return "", fmt.Errorf("revise %s#%d: token: %w", rev.Repo, rev.Number, err)
+		return "", fmt.Errorf("revise %s#%d: %w", rev.Repo, rev.Number, err)
 	}
-	secrets := []string{token}
 	answer := func(body string) error {
-		_, _, err := client.Issues.CreateComment(ctx, owner, name, rev.Number, &github.IssueComment{Body: github.String(hideSecrets(body, secrets))})
-		if err != nil {
+		if _, err := repo.cr.Comment(ctx, repo.id, rev.Number, hideSecrets(body, cred)); err != nil {
 			return fmt.Errorf("answer on %s#%d: %w", rev.Repo, rev.Number, err)
 		}
 		return nil
@@ -66,12 +58,12 @@ func (g *GitHub) PublishRevision(ctx context.Context, r Revision) (string, error
 		return "", fmt.Errorf("revise %s#%d: %w", rev.Repo, rev.Number, err)
 	}
 	msg := fmt.Sprintf("redfix: revision %d, as %s asked in review\n\n%s\n\nRedfix-Task: %s\nRedfix-Fingerprint: %s\n",
-		rev.N, rev.Reviewer, markdown.NoRefs(hideSecrets(firstLines(r.Summary, 20), secrets)), t.ID, t.Fingerprint)
+		rev.N, rev.Reviewer, markdown.NoRefs(hideSecrets(firstLines(r.Summary, 20), cred)), t.ID, t.Fingerprint)
 	sha, err := commitPatch(ctx, mirror, rev.Head, r.Patch, msg)
 	if err != nil {
 		return "", fmt.Errorf("revise %s#%d: %w", rev.Repo, rev.Number, err)
 	}
-	if err := push(ctx, mirror, gh.GitAuthEnv(token), t.Repo, sha, "refs/heads/"+rev.Branch, false); err != nil {
+	if err := push(ctx, mirror, cred.Env, t.Repo, sha, "refs/heads/"+rev.Branch, false); err != nil {
 		if errors.Is(err, errRejected) {
 			log.Info("the branch moved since the revision was asked for: not pushed")
 			return "", answer(fmt.Sprintf("Revision %d, as @%s asked, was not pushed: the branch %s moved since %s, and redfix does not overwrite it.", rev.N, rev.Reviewer, code(rev.Branch), code(task.Short(rev.Head))))
@@ -82,7 +74,7 @@ func (g *GitHub) PublishRevision(ctx context.Context, r Revision) (string, error
 	fmt.Fprintf(&b, "Revision %d, as @%s asked: pushed %s on %s.\n\n", rev.N, rev.Reviewer, code(task.Short(sha)), code(rev.Branch))
 	b.WriteString("**What changed**\n\n" + codeBlock("", diffstat(r.Patch)))
 	if s := strings.TrimSpace(r.Summary); s != "" {
-		b.WriteString("**The agent's summary**\n\n" + markdown.Quote(hideSecrets(firstLines(s, 20), secrets)) + "\n")
+		b.WriteString("**The agent's summary**\n\n" + markdown.Quote(hideSecrets(firstLines(s, 20), cred)) + "\n")
 	}
 	writeGates(&b, r.Gates)
 	log.Info("revision pushed", zap.String("commit", sha))

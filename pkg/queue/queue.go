@@ -46,6 +46,26 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	return &Queue{s: s, cfg: cfg, log: log}, nil
 }
 
+// Bind opens the queue on the stream and consumer that cfg names as they
+// are on the server, changing nothing: an error wrapping stream.ErrNotFound
+// when the server does not hold them (for tools that must not create a
+// queue where there was none).
+func Bind(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logger) (*Queue, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s, err := stream.Bind(ctx, js, cfg.stream(), log)
+	if err != nil {
+		return nil, err
+	}
+	log = log.With(zap.String("stream", cfg.Stream), zap.String("consumer", cfg.Consumer))
+	return &Queue{s: s, cfg: cfg, log: log}, nil
+}
+
 // Config is the queue's configuration, defaults applied.
 func (q *Queue) Config() Config { return q.cfg }
 

@@ -270,7 +270,7 @@ func (f File) validate(root *yaml.Node) []error {
 	return errs
 }
 
-// validReviewer is a GitHub login or "org/team".
+// validReviewer is a login or "org/team" on the repository's forge.
 func validReviewer(r string) bool {
 	parts := strings.Split(r, "/")
 	if len(parts) > 2 {

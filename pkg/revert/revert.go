@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -47,7 +47,12 @@ type Fixes interface {
 	RecordPublished(ctx context.Context, f task.Fix) (bool, error)
 }
 
-// Publisher opens the revert's pull request (publish.GitHub).
+// Changes reads a change request's address on its forge (forge.Forges).
+type Changes interface {
+	FixOf(url string) (task.Fix, bool)
+}
+
+// Publisher opens the revert's pull request (publish.Forge).
 type Publisher interface {
 	PublishRevert(ctx context.Context, r publish.Revert) (string, error)
 }
@@ -71,9 +76,12 @@ type Tasks interface {
 
 // Reverter decides on, makes, checks and publishes reverts.
 type Reverter struct {
-	Policy    Policy
-	Ledger    Ledger
-	Fixes     Fixes // nil: the pull request's outcome is not followed
+	Policy Policy
+	Ledger Ledger
+	Fixes  Fixes // nil: the pull request's outcome is not followed
+	// Changes tells which pull requests are on a forge whose events
+	// follow their outcome (nil: none is).
+	Changes   Changes
 	Publisher Publisher
 	Checkouts Checkouts
 	Languages Languages
@@ -176,13 +184,22 @@ func (r *Reverter) Revert(ctx context.Context, t task.Task, cause Cause, repo *R
 		return url, err
 	}
 	published = true
-	if repo, n, ok := gh.PullRequestRef(url); ok && r.Fixes != nil {
-		if _, err := r.Fixes.RecordPublished(ctx, task.Fix{Repo: repo, Number: n, URL: url, TaskID: t.ID, Fingerprint: t.Fingerprint, Kind: task.KindRevert}); err != nil {
+	if fix, ok := r.fixOf(url); ok && r.Fixes != nil {
+		fix.TaskID, fix.Fingerprint, fix.Kind = t.ID, t.Fingerprint, task.KindRevert
+		if _, err := r.Fixes.RecordPublished(ctx, fix); err != nil {
 			log.Warn("record the revert's pull request", zap.Error(err))
 		}
 	}
 	log.Info("revert pull request opened", zap.String("pull_request", url))
 	return url, nil
+}
+
+// fixOf is the fix a revert pull request at url is on its forge.
+func (r *Reverter) fixOf(url string) (task.Fix, bool) {
+	if r.Changes == nil {
+		return task.Fix{}, false
+	}
+	return r.Changes.FixOf(url)
 }
 
 // make reverts the culprit on a fresh work tree at the default branch's
@@ -331,13 +348,13 @@ func (r *Reverter) runTests(ctx context.Context, ws *workspace.Workspace, t task
 
 // OpenRevert reverts the culprit of repo's failure group, as a person
 // asked (/redfix revert): the group's newest task with a culprit is the
-// evidence. repo is as tasks name it.
-func (r *Reverter) OpenRevert(ctx context.Context, repo, group string) (string, error) {
+// evidence.
+func (r *Reverter) OpenRevert(ctx context.Context, repo forge.RepoID, group string) (string, error) {
 	if r.Tasks == nil {
 		return "", errors.New("open a revert: no task store")
 	}
-	// Tasks name repositories by their clone URL, commands by owner/name:
-	// the newest tasks are searched for the group, in either form.
+	// Tasks name repositories by their clone URL: the newest tasks are
+	// searched for the group, in the repository.
 	tasks, err := r.Tasks.FindTasks(ctx, task.Filter{Limit: 500})
 	if err != nil {
 		return "", fmt.Errorf("open a revert for %s: %w", group, err)
@@ -346,11 +363,11 @@ func (r *Reverter) OpenRevert(ctx context.Context, repo, group string) (string, 
 		if t.Fingerprint != group || t.Bisection.Blame == "" {
 			continue
 		}
-		if owner, name, err := gh.ParseRepo(t.Repo); t.Repo == repo || err == nil && strings.EqualFold(owner+"/"+name, repo) {
+		if id, err := forge.RepoOf(t.Repo); err == nil && id.Same(repo) {
 			return r.Revert(ctx, t, Asked, nil)
 		}
 	}
-	return "", refused("no task of group %s in %s names a culprit", group, repo)
+	return "", refused("no task of group %s in %s names a culprit", group, repo.Path)
 }
 
 // literal makes paths pathspecs that match themselves only.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +81,20 @@ func (r *recorder) PublishRevert(_ context.Context, rv publish.Revert) (string, 
 	return "https://github.example/acme/calc/pull/" + string(rune('0'+r.urls)), nil
 }
 
+// changes reads the recorder's pull requests' addresses, as their forge's
+// driver would: OWNER/NAME/pull/N on github.example.
+type changes struct{}
+
+func (changes) FixOf(url string) (task.Fix, bool) {
+	rest, ok := strings.CutPrefix(url, "https://github.example/")
+	parts := strings.Split(rest, "/")
+	if !ok || len(parts) != 4 || parts[2] != "pull" {
+		return task.Fix{}, false
+	}
+	n, err := strconv.Atoi(parts[3])
+	return task.Fix{Repo: parts[0] + "/" + parts[1], Number: n, URL: url}, err == nil
+}
+
 // calcRepo is a tiny Go module whose culprit breaks TestAdd, followed by
 // one later commit that changes later (a path) with text.
 func calcRepo(t *testing.T, ctx context.Context, later, text string) (dir, culprit string) {
@@ -126,6 +141,7 @@ func reverter(t *testing.T, pub Publisher) (*Reverter, *store.Store) {
 		Policy:    NewPolicy(true, 24*time.Hour, 0.9, nil),
 		Ledger:    st,
 		Fixes:     st,
+		Changes:   changes{},
 		Publisher: pub,
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors")},
 		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}),

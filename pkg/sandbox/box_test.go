@@ -480,3 +480,39 @@ func TestConfinedReadOnlyMounts(t *testing.T) {
 		t.Fatalf("without the mounts the workspace's node_modules is writable and the cache is not:\n%s", res.Output)
 	}
 }
+
+// A scratch directory inside a read-only mount is writable to the command
+// and empty to the next: what a run wrote there never reaches the shared
+// directory, and what the shared directory holds there is not shown.
+func TestConfinedScratchInsideAReadOnlyMount(t *testing.T) {
+	b := confined(t, Config{CacheDir: t.TempDir()})
+	ctx := WithRepo(context.Background(), "o/r")
+	shared := filepath.Join(b.cacheFor("o/r", false), "node", "modules")
+	if err := os.MkdirAll(filepath.Join(shared, ".vite-temp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, ".vite-temp", "planted"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := workspace(t)
+	mod := filepath.Join(ws, "node_modules")
+	if err := os.MkdirAll(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `ls node_modules/.vite-temp; echo x > node_modules/.vite-temp/bundled && echo WROTE-SCRATCH; echo x > node_modules/other && echo WROTE-MOUNT`
+	for run := range 2 {
+		res, err := b.Run(WithTree(ctx, ws), Cmd{
+			Dir: ws, Args: []string{"sh", "-c", script}, Timeout: time.Minute,
+			ReadOnly: []Mount{{Source: shared, Target: mod}}, Scratch: []string{filepath.Join(mod, ".vite-temp")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.Output, "WROTE-SCRATCH") || strings.Contains(res.Output, "WROTE-MOUNT") || strings.Contains(res.Output, "planted") || strings.Contains(res.Output, "bundled\n") {
+			t.Fatalf("run %d: want the scratch empty and writable, the rest read-only:\n%s", run, res.Output)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(shared, ".vite-temp", "bundled")); err == nil {
+		t.Fatal("what the run wrote in its scratch reached the shared directory")
+	}
+}

@@ -59,6 +59,12 @@ type Cmd struct {
 	// bubblewrap makes it there. Unconfined commands see the paths as
 	// they are, writable.
 	ReadOnly []Mount
+	// Scratch are directories inside a read-only one (a ReadOnly mount) where
+	// the command may write what no later command reads: each is an empty
+	// tmpfs of the command's own, gone when it exits (a runner's bundled
+	// configuration under node_modules). Each must exist as a directory.
+	// Unconfined commands see the directories as they are.
+	Scratch []string
 	// Unconfined runs the command outside the sandbox even when ctx
 	// carries a Box: for redfix's own git commands, which fetch over the
 	// network and write outside one workspace. Never for a repository's

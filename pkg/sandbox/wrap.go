@@ -176,6 +176,9 @@ func (b *Box) wrap(ctx context.Context, cmd Cmd, m mounts) ([]string, error) {
 		}
 		a.bind("--ro-bind", mt.Source, target)
 	}
+	for _, p := range cmd.Scratch {
+		a.mountTmpfs(p, b.cfg.TmpSize, "01777")
+	}
 	a.bind("--ro-bind", exe, helperPath)
 	if m.egress != nil {
 		a.bind("--bind", m.egress.socket, egressSocket)

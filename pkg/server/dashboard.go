@@ -10,12 +10,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/clip"
+
 	"github.com/redfix/redfix/pkg/task"
 )
 
 var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncMap{
 	"short": task.Short,
-	"pct":   func(r float64) string { return fmt.Sprintf("%.1f%%", 100*r) },
 	"rate": func(r *float64) string {
 		if r == nil {
 			return "—"
@@ -23,6 +24,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 		return fmt.Sprintf("%.0f%%", 100**r)
 	},
 	"landRate": landRate,
+	"reason":   shownReason,
 	"decided":  func(s task.LandStats) int64 { return s.Landed + s.ClosedUnmerged },
 	"kind":     kindName,
 	"dur": func(sec float64) string {
@@ -53,12 +55,12 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 .charts{display:flex;flex-wrap:wrap;gap:1.5em}figure{margin:0}td{overflow-wrap:break-word;max-width:32em}
 </style></head><body>
 <h1>redfix</h1>
-{{if .Unavailable}}<div class="banner" role="alert" id="store-unavailable">Store unavailable: could not read {{range $i, $w := .Unavailable}}{{if $i}}, {{end}}{{$w}}{{end}}. The figures below are what could be read; the rest shows as missing.</div>{{end}}
+{{if .Unavailable}}<div class="banner" role="alert" id="store-unavailable">Could not read {{range $i, $w := .Unavailable}}{{if $i}}; {{end}}{{$w}}{{end}}. The figures below are what could be read; the rest shows as missing.</div>{{end}}
 <p>Red CI in, reviewed pull requests out.</p>
 
 <div class="cards">
 <div class="card">Land rate<b id="land-rate">{{.LandRate}}</b><span class="muted">{{.LandRateBasis}}</span></div>
-<div class="card">Publish rate<b id="publish-rate">{{pct .PublishRate}}</b><span class="muted">of the tasks a worker settled (all time)</span></div>
+<div class="card">Publish rate<b id="publish-rate">{{landRate .PublishRate}}</b><span class="muted">{{if .PublishRate}}of the tasks settled, all time: published ÷ (published + no_patch + failed){{else if .Tasks}}no task settled yet{{else}}not read{{end}}</span></div>
 <div class="card">Red CI → pull request<b id="time-to-pr">{{with .TimeToPR}}{{if .Samples}}{{dur .P50Seconds}}{{else}}—{{end}}{{else}}—{{end}}</b><span class="muted">{{with .TimeToPR}}{{if .Samples}}p50; p90 {{dur .P90Seconds}}; over {{.Samples}} in 30 days{{else}}no pull request in 30 days{{end}}{{end}}</span></div>
 <div class="card">Job queue<b id="queue-depth">{{with .Jobs}}{{.Depth}}{{else}}—{{end}}</b><span class="muted">{{with .Jobs}}{{if .Depth}}oldest job {{dur .OldestAgeSeconds}} old{{else}}empty{{end}}{{else}}not read{{end}}</span></div>
 <div class="card">Reports waiting for triage<b id="report-backlog">{{with .Reports}}{{.Depth}}{{else}}—{{end}}</b><span class="muted">{{with .Reports}}{{if .Depth}}oldest {{dur .OldestAgeSeconds}} old{{else}}none{{end}}{{else}}not read{{end}}</span></div>
@@ -103,7 +105,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 </div>{{end}}
 {{if .TriageFailures}}<h3>Reports triage gave up on</h3>
 <table id="triage-failures"><tr><th>when</th><th>report</th><th>repository</th><th>class</th><th>reason</th></tr>
-{{range .TriageFailures}}<tr><td>{{when .At}}</td><td>{{.Submission}}</td><td>{{.Repo}}</td><td>{{.Class}}</td><td>{{.Reason}}</td></tr>
+{{range .TriageFailures}}<tr><td>{{when .At}}</td><td>{{.Submission}}</td><td>{{.Repo}}</td><td>{{.Class}}</td><td>{{reason .Reason}}</td></tr>
 {{end}}</table>{{end}}
 
 <h2>Tasks by status</h2>
@@ -113,7 +115,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 <h2>Recent tasks</h2>
 <table><tr><th>task</th><th>failing test</th><th>blame</th><th>status</th><th>reason / pull request</th></tr>
 {{range .Recent}}<tr><td><a href="/api/v1/tasks/{{.ID}}">{{.ID}}</a></td><td>{{.Title}}</td><td>{{short .Bisection.Blame}}</td>
-<td class="{{.Status}}">{{.Status}}</td><td>{{if .PullRequest}}{{.PullRequest}}{{else}}{{.Reason}}{{end}}</td></tr>
+<td class="{{.Status}}">{{.Status}}</td><td>{{if .PullRequest}}{{.PullRequest}}{{else}}{{reason .Reason}}{{end}}</td></tr>
 {{end}}</table>
 <p><a href="/metrics">metrics</a> · <a href="/api/v1/tasks">tasks as JSON</a> · <a href="/api/v1/stats">stats as JSON</a></p>
 </body></html>
@@ -161,7 +163,7 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 		}
 		sort.Slice(d.Counts, func(i, j int) bool { return d.Counts[i].Status < d.Counts[j].Status })
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), s.readTimeout())
 	defer cancel()
 	if !d.storeDown { // a store that is down is named in the banner already
 		if recent, err := s.tasks.FindTasks(ctx, task.Filter{Limit: 50}); err != nil {
@@ -184,7 +186,19 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) error {
 	return dashboardTmpl.Execute(w, d)
 }
 
-// landRate formats a land rate: "—" while no pull request is decided.
+// maxShownReason bounds a reason in a cell of the dashboard.
+const maxShownReason = 300
+
+// shownReason is a reason as a cell shows it: on one line, at most
+// maxShownReason characters, a cut marked. A reason can be a tool's whole
+// usage text or a setup's output; the task (GET /api/v1/tasks/{id}, linked
+// from the row) and /api/v1/stats keep it whole.
+func shownReason(s string) string {
+	return clip.OneLine(s, maxShownReason)
+}
+
+// landRate formats a rate to a tenth of a percent (a land rate, the
+// publish rate): "—" while there is nothing to divide by.
 func landRate(r *float64) string {
 	if r == nil {
 		return "—"

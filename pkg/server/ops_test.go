@@ -1,15 +1,21 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redfix/redfix/pkg/config"
 )
 
 // A worker's ops endpoints: alive, ready with what its sandbox gives, not
@@ -38,5 +44,56 @@ func TestOps(t *testing.T) {
 	notReady = errors.New("redis: connection refused")
 	if code, body := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "connection refused") {
 		t.Errorf("/readyz while not ready: %d %q", code, body)
+	}
+}
+
+// The bot's /readyz says what is wrong, as a worker's does, and what the
+// sandbox gives; probes of a bot that is not ready do not each log an error
+// with a stack trace (the shipped JSON logger adds one to every error): one
+// warning with the cause when readiness is lost, a line when it is back.
+func TestBotReadyzSaysTheCauseAndLogsOnlyChanges(t *testing.T) {
+	var logs bytes.Buffer
+	log, err := config.Log{Level: "info", Format: "json"}.Build(&logs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var down atomic.Bool
+	down.Store(true)
+	s := New(&recordingIntake{}, memTasks{}, prometheus.NewRegistry(), Options{
+		Ready: func(context.Context) error {
+			if down.Load() {
+				return errors.New("redis at 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused")
+			}
+			return nil
+		},
+		Sandbox: func() string { return "bubblewrap, user namespace" },
+	}, log)
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for range 3 {
+		if code, body := get(t, srv.URL+"/readyz"); code != http.StatusServiceUnavailable || body != "not ready: redis at 10.0.0.7:6379: dial tcp 10.0.0.7:6379: connect: connection refused\n" {
+			t.Fatalf("/readyz while Redis is down: %d %q", code, body)
+		}
+	}
+	down.Store(false)
+	if code, body := get(t, srv.URL+"/readyz"); code != http.StatusOK || body != "ready\nsandbox: bubblewrap, user namespace\n" {
+		t.Fatalf("/readyz: %d %q", code, body)
+	}
+	_ = log.Sync()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		if m["msg"] != "request" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 || lines[0]["level"] != "warn" || !strings.Contains(fmt.Sprint(lines[0]["error"]), "connection refused") || lines[1]["msg"] != "ready again" {
+		t.Errorf("log of three failed probes and one that passed: %s", logs.String())
+	}
+	if strings.Contains(logs.String(), "stacktrace") || strings.Contains(logs.String(), `"level":"error"`) {
+		t.Errorf("a probe logged an error or a stack trace: %s", logs.String())
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,12 +52,14 @@ type Server struct {
 	tasks   Tasks
 	ready   func(context.Context) error
 	opts    Options
-	webhook http.Handler
 	land    LandRates
 	log     *zap.Logger
 	reg     *prometheus.Registry
 	reports *prometheus.CounterVec
 	reqs    *prometheus.HistogramVec
+	// notReady is whether the last /readyz found a dependency down: the
+	// log says so when it changes, not at every probe.
+	notReady atomic.Bool
 }
 
 // Options are the server's optional settings.
@@ -82,8 +86,9 @@ type Options struct {
 	Allow *repourl.Allowlist
 	// Ready reports whether the dependencies (NATS, Redis) answer.
 	Ready func(context.Context) error
-	// GitHubWebhook, when set, serves POST /api/v1/github/webhook.
-	GitHubWebhook http.Handler
+	// Webhooks are the forges' webhook endpoints, by the forge driver's
+	// name: each serves POST /api/v1/<name>/webhook ("github").
+	Webhooks map[string]http.Handler
 	// Land, when set, gives the outcomes of published pull requests: the
 	// land rate on the dashboard, in /api/v1/stats and in /metrics.
 	Land LandRates
@@ -100,6 +105,15 @@ type Options struct {
 	// Jobs and Reports, when set, give the depth of the job queue and of
 	// the reports waiting for triage.
 	Jobs, Reports Backlog
+	// Sandbox, when set, says what the sandbox gives the repositories'
+	// commands; /readyz shows it.
+	Sandbox func() string
+	// ReadTimeout bounds how long the dashboard and /api/v1/stats wait for
+	// each of their sources (DefaultReadTimeout when 0).
+	ReadTimeout time.Duration
+	// Retry, when set, serves POST /api/v1/tasks/{id}/retry: a failure
+	// group's repair started over on an operator's word.
+	Retry Retrier
 	// PullRequestState, when set, says where a published pull request
 	// stands (open, landed, …); ok is false for one whose outcome is not
 	// followed.
@@ -109,7 +123,7 @@ type Options struct {
 // New makes a server. reg receives the server's metrics and is served at
 // /metrics.
 func New(intake Intake, tasks Tasks, reg *prometheus.Registry, opts Options, log *zap.Logger) *Server {
-	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, opts: opts, webhook: opts.GitHubWebhook, land: opts.Land, log: log, reg: reg}
+	s := &Server{intake: intake, tasks: tasks, ready: opts.Ready, opts: opts, land: opts.Land, log: log, reg: reg}
 	s.reports = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "redfix_reports_total",
 		Help: "Test reports received by the ingest API, by result (accepted, duplicate, rejected).",
@@ -138,13 +152,17 @@ func (s *Server) Handler() http.Handler {
 	s.route(mux, "POST /api/v1/reports", s.postReport)
 	s.route(mux, "GET /api/v1/tasks", s.read(s.listTasks))
 	s.route(mux, "GET /api/v1/tasks/{id}", s.read(s.getTask))
+	if s.opts.Retry != nil {
+		s.route(mux, "POST /api/v1/tasks/{id}/retry", s.retryTask)
+	}
 	s.route(mux, "GET /api/v1/stats", s.read(s.stats))
 	if s.opts.Quarantine != nil {
 		s.route(mux, "GET /api/v1/quarantine", s.read(s.listQuarantine))
 	}
-	if s.webhook != nil {
-		s.route(mux, "POST /api/v1/github/webhook", func(w http.ResponseWriter, r *http.Request) error {
-			s.webhook.ServeHTTP(w, r)
+	for _, name := range slices.Sorted(maps.Keys(s.opts.Webhooks)) {
+		hook := s.opts.Webhooks[name]
+		s.route(mux, "POST /api/v1/"+name+"/webhook", func(w http.ResponseWriter, r *http.Request) error {
+			hook.ServeHTTP(w, r)
 			return nil
 		})
 	}
@@ -152,15 +170,7 @@ func (s *Server) Handler() http.Handler {
 		_, err := io.WriteString(w, "ok\n")
 		return err
 	})
-	s.route(mux, "GET /readyz", func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			return &Error{Code: http.StatusServiceUnavailable, Message: "not ready", Cause: err}
-		}
-		_, err := io.WriteString(w, "ready\n")
-		return err
-	})
+	s.route(mux, "GET /readyz", s.readyz)
 	s.route(mux, "GET /{$}", s.read(s.dashboard))
 	mux.Handle("GET /metrics", s.guardRead(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{})))
 	return mux
@@ -240,10 +250,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // or JUnit XML), the query names the repository and the commits.
 //
 //	POST /api/v1/reports?repo=URL&commit=SHA[&good=SHA][&branch=main]
+//
+// Any other parameter is a 400 naming it.
 func (s *Server) postReport(w http.ResponseWriter, r *http.Request) error {
 	if s.opts.IngestToken != "" && !tokenEqual(bearer(r), s.opts.IngestToken) {
 		s.countReport(r.Context(), "rejected")
 		return &Error{Code: http.StatusUnauthorized, Message: "missing or wrong bearer token"}
+	}
+	if err := knownParameters(r.URL.Query(), "repo", "commit", "good", "branch"); err != nil {
+		s.countReport(r.Context(), "rejected")
+		return err
 	}
 	body, release, err := readBody(w, r)
 	if err != nil {

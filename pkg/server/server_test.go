@@ -148,6 +148,8 @@ func TestPostReportRejectsBadInput(t *testing.T) {
 		{"empty", "repo=/r&commit=abc", "", nil, 422, "empty"},
 		{"no repo", "commit=abc", goodReport, nil, 400, "no repository"},
 		{"no commit", "repo=/r", goodReport, nil, 400, "no commit"},
+		{"misspelt parameter", "repo=/r&commit=abc&god=def", goodReport, nil, 400, `unknown parameter "god" (this route takes repo, commit, good, branch)`},
+		{"unknown parameters", "repo=/r&commit=abc&sha=1&Branch=main", goodReport, nil, 400, `unknown parameters "branch", "sha"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv, in, logs, _ := setup(t, Options{})

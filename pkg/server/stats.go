@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -143,8 +144,10 @@ type PullRequestRow struct {
 // Stats is GET /api/v1/stats, and what the dashboard draws.
 type Stats struct {
 	Tasks map[task.Status]int64 `json:"tasks"`
-	// PublishRate is published ÷ (published + no_patch + failed), all time.
-	PublishRate float64 `json:"publish_rate"`
+	// PublishRate is published ÷ (published + no_patch + failed), all
+	// time: a publishing failure is a failed task. Nil (null) while no
+	// task has settled: there is nothing to divide by.
+	PublishRate *float64 `json:"publish_rate"`
 	// Land is absent when outcomes are not tracked.
 	Land           *task.Land             `json:"land,omitempty"`
 	Window         *Window                `json:"window,omitempty"`
@@ -162,54 +165,95 @@ type Stats struct {
 	storeDown bool
 }
 
+// DefaultReadTimeout is how long the dashboard and /api/v1/stats wait for
+// each of their sources (Options.ReadTimeout).
+const DefaultReadTimeout = 5 * time.Second
+
+// The sources the dashboard reads, as its banner names them.
+const (
+	sourceStore   = "the store (Redis: tasks, outcomes, history)"
+	sourceJobs    = "the job queue (NATS)"
+	sourceReports = "the report backlog (NATS)"
+)
+
+func (s *Server) readTimeout() time.Duration {
+	if s.opts.ReadTimeout > 0 {
+		return s.opts.ReadTimeout
+	}
+	return DefaultReadTimeout
+}
+
 // collect reads every figure it can; what it cannot is named in
-// Unavailable, never an error.
+// Unavailable, never an error. Each source (the store, the job queue, the
+// report backlog) is read at once and with a deadline of its own, so that
+// one that does not answer (NATS down) costs no other its figures.
 func (s *Server) collect(ctx context.Context, now time.Time) Stats {
-	var st Stats
+	var (
+		st Stats
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
 	fail := func(what string, err error) {
 		s.log.Warn("read for the dashboard", zap.String("what", what), zap.Error(err))
+		mu.Lock()
 		st.Unavailable = append(st.Unavailable, what)
+		mu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	for _, q := range []struct {
+		name string
+		b    Backlog
+		dst  **QueueDepth
+	}{{sourceJobs, s.opts.Jobs, &st.Jobs}, {sourceReports, s.opts.Reports, &st.Reports}} {
+		if q.b == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			qctx, cancel := context.WithTimeout(ctx, s.readTimeout())
+			defer cancel()
+			d, err := q.b.Depth(qctx)
+			if err != nil {
+				fail(q.name, err)
+				return
+			}
+			qd := &QueueDepth{Depth: d.Lag}
+			if !d.Oldest.IsZero() {
+				qd.OldestAgeSeconds = math.Max(0, now.Sub(d.Oldest).Seconds())
+			}
+			*q.dst = qd
+		}()
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.readTimeout())
 	defer cancel()
+	s.collectStore(sctx, now, &st, fail)
+	wg.Wait()
+	slices.Sort(st.Unavailable)
+	return st
+}
+
+// collectStore reads the store's figures into st: the task counts, the land
+// rate and the history.
+func (s *Server) collectStore(ctx context.Context, now time.Time, st *Stats, fail func(string, error)) {
 	counts, err := s.tasks.CountByStatus(ctx)
 	if err != nil {
 		// The store does not answer: its other reads would wait for it in
 		// turn. Say so once and give what does not come from it.
-		fail("the store (tasks, outcomes, history)", err)
+		fail(sourceStore, err)
 		st.storeDown = true
-	} else {
-		st.Tasks, st.PublishRate = counts, publishRate(counts)
+		return
 	}
-	if s.land != nil && !st.storeDown {
+	st.Tasks, st.PublishRate = counts, publishRate(counts)
+	if s.land != nil {
 		if land, err := s.land.LandRate(ctx); err != nil {
 			fail("land rate", err)
 		} else {
 			st.Land = &land
 		}
 	}
-	for _, q := range []struct {
-		name string
-		b    Backlog
-		dst  **QueueDepth
-	}{{"job queue", s.opts.Jobs, &st.Jobs}, {"report backlog", s.opts.Reports, &st.Reports}} {
-		if q.b == nil {
-			continue
-		}
-		d, err := q.b.Depth(ctx)
-		if err != nil {
-			fail(q.name, err)
-			continue
-		}
-		qd := &QueueDepth{Depth: d.Lag}
-		if !d.Oldest.IsZero() {
-			qd.OldestAgeSeconds = math.Max(0, now.Sub(d.Oldest).Seconds())
-		}
-		*q.dst = qd
-	}
 	h := s.opts.History
-	if h == nil || st.storeDown {
-		return st
+	if h == nil {
+		return
 	}
 	weekStart := mondayOf(now).AddDate(0, 0, -7*(historyWeeks-1))
 	from := weekStart
@@ -247,7 +291,6 @@ func (s *Server) collect(ctx context.Context, now time.Time) Stats {
 	} else {
 		st.TriageFailures = fs
 	}
-	return st
 }
 
 func dayOf(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
@@ -384,12 +427,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func publishRate(counts map[task.Status]int64) float64 {
-	worked := counts[task.StatusPublished] + counts[task.StatusNoPatch] + counts[task.StatusFailed]
-	if worked == 0 {
-		return 0
-	}
-	return float64(counts[task.StatusPublished]) / float64(worked)
+func publishRate(counts map[task.Status]int64) *float64 {
+	return ratio(counts[task.StatusPublished], counts[task.StatusPublished]+counts[task.StatusNoPatch]+counts[task.StatusFailed])
 }
 
 // isWebURL reports whether u is an http(s) address, to link to.

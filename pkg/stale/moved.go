@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -18,15 +19,15 @@ const maxPaths = 20
 // checkout that ever ran anything) and lists the conflicting paths. A
 // change that still applies is left alone, as is a pull request onto
 // another branch than the default one.
-func (k *Keeper) moved(ctx context.Context, t task.Task, f task.Fix, branch, head string) (closing, error) {
-	pr, err := k.GitHub.PullRequest(ctx, f.Repo, f.Number)
+func (k *Keeper) moved(ctx context.Context, where on, t task.Task, f task.Fix, branch, head string) (closing, error) {
+	pr, err := where.cr.ChangeRequest(ctx, where.repo, f.Number)
 	if err != nil {
 		return closing{}, err
 	}
-	if pr.GetState() != "open" || pr.GetBase().GetRef() != branch {
-		return closing{}, nil // closed since (its webhook records it), or onto another branch
+	if pr.State != forge.StateOpen || pr.Base != branch {
+		return closing{}, nil // closed since (its event records it), or onto another branch
 	}
-	change := pr.GetHead().GetSHA()
+	change := pr.HeadSHA
 	if err := gitrepo.CheckRevision(change); err != nil {
 		return closing{}, fmt.Errorf("head of %s#%d: %w", f.Repo, f.Number, err)
 	}

@@ -58,7 +58,7 @@ func TestPassSkipsAFixWhoseTaskIsGone(t *testing.T) {
 	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/calc", Number: 1, TaskID: "swept"}); err != nil {
 		t.Fatal(err)
 	}
-	k := &Keeper{Fixes: st, Log: zaptest.NewLogger(t)} // no GitHub, no checkouts: nothing else may be reached
+	k := &Keeper{Fixes: st, Log: zaptest.NewLogger(t)} // no forges, no checkouts: nothing else may be reached
 	if c, err := k.Pass(ctx); err != nil || c != (Counts{Open: 1}) {
 		t.Errorf("pass: %+v, %v", c, err)
 	}

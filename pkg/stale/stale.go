@@ -5,7 +5,8 @@
 // comment that says which and why. When they still fail but the default
 // branch moved so that the change no longer applies on top of it (checked
 // by redfix's own git in the mirror, where nothing ever ran), the pull
-// request is closed with the conflicting paths.
+// request is closed with the conflicting paths. The pull requests are read,
+// answered and closed on their repository's forge, through its driver.
 package stale
 
 import (
@@ -18,9 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/go-github/v62/github"
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/markdown"
@@ -37,11 +38,17 @@ type Fixes interface {
 	RecordClosedByBot(ctx context.Context, repo string, number int, reason task.CloseReason, at time.Time) (task.Fix, error)
 }
 
-// GitHub reads, comments on and closes pull requests (gh.Clients).
-type GitHub interface {
-	PullRequest(ctx context.Context, repo string, number int) (*github.PullRequest, error)
-	Comment(ctx context.Context, repo string, number int, body string) (string, error)
-	ClosePullRequest(ctx context.Context, repo string, number int) error
+// Forges chooses the forge a repository lives on (forge.Forges).
+type Forges interface {
+	ForURL(repoURL string) (forge.Driver, forge.RepoID, error)
+}
+
+// ChangeRequests is what the pass asks of a pull request's forge: where
+// it stands, and a comment saying why before it is closed.
+type ChangeRequests interface {
+	ChangeRequest(ctx context.Context, repo forge.RepoID, number int) (forge.ChangeRequest, error)
+	Comment(ctx context.Context, repo forge.RepoID, number int, body string) (string, error)
+	CloseChangeRequest(ctx context.Context, repo forge.RepoID, number int) error
 }
 
 // Kept remembers the default branch's head at which a pull request's
@@ -71,7 +78,7 @@ type Languages interface {
 // Keeper runs the pass.
 type Keeper struct {
 	Fixes     Fixes
-	GitHub    GitHub
+	Forges    Forges
 	Checkouts Checkouts
 	Languages Languages
 	WorkDir   string
@@ -100,10 +107,32 @@ type Counts struct {
 	Errors    int // not decided: an error, logged (the next pass tries again)
 }
 
-// closing is why a pull request is closed, and the comment that says so.
+// closing is why a pull request is closed, the comment that says so, and
+// the forge it is closed on.
 type closing struct {
 	reason  task.CloseReason
 	comment string
+	on      on
+}
+
+// on is a pull request's repository on its forge.
+type on struct {
+	cr   ChangeRequests
+	repo forge.RepoID
+}
+
+// forgeOf is the forge of t's repository, which must read and close pull
+// requests.
+func (k *Keeper) forgeOf(t task.Task) (on, error) {
+	d, repo, err := k.Forges.ForURL(t.Repo)
+	if err != nil {
+		return on{}, err
+	}
+	cr, ok := d.(ChangeRequests)
+	if !ok {
+		return on{}, fmt.Errorf("%s on %s: %w", repo, d.Name(), forge.ErrUnsupported)
+	}
+	return on{cr: cr, repo: repo}, nil
 }
 
 // Pass looks at every open pull request once and closes those whose
@@ -166,10 +195,10 @@ func window(fixes []task.Fix, start, limit int) []task.Fix {
 
 // close comments, closes the pull request and records why.
 func (k *Keeper) close(ctx context.Context, f task.Fix, cl closing) error {
-	if _, err := k.GitHub.Comment(ctx, f.Repo, f.Number, cl.comment); err != nil {
+	if _, err := cl.on.cr.Comment(ctx, cl.on.repo, f.Number, cl.comment); err != nil {
 		return fmt.Errorf("comment before closing: %w", err)
 	}
-	if err := k.GitHub.ClosePullRequest(ctx, f.Repo, f.Number); err != nil {
+	if err := cl.on.cr.CloseChangeRequest(ctx, cl.on.repo, f.Number); err != nil {
 		return err
 	}
 	if _, err := k.Fixes.RecordClosedByBot(ctx, f.Repo, f.Number, cl.reason, time.Now()); err != nil {
@@ -192,6 +221,10 @@ func (k *Keeper) check(ctx context.Context, f task.Fix) (closing, error) {
 	if len(t.Failures) == 0 {
 		return closing{}, nil
 	}
+	where, err := k.forgeOf(t)
+	if err != nil {
+		return closing{}, err
+	}
 	ctx = sandbox.WithRepo(ctx, t.Repo)
 	branch, head, err := k.Checkouts.DefaultHead(ctx, t.Repo)
 	if err != nil {
@@ -203,6 +236,7 @@ func (k *Keeper) check(ctx context.Context, f task.Fix) (closing, error) {
 	if !k.keptAt(ctx, f, head) {
 		cl, err := k.retest(ctx, t, branch, head)
 		if err != nil || cl.reason != "" {
+			cl.on = where
 			return cl, err
 		}
 		if k.Kept != nil {
@@ -211,7 +245,9 @@ func (k *Keeper) check(ctx context.Context, f task.Fix) (closing, error) {
 			}
 		}
 	}
-	return k.moved(ctx, t, f, branch, head)
+	cl, err := k.moved(ctx, where, t, f, branch, head)
+	cl.on = where
+	return cl, err
 }
 
 // keptAt reports whether f's failing tests already failed at head (an

@@ -12,8 +12,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
@@ -91,7 +92,7 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 		State: "open", User: "redfix[bot]", CreatedAt: time.Now(), UpdatedAt: time.Now()})
 	srv.Unlock()
 
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), AppID: app.ID, PrivateKeyFile: app.KeyFile, Log: zaptest.NewLogger(t)})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), AppID: app.ID, PrivateKeyFile: app.KeyFile, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	langs := &countingLanguages{Drivers: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
-	k := &Keeper{Fixes: st, GitHub: clients,
+	k := &Keeper{Fixes: st, Forges: forge.New(github.NewForge(clients)),
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: clients.GitEnvFor},
 		Languages: langs, Kept: st,
 		WorkDir: t.TempDir(), Log: zaptest.NewLogger(t)}

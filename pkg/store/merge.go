@@ -36,16 +36,4 @@ func (s *Store) AddFailures(ctx context.Context, id string, failures []task.Fail
 }
 
 // keepMerged is next with the failures of stored that it lacks appended.
-func keepMerged(next, stored []task.Failure) []task.Failure {
-	have := map[string]bool{}
-	for _, f := range next {
-		have[f.ID()] = true
-	}
-	for _, f := range stored {
-		if !have[f.ID()] {
-			have[f.ID()] = true
-			next = append(next, f)
-		}
-	}
-	return next
-}
+func keepMerged(next, stored []task.Failure) []task.Failure { return task.MergeFailures(next, stored) }

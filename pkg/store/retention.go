@@ -22,6 +22,7 @@ const sweepBatch = 500
 func (s *Store) taskExpiryKey() string         { return s.key("task_expiry") }
 func (s *Store) taskReposKey() string          { return s.key("task_repos") }
 func (s *Store) retentionLockKey() string      { return s.key("retention_lock") }
+func (s *Store) retentionSweptKey() string     { return s.key("retention_swept") }
 func (s *Store) retentionMigrationKey() string { return s.key("migrations", "task_expiry") }
 
 // SetTaskRetention sets how long a task is kept once it reached a final
@@ -46,21 +47,77 @@ func (s *Store) retainTask(ctx context.Context, p redis.Pipeliner, key, id strin
 	p.ZRem(ctx, s.taskExpiryKey(), id)
 }
 
-// TakeSweepTurn makes owner the one process that sweeps expired tasks for
-// the next interval: it reports false when another process took the turn
-// within the last interval. The turn is not given back, so that the
-// replicas of the bot sweep once per interval between them; a process that
-// dies while sweeping leaves the rest to the next turn (the sweep is
-// idempotent).
+// TakeSweepTurn makes owner the one process that sweeps expired tasks now:
+// it reports false when a sweep ended within the last interval
+// (retention_swept), or another process is sweeping (retention_lock). The
+// lock is a lease of sweepLease that its holder renews while it sweeps
+// (holdSweep) and gives back when done (endSweep), so that it expires with
+// a holder that died: the next replica to ask sweeps then, not an interval
+// later. The sweep is idempotent.
 func (s *Store) TakeSweepTurn(ctx context.Context, owner string, interval time.Duration) (bool, error) {
 	if interval < time.Millisecond {
 		return false, fmt.Errorf("take the retention sweep's turn: interval %s: must be at least 1ms", interval)
 	}
-	ok, err := s.rdb.SetNX(ctx, s.retentionLockKey(), owner, interval).Result()
+	n, err := s.firstTime.Run(ctx, s.rdb, []string{s.retentionLockKey(), s.retentionSweptKey()}, owner, s.lease().Milliseconds()).Int64()
 	if err != nil {
 		return false, fmt.Errorf("take the retention sweep's turn for %s: %w", owner, err)
 	}
-	return ok, nil
+	return n == 1, nil
+}
+
+// Retention sweep defaults: the lease of the sweep's lock, renewed by its
+// holder at a third of it; and how often each process asks whether a
+// sweep is due (at most the interval).
+const (
+	DefaultSweepLease = 30 * time.Second
+	DefaultSweepCheck = time.Minute
+)
+
+func (s *Store) lease() time.Duration {
+	if s.sweepLease > 0 {
+		return s.sweepLease
+	}
+	return DefaultSweepLease
+}
+
+// holdSweep renews owner's lease on the sweep until stop is called;
+// work ends if the lease is lost (another process took the lock after a
+// pause longer than the lease).
+func (s *Store) holdSweep(ctx context.Context, owner string) (work context.Context, stop func()) {
+	work, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(s.lease() / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-work.Done():
+				return
+			case <-tick.C:
+			}
+			n, err := s.rdb.Eval(work, expireOwnedSrc, []string{s.retentionLockKey()}, owner, s.lease().Milliseconds()).Int64()
+			if err == nil && n == 0 {
+				cancel()
+				return
+			}
+		}
+	}()
+	return work, func() { cancel(); <-done }
+}
+
+// endSweep gives owner's lock back; a sweep that finished (swept) also
+// marks the interval as swept, so that no replica sweeps again in it.
+func (s *Store) endSweep(ctx context.Context, owner string, interval time.Duration, swept bool) error {
+	if swept {
+		if err := s.rdb.Set(ctx, s.retentionSweptKey(), owner, interval).Err(); err != nil {
+			return fmt.Errorf("mark the retention sweep done: %w", err)
+		}
+	}
+	if err := s.deleteOwned.Run(ctx, s.rdb, []string{s.retentionLockKey()}, owner).Err(); err != nil {
+		return fmt.Errorf("give the retention sweep's lock back: %w", err)
+	}
+	return nil
 }
 
 // SweepExpiredTasks removes the tasks whose retention has passed: the task

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/task"
@@ -310,8 +311,8 @@ func TestRetentionConcurrentSweeps(t *testing.T) {
 	}
 }
 
-// One replica sweeps per interval: the turn is taken once until it
-// lapses.
+// One replica sweeps per interval: while one sweeps, its lock (a lease)
+// keeps the others out; once its sweep ended, the interval is marked swept.
 func TestRetentionSweepTurn(t *testing.T) {
 	for name, rdb := range outcomeBackends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -323,20 +324,62 @@ func TestRetentionSweepTurn(t *testing.T) {
 			}
 			for _, st := range []*Store{a, b} {
 				if ok, err := st.TakeSweepTurn(ctx, "bot-b", time.Hour); err != nil || ok {
-					t.Fatalf("a second turn within the interval: %v %v", ok, err)
+					t.Fatalf("a second turn while the first sweeps: %v %v", ok, err)
 				}
 			}
 			ttl, err := rdb.PTTL(ctx, a.retentionLockKey()).Result()
-			if err != nil || ttl <= 0 || ttl > time.Hour {
-				t.Fatalf("the turn lives %s (%v), want within the interval", ttl, err)
+			if err != nil || ttl <= 0 || ttl > DefaultSweepLease {
+				t.Fatalf("the lock lives %s (%v), want the lease", ttl, err)
+			}
+			if err := a.endSweep(ctx, "bot-a", time.Hour, true); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := b.TakeSweepTurn(ctx, "bot-b", time.Hour); err != nil || ok {
+				t.Fatalf("a turn in an interval already swept: %v %v", ok, err)
 			}
 			// As when the interval has passed.
-			if err := rdb.Del(ctx, a.retentionLockKey()).Err(); err != nil {
+			if err := rdb.Del(ctx, a.retentionSweptKey()).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if ok, err := b.TakeSweepTurn(ctx, "bot-b", time.Hour); err != nil || !ok {
 				t.Fatalf("the turn after the interval: %v %v", ok, err)
 			}
+		})
+	}
+}
+
+// A sweep's lock expires with its holder: a replica killed while it swept
+// (it took the turn and never renewed or gave it back) holds up the
+// retention for a lease, not for the hour of the interval. Another
+// replica's RunRetention removes the due tasks once the lease lapses.
+func TestRetentionLockExpiresWithItsHolder(t *testing.T) {
+	for name, rdb := range outcomeBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s, clk := retentionStore(t, rdb)
+			for i := range 3 {
+				if err := s.SaveTask(ctx, repoTask(fmt.Sprint("due", i), repoA, task.StatusDropped)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.add(2 * time.Hour)
+			dead := New(rdb, s.prefix)
+			dead.sweepLease = 2 * time.Second
+			if ok, err := dead.TakeSweepTurn(ctx, "killed-bot:1", time.Hour); err != nil || !ok {
+				t.Fatalf("the killed replica's turn: %v %v", ok, err)
+			}
+			s.sweepLease, s.sweepCheck = 2*time.Second, 100*time.Millisecond
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.RunRetention(ctx, time.Hour, "live-bot:2", zap.NewNop())
+			}()
+			testsvc.PollSeeing(t, time.Minute, "the live replica sweeps once the killed one's lock lapsed",
+				func() string { return fmt.Sprintf("%d tasks indexed", zcard(t, s, s.tasksKey())) },
+				func() bool { return zcard(t, s, s.tasksKey()) == 0 })
+			cancel()
+			<-done
 		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 )
 
-// What people asked of redfix on GitHub: the revisions each pull request
+// What people asked of redfix on its pull requests: the revisions each pull request
 // got (bounded per pull request), the retries of each failure group, and
 // every command acted on.
 

@@ -36,6 +36,9 @@ type Store struct {
 	ttls      ClaimTTLs
 	retention time.Duration    // of finished tasks; 0: forever
 	now       func() time.Time // when a finished task's retention starts, and the sweep's clock
+	// sweepLease and sweepCheck are the retention sweep's lock lease and
+	// how often it is asked for (DefaultSweepLease, DefaultSweepCheck when 0).
+	sweepLease, sweepCheck time.Duration
 
 	deleteOwned  *redis.Script
 	claimPublish *redis.Script

@@ -52,6 +52,7 @@ func suite(t *testing.T, rdb *redis.Client) {
 	}{
 		{"Tasks", testTasks},
 		{"FindTasks", testFindTasks},
+		{"FindTasksFillsThePagePastExpiredTasks", testFindTasksFillsThePagePastExpiredTasks},
 		{"IndexTasksByRepo", testIndexTasksByRepo},
 		{"TakeOverGroup", testTakeOverGroup},
 		{"SetStatusMissing", testSetStatusMissing},

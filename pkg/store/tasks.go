@@ -185,9 +185,18 @@ func (s *Store) ListTasks(ctx context.Context, limit int) ([]task.Task, error) {
 	return s.FindTasks(ctx, task.Filter{Limit: limit})
 }
 
+// maxScanned bounds the index entries one listing reads, past the page,
+// when many of them name tasks that are gone (expired before the sweep
+// removed their entries) or have moved since the index was read.
+const maxScanned = 20000
+
 // FindTasks returns the tasks f selects, newest created first. It reads
 // the indexes: the status's set, the repository's tasks by creation time
-// (IndexTasksByRepo fills it for tasks stored before it existed).
+// (IndexTasksByRepo fills it for tasks stored before it existed). An entry
+// whose task is gone (its key expired, and the retention sweep has not
+// removed the entry yet) or no longer matches is skipped, and the listing
+// reads on until it holds f.Limit tasks or the index ends, so that a page
+// is never short while older tasks remain.
 func (s *Store) FindTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
 	if f.Limit <= 0 {
 		f.Limit = DefaultListLimit
@@ -196,25 +205,38 @@ func (s *Store) FindTasks(ctx context.Context, f task.Filter) ([]task.Task, erro
 	if f.Repo != "" {
 		byTime = s.repoTasksKey(f.Repo)
 	}
-	var ids []string
-	var err error
-	if f.Status == "" {
-		ids, err = s.rdb.ZRevRange(ctx, byTime, 0, int64(f.Limit-1)).Result()
-	} else {
-		ids, err = s.newestOf(ctx, s.statusKey(f.Status), byTime, f.Limit)
+	var ordered []string // the status's tasks, newest first
+	if f.Status != "" {
+		var err error
+		if ordered, err = s.newestOf(ctx, s.statusKey(f.Status), byTime, maxScanned); err != nil {
+			return nil, fmt.Errorf("find tasks %+v: %w", f, err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("find tasks %+v: %w", f, err)
-	}
-	tasks, err := s.readTasks(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("find tasks %+v: %w", f, err)
-	}
-	// A task that moved since the indexes were read is left out.
-	kept := tasks[:0]
-	for _, t := range tasks {
-		if (f.Status == "" || t.Status == f.Status) && (f.Repo == "" || t.Repo == f.Repo) {
-			kept = append(kept, t)
+	kept := make([]task.Task, 0, f.Limit)
+	for start := 0; len(kept) < f.Limit && start < maxScanned; {
+		n := min(max(2*(f.Limit-len(kept)), 32), maxScanned-start)
+		var ids []string
+		if f.Status == "" {
+			var err error
+			if ids, err = s.rdb.ZRevRange(ctx, byTime, int64(start), int64(start+n-1)).Result(); err != nil {
+				return nil, fmt.Errorf("find tasks %+v: %w", f, err)
+			}
+		} else {
+			ids = ordered[min(start, len(ordered)):min(start+n, len(ordered))]
+		}
+		if len(ids) == 0 {
+			break
+		}
+		start += len(ids)
+		tasks, err := s.readTasks(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("find tasks %+v: %w", f, err)
+		}
+		// A task that moved since the indexes were read is left out.
+		for _, t := range tasks {
+			if len(kept) < f.Limit && (f.Status == "" || t.Status == f.Status) && (f.Repo == "" || t.Repo == f.Repo) {
+				kept = append(kept, t)
+			}
 		}
 	}
 	return kept, nil

@@ -282,3 +282,39 @@ func testConcurrentStatus(t *testing.T, s *Store) {
 		}
 	}
 }
+
+// Between a task's expiry and the sweep that removes its index entries, a
+// listing still fills its page: the entries of tasks that are gone are
+// skipped and older tasks read instead (limit=1 gave [] with thousands
+// indexed, when the newest had expired).
+func testFindTasksFillsThePagePastExpiredTasks(t *testing.T, s *Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	const repo = "https://github.com/acme/shop"
+	for i := range 80 {
+		tk := newTask(fmt.Sprint("e", i), base.Add(time.Duration(i)*time.Minute), task.StatusDropped)
+		tk.Repo = repo
+		if err := s.SaveTask(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 10 {
+			// Expired: Redis removed the key, the indexes still name it.
+			if err := s.rdb.Del(ctx, s.taskKey(tk.ID)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, f := range []task.Filter{{Limit: 1}, {Limit: 3, Status: task.StatusDropped}, {Limit: 3, Repo: repo}, {Limit: 3, Repo: repo, Status: task.StatusDropped}} {
+		ts, err := s.FindTasks(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"e9", "e8", "e7"}[:f.Limit]
+		if fmt.Sprint(taskIDs(ts)) != fmt.Sprint(want) {
+			t.Errorf("FindTasks(%+v) = %v, want %v: the newest tasks that are still stored", f, taskIDs(ts), want)
+		}
+	}
+	if ts, err := s.FindTasks(ctx, task.Filter{Limit: 100, Repo: repo}); err != nil || len(ts) != 10 {
+		t.Errorf("FindTasks(limit 100) = %d tasks, %v; want the 10 stored", len(ts), err)
+	}
+}

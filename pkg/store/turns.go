@@ -11,7 +11,7 @@ import (
 func (s *Store) turnKey(work string) string { return s.key("turn", work) }
 
 // TakeTurn makes owner the one process that does the named periodic work
-// (the GitHub resync, say) for the next interval: it reports false when
+// (a forge's resync, say) for the next interval: it reports false when
 // another process took the turn within the last interval. The turn is not
 // given back, so that the bot's replicas do the work once per interval
 // between them; when the holder dies the turn lapses with the interval and

@@ -352,3 +352,20 @@ func (r Round) Rejected() []string {
 	}
 	return names
 }
+
+// MergeFailures is failures with those of more that it lacks appended, in
+// their order (a failure is known by its test ID).
+func MergeFailures(failures, more []Failure) []Failure {
+	have := make(map[string]bool, len(failures))
+	for _, f := range failures {
+		have[f.ID()] = true
+	}
+	out := failures[:len(failures):len(failures)] // appends never write into the caller's array
+	for _, f := range more {
+		if !have[f.ID()] {
+			have[f.ID()] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}

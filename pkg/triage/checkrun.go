@@ -119,6 +119,9 @@ func writeGroup(b *strings.Builder, t task.Task, fixes map[string]task.Fix) {
 		}
 		if bis.Confidence > 0 {
 			line += fmt.Sprintf(", found by bisection with confidence %.0f%% in %d test runs", bis.Confidence*100, bis.Steps)
+			if bis.CachedRuns > 0 {
+				line += fmt.Sprintf(" and %d reused from earlier searches", bis.CachedRuns)
+			}
 		}
 		if e := bis.EvidenceText(); e != "" {
 			line += "; " + e

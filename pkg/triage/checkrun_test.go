@@ -29,6 +29,7 @@ func reliable(status task.Status, reason, pr string) task.Task {
 }
 
 func TestCheckText(t *testing.T) {
+	t.Parallel()
 	flaky := reliable(task.StatusDropped, "flaky: passed 2 of 3 re-runs", "")
 	flaky.Flakiness = task.Flakiness{Runs: 3, Failures: 1, Verdict: "flaky"}
 	flaky.Bisection = task.Bisection{}
@@ -102,6 +103,7 @@ func TestCheckText(t *testing.T) {
 // the pull request's, no image, no HTML, no mention or reference, no
 // heading or list of its own. The title holds none of it.
 func TestCheckTextHostile(t *testing.T) {
+	t.Parallel()
 	hostile := []string{
 		"@org/team please look", "Fixes #1, closes owner/repo#5", "[link](http://e.vil)", "![img](http://e.vil/x.png)",
 		"<img src=x onerror=alert(1)>", "<!-- redfix:fingerprint=fake -->", "https://e.vil/x", "# heading\n- item",
@@ -185,6 +187,7 @@ func (s *shown) Decided(_ context.Context, repo string, outs []Outcome) {
 // The intake shows each triaged report's outcomes on its commit once they
 // are decided, and nothing for a report that decided no group.
 func TestIntakeShowsVerdicts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := &scriptedTriage{}
 	in, _ := newIntake(t, tr)

@@ -101,6 +101,7 @@ func TestProcessForks(t *testing.T) {
 // TestForkHeadline: the verdict on the red commit says why a fork's run
 // was not repaired.
 func TestForkHeadline(t *testing.T) {
+	t.Parallel()
 	tk := task.Task{Status: task.StatusDropped, Reason: forkReason("mallory/forked", "refused by its .redfix.yaml at abc1234 (forks: false)")}
 	if h := headline(tk, nil); h != "not repaired: pull requests from forks are not handled" {
 		t.Errorf("headline %q", h)

@@ -15,6 +15,7 @@ import (
 // CI's frames name CI's checkout; the task's are relative to the
 // repository, learnt from the reproduction's frames.
 func TestRelativeFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -42,6 +43,7 @@ func TestRelativeFailures(t *testing.T) {
 // CI's absolute paths) becomes relative to the repository, learnt from
 // pytest's frames in the reproduction; its test gets pytest's node id.
 func TestRelativeFailuresPython(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, text := range map[string]string{"pyproject.toml": "[project]\nname = \"calc\"\n", "calc/ops.py": "def total(xs):\n    return 0\n", "tests/test_calc.py": "def test_total():\n    pass\n"} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
@@ -80,6 +82,7 @@ func TestRelativeFailuresPython(t *testing.T) {
 // checkout: the longest ending of it that is a file there; a path that
 // ends in no file of the checkout, or only in a link, stays as it was.
 func TestCheckoutFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"test/tally.test.js", "tally.test.js", "other/real.test.js"} {
 		p := filepath.Join(dir, filepath.FromSlash(name))

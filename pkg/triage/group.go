@@ -17,8 +17,8 @@ import (
 
 // group decides one failure group of the report: it claims the group (or
 // finds who holds it), gathers the evidence (re-runs, history, bisection),
-// applies the rules, and saves a dropped task, or queues a job and saves its
-// task.
+// applies the rules, and saves a dropped task (a failed one when the
+// repository's setup failed), or queues a job and saves its task.
 func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome, error) {
 	t, in := p.t, p.in
 	id := taskID(in, g.Fingerprint, t.now())
@@ -120,6 +120,7 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		decided = err == nil
 		return o, err
 	}
+
 	defer func() {
 		if decided {
 			return
@@ -139,6 +140,11 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	if reason, err := p.language(work, ws, log); err != nil || reason != "" {
 		if lostTo() != "" || err != nil {
 			return lost(err)
+		}
+		if p.setupFailed {
+			o, err := p.fail(ctx, tk, out, reason, log)
+			decided = err == nil
+			return o, err
 		}
 		return decide(reason)
 	}
@@ -241,6 +247,19 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	}
 	log.Info("queued", zap.Int("test_runs", out.TestRuns))
 	out.Status, out.Task = task.StatusQueued, &tk
+	return out, nil
+}
+
+// fail saves the group's task as failed with reason: no verdict on the
+// failure (its repository's setup failed), so the group's next report
+// takes it over at once (takeOverFrom) instead of waiting out a verdict.
+func (p *process) fail(ctx context.Context, tk task.Task, out Outcome, reason string, log *zap.Logger) (Outcome, error) {
+	tk.Status, tk.Reason, tk.UpdatedAt = task.StatusFailed, reason, p.t.now().UTC()
+	if err := p.t.store.SaveTask(ctx, tk); err != nil {
+		return out, fmt.Errorf("save failed task %s: %w", tk.ID, err)
+	}
+	log.Warn("failed: the failure is triaged again on its next report", zap.String("reason", reason))
+	out.Status, out.Reason, out.Task = task.StatusFailed, reason, &tk
 	return out, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/report"
@@ -21,11 +21,11 @@ type Submissions interface {
 	RunSlots(ctx context.Context, slots int, handle ingest.Handler) error
 }
 
-// Deliveries turns a stored GitHub delivery into what there is to triage:
-// a failed run's report, or nothing (an outcome recorded)
-// (deliveries.Processor).
-type Deliveries interface {
-	Process(ctx context.Context, sub ingest.Submission) (deliveries.Result, error)
+// Events turns a forge's stored event into what there is to triage: a
+// failed run's report, or nothing (an outcome recorded, a command
+// answered) (a forge driver's processor of its stored deliveries).
+type Events interface {
+	Process(ctx context.Context, sub ingest.Submission) (forge.Processed, error)
 }
 
 // Recorder keeps what became of the reports for the dashboard
@@ -38,8 +38,8 @@ type Recorder interface {
 	TriageDecided(ctx context.Context, sub ingest.Submission, o Outcome)
 }
 
-// Intake triages the stored submissions until its context ends. A GitHub
-// delivery becomes its failed run's report first; every report is held to
+// Intake triages the stored submissions until its context ends. A forge's
+// event becomes its failed run's report first; every report is held to
 // the ingest API's rules again (whatever route stored it), triaged, and
 // what came of it counted and recorded. A report whose repository or
 // commit cannot be fetched although its server answered (or that a local
@@ -53,7 +53,9 @@ type Intake struct {
 	Triage interface {
 		Process(ctx context.Context, in Input) ([]Outcome, error)
 	}
-	GitHub Deliveries
+	// Events are the forges' stored events, by the kind their webhooks
+	// store them as (the forge driver's name).
+	Events map[string]Events
 	// Allow is the ingest API's allowlist.
 	Allow  *repourl.Allowlist
 	Record Recorder
@@ -93,28 +95,14 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 	id := sub.ID
 	posted := sub.Kind == ingest.KindReport
 	release := func(context.Context) {}
-	if sub.Kind == ingest.KindGitHub {
-		// A webhook delivery: a failed run becomes its report, to triage
-		// like one CI posted; an outcome is recorded and that is all.
-		res, err := in.GitHub.Process(ctx, sub)
-		if err != nil {
-			if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
-				in.failed(ctx, sub, err)
-				in.Waits.settle(id, settlement{err: err})
-			}
+	if sub.IsEvent() {
+		// A forge's event: a failed run becomes its report, to triage like
+		// one CI posted; an outcome is recorded and that is all.
+		run, rel, err := in.event(ctx, sub, a)
+		if err != nil || run == nil {
 			return err
 		}
-		if res.Report == nil {
-			in.Waits.settle(id, settlement{})
-			return nil
-		}
-		sub = *res.Report
-		sub.Verified = true // the webhook's signature was checked before it was stored
-		if a.N == 1 {
-			// The run's report is stored for triage, as a posted one.
-			in.Record.Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: sub.Repo})
-		}
-		release = res.Release
+		sub, release = *run, rel
 	}
 	// The API checked these already; a message stored by another route
 	// or an older version is held to the same rules here.
@@ -190,6 +178,45 @@ func (in *Intake) process(ctx context.Context, sub ingest.Submission, a ingest.A
 	in.Record.Count(context.WithoutCancel(ctx), series.Count{Event: series.EventReportTriaged, Repo: sub.Repo})
 	in.Waits.settle(id, settlement{tasks: ids})
 	return nil
+}
+
+// event processes a forge's stored event through its driver: the report
+// of the failed run it brings, to triage, and the release of the run's
+// claim; no report when the event is settled (or failed) here.
+func (in *Intake) event(ctx context.Context, sub ingest.Submission, a ingest.Attempt) (*ingest.Submission, func(context.Context), error) {
+	ev, ok := in.Events[sub.Kind]
+	var (
+		res forge.Processed
+		err error
+	)
+	if ok {
+		res, err = ev.Process(ctx, sub)
+	} else {
+		err = fmt.Errorf("%w: no forge takes events of kind %q", ingest.ErrInvalid, sub.Kind)
+	}
+	if err != nil {
+		if errors.Is(err, ingest.ErrInvalid) || a.Last && ctx.Err() == nil {
+			in.failed(ctx, sub, err)
+			in.Waits.settle(sub.ID, settlement{err: err})
+		}
+		return nil, nil, err
+	}
+	if res.Report == nil {
+		in.Waits.settle(sub.ID, settlement{})
+		return nil, nil, nil
+	}
+	r := res.Report
+	run := &ingest.Submission{ID: r.ID, Repo: r.Repo, Commit: r.Commit, Good: r.Good, Branch: r.Branch, Fork: r.Fork, Report: r.Data, Parsed: r.Parsed,
+		Verified: true} // the webhook's signature was checked before it was stored
+	if a.N == 1 {
+		// The run's report is stored for triage, as a posted one.
+		in.Record.Count(ctx, series.Count{Event: series.EventReportAccepted, Repo: run.Repo})
+	}
+	release := res.Release
+	if release == nil {
+		release = func(context.Context) {}
+	}
+	return run, release, nil
 }
 
 // failed counts a report triage settled without triaging it: invalid (it

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/redfix/redfix/pkg/gh/deliveries"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/ingest"
 	"github.com/redfix/redfix/pkg/report"
@@ -46,11 +46,11 @@ func (r *recorded) TriageDecided(_ context.Context, _ ingest.Submission, o Outco
 	r.decided = append(r.decided, o)
 }
 
-// deliveryWithoutRun is a GitHub delivery that is not a run to triage.
+// deliveryWithoutRun is a forge's event that is not a run to triage.
 type deliveryWithoutRun struct{}
 
-func (deliveryWithoutRun) Process(context.Context, ingest.Submission) (deliveries.Result, error) {
-	return deliveries.Result{Note: "fix reviewed"}, nil
+func (deliveryWithoutRun) Process(context.Context, ingest.Submission) (forge.Processed, error) {
+	return forge.Processed{Note: "fix reviewed"}, nil
 }
 
 type noTasks struct{}
@@ -66,7 +66,7 @@ func newIntake(t *testing.T, tr *scriptedTriage) (*Intake, *recorded) {
 		t.Fatal(err)
 	}
 	rec := &recorded{}
-	return &Intake{Triage: tr, GitHub: deliveryWithoutRun{}, Allow: allow, Record: rec, Waits: &Waits{Tasks: noTasks{}}}, rec
+	return &Intake{Triage: tr, Events: map[string]Events{"github": deliveryWithoutRun{}}, Allow: allow, Record: rec, Waits: &Waits{Tasks: noTasks{}}}, rec
 }
 
 func report1(id string) ingest.Submission {
@@ -78,6 +78,7 @@ func report1(id string) ingest.Submission {
 // as untriageable on its third attempt, however many more the stream would
 // give it; its waiter hears why.
 func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := &scriptedTriage{err: fmt.Errorf("clone: %w", gitrepo.ErrNoRepository)}
 	in, rec := newIntake(t, tr)
@@ -138,6 +139,7 @@ func TestIntakeParksAnsweredReportsAfterThreeAttempts(t *testing.T) {
 // triaged; a triaged report counts (accepted on its first delivery) and
 // hands its tasks to its waiter.
 func TestIntakeSettlesEachSubmission(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tr := &scriptedTriage{}
 	in, rec := newIntake(t, tr)
@@ -152,7 +154,7 @@ func TestIntakeSettlesEachSubmission(t *testing.T) {
 	}
 
 	w := in.Waits.Expect("gh-1")
-	if err := in.process(ctx, ingest.Submission{ID: "gh-1", Kind: ingest.KindGitHub}, ingest.Attempt{N: 1}); err != nil {
+	if err := in.process(ctx, ingest.Submission{ID: "gh-1", Kind: "github"}, ingest.Attempt{N: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if tasks, err := w.Wait(ctx); err != nil || len(tasks) != 0 || tr.calls != 0 {
@@ -175,5 +177,13 @@ func TestIntakeSettlesEachSubmission(t *testing.T) {
 	}
 	if n := len(rec.counts); n != 3 || rec.counts[2].Event != series.EventReportTriaged {
 		t.Errorf("counts %+v, want a redelivery triaged, not accepted again", rec.counts)
+	}
+	// An event of a kind no configured forge takes is invalid: parked.
+	w = in.Waits.Expect("other-1")
+	if err := in.process(ctx, ingest.Submission{ID: "other-1", Kind: "elsewhere", Event: "x", Payload: []byte("{}")}, ingest.Attempt{N: 1}); !errors.Is(err, ingest.ErrInvalid) {
+		t.Errorf("an event no forge takes: %v, want invalid", err)
+	}
+	if _, err := w.Wait(ctx); err == nil || len(rec.failed) != 2 || rec.failed[1] != "invalid" || tr.calls != 2 {
+		t.Errorf("an event no forge takes: waiter heard %v, failures %v, triage calls %d", err, rec.failed, tr.calls)
 	}
 }

@@ -25,10 +25,12 @@ const maxSetupReason = 8 << 10
 
 // language chooses the report's driver, once, from the workspace at the
 // failing commit, and sets the checkout's dependencies up with it. A
-// non-empty reason drops every group of the report: no driver knows the
-// repository, or none is configured (ReasonCannotRun, never retried: its
-// files say so), or its setup failed (the reason names the command and its
-// output).
+// non-empty reason stops every group of the report: no driver knows the
+// repository, or none is configured (ReasonCannotRun, a verdict: its files
+// say so, and the group is dropped), or its setup failed (p.setupFailed;
+// the reason names the command and its output): no verdict on the
+// failure, so the group's task fails and the next report of the failure is
+// triaged again.
 func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *zap.Logger) (reason string, err error) {
 	if p.langChosen {
 		return p.langReason, nil
@@ -53,10 +55,12 @@ func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *za
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		// A setup that fails is the repository's problem (a dependency
-		// that does not install), not triage's: dropped with what failed,
-		// not retried.
-		p.langChosen, p.langReason = true, "cannot run its tests: the "+d.Name()+" setup failed: "+clipper.Middle(err.Error(), maxSetupReason)
+		// A setup that fails (a dependency that does not install, a
+		// registry down) says nothing of the failure itself: the task
+		// fails with what failed, and the group is left to the next
+		// report rather than held for the verdict's hours.
+		p.langChosen, p.setupFailed = true, true
+		p.langReason = "cannot run its tests: the " + d.Name() + " setup failed: " + clipper.Middle(err.Error(), maxSetupReason)
 		return p.langReason, nil
 	}
 	p.langChosen = true

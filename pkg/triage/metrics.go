@@ -13,7 +13,8 @@ type Metrics struct {
 	// reports settled by triage, by result: triaged, invalid (a report that
 	// can never be triaged), gave_up (triage failed on its last attempt).
 	reports *prometheus.CounterVec
-	// outcomes of the failure groups: queued, or dropped with a reason class.
+	// outcomes of the failure groups: queued, dropped with a reason class,
+	// or failed (the repository's setup failed; no verdict).
 	outcomes *prometheus.CounterVec
 	// duration of the triage of one report (reproduce, flakiness re-runs,
 	// bisection of each of its failure groups), by result: triaged, failed.
@@ -29,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"result"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redfix_triage_outcomes_total",
-			Help: "Failure groups triage decided, by outcome (queued, dropped) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, fork, budget, already_fixed, human_fix, beyond_cap, other).",
+			Help: "Failure groups triage decided, by outcome (queued, dropped, failed: the repository's setup failed and the next report tries again) and reason class (for dropped: flaky, not_reproduced, duplicate, ended_unfixed, same_blame, cannot_run, opted_out, fork, budget, already_fixed, human_fix, beyond_cap, other).",
 		}, []string{"outcome", "reason"}),
 	}
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -43,6 +44,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.reports.WithLabelValues(r)
 	}
 	m.outcomes.WithLabelValues("queued", "")
+	m.outcomes.WithLabelValues("failed", "")
 	for _, c := range ReasonClasses {
 		m.outcomes.WithLabelValues("dropped", c)
 	}
@@ -70,6 +72,8 @@ func (m *Metrics) decided(o Outcome) {
 		m.outcomes.WithLabelValues("queued", "").Inc()
 	case task.StatusDropped:
 		m.outcomes.WithLabelValues("dropped", ReasonClass(o.Reason)).Inc()
+	case task.StatusFailed:
+		m.outcomes.WithLabelValues("failed", "").Inc()
 	}
 }
 

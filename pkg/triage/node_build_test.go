@@ -67,6 +67,7 @@ func processUnloadable(t *testing.T, history []string, broken int, file, message
 // build failure of the file, which vitest loads through the driver at each
 // commit the build bisection tries.
 func TestProcessVitestUnloadableFileIsABuildFailure(t *testing.T) {
+	t.Parallel()
 	nodetest.Require(t)
 	processUnloadable(t, nodetest.PriceUnloadable, nodetest.PriceBroken, nodetest.PriceUnloadableFile, nodetest.PriceUnloadableMessage)
 }
@@ -75,6 +76,7 @@ func TestProcessVitestUnloadableFileIsABuildFailure(t *testing.T) {
 // and says no more: the file is found in the checkout by that path's end,
 // and is a build failure of it.
 func TestProcessNodeTestUnloadableFileIsABuildFailure(t *testing.T) {
+	t.Parallel()
 	nodetest.Require(t)
 	processUnloadable(t, tallyUnloadable, 2, "test/tally.test.js", "Cannot find module '../tally'")
 }

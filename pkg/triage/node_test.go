@@ -114,6 +114,7 @@ func processNode(t *testing.T, c nodeCase) {
 // canonically (the file, "describe > title"), and vitest runs it through
 // the driver at each commit bisection tries.
 func TestProcessVitestReportBisectsAndQueuesCanonicalID(t *testing.T) {
+	t.Parallel()
 	nodetest.Require(t)
 	processNode(t, nodeCase{
 		history: nodetest.Price, broken: nodetest.PriceBroken,
@@ -127,6 +128,7 @@ func TestProcessVitestReportBisectsAndQueuesCanonicalID(t *testing.T) {
 // driver resolves the name to the test's canonical id, jest runs it, and
 // CI's absolute frames become relative to the repository.
 func TestProcessJestReportBisectsAndQueuesCanonicalID(t *testing.T) {
+	t.Parallel()
 	nodetest.Require(t)
 	processNode(t, nodeCase{
 		history: nodetest.Cart, broken: nodetest.CartBroken,

@@ -86,12 +86,14 @@ type process struct {
 	headBranch, headCommit string
 	headErr                error
 	// The report's language driver and the runner of its tests, chosen
-	// once (see language); langReason drops every group when the
-	// repository cannot run (no driver knows it, or its setup failed).
-	lang       lang.Driver
-	runner     Runner
-	langChosen bool
-	langReason string
+	// once (see language); langReason stops every group when the
+	// repository cannot run: dropped (no driver knows it), or failed when
+	// setupFailed (its setup failed).
+	lang        lang.Driver
+	runner      Runner
+	langChosen  bool
+	langReason  string
+	setupFailed bool
 	// The repository's policy at the commit, read once (see repoPolicy).
 	policy     *repoconfig.Policy
 	policyRead bool

@@ -40,6 +40,7 @@ func pythonContext(t *testing.T, dir string) context.Context {
 // naming the test by its node id, with the failing assertion's message
 // and frames relative to the repository.
 func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	ctx := pythonContext(t, dir)
@@ -139,9 +140,13 @@ func TestProcessDropsRepositoryNoDriverKnows(t *testing.T) {
 }
 
 // A Python repository whose dependencies cannot be installed (its
-// requirement is on no index the driver can reach) is dropped with the
-// setup command that failed and its output, not retried, and no test run.
-func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
+// requirement is on no index the driver can reach) fails with the setup
+// command that failed and its output, and no test run: no verdict on the
+// failure, so its group is not held. The next report of the failure, once
+// the requirement installs, is triaged at once and queued, not dropped as
+// "same failure as task …" for the verdict's hours.
+func TestProcessPythonSetupFailureFailsAndTheNextReportRetries(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	// An index that refuses connections: a port that was free a moment ago.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -159,15 +164,16 @@ func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
 	})
 	ctx := pythonContext(t, f.Dir)
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Languages: drivers(python.Driver{Python: pythontest.Python, IndexURL: index})}, zaptest.NewLogger(t))
-	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Format: "junit", Failures: []task.Failure{
+	in := Input{Repo: f.Dir, Commit: sha, Report: report.Result{Format: "junit", Failures: []task.Failure{
 		{Package: "tests.test_x", Test: "test_x", Message: "assert False"},
-	}}})
+	}}}
+	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Languages: drivers(python.Driver{Python: pythontest.Python, IndexURL: index})}, zaptest.NewLogger(t))
+	outs, err := tr.Process(ctx, in)
 	if err != nil {
-		t.Fatalf("Process: %v, want the group dropped, no error", err)
+		t.Fatalf("Process: %v, want the group failed, no error", err)
 	}
-	if len(outs) != 1 || outs[0].Status != task.StatusDropped {
-		t.Fatalf("outcomes %+v, want one dropped", outs)
+	if len(outs) != 1 || outs[0].Status != task.StatusFailed {
+		t.Fatalf("outcomes %+v, want one failed", outs)
 	}
 	reason := outs[0].Reason
 	t.Logf("reason: %s", reason)
@@ -176,8 +182,27 @@ func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
 			t.Errorf("reason %q does not say %q", reason, want)
 		}
 	}
-	if ReasonClass(reason) != ReasonCannotRun || outs[0].TestRuns != 0 || len(queue.jobs) != 0 {
-		t.Errorf("outcome %+v, jobs %d: want cannot_run, no test run, no job", outs[0], len(queue.jobs))
+	if saved := store.tasks[outs[0].TaskID]; saved.Status != task.StatusFailed || saved.Reason != reason {
+		t.Errorf("saved task %+v, want failed with the reason", saved)
+	}
+	if outs[0].TestRuns != 0 || len(queue.jobs) != 0 {
+		t.Errorf("outcome %+v, jobs %d: want no test run, no job", outs[0], len(queue.jobs))
+	}
+
+	// The requirement installs now (an index serves it): the same failure
+	// reported again is triaged and queued.
+	wheel, data := pythontest.Wheel(t, "redfix-absent-package", "1.0", map[string]string{"redfix_absent_package/__init__.py": "\n"})
+	served := pythontest.NewIndex(t, map[string][]byte{wheel: data})
+	tr = New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2, Languages: drivers(python.Driver{Python: pythontest.Python, IndexURL: served.URL + "/simple/"})}, zaptest.NewLogger(t))
+	outs, err = tr.Process(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != task.StatusQueued {
+		t.Fatalf("the next report: outcomes %+v, want the failure triaged again and queued", outs)
+	}
+	if len(queue.jobs) != 1 {
+		t.Errorf("%d jobs, want 1", len(queue.jobs))
 	}
 }
 
@@ -185,6 +210,7 @@ func TestProcessPythonSetupFailureNamesTheCommand(t *testing.T) {
 // another's: the report is dropped as one whose tests cannot be run, no
 // driver, and nothing ran.
 func TestProcessWithoutLanguagesRunsNothing(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	store, queue := newMemStore(), &memQueue{}
@@ -205,6 +231,7 @@ func TestProcessWithoutLanguagesRunsNothing(t *testing.T) {
 // failure of the test file: reproduced with the driver, bisected to the
 // commit that broke the import, and queued naming the file.
 func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
+	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.CalcUncollected...)
 	ctx := pythonContext(t, dir)

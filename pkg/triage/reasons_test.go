@@ -3,6 +3,7 @@ package triage
 import "testing"
 
 func TestReasonClass(t *testing.T) {
+	t.Parallel()
 	for reason, want := range map[string]string{
 		"flaky: 2/5 runs failed at abc1234; history":                                                                                          ReasonFlaky,
 		"does not reproduce at abc1234: 0/5 runs failed; no history":                                                                          ReasonNotReproduced,

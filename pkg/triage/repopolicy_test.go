@@ -7,6 +7,7 @@ import (
 )
 
 func TestRepoPolicyNarrowsTriage(t *testing.T) {
+	t.Parallel()
 	off := &repoconfig.Policy{Enabled: false, Source: ".redfix.yaml at abc123"}
 	reason := optedOutByFile(off)
 	if reason != "repository opted out in its .redfix.yaml at abc123 (enabled: false)" || ReasonClass(reason) != ReasonOptedOut {

@@ -12,7 +12,7 @@ import (
 )
 
 // OpenPulls counts redfix's open pull requests on a repository
-// (gh.BotPulls), for a policy's limit on them.
+// (inflight.Own), for a policy's limit on them.
 type OpenPulls interface {
 	OpenPullRequests(ctx context.Context, repo string) (int, error)
 }

@@ -181,18 +181,18 @@ func addRule(tk *task.Task, rule, verdict, detail string) {
 }
 
 // HumanFixes finds open pull requests by people that may already fix a
-// failure; gh.HumanFixes satisfies it.
+// failure; inflight.HumanFixes satisfies it.
 type HumanFixes interface {
 	// OpenHumanFix returns an open pull request by a person on repo that
 	// mentions one of terms or changes one of files, and why it matched
-	// ("" when none); checked is false when it could not look (GitHub is
-	// not configured for repo).
+	// ("" when none); checked is false when it could not look (no
+	// configured forge serves repo).
 	OpenHumanFix(ctx context.Context, repo string, files, terms []string) (url, why string, checked bool, err error)
 }
 
 // humanFix says why a person's pull request in flight makes the task
 // unneeded ("" when there is none, or it could not be checked: the rule
-// never blocks on GitHub being away).
+// never blocks on a forge being away).
 //
 // It looks for the failing tests' names and the blame commit's hash in pull
 // requests' titles and bodies, and for changes to the files the failure
@@ -202,8 +202,8 @@ func (p *process) humanFix(ctx context.Context, repo gitrepo.Repo, tk *task.Task
 	note := func(verdict, detail string) { addRule(tk, RuleHumanFix, verdict, detail) }
 	h := p.t.cfg.HumanFixes
 	if h == nil {
-		log.Debug("human fixes in flight: not checked (no GitHub)")
-		note(task.RuleNotChecked, "no GitHub configured")
+		log.Debug("human fixes in flight: not checked (no forge)")
+		note(task.RuleNotChecked, "no forge configured")
 		return ""
 	}
 	var files, terms []string
@@ -234,8 +234,8 @@ func (p *process) humanFix(ctx context.Context, repo gitrepo.Repo, tk *task.Task
 		note(task.RuleNotChecked, err.Error())
 		return ""
 	case !checked:
-		log.Info("human fixes in flight: not checked (GitHub is not configured for the repository)")
-		note(task.RuleNotChecked, "GitHub is not configured for the repository")
+		log.Info("human fixes in flight: not checked (no configured forge serves the repository)")
+		note(task.RuleNotChecked, "no configured forge serves the repository")
 		return ""
 	case url == "":
 		note(task.RulePass, fmt.Sprintf("no open pull request by a person names %s or changes one of %d files of the failure", strings.Join(terms, ", "), len(files)))

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-github/v62/github"
-
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/embedded/embeddedtest"
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
+	"github.com/redfix/redfix/pkg/forge/inflight"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
@@ -62,7 +62,7 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	if r := ruleOf(t, outs[0].Task, RuleDefaultBranch); r.Verdict != task.RulePass || r.Detail != "the failing commit is its head" {
 		t.Errorf("default branch rule: %+v", r)
 	}
-	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "no GitHub configured" {
+	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "no forge configured" {
 		t.Errorf("human fix rule: %+v", r)
 	}
 	if n, err := st.DailyJobs(ctx, normalizeRepo(f.Dir), day); err != nil || n != 1 {
@@ -186,7 +186,7 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	srv.CreateRepo("acme", "calc", f.Dir)
 	srv.AddToken("ghp_bot", "redfix-bot")
 	srv.AddToken("ghp_alice", "alice")
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_bot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,30 +201,28 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	if out, err := srv.Git("acme", "calc", "fetch", "-q", f.Dir, "alice/add:alice/add"); err != nil {
 		t.Fatalf("push: %v: %s", err, out)
 	}
-	alice, err := gh.New(gh.Config{APIURL: srv.APIURL(), Token: "ghp_alice"})
+	aliceClients, err := github.New(github.Config{APIURL: srv.APIURL(), Token: "ghp_alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := alice.ForRepo(ctx, "acme", "calc")
+	alice := github.NewForge(aliceClients)
+	pr, err := alice.OpenChangeRequest(ctx, alice.Repo("acme/calc"), forge.NewChangeRequest{Title: "Addition that adds", Head: "alice/add", Base: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, _, err := cl.PullRequests.Create(ctx, "acme", "calc", &github.NewPullRequest{Title: github.String("Addition that adds"), Head: github.String("alice/add"), Base: github.String("main")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	forges := forge.New(github.NewForge(clients))
 
 	store, queue := newMemStore(), &memQueue{}
 	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir(),
-		Checkouts:  &workspace.Mirrors{Dir: t.TempDir(), Auth: clients.GitEnvFor},
-		HumanFixes: gh.HumanFixes{Clients: clients},
+		Checkouts:  &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv},
+		HumanFixes: inflight.HumanFixes{Forges: forges},
 	}, nil)
 	in := Input{Repo: srv.HTMLURL("acme", "calc"), Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "a pull request by a person is in flight: " + pr.GetHTMLURL() + " (by alice, it changes calc/calc.go)"
+	want := "a pull request by a person is in flight: " + pr.URL + " (by alice, it changes calc/calc.go)"
 	if len(outs) != 1 || outs[0].Status != task.StatusDropped || outs[0].Reason != want {
 		t.Fatalf("outcomes = %+v, want dropped: %q", outs, want)
 	}
@@ -245,7 +243,7 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	if outs, err = tr.Process(ctx, in); err != nil || len(outs) != 1 || outs[0].Status != task.StatusQueued {
 		t.Fatalf("local repository: %+v, %v", outs, err)
 	}
-	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "GitHub is not configured for the repository" {
+	if r := ruleOf(t, outs[0].Task, RuleHumanFix); r.Verdict != task.RuleNotChecked || r.Detail != "no configured forge serves the repository" {
 		t.Errorf("human fix rule of a local repository: %+v", r)
 	}
 }

@@ -27,6 +27,7 @@ func (s *scriptedRunner) Run(context.Context, string, []string, int) (testrun.Ou
 // ReportRuns passes every run through unchanged and reports each as it
 // ends: the tests, the count and what became of them.
 func TestReportRunsReportsEachRun(t *testing.T) {
+	t.Parallel()
 	next := &scriptedRunner{
 		outs: []testrun.Outcome{
 			{Failed: []task.Failure{{Test: "TestAdd"}}},

@@ -176,7 +176,7 @@ type Outcome struct {
 	Fingerprint string      `json:"fingerprint"`
 	TaskID      string      `json:"task_id,omitempty"`
 	Tests       []string    `json:"tests"`
-	Status      task.Status `json:"status"` // queued or dropped
+	Status      task.Status `json:"status"` // queued, dropped, or failed (its setup failed)
 	Reason      string      `json:"reason,omitempty"`
 	Task        *task.Task  `json:"task,omitempty"`
 	// TestRuns counts the test runs spent: reruns and bisection steps.

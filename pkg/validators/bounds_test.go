@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -56,7 +55,7 @@ func TestPatchOutOfBoundsIsRefusedUnread(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := c.input(t)
-			v := New(golang.Runner{}, Config{AllowTestEdits: true}, nil)
+			v := New(Config{AllowTestEdits: true}, nil)
 			runtime.GC()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -136,8 +135,8 @@ func TestAddedLineBounds(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			in := newFixture(t, c.base).input(t, c.change)
-			cand := &candidate{in: in, files: mustParse(t, in.Patch)}
-			g, err := New(nil, Config{}, nil).integrity(t.Context(), cand)
+			cand := &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)}
+			g, err := New(Config{}, nil).integrity(t.Context(), cand)
 			if err != nil {
 				t.Fatal(err)
 			}

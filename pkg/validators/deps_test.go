@@ -1,7 +1,6 @@
 package validators
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -20,22 +19,6 @@ var dependentsOfCalc = map[string]string{
 	"audit/audit_test.go":     "package audit_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/calc/calc\"\n)\n\nfunc TestMulAudit(t *testing.T) {\n\tif calc.Mul(3, 4) != 12 {\n\t\tt.Fatal(\"Mul(3, 4) != 12\")\n\t}\n}\n",
 	"notes/notes.go":          "package notes\n\n// N is a note.\nconst N = 1\n",
 	"notes/notes_test.go":     "package notes\n\nimport \"testing\"\n\nfunc TestN(t *testing.T) {}\n",
-}
-
-func TestDependents(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, dependentsOfCalc)
-	deps, err := dependents(context.Background(), f.repo.Dir, []string{"./calc"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, d := range deps {
-		got = append(got, d.Dir+"@"+string(rune('0'+d.Hops)))
-	}
-	if want := "./audit@1,./sheet@1,./summary@2"; strings.Join(got, ",") != want {
-		t.Errorf("dependents = %s, want %s", strings.Join(got, ","), want)
-	}
 }
 
 func TestRegressionInDependentPackage(t *testing.T) {

@@ -207,7 +207,7 @@ func TestIntegrityDetectsTests(t *testing.T) {
 			}
 			f := newFixture(t, c.base)
 			in := f.input(t, change)
-			g, err := New(nil, c.cfg, nil).integrity(t.Context(), &candidate{in: in, files: mustParse(t, in.Patch)})
+			g, err := New(c.cfg, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}

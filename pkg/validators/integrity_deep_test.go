@@ -93,32 +93,12 @@ func TestIntegritySpecialCasing(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, map[string]string{"calc/calc_test.go": parseTest, "calc/label.go": labelGo})
 			in := f.input(t, c.change)
-			g, err := New(nil, Config{}, nil).integrity(t.Context(), &candidate{in: in, files: mustParse(t, in.Patch)})
+			g, err := New(Config{}, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantIntegrity(t, g, c.detail)
 		})
-	}
-}
-
-func TestFailingTestLiterals(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, map[string]string{"calc/calc_test.go": parseTest, "calc/label.go": labelGo})
-	lits := failingTestLiterals(f.repo.Dir, []string{"example.com/calc/calc.TestAdd"})
-	var got []string
-	for v := range lits {
-		got = append(got, showLiteral(v))
-	}
-	want := map[string]bool{"3": true, "40": true, "42": true, "-7": true, "-8": true, "-15": true, `"forty-two"`: true, `"Add(%d, %d) = %d, want %d"`: true, `"Label(42)"`: true}
-	for _, g := range got {
-		if !want[g] {
-			t.Errorf("unexpected literal %s (1, 2 and TestMul's are not TestAdd's distinctive values)", g)
-		}
-		delete(want, g)
-	}
-	for w := range want {
-		t.Errorf("literal %s missing", w)
 	}
 }
 
@@ -171,7 +151,7 @@ func TestIntegrityTestHelpersAndSize(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, map[string]string{"calctest/equal.go": helper, "calc/testdata/add.golden": golden})
 			in := f.input(t, c.change)
-			g, err := New(nil, c.cfg, nil).integrity(t.Context(), &candidate{in: in, files: mustParse(t, in.Patch)})
+			g, err := New(c.cfg, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}

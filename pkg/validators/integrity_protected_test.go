@@ -3,8 +3,6 @@ package validators
 import (
 	"strings"
 	"testing"
-
-	"github.com/redfix/redfix/pkg/unidiff"
 )
 
 // The module files of a repository with dependencies.
@@ -215,7 +213,7 @@ func TestIntegrityProtectedFiles(t *testing.T) {
 			}
 			f := newFixture(t, c.base)
 			in := f.input(t, change)
-			g, err := New(nil, c.cfg, nil).integrity(t.Context(), &candidate{in: in, files: mustParse(t, in.Patch)})
+			g, err := New(c.cfg, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,103 +225,5 @@ func TestIntegrityProtectedFiles(t *testing.T) {
 				t.Errorf("detail says %q:\n%s", c.absent, g.Detail)
 			}
 		})
-	}
-}
-
-func TestPolicyNamesProtectedPaths(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		glob, path string
-		named      bool
-	}{
-		{"Makefile", "Makefile", true},
-		{"**/Makefile", "build/Makefile", true},
-		{"**/Makefile", "Makefile", true},
-		{"Makefile", "build/Makefile", false}, // the pattern is anchored at the root
-		{"**", "Makefile", false},
-		{"*", "Makefile", false},
-		{"Make*", "Makefile", false},
-		{"**/*.mk", "build/rules.mk", true},
-		{"build/*", "build/rules.mk", false},
-		{"Dockerfile.*", "Dockerfile.ci", true},
-		{".github", ".github/workflows/ci.yml", true},
-		{".github/**", ".github/workflows/ci.yml", true},
-		{".github/workflows/*.yml", ".github/workflows/ci.yml", true},
-		{"**/.github/**", ".github/workflows/ci.yml", true},
-		{"**/workflows/*", ".github/workflows/ci.yml", false},
-		{".*/**", ".github/workflows/ci.yml", false},
-		{"docs", "docs/CODEOWNERS", false},
-		{"docs/CODEOWNERS", "docs/CODEOWNERS", true},
-		{"docs/*", "docs/CODEOWNERS", false},
-		{".github/**", ".github/CODEOWNERS", false}, // the ownership file is named by its own name
-		{"go.mod", "go.mod", true},
-		{"**/go.*", "go.mod", false},
-		{"vendor/**", "vendor/example.com/dep/dep.go", true},
-		{"**/dep.go", "vendor/example.com/dep/dep.go", false},
-	} {
-		pp, ok := classifyProtected(c.path)
-		if !ok {
-			t.Errorf("%s is not protected", c.path)
-			continue
-		}
-		v := New(nil, Config{AllowedPaths: []string{c.glob}}, nil)
-		if got := v.policyNames(c.path, pp); got != c.named {
-			t.Errorf("policy %q names %s = %v, want %v", c.glob, c.path, got, c.named)
-		}
-		if c.named && !v.allowed(c.path) {
-			t.Errorf("policy %q names %s but does not allow it", c.glob, c.path)
-		}
-	}
-}
-
-// The kinds do not claim ordinary code and documents.
-func TestUnprotectedPaths(t *testing.T) {
-	t.Parallel()
-	for _, p := range []string{
-		"calc/calc.go", "README.md", ".gitignore", "docs/build.md", "cmd/builder/main.go", "scripts/gen/main.go",
-		"internal/github/client.go", "pkg/ci/ci.go", "makefile.go", "owners.go", "gomod.go", "dockerfile.go",
-		"pkg/vendors/list.go", "cmd/githooks/main.go",
-	} {
-		if pp, ok := classifyProtected(p); ok {
-			t.Errorf("%s is protected as %s", p, pp.kind.what)
-		}
-	}
-}
-
-// undo rebuilds the file before a patch from the file after it, across
-// hunks that add, change and only delete lines, and refuses a diff that
-// does not match the file.
-func TestUndo(t *testing.T) {
-	t.Parallel()
-	var old []string
-	for i := 1; i <= 40; i++ {
-		old = append(old, "line "+strings.Repeat("x", i%7)+string(rune('a'+i%26)))
-	}
-	after := append([]string{}, old[:2]...) // line 3 deleted
-	after = append(after, old[3:19]...)
-	after = append(after, "changed", "and added") // line 20 changed
-	after = append(after, old[20:]...)
-	after = append(after, "appended")
-	before, now := strings.Join(old, "\n")+"\n", strings.Join(after, "\n")+"\n"
-	f := newFixture(t, map[string]string{"notes.txt": before})
-	in := f.input(t, map[string]string{"notes.txt": now})
-	var file *unidiff.File
-	for _, fl := range mustParse(t, in.Patch) {
-		if fl.Path() == "notes.txt" {
-			file = &fl
-		}
-	}
-	if file == nil || len(file.Hunks) < 2 {
-		t.Fatalf("want a diff of notes.txt with several hunks:\n%s", in.Patch)
-	}
-	got, err := undo(now, *file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != before {
-		t.Errorf("undo =\n%s\nwant\n%s", got, before)
-	}
-	if _, err := undo(strings.Replace(now, "changed", "other", 1), *file); err == nil {
-		t.Error("undo of a file the diff does not match: no error")
 	}
 }

@@ -126,7 +126,7 @@ func TestNodeDetectsTests(t *testing.T) {
 			}
 			f := newNodeFixture(t)
 			in := f.nodeInput(t, map[string]string{file: c.src})
-			g, err := New(nil, Config{AllowTestEdits: true}, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
+			g, err := New(Config{AllowTestEdits: true}, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}

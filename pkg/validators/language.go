@@ -2,22 +2,26 @@ package validators
 
 import (
 	"context"
-	"strings"
 
 	"github.com/redfix/redfix/pkg/findings"
-	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/protected"
 	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/unidiff"
 )
 
-// Language is what the gates need of a repository's language driver (a
+// Language is what the gates need of every repository's language driver (a
 // lang.Driver is one): naming and running its tests, its static checks,
-// and telling its tests and test data from its code. The caller chooses it
-// once per job, from the checkout (lang.Drivers.For), and passes it in
-// Input.Lang.
+// and telling its tests, its test data and its code apart. The caller
+// chooses it once per job, from the checkout (lang.Drivers.For), and passes
+// it in Input.Lang.
+//
+// The language's own rules are capabilities a driver may implement, the
+// small interfaces below, each asked for with a type assertion. The gates
+// never ask a driver's name: where a capability is absent they fall back
+// to what every driver has (its test files and test data, its tests run,
+// its checks), and a rule the driver does not state is not checked.
 type Language interface {
-	// Name names the language ("go", "python"): the gates hold each
-	// language's tests to that language's rules (its skips, assertions
-	// and test detection).
+	// Name names the driver ("python"), for the evidence only.
 	Name() string
 	Resolve(dir, id string) (testrun.Target, error)
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
@@ -25,121 +29,120 @@ type Language interface {
 	Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error)
 	IsTestFile(rel string) bool
 	IsTestData(rel string) bool
+	IsSource(rel string) bool
 }
 
-// The languages whose rules the gates know; another driver's tests are
-// held to its IsTestFile and IsTestData only.
-const (
-	langGo     = "go"
-	langPython = "python"
-	langNode   = "node" // JavaScript and TypeScript
+// The integrity gate's capabilities: what a patch may not do to the tests.
+// isTest, where a method takes it, reports a file the gate guards as a
+// test (see TestGuard).
+type (
+	// TestGuard is a driver that says which files the integrity gate
+	// guards as tests, when that is not every test file and test data
+	// file of its (Go's test data names directories the go command
+	// ignores, which are not tests).
+	TestGuard interface {
+		GuardsAsTest(rel string) bool
+	}
+	// TestHelpers is a driver with files that serve the tests without
+	// being test files (a package of test helpers): they are held to the
+	// test edit rules too.
+	TestHelpers interface {
+		IsTestHelper(dir, rel string) bool
+	}
+	// TestEditRules is a driver that says what a patch may not do to one
+	// of its test files (or helpers) even when test edits are allowed:
+	// add a skip, remove or weaken an assertion. patch is the whole
+	// patch (a line it moves to another file is not removed).
+	TestEditRules interface {
+		TestEditViolations(dir string, f unidiff.File, patch []unidiff.File) []string
+	}
+	// TestDeletions is a driver that names the tests a patch deletes.
+	TestDeletions interface {
+		DeletedTests(dir string, patch []unidiff.File, isTest func(string) bool) []string
+	}
+	// TestDetection is a driver that names the code a patch adds to ask
+	// whether the tests are running, and how it asks.
+	TestDetection interface {
+		DetectsTests(dir string, patch []unidiff.File, isTest func(string) bool) []string
+	}
+	// SpecialCasing is a driver that names the code a patch adds to
+	// single out a value the failing tests (by id) spell out.
+	SpecialCasing interface {
+		SpecialCases(dir string, patch []unidiff.File, failing []string, isTest func(string) bool) []string
+	}
+	// RunnerConfig is a driver whose test runner's configuration (the
+	// files and settings that decide which tests run and how they count)
+	// no patch may change, whatever the policy on test edits: the
+	// evidence against an edit of f, in the checkout at dir.
+	RunnerConfig interface {
+		RunnerConfigViolations(dir string, f unidiff.File) []string
+	}
+	// ProtectedFiles is a driver with protected files of its language's
+	// (its module files, its linters' configuration), checked before the
+	// common kinds.
+	ProtectedFiles interface {
+		ProtectedFiles() []protected.Kind
+	}
 )
 
-// goLanguage is Go as the gates knew it before the seam: the gates' own
-// runner, testrun's names, and the gates' Go rules for test files. It is
-// the language of an Input without one.
-type goLanguage struct{ TestRunner }
-
-func (goLanguage) Name() string { return langGo }
-
-func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return golang.Resolve(dir, id) }
-
-func (goLanguage) Check(context.Context, string, []string) ([]findings.Finding, error) {
-	return nil, nil // Go's static gate runs its own checks (staticChecks)
-}
-
-func (goLanguage) IsTestFile(rel string) bool { return isTestFile(rel) }
-func (goLanguage) IsTestData(rel string) bool { return isTestData(rel) }
-
-// language is the candidate's language: Input.Lang, or Go with the gates'
-// runner.
-func (v *Validators) language(in Input) Language {
-	if in.Lang != nil {
-		return in.Lang
+// The revert gate's capability.
+type (
+	// Declarations is a driver that reads its code line by line for the
+	// revert gate: for the file rel, the name a line declares ("" for
+	// none) and the prefixes its line comments start with; ok false for a
+	// file that is not code. Without it, the driver's source files are
+	// code that declares nothing.
+	Declarations interface {
+		DeclarationRule(rel string) (declared func(line string) string, comments []string, ok bool)
 	}
-	return goLanguage{v.runner}
-}
+)
 
-// driver is the candidate's language; a candidate made without one (as
-// the cheap gates' tests make them) is Go's.
-func (c *candidate) driver() Language {
-	if c.lang == nil {
-		return goLanguage{}
+// The static gate's capabilities.
+type (
+	// StaticGate is a driver with a static gate of its own: the checks of
+	// the patch's change on the checkout at dir (the patched one, then
+	// the base), and what they were, for the evidence. Without it the
+	// gate runs the driver's Check on the changed files.
+	StaticGate interface {
+		StaticCheck(ctx context.Context, dir string, patch []unidiff.File) ([]findings.Finding, string, error)
 	}
-	return c.lang
-}
-
-// isGo reports the Go rules: Go's static checks, its packages' dependents,
-// go test's names.
-func (c *candidate) isGo() bool { return c.driver().Name() == langGo }
-
-func (c *candidate) isPython() bool { return c.driver().Name() == langPython }
-
-func (c *candidate) isNode() bool { return c.driver().Name() == langNode }
-
-// isTestFile reports a file the integrity gate guards as a test: the
-// driver's test files, and its test data too (fixtures and snapshots
-// outside tests/ are what the tests compare with); for JavaScript and
-// TypeScript, the test runners' configuration and setup files as well
-// (jsRunnerFile). For Go, the gates' rule as it always was (test data is
-// under testdata, a test file).
-func (c *candidate) isTestFile(p string) bool {
-	if c.isGo() {
-		return isTestFile(p)
+	// ChecksNamer names the driver's checks in the evidence ("compile and
+	// pyflakes").
+	ChecksNamer interface {
+		ChecksName() string
 	}
-	return c.driver().IsTestFile(p) || c.isTestData(p) || c.isNode() && jsRunnerFile(p)
-}
+)
 
-// isTestData reports a file the tests read or compare with: the driver's,
-// and for JavaScript and TypeScript every snapshot (a .snap file or one
-// under __snapshots__), wherever the driver places it.
-func (c *candidate) isTestData(p string) bool {
-	return c.driver().IsTestData(p) || c.isNode() && jsSnapshot(p)
-}
-
-// isSource reports a file of the language's code (a test file that is
-// code may be edited when the policy allows; test data may not).
-func (c *candidate) isSource(p string) bool {
-	switch c.driver().Name() {
-	case langGo:
-		return strings.HasSuffix(p, ".go")
-	case langPython:
-		return strings.HasSuffix(p, ".py")
-	case langNode:
-		return isJSSource(p)
+// The oracle's and the regression gate's capabilities.
+type (
+	// RunnerNamer is a driver that names the test runner of a checkout
+	// ("pytest", "vitest"); "" when it cannot tell.
+	RunnerNamer interface {
+		Runner(dir string) string
 	}
-	return false
-}
-
-// testTool names the test command in the gates' evidence: for
-// JavaScript and TypeScript the checkout's runner when the driver names it
-// (runnerNamer), else "node tests".
-func (c *candidate) testTool() string {
-	switch c.driver().Name() {
-	case langGo:
-		return "go test"
-	case langPython:
-		return "pytest"
+	// RepeatedRuns is a driver that names the command running the tests
+	// count times ("go test -count=3").
+	RepeatedRuns interface {
+		RepeatedRuns(count int) string
 	}
-	if r, ok := c.driver().(runnerNamer); ok {
-		if name := r.Runner(c.in.Dir); name != "" {
-			return name
-		}
+	// Regression is a driver that chooses the regression gate's
+	// packages: first those whose tests run whatever the budget (the
+	// changed ones, the failing tests'), then, when dependents is true,
+	// those whose tests depend on the change, nearest first. An error
+	// finding the dependents leaves first usable. RegressionTerms words
+	// the evidence: why nothing ran, and what the dependents are.
+	// Without it the gate runs the failing tests' files and the test
+	// files the patch changes.
+	Regression interface {
+		RegressionScope(ctx context.Context, dir string, patch []unidiff.File, failing []string, dependents bool) (first, deps []string, err error)
+		RegressionTerms() (none, dependents string)
 	}
-	return c.driver().Name() + " tests"
-}
-
-// runnerNamer is a driver that names the test runner of a checkout
-// ("vitest", "jest", "mocha", "node:test").
-type runnerNamer interface {
-	Runner(dir string) string
-}
-
-// jsSetupFiles are the setup files the checkout's runner configuration
-// names (jsSetupFiles), read once per candidate.
-func (c *candidate) jsSetupFiles() map[string]bool {
-	if c.jsSetup == nil {
-		c.jsSetup = jsSetupFiles(c.in.Dir)
+	// PackageFailures is a driver whose packages are not the files its
+	// tests are named by: it says which of the packages that ran (batch) a
+	// failing test's id is of (all of them when it cannot tell), and
+	// whether a package is in a checkout.
+	PackageFailures interface {
+		PackageOfFailure(dir, id string, batch []string) []string
+		HasPackage(dir, pkg string) bool
 	}
-	return c.jsSetup
-}
+)

@@ -134,7 +134,7 @@ func checkNode(t *testing.T, repoName string, history []string, broken int, test
 			Bisection: task.Bisection{Blame: commits[broken], Subject: blame.Subject},
 		},
 	}
-	v := New(nil, Config{AllowTestEdits: c.allowTests}, zaptest.NewLogger(t))
+	v := New(Config{AllowTestEdits: c.allowTests}, zaptest.NewLogger(t))
 	gates, err := v.Check(ctx, in)
 	if err != nil {
 		t.Fatalf("Check: %v", err)

@@ -350,7 +350,7 @@ func TestNodeIntegrity(t *testing.T) {
 			t.Parallel()
 			f := newNodeFixture(t)
 			in := f.nodeInput(t, c.change)
-			v := New(nil, Config{AllowTestEdits: !c.strict}, nil)
+			v := New(Config{AllowTestEdits: !c.strict}, nil)
 			g, err := v.integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
@@ -426,33 +426,13 @@ func TestNodeIntegrityCodeRules(t *testing.T) {
 			t.Parallel()
 			f := newNodeFixture(t)
 			in := f.nodeInput(t, c.change)
-			v := New(nil, Config{AllowTestEdits: true}, nil)
+			v := New(Config{AllowTestEdits: true}, nil)
 			g, err := v.integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantIntegrity(t, g, c.detail)
 		})
-	}
-}
-
-func TestJSSetupFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	write(t, dir, map[string]string{
-		"package.json":      `{"jest": {"setupFilesAfterEnv": ["<rootDir>/test/after-env.js"], "testEnvironment": "node", "globalSetup": "./test/global"}}`,
-		"test/after-env.js": "x\n",
-		"test/global.ts":    "x\n",
-		".mocharc.yml":      "require:\n  - ./test/hooks.mjs\n  - ts-node/register\nfile: test/fixtures.cjs\nspec: test/**/*.spec.js\n",
-		"vitest.config.mts": "export default { test: { setupFiles: \"./src/setup-dom.ts\", environment: \"jsdom\" } };\n",
-		"jest.config.json":  `{"setupFiles": ["./polyfills.js"]}`,
-		"src/setup-dom.ts":  "x\n",
-		"test/not-setup.js": "x\n",
-	})
-	got := sortedKeys(jsSetupFiles(dir))
-	want := "polyfills.js src/setup-dom.ts test/after-env.js test/fixtures.cjs test/global.ts test/hooks.mjs"
-	if strings.Join(got, " ") != want {
-		t.Errorf("setup files = %v, want %s", got, want)
 	}
 }
 

@@ -2,11 +2,10 @@ package validators
 
 import (
 	"fmt"
-	"path"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/canon"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -30,6 +29,7 @@ import (
 
 // change is one run of a blame commit's changed lines in one file.
 type change struct {
+	kind    code     // how its file is read
 	file    string   // the file's path after the blame commit
 	line    int      // the first changed line's number in that file (or the old one for a pure removal)
 	where   string   // the declaration the change is in, from the hunk's context; "" when unknown
@@ -41,64 +41,51 @@ type change struct {
 	renames  [][2]string
 }
 
-// codeExt are the extensions of the files whose changes are a blame
-// commit's purpose; documentation and data are not.
-var codeExt = map[string]string{
-	".go": "go", ".py": "python",
-	".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js",
-	".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
+// code is how the revert gate reads a file of the language's code: the
+// name a line declares ("" for none), and the prefixes its line comments
+// start with (the driver's Declarations).
+type code struct {
+	declared func(line string) string
+	comments []string
 }
 
-func codeKind(p string) string { return codeExt[path.Ext(p)] }
-
-// declREs find the name a line declares, per kind of code.
-var declREs = map[string][]*regexp.Regexp{
-	"go": {
-		regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)\s*[\[(]`),
-		regexp.MustCompile(`^(?:type|var|const)\s+([A-Za-z_]\w*)\b`),
-	},
-	"python": {
-		regexp.MustCompile(`^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(`),
-		regexp.MustCompile(`^\s*class\s+([A-Za-z_]\w*)\b`),
-		regexp.MustCompile(`^([A-Z_][A-Z0-9_]*)\s*(?::[^=]*)?=`),
-	},
-	"js": {
-		regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\s*[<(]`),
-		regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)\b`),
-		regexp.MustCompile(`^\s*(?:export\s+)?(?:declare\s+)?(?:interface|type|enum)\s+([A-Za-z_$][\w$]*)\b`),
-		regexp.MustCompile(`^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\b`),
-		regexp.MustCompile(`^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::[^{]*)?\{\s*$`),
-	},
+// declares is the name the line declares, "" for none.
+func (k code) declares(line string) string {
+	if k.declared == nil {
+		return ""
+	}
+	return k.declared(line)
 }
 
-// notNames are words a method pattern can take for a name.
-var notNames = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "catch": true, "function": true, "return": true, "with": true}
-
-// declared is the name the line declares, "" for none.
-func declared(kind, line string) string {
-	for _, re := range declREs[kind] {
-		if m := re.FindStringSubmatch(line); m != nil && !notNames[m[1]] {
-			return m[1]
+// commentAt reports a line comment starting at s.
+func (k code) commentAt(s string) bool {
+	for _, c := range k.comments {
+		if strings.HasPrefix(s, c) {
+			return true
 		}
 	}
-	return ""
+	return false
 }
+
+// codeOf is how the revert gate reads the file p: ok false for a file that
+// is not code (a test, data, documentation).
+type codeOf func(p string) (code, bool)
 
 // changesOf cuts the blame's code files into changes: runs of changed
 // lines, a run cut where an added line starts a new declaration (so that a
 // function added after a mended line is a change of its own); then pairs,
 // file by file, the declarations the blame removed with those it added as
 // renames.
-func changesOf(blame []unidiff.File, isTest func(string) bool) []change {
+func changesOf(blame []unidiff.File, read codeOf) []change {
 	var out []change
 	for _, f := range blame {
-		kind := codeKind(f.Path())
-		if kind == "" || isTest(f.Path()) {
+		kind, ok := read(f.Path())
+		if !ok {
 			continue
 		}
 		var runs []change
 		for _, h := range f.Hunks {
-			where := declared(kind, h.Section)
+			where := kind.declares(h.Section)
 			var cur *change
 			flush := func() {
 				if cur != nil && !(allTrivial(kind, cur.removed) && allTrivial(kind, cur.added)) {
@@ -109,16 +96,16 @@ func changesOf(blame []unidiff.File, isTest func(string) bool) []change {
 			for _, l := range h.Lines {
 				if l.Kind == ' ' {
 					flush()
-					if n := declared(kind, l.Text); n != "" {
+					if n := kind.declares(l.Text); n != "" {
 						where = n
 					}
 					continue
 				}
-				if l.Added() && cur != nil && len(cur.added) > 0 && declared(kind, l.Text) != "" {
+				if l.Added() && cur != nil && len(cur.added) > 0 && kind.declares(l.Text) != "" {
 					flush()
 				}
 				if cur == nil {
-					cur = &change{file: f.Path(), line: l.Number(), where: where}
+					cur = &change{kind: kind, file: f.Path(), line: l.Number(), where: where}
 				}
 				if l.Added() {
 					cur.added = append(cur.added, l.Text)
@@ -135,7 +122,7 @@ func changesOf(blame []unidiff.File, isTest func(string) bool) []change {
 
 // allTrivial reports lines with nothing to say once comments are dropped
 // (blank, brace-only and comment lines).
-func allTrivial(kind string, lines []string) bool {
+func allTrivial(kind code, lines []string) bool {
 	for _, t := range tokens(kind, lines) {
 		if !trivial(t) {
 			return false
@@ -149,17 +136,17 @@ func allTrivial(kind string, lines []string) bool {
 // unless a name declared on a removed line is declared on no added one: a
 // rename, paired with the new declaration whose line reads most like the
 // old one's (the same parameters and types).
-func classify(kind string, runs []change) []change {
+func classify(kind code, runs []change) []change {
 	removed, added := map[string]string{}, map[string]string{} // name → its line
 	where := map[string]int{}                                  // new name → its run
 	for i, c := range runs {
 		for _, l := range c.removed {
-			if n := declared(kind, l); n != "" {
+			if n := kind.declares(l); n != "" {
 				removed[n] = l
 			}
 		}
 		for _, l := range c.added {
-			if n := declared(kind, l); n != "" {
+			if n := kind.declares(l); n != "" {
 				if _, ok := added[n]; !ok {
 					added[n], where[n] = l, i
 				}
@@ -169,12 +156,12 @@ func classify(kind string, runs []change) []change {
 	var fresh, gone []string
 	for i := range runs {
 		for _, l := range runs[i].added {
-			if n := declared(kind, l); n != "" && where[n] == i && removed[n] == "" && !slices.Contains(fresh, n) {
+			if n := kind.declares(l); n != "" && where[n] == i && removed[n] == "" && !slices.Contains(fresh, n) {
 				fresh = append(fresh, n)
 			}
 		}
 		for _, l := range runs[i].removed {
-			if n := declared(kind, l); n != "" && added[n] == "" && !slices.Contains(gone, n) {
+			if n := kind.declares(l); n != "" && added[n] == "" && !slices.Contains(gone, n) {
 				gone = append(gone, n)
 			}
 		}
@@ -209,7 +196,7 @@ func classify(kind string, runs []change) []change {
 	kept := runs[:0]
 	for _, c := range runs {
 		if len(c.declares) == 0 && len(c.renames) == 0 {
-			c.removed = slices.DeleteFunc(c.removed, func(l string) bool { return olds[declared(kind, l)] })
+			c.removed = slices.DeleteFunc(c.removed, func(l string) bool { return olds[kind.declares(l)] })
 			if allTrivial(kind, c.removed) && allTrivial(kind, c.added) {
 				continue
 			}
@@ -222,7 +209,7 @@ func classify(kind string, runs []change) []change {
 			continue
 		}
 		for _, l := range append(append([]string{}, runs[i].added...), runs[i].removed...) {
-			if n := declared(kind, l); n != "" {
+			if n := kind.declares(l); n != "" {
 				runs[i].where = n
 				break
 			}
@@ -233,7 +220,7 @@ func classify(kind string, runs []change) []change {
 
 // likeness counts the tokens two declaration lines share in place, their
 // names left out.
-func likeness(kind, a, aName, b, bName string) int {
+func likeness(kind code, a, aName, b, bName string) int {
 	ta, tb := lineTokens(kind, a), lineTokens(kind, b)
 	n := 0
 	for i := 0; i < len(ta) && i < len(tb); i++ {
@@ -308,7 +295,7 @@ func judgePurpose(changes []change, patch []unidiff.File, declaredNow func(name 
 func usesOf(changes []change, undone []bool, self int, name string) (uses int, allUndone bool) {
 	allUndone = true
 	for j, c := range changes {
-		if j == self || !slices.Contains(tokens(codeKind(c.file), c.added), name) {
+		if j == self || !slices.Contains(tokens(c.kind, c.added), name) {
 			continue
 		}
 		uses++
@@ -333,11 +320,13 @@ func (c change) summary() string {
 
 // undoes reports a patch that takes the change's lines out of its file and
 // puts back the lines the change replaced, within one run of its own
-// changed lines.
+// changed lines. Lines are compared in their canonical form (pkg/canon): a
+// comparison with a constant put back in other words (`> 99999` for the
+// culprit's `>= 100000` undone) is put back all the same.
 func undoes(patch []unidiff.File, c change) bool {
-	kind := codeKind(c.file)
-	take := tokens(kind, c.added)
-	give := tokens(kind, c.removed)
+	kind := c.kind
+	take := canonTokens(kind, c.added)
+	give := canonTokens(kind, c.removed)
 	for _, f := range patch {
 		if f.OldPath != c.file {
 			continue
@@ -345,8 +334,8 @@ func undoes(patch []unidiff.File, c change) bool {
 		for _, h := range f.Hunks {
 			var removed, added []string
 			check := func() bool {
-				return (len(take) == 0 || containsAlpha(tokens(kind, removed), take)) &&
-					(len(give) == 0 || containsAlpha(tokens(kind, added), give))
+				return (len(take) == 0 || containsAlpha(canonTokens(kind, removed), take)) &&
+					(len(give) == 0 || containsAlpha(canonTokens(kind, added), give))
 			}
 			for _, l := range h.Lines {
 				switch l.Kind {
@@ -371,7 +360,7 @@ func undoes(patch []unidiff.File, c change) bool {
 
 // tokens cuts code into its tokens: identifiers, numbers, strings and single
 // punctuation; spacing and comments are dropped.
-func tokens(kind string, lines []string) []string {
+func tokens(kind code, lines []string) []string {
 	var out []string
 	for _, line := range lines {
 		out = append(out, lineTokens(kind, line)...)
@@ -379,14 +368,29 @@ func tokens(kind string, lines []string) []string {
 	return out
 }
 
-func lineTokens(kind, s string) []string {
+// canonTokens are the lines' tokens, each line's in its canonical form;
+// lines with nothing to say (blank, a brace, a comment) are left out, so
+// that where a diff puts a closing brace does not decide.
+func canonTokens(kind code, lines []string) []string {
+	var out []string
+	for _, line := range lines {
+		toks := lineTokens(kind, line)
+		if allTrivial(kind, []string{line}) {
+			continue
+		}
+		out = append(out, canon.Comparisons(toks)...)
+	}
+	return out
+}
+
+func lineTokens(kind code, s string) []string {
 	var out []string
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\r':
 			i++
-		case c == '#' && kind == "python", c == '/' && i+1 < len(s) && s[i+1] == '/':
+		case kind.commentAt(s[i:]):
 			return out
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
 			end := strings.Index(s[i+2:], "*/")

@@ -153,7 +153,7 @@ func TestPythonDetectsTests(t *testing.T) {
 			}
 			f := newPyFixture(t)
 			in := f.pyInput(t, map[string]string{file: c.src})
-			g, err := New(nil, Config{AllowTestEdits: true}, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
+			g, err := New(Config{AllowTestEdits: true}, nil).integrity(t.Context(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 			if err != nil {
 				t.Fatal(err)
 			}

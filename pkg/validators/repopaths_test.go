@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/unidiff"
@@ -37,7 +36,7 @@ func TestRepoPathsGate(t *testing.T) {
 		{"deleted from a denied path", diffOf("pkg/secret/old.go", ""), false, []string{"pkg/secret/old.go: refused"}},
 		{"one of two", diffOf("pkg/ok.go", "pkg/ok.go") + diffOf("main.go", "main.go"), false, []string{"main.go: refused"}},
 	}
-	v := New(nil, Config{}, nil)
+	v := New(Config{}, nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cand := &candidate{in: Input{Patch: c.patch, Paths: policy}}
@@ -64,7 +63,7 @@ func TestRepoPathsGateRunsFirstAndStopsTheCostlyGates(t *testing.T) {
 	f := newFixture(t, nil)
 	in := f.input(t, map[string]string{"calc/calc.go": fixed})
 	in.Paths = repoconfig.Policy{Deny: []string{"calc"}}
-	list, err := New(golang.Runner{}, Config{}, nil).Check(context.Background(), in)
+	list, err := New(Config{}, nil).Check(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/unidiff"
+	"github.com/redfix/redfix/pkg/untrusted"
 )
 
 // revert rejects a patch that throws away what the blame commit was for:
@@ -31,11 +32,11 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 		return pass(fmt.Sprintf("the blame diff cannot be read (%v): nothing to compare with", err)), nil
 	}
 	name := blameName(c.in.Task)
-	changes := changesOf(blame, c.isTestFile)
+	changes := changesOf(blame, c.codeOf)
 	if len(changes) == 0 {
 		return pass(fmt.Sprintf("not a revert of %s: it changes no code outside tests", name)), nil
 	}
-	p := judgePurpose(changes, c.files, declaredIn(c.in.Dir, changedCode(blame, c.files, c.isTestFile)))
+	p := judgePurpose(changes, c.files, declaredIn(c.in.Dir, changedCode(blame, c.files, c.codeOf), c.codeOf))
 	switch {
 	case len(p.thrown) > 0:
 		return fail(fmt.Sprintf("reverts %s: the patch %s. A fix keeps what the culprit was for (its new code, its renames) and mends the lines that broke the test; undoing the culprit is a revert pull request's job.",
@@ -53,13 +54,16 @@ func (v *Validators) revert(_ context.Context, c *candidate) (task.Gate, error) 
 
 // changedCode are the code files the blame or the patch touch, as they are
 // named after both (what the patched tree holds).
-func changedCode(blame, patch []unidiff.File, isTest func(string) bool) []string {
+func changedCode(blame, patch []unidiff.File, read codeOf) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, fs := range [][]unidiff.File{blame, patch} {
 		for _, f := range fs {
 			p := f.NewPath
-			if p == "" || seen[p] || codeKind(p) == "" || isTest(p) {
+			if p == "" || seen[p] {
+				continue
+			}
+			if _, ok := read(p); !ok {
 				continue
 			}
 			seen[p] = true
@@ -71,16 +75,16 @@ func changedCode(blame, patch []unidiff.File, isTest func(string) bool) []string
 
 // declaredIn tells whether a name is declared in one of the files, read
 // beneath dir as untrusted (a file missing or unreadable declares nothing).
-func declaredIn(dir string, files []string) func(string) bool {
+func declaredIn(dir string, files []string, read codeOf) func(string) bool {
 	names := map[string]bool{}
 	for _, p := range files {
-		src, err := readBeneath(dir, p, maxSourceBytes)
+		src, err := untrusted.ReadFile(dir, p, maxSourceBytes)
 		if err != nil {
 			continue
 		}
-		kind := codeKind(p)
+		kind, _ := read(p)
 		for _, l := range strings.Split(string(src), "\n") {
-			if n := declared(kind, l); n != "" {
+			if n := kind.declares(l); n != "" {
 				names[n] = true
 			}
 		}
@@ -91,6 +95,24 @@ func declaredIn(dir string, files []string) func(string) bool {
 // trivial lines carry no meaning of their own.
 func trivial(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+}
+
+// maxSourceBytes bounds a file of code the revert gate reads; a larger one
+// declares nothing.
+const maxSourceBytes = 4 << 20
+
+// codeOf is how the revert gate reads the file p of the candidate's
+// language: tests are not code; the driver's declarations (Declarations),
+// else its source files as code that declares nothing.
+func (c *candidate) codeOf(p string) (code, bool) {
+	if c.isTestFile(p) {
+		return code{}, false
+	}
+	if d, ok := c.driver().(Declarations); ok {
+		declared, comments, ok := d.DeclarationRule(p)
+		return code{declared, comments}, ok
+	}
+	return code{}, c.isSource(p)
 }
 
 func blameName(t task.Task) string {

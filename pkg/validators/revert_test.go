@@ -10,6 +10,9 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/lang/node"
+	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -97,11 +100,23 @@ func revertOf(t *testing.T, pre, culprit, patch map[string]string) task.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Input{Dir: dir, Base: base, Patch: diff, BlameDiff: blame.Diff,
+	in := Input{Dir: dir, Base: base, Patch: diff, BlameDiff: blame.Diff, Lang: sourceDriver(culprit),
 		Task: task.Task{ID: "t1", Commit: base, Bisection: task.Bisection{Blame: base, Subject: blame.Subject}}}
-	g, err := New(nil, Config{}, nil).revert(ctx, &candidate{in: in, files: mustParse(t, diff)})
+	g, err := New(Config{}, nil).revert(ctx, &candidate{in: in, lang: in.Lang, files: mustParse(t, diff)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// sourceDriver is the driver whose source files the culprit changes.
+func sourceDriver(files map[string]string) Language {
+	for _, d := range []Language{golang.Driver{}, python.Driver{}, node.Driver{}} {
+		for name := range files {
+			if d.IsSource(name) {
+				return d
+			}
+		}
+	}
+	return golang.Driver{}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,14 +12,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/clip"
-	"github.com/redfix/redfix/pkg/lang/golang"
+	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
-// oracle runs the task's failing tests OracleRuns times in one go test
-// (-count): every one of them must run and pass every time.
+// oracle runs the task's failing tests OracleRuns times in one run of the
+// driver: every one of them must run and pass every time.
 func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error) {
 	ids := c.in.Task.Tests()
 	if len(ids) == 0 {
@@ -55,9 +56,9 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 			problems = append(problems, id+" did not pass")
 		}
 	}
-	cmd := fmt.Sprintf("go test -count=%d", n)
-	if !c.isGo() {
-		cmd = fmt.Sprintf("%s, %d runs", c.testTool(), n)
+	cmd := fmt.Sprintf("%s, %d runs", c.testTool(), n)
+	if r, ok := c.driver().(RepeatedRuns); ok {
+		cmd = r.RepeatedRuns(n)
 	}
 	if len(problems) > 0 {
 		return fail(fmt.Sprintf("%s: %s:\n- %s", cmd, o.Summary(), strings.Join(capList(problems, 20), "\n- "))), nil
@@ -72,25 +73,16 @@ func (v *Validators) oracle(ctx context.Context, c *candidate) (task.Gate, error
 // packages the budget left no time for are named.
 func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, error) {
 	start := time.Now()
-	var (
-		primary []string
-		deps    []Dependent
-		err     error
-	)
-	if c.isGo() {
-		primary, deps, err = v.goTargets(ctx, c)
-	} else {
-		primary, deps, err = v.fileTargets(c)
-	}
+	primary, deps, err := c.regressionScope(ctx, v.cfg.RegressionBudget >= 0)
 	if err != nil {
-		return task.Gate{}, err
-	}
-	if len(primary) == 0 && len(deps) == 0 {
-		what := "no Go package is changed or tested by the task"
-		if !c.isGo() {
-			what = "no test is named by the task, changed, or imports a changed module"
+		if infra(ctx, err) {
+			return task.Gate{}, err
 		}
-		return task.Gate{Verdict: task.GateNotRun, Detail: what}, nil
+		v.log.Warn("dependents of the change", zap.Error(err))
+	}
+	none, depsAre := c.regressionTerms()
+	if len(primary) == 0 && len(deps) == 0 {
+		return task.Gate{Verdict: task.GateNotRun, Detail: none}, nil
 	}
 
 	var (
@@ -122,49 +114,19 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 			return task.Gate{}, err
 		}
 	}
-	seen := map[string]bool{}
-	for _, p := range primary {
-		seen[p] = true
-	}
-	var todo []Dependent
-	for _, d := range deps {
-		if !seen[d.Dir] {
-			todo = append(todo, d)
-		}
-	}
+	todo := slices.DeleteFunc(slices.Clone(deps), func(d string) bool { return slices.Contains(primary, d) })
 	for i := 0; i < len(todo); i += dependentBatch {
 		batch := todo[i:min(i+dependentBatch, len(todo))]
 		if time.Since(start) >= v.cfg.RegressionBudget {
-			for _, d := range todo[i:] {
-				notRun = append(notRun, d.Dir)
-			}
+			notRun = append(notRun, todo[i:]...)
 			break
 		}
-		var dirs []string
-		for _, d := range batch {
-			dirs = append(dirs, d.Dir)
-		}
-		if err := runBatch(dirs); err != nil {
+		if err := runBatch(batch); err != nil {
 			return task.Gate{}, err
 		}
 	}
 
-	where := c.testTool() + " " + strings.Join(primary, " ")
-	if n := len(ran) - len(primary); n > 0 {
-		what := "dependent package(s)"
-		switch {
-		case c.isNode():
-			what = "test file(s) importing the changed modules"
-		case !c.isGo():
-			what = "test module(s) importing the changed ones"
-		}
-		if len(primary) == 0 {
-			where = c.testTool() + " on"
-		} else {
-			where += " and"
-		}
-		where += fmt.Sprintf(" %d %s: %s", n, what, strings.Join(capList(ran[len(primary):], 10), " "))
-	}
+	where := c.regressionWhere(primary, ran, depsAre)
 	var notes []string
 	if len(notRun) > 0 {
 		notes = append(notes, fmt.Sprintf("time budget of %s spent: the tests of %d dependent package(s) did not run: %s",
@@ -178,29 +140,9 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	}
 
 	// Failures that already happen at the base are not the patch's.
-	before := map[string]bool{}
-	var atBase []string
-	dir, err := c.baseDir(ctx)
+	before, err := c.failingAtBase(ctx, pkgOf)
 	if err != nil {
 		return task.Gate{}, err
-	}
-	basePkgs := map[string]bool{}
-	for _, ps := range pkgOf {
-		for _, p := range ps {
-			if c.existsAtBase(dir, p) {
-				basePkgs[p] = true
-			}
-		}
-	}
-	atBase = keys(basePkgs)
-	if len(atBase) > 0 {
-		base, err := c.driver().RunPackages(ctx, dir, atBase)
-		if err != nil {
-			return task.Gate{}, fmt.Errorf("run the tests of %s at base: %w", strings.Join(atBase, " "), err)
-		}
-		for id := range failingIDs(base) {
-			before[id] = true
-		}
 	}
 	var fresh, old []string
 	for id, msg := range failing {
@@ -221,110 +163,91 @@ func (v *Validators) regression(ctx context.Context, c *candidate) (task.Gate, e
 	return fail(fmt.Sprintf("%s: %d new failure(s)%s:\n- %s", where, len(fresh), joinNotes(notes), strings.Join(capList(fresh, 20), "\n- "))), nil
 }
 
-// goTargets are the Go packages whose tests the regression gate runs
-// first (the changed ones and the failing tests'), and the packages that
-// depend on the changed ones, nearest first.
-func (v *Validators) goTargets(ctx context.Context, c *candidate) ([]string, []Dependent, error) {
-	changed := goPackages(c.in.Dir, c.files)
-	pkgs := map[string]bool{}
-	for _, p := range changed {
-		pkgs[p] = true
-	}
-	for _, id := range c.in.Task.Tests() {
-		if t, err := golang.Resolve(c.in.Dir, id); err == nil {
-			pkgs[t.Dir] = true
+// regressionWhere says where the regression gate ran: the first packages,
+// and the dependents that ran after them.
+func (c *candidate) regressionWhere(primary, ran []string, depsAre string) string {
+	where := c.testTool() + " " + strings.Join(primary, " ")
+	if n := len(ran) - len(primary); n > 0 {
+		if len(primary) == 0 {
+			where = c.testTool() + " on"
+		} else {
+			where += " and"
 		}
+		where += fmt.Sprintf(" %d %s: %s", n, depsAre, strings.Join(capList(ran[len(primary):], 10), " "))
 	}
-	if len(pkgs) == 0 {
-		return nil, nil, nil
-	}
-	var deps []Dependent
-	if len(changed) > 0 && v.cfg.RegressionBudget >= 0 {
-		var err error
-		deps, err = dependents(ctx, c.in.Dir, changed)
-		if err != nil {
-			if infra(ctx, err) {
-				return nil, nil, err
-			}
-			v.log.Warn("dependents of the changed packages", zap.Error(err))
-		}
-	}
-	return keys(pkgs), deps, nil
+	return where
 }
 
-// fileTargets are, for Python, JavaScript and TypeScript (the languages
-// whose packages are test files), the test files whose tests the
-// regression gate runs first (the failing tests' and the changed test
-// files), and the test files that import the changed modules, nearest
-// first.
-func (v *Validators) fileTargets(c *candidate) ([]string, []Dependent, error) {
-	first := map[string]bool{}
-	for _, id := range c.in.Task.Tests() {
-		if t, err := c.driver().Resolve(c.in.Dir, id); err == nil {
-			first[t.ImportPath] = true
-		}
+// failingAtBase are the tests failing at the base in the packages of the
+// failures after the patch (pkgOf: a failing id's packages) that the base
+// has.
+func (c *candidate) failingAtBase(ctx context.Context, pkgOf map[string][]string) (map[string]bool, error) {
+	dir, err := c.baseDir(ctx)
+	if err != nil {
+		return nil, err
 	}
-	var changed []string
-	for _, f := range c.files {
-		for _, p := range f.Paths() {
-			if !c.isSource(p) {
-				continue
-			}
-			changed = append(changed, p)
-			if c.isTestModule(p) && p == f.NewPath {
-				if fi, err := untrusted.Lstat(c.in.Dir, p); err == nil && fi.Mode().IsRegular() {
-					first[p] = true
-				}
+	pkgs := map[string]bool{}
+	for _, ps := range pkgOf {
+		for _, p := range ps {
+			if c.existsAtBase(dir, p) {
+				pkgs[p] = true
 			}
 		}
 	}
-	if len(changed) == 0 || v.cfg.RegressionBudget < 0 {
-		return keys(first), nil, nil
+	before := map[string]bool{}
+	if len(pkgs) == 0 {
+		return before, nil
 	}
-	switch {
-	case c.isPython():
-		mods, err := pyImportGraph(c.in.Dir)
-		if err != nil {
-			v.log.Warn("importers of the changed modules", zap.Error(err))
-			return keys(first), nil, nil
-		}
-		return keys(first), pyImporters(mods, changed, first), nil
-	case c.isNode():
-		mods, err := jsImportGraph(c.in.Dir)
-		if err != nil {
-			v.log.Warn("importers of the changed modules", zap.Error(err))
-			return keys(first), nil, nil
-		}
-		return keys(first), jsImporters(mods, changed, c.isTestModule, first), nil
+	atBase := keys(pkgs)
+	base, err := c.driver().RunPackages(ctx, dir, atBase)
+	if err != nil {
+		return nil, fmt.Errorf("run the tests of %s at base: %w", strings.Join(atBase, " "), err)
 	}
+	for id := range failingIDs(base) {
+		before[id] = true
+	}
+	return before, nil
+}
+
+// regressionScope is where the regression gate starts, and the dependents
+// it runs within its budget (none unless dependents): the driver's
+// (Regression), else the failing tests' files and the test files the patch
+// changes.
+func (c *candidate) regressionScope(ctx context.Context, dependents bool) ([]string, []string, error) {
+	if r, ok := c.driver().(Regression); ok {
+		return r.RegressionScope(ctx, c.in.Dir, c.files, c.in.Task.Tests(), dependents)
+	}
+	isTestModule := func(p string) bool { return c.driver().IsTestFile(p) }
+	first, _ := gaterules.TestFiles(c.in.Dir, c.files, c.in.Task.Tests(), c.driver().Resolve, c.isSource, isTestModule)
 	return keys(first), nil, nil
 }
 
-// isTestModule reports a file of tests the runner runs: pytest's test
-// modules; the driver's JavaScript and TypeScript test files but the
-// runners' own files.
-func (c *candidate) isTestModule(p string) bool {
-	if c.isNode() {
-		return isJSSource(p) && c.driver().IsTestFile(p) && !jsRunnerFile(p)
+// regressionTerms word the regression gate's evidence: why nothing ran,
+// and what the dependents are.
+func (c *candidate) regressionTerms() (none, dependents string) {
+	if r, ok := c.driver().(Regression); ok {
+		return r.RegressionTerms()
 	}
-	return isTestModule(p)
+	return "no test is named by the task or changed", "dependent package(s)"
 }
 
-// existsAtBase reports whether the package p (a Go package's pattern, a
-// test file or directory) is in the base checkout at dir.
+// existsAtBase reports whether the package p (a test file or directory,
+// or the driver's package) is in the base checkout at dir.
 func (c *candidate) existsAtBase(dir, p string) bool {
-	if c.isGo() {
-		return hasGoFiles(dirOf(dir, p))
+	if r, ok := c.driver().(PackageFailures); ok {
+		return r.HasPackage(dir, p)
 	}
 	_, err := untrusted.Lstat(dir, p)
 	return err == nil
 }
 
-// packageOfFailure is packageOfFailure in the candidate's language: for
-// Python, the batch's test file (or directory) a node id is in.
+// packageOfFailure finds which of the batch's packages a failing id
+// belongs to; all of them when it cannot tell. Without the driver's word
+// (PackageFailures), a test named FILE::NAME is of the longest package
+// holding FILE.
 func (c *candidate) packageOfFailure(id string, batch []string) []string {
-	if c.isGo() {
-		return packageOfFailure(id, batch, c.in.Dir)
+	if r, ok := c.driver().(PackageFailures); ok {
+		return r.PackageOfFailure(c.in.Dir, id, batch)
 	}
 	name := strings.TrimPrefix(id, "the build of ")
 	file, _, _ := strings.Cut(name, "::")
@@ -340,8 +263,9 @@ func (c *candidate) packageOfFailure(id string, batch []string) []string {
 	return batch
 }
 
-// dependentBatch is how many dependent packages one go test runs: small
-// enough to stop near the budget, large enough for go test's parallelism.
+// dependentBatch is how many dependent packages one run of the driver
+// takes: small enough to stop near the budget, large enough for the
+// runner's parallelism.
 const dependentBatch = 4
 
 func joinNotes(notes []string) string {
@@ -349,30 +273,6 @@ func joinNotes(notes []string) string {
 		return ""
 	}
 	return "; " + strings.Join(notes, "; ")
-}
-
-// packageOfFailure finds which of the batch's package dirs a failing id
-// ("import/path.TestX", "the build of import/path") belongs to; all of them
-// when it cannot tell.
-func packageOfFailure(id string, batch []string, dir string) []string {
-	mod, err := golang.Module(dir)
-	if err == nil {
-		name := strings.TrimPrefix(id, "the build of ")
-		best := ""
-		for _, p := range batch {
-			imp := mod
-			if p != "." {
-				imp = mod + "/" + strings.TrimPrefix(p, "./")
-			}
-			if (strings.HasPrefix(name, imp+".") || name == imp || strings.HasPrefix(name, imp+" ")) && len(p) > len(best) {
-				best = p
-			}
-		}
-		if best != "" {
-			return []string{best}
-		}
-	}
-	return batch
 }
 
 // failingIDs are the tests whose own outcome was fail and the packages that
@@ -450,10 +350,6 @@ func keys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func dirOf(root, pattern string) string {
-	return root + "/" + strings.TrimPrefix(pattern, "./")
 }
 
 func orDefault(s, def string) string {

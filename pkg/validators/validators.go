@@ -1,12 +1,13 @@
 // Package validators holds the gates a candidate patch must pass before it
 // may become a pull request: integrity (no cheating on tests), revert (not a
-// plain undo of the blame commit), static analysis (no new build, vet or
-// format findings), oracle (the failing tests now pass, several times) and
-// regression (the tests around the change still pass), each with the rules
-// of the repository's language (Input.Lang: Go's or Python's). Each gate
-// gives a task.Gate verdict with a detail a reviewer can read; the error of
-// Check is kept for the machinery failing (a cancelled context, git or go
-// not running), never for a rejected patch.
+// plain undo of the blame commit), static analysis (no new findings of the
+// language's checks), oracle (the failing tests now pass, several times)
+// and regression (the tests around the change still pass), each with the
+// rules of the repository's language, which its driver states (Input.Lang;
+// the capabilities of language.go). Each gate gives a task.Gate verdict
+// with a detail a reviewer can read; the error of Check is kept for the
+// machinery failing (a cancelled context, git or a test runner not
+// running, an input without a driver), never for a rejected patch.
 package validators
 
 import (
@@ -17,8 +18,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/redfix/redfix/pkg/protected"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -32,28 +33,27 @@ const (
 	GateRegression = "regression"
 )
 
-// TestRunner runs Go tests in a checkout (golang.Runner is one), for an
-// Input without a Language.
-type TestRunner interface {
-	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
-	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
-}
-
 // Config tunes the gates.
 type Config struct {
 	// OracleRuns is how many times in a row the failing tests must pass
 	// (0 means DefaultOracleRuns).
 	OracleRuns int
-	// AllowTestEdits lets a patch change _test.go files and testdata. Even
-	// then it may not delete or skip tests, or drop assertions.
+	// AllowTestEdits lets a patch change the language's test files and
+	// test data. Even then it may not delete or skip tests, or drop
+	// assertions.
 	AllowTestEdits bool
-	// AllowedPaths are globs ("pkg/**", "*.go", "internal/*/x.go") a patch
-	// may touch; empty allows every path. They also unlock the protected
-	// files (build, CI, ownership, git metadata and hooks, vendor, the
+	// AllowedPaths are globs ("pkg/**", "internal/*/x.c") a patch may
+	// touch; empty allows every path. They also unlock the protected files
+	// (build, CI, ownership, git metadata and hooks, vendor, a language's
 	// module files), but only where a pattern names the file explicitly:
 	// "Makefile", "**/*.mk", ".github/**" do, "**" or "*.yml" do not (see
-	// protected.go).
+	// pkg/protected).
 	AllowedPaths []string
+	// Protected are the protected files of the languages the
+	// configuration knows (their drivers' ProtectedFiles), held against
+	// every repository after its own driver's: a Go module's files stay
+	// protected in a repository of another language.
+	Protected []protected.Kind
 	// RegressionBudget is the time the regression gate may spend on the
 	// tests of the packages that depend on the changed ones, after those of
 	// the changed packages themselves (0 means DefaultRegressionBudget; a
@@ -75,14 +75,12 @@ const (
 
 // Validators runs the gates.
 type Validators struct {
-	runner TestRunner
-	cfg    Config
-	log    *zap.Logger
+	cfg Config
+	log *zap.Logger
 }
 
-// New returns the gates, running tests with runner for an input without a
-// language (Input.Lang runs its own).
-func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
+// New returns the gates.
+func New(cfg Config, log *zap.Logger) *Validators {
 	if cfg.OracleRuns <= 0 {
 		cfg.OracleRuns = DefaultOracleRuns
 	}
@@ -92,7 +90,7 @@ func New(runner TestRunner, cfg Config, log *zap.Logger) *Validators {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Validators{runner: runner, cfg: cfg, log: log}
+	return &Validators{cfg: cfg, log: log}
 }
 
 // Input is one candidate patch.
@@ -111,8 +109,8 @@ type Input struct {
 	Task  task.Task
 	// BlameDiff is the diff of the commit that broke the tests; may be empty.
 	BlameDiff string
-	// Lang is the repository's language driver, chosen once for the job;
-	// nil is Go, run with the gates' runner.
+	// Lang is the repository's language driver, chosen once for the job
+	// from its checkout; an input without one is an error.
 	Lang Language
 	// Paths, when set, is the repository's own policy on the paths a
 	// patch may change: the paths gate runs first with it.
@@ -137,12 +135,11 @@ type gate struct {
 // too deep, too many files or lines: bounds.go) is refused by integrity
 // before any parser reads it, and every gate after it is skipped.
 func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
-	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
-	c := &candidate{in: in, lang: v.language(in)}
-	c.files, c.parseErr = unidiff.Parse(in.Patch)
-	if c.parseErr != nil {
-		c.files = nil // the gates judge a patch that cannot be read whole by its error alone
+	if in.Lang == nil {
+		return nil, ErrNoLanguage
 	}
+	log := v.log.With(zap.String("task_id", in.Task.ID), zap.String("base", task.Short(in.Base)))
+	c := v.candidate(in)
 	defer c.close()
 
 	var gates []gate
@@ -184,6 +181,10 @@ func (v *Validators) Check(ctx context.Context, in Input) ([]task.Gate, error) {
 	return out, nil
 }
 
+// ErrNoLanguage is Check's error for an input without a language driver:
+// the caller chooses one from the checkout.
+var ErrNoLanguage = errors.New("validators: the input names no language driver (choose one from the checkout)")
+
 // candidate is the patch under check and what the gates share about it.
 type candidate struct {
 	in       Input
@@ -194,7 +195,6 @@ type candidate struct {
 	// later gate reads it.
 	refused bool
 	base    *workspace.Workspace // a second checkout at Base, made on demand
-	jsSetup map[string]bool      // the runners' setup files, read once
 }
 
 // baseDir checks Base out next to the workspace, once, for gates that compare

@@ -2,6 +2,7 @@ package validators
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,7 @@ func (f *fixture) input(t *testing.T, change map[string]string) Input {
 		Dir:   f.repo.Dir,
 		Base:  f.base,
 		Patch: patch,
+		Lang:  golang.Driver{},
 		Task: task.Task{
 			ID:       "t1",
 			Commit:   f.base,
@@ -163,7 +165,7 @@ func check(t *testing.T, cfg Config, in Input) map[string]task.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := New(golang.Runner{}, cfg, zaptest.NewLogger(t))
+	v := New(cfg, zaptest.NewLogger(t))
 	gates, err := v.Check(ctx, in)
 	if err != nil {
 		t.Fatalf("Check: %v", err)
@@ -299,14 +301,14 @@ func TestRevert(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t, nil)
 		in := f.input(t, map[string]string{"calc/calc.go": fixed})
-		g, err := New(nil, Config{}, nil).revert(context.Background(), &candidate{in: in, files: mustParse(t, in.Patch)})
+		g, err := New(Config{}, nil).revert(context.Background(), &candidate{in: in, lang: in.Lang, files: mustParse(t, in.Patch)})
 		if err != nil || g.Verdict != task.GatePass {
 			t.Fatalf("revert = %+v, %v; want a pass", g, err)
 		}
 	})
 	t.Run("no blame", func(t *testing.T) {
 		t.Parallel()
-		g, err := New(nil, Config{}, nil).revert(context.Background(), &candidate{in: Input{Patch: "x"}})
+		g, err := New(Config{}, nil).revert(context.Background(), &candidate{in: Input{Patch: "x"}})
 		if err != nil || g.Verdict != task.GatePass || !strings.Contains(g.Detail, "no blame diff") {
 			t.Fatalf("revert = %+v, %v; want a pass saying there is no blame", g, err)
 		}
@@ -410,7 +412,7 @@ func TestCheckStopsOnCancel(t *testing.T) {
 	in := f.input(t, map[string]string{"calc/calc.go": fixed})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	gates, err := New(golang.Runner{}, Config{}, zaptest.NewLogger(t)).Check(ctx, in)
+	gates, err := New(Config{}, zaptest.NewLogger(t)).Check(ctx, in)
 	if err == nil {
 		t.Fatalf("Check with a cancelled context = %+v, want an error", gates)
 	}
@@ -431,9 +433,22 @@ func TestGlobMatch(t *testing.T) {
 		{"internal/*/x.go", "internal/a/x.go", true},
 		{"internal/*/x.go", "internal/a/b/x.go", false},
 	} {
-		v := New(nil, Config{AllowedPaths: []string{c.glob}}, nil)
+		v := New(Config{AllowedPaths: []string{c.glob}}, nil)
 		if got := v.allowed(c.path); got != c.ok {
 			t.Errorf("allowed(%q) with %q = %v, want %v", c.path, c.glob, got, c.ok)
 		}
+	}
+}
+
+// The gates hold no language of their own: an input without a driver is
+// the caller's error, not Go.
+func TestCheckNeedsADriver(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	in := f.input(t, map[string]string{"calc/calc.go": fixed})
+	in.Lang = nil
+	gates, err := New(Config{}, nil).Check(context.Background(), in)
+	if !errors.Is(err, ErrNoLanguage) || len(gates) != 0 {
+		t.Fatalf("Check without a driver = %+v, %v; want ErrNoLanguage", gates, err)
 	}
 }

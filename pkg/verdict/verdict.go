@@ -1,5 +1,5 @@
 // Package verdict shows triage's verdict on the red commit of a
-// repository on the configured GitHub as a check run, and keeps it true
+// repository on a forge as a check on the commit, and keeps it true
 // as the repair goes on: the failing tests, reliable or flaky, the
 // culprit with bisection's confidence, then the fix or revert pull
 // request and where it stands (the words are triage's, triage.CheckText).
@@ -15,7 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/redfix/redfix/pkg/gh"
+	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
@@ -28,8 +28,22 @@ type Store interface {
 	GetFix(ctx context.Context, repo string, number int) (task.Fix, error)
 }
 
+// Forges chooses the forge a repository lives on, and reads its change
+// requests' addresses (forge.Forges).
+type Forges interface {
+	ForURL(repoURL string) (forge.Driver, forge.RepoID, error)
+	FixOf(url string) (task.Fix, bool)
+}
+
+// Checks writes checks on a repository's commits (a forge driver).
+type Checks interface {
+	CommitChecks(ctx context.Context, repo forge.RepoID, commit, name string) ([]forge.CheckState, error)
+	CreateCheck(ctx context.Context, repo forge.RepoID, c forge.Check) (int64, error)
+	UpdateCheck(ctx context.Context, repo forge.RepoID, id int64, c forge.Check) error
+}
+
 // writeTimeout bounds the writing of one check run: the report or
-// the job waits for it, and a GitHub that does not answer only costs the
+// the job waits for it, and a forge that does not answer only costs the
 // check run.
 const writeTimeout = 30 * time.Second
 
@@ -37,8 +51,8 @@ const writeTimeout = 30 * time.Second
 // external id): a report's groups past triage's cap are one task already.
 const maxTasks = 24
 
-// Check shows triage's verdict on the red commit of a repository on
-// the configured GitHub, as the check run triage.CheckName: written when
+// Check shows triage's verdict on the red commit of a repository on one
+// of Forges whose driver writes checks, as the check run triage.CheckName: written when
 // triage decides a report's groups, and again when a worker settles one of
 // their tasks (its fix or revert pull request, or why there is none) or
 // the pull request is merged or closed. The check run's external id lists
@@ -48,7 +62,7 @@ const maxTasks = 24
 // docs/github-app.md). A check run that cannot be written is logged and
 // never stops the report or the job.
 type Check struct {
-	Checks gh.Checks
+	Forges Forges
 	Store  Store
 	Log    *zap.Logger
 }
@@ -95,18 +109,26 @@ func (v *Check) Outcome(ctx context.Context, f task.Fix) {
 // show writes the check run on commit with add among its tasks (each
 // read back from the store); a failure is logged.
 func (v *Check) show(ctx context.Context, repo, commit string, add []task.Task) {
-	if !v.Checks.Clients.Serves(repo) || !fullCommit(commit) {
-		return // a repository elsewhere (or no commit to show it on)
+	if !fullCommit(commit) {
+		return // no commit to show it on
+	}
+	d, id, err := v.Forges.ForURL(repo)
+	if err != nil {
+		return // a repository elsewhere
+	}
+	ch, ok := d.(Checks)
+	if !ok {
+		return // a forge without checks
 	}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	if err := v.write(ctx, repo, commit, add); err != nil {
+	if err := v.write(ctx, ch, id, repo, commit, add); err != nil {
 		v.Log.Warn("show triage's verdict as a check run", zap.String("repo", repo), zap.String("commit", commit), zap.Error(err))
 	}
 }
 
-func (v *Check) write(ctx context.Context, repo, commit string, add []task.Task) error {
-	have, err := v.Checks.ForCommit(ctx, repo, commit, triage.CheckName)
+func (v *Check) write(ctx context.Context, ch Checks, on forge.RepoID, repo, commit string, add []task.Task) error {
+	have, err := ch.CommitChecks(ctx, on, commit, triage.CheckName)
 	if err != nil {
 		return err
 	}
@@ -139,25 +161,25 @@ func (v *Check) write(ctx context.Context, repo, commit string, add []task.Task)
 		if details == "" {
 			details = t.PullRequest
 		}
-		if r, n, ok := gh.PullRequestRef(t.PullRequest); ok {
-			if f, err := v.Store.GetFix(ctx, r, n); err == nil {
+		if fix, ok := v.Forges.FixOf(t.PullRequest); ok {
+			if f, err := v.Store.GetFix(ctx, fix.Repo, fix.Number); err == nil {
 				fixes[t.PullRequest] = f
 			}
 		}
 	}
 	title, summary := triage.CheckText(tasks, fixes)
-	run := gh.CheckRun{
-		Name: triage.CheckName, HeadSHA: commit,
+	run := forge.Check{
+		Name: triage.CheckName, Commit: commit,
 		// Neutral, whatever the verdict: the commit's CI says whether it
 		// is red, this check only says what redfix made of it.
-		Conclusion: gh.ConclusionNeutral,
+		Conclusion: forge.ConclusionNeutral,
 		Title:      title, Summary: summary, Text: triage.CheckDetails(tasks),
 		DetailsURL: details, ExternalID: strings.Join(ids, ","),
 	}
 	if id != 0 {
-		return v.Checks.Update(ctx, repo, id, run)
+		return ch.UpdateCheck(ctx, on, id, run)
 	}
-	_, err = v.Checks.Create(ctx, repo, run)
+	_, err = ch.CreateCheck(ctx, on, run)
 	return err
 }
 

@@ -11,8 +11,9 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
@@ -64,12 +65,13 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 	srv.CreateRepo("acme", "shop", dir)
 	app := srv.NewApp("redfix")
 	srv.Install("acme", "acme/shop")
-	clients, err := gh.New(gh.Config{APIURL: srv.APIURL(), AppID: app.ID, PrivateKeyFile: app.KeyFile})
+	clients, err := github.New(github.Config{APIURL: srv.APIURL(), AppID: app.ID, PrivateKeyFile: app.KeyFile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem := verdictMem{tasks: map[string]task.Task{}, fixes: map[string]task.Fix{}}
-	v := &Check{Checks: gh.Checks{Clients: clients}, Store: mem, Log: zaptest.NewLogger(t)}
+	hub := github.NewForge(clients)
+	v := &Check{Forges: forge.New(hub), Store: mem, Log: zaptest.NewLogger(t)}
 	repo := srv.CloneURL("acme", "shop")
 
 	a := task.Task{ID: "20261129T001500Z-aaaaaaaaaaaa", Repo: repo, Commit: head, Status: task.StatusQueued,
@@ -105,7 +107,7 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 	}
 	mem.tasks["elsewhere"] = task.Task{ID: "elsewhere", Repo: "https://github.com/acme/private.git", Commit: head, Status: task.StatusQueued,
 		Failures: []task.Failure{{Package: "example.com/private", Test: "TestSecretThing"}}}
-	if err := v.Checks.Update(ctx, repo, runs[0].ID, gh.CheckRun{Name: triage.CheckName, ExternalID: "elsewhere," + a.ID + "," + b.ID}); err != nil {
+	if err := hub.UpdateCheck(ctx, hub.Repo("acme/shop"), runs[0].ID, forge.Check{Name: triage.CheckName, ExternalID: "elsewhere," + a.ID + "," + b.ID}); err != nil {
 		t.Fatal(err)
 	}
 	v.Settled(ctx, a)
@@ -115,7 +117,7 @@ func TestVerdictCheckIsOnePerCommit(t *testing.T) {
 		t.Fatalf("%d check runs, want 1: %+v", len(runs), runs)
 	}
 	c := runs[0]
-	if c.Name != triage.CheckName || c.HeadSHA != head || c.Conclusion != gh.ConclusionNeutral || c.Updates != 6 {
+	if c.Name != triage.CheckName || c.HeadSHA != head || c.Conclusion != forge.ConclusionNeutral || c.Updates != 6 {
 		t.Errorf("check run %q on %s: %s, %d updates; want 6", c.Name, c.HeadSHA, c.Conclusion, c.Updates)
 	}
 	if strings.Contains(c.Summary, "TestSecretThing") {

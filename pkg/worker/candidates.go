@@ -50,7 +50,7 @@ type candidate struct {
 	err    error
 
 	blameDiff, blameSubject, blameBody string
-	// lang is the job's driver (nil without Pipeline.Languages).
+	// lang is the job's driver.
 	lang Language
 	// paths is the repository's rule on the paths a patch may change (nil:
 	// it names none).
@@ -145,7 +145,7 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 	if la, ok := agent.(LanguageAgent); ok {
 		agent = la.WithLanguage(c.lang)
 	} else {
-		log.Warn("the agent does not work through the job's language driver", zap.String("language", c.lang.Name()))
+		log.Warn("the agent cannot work through the job's language driver", zap.String("language", c.lang.Name()))
 	}
 	mark := c.traj.Len() // where the round's steps start in the trajectory
 	res, err := agent.Run(ctx, ws, t, &c.traj)
@@ -284,17 +284,14 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		c.gates = []task.Gate{{Name: "apply", Verdict: task.GateFail, Detail: "the patch does not apply to a clean checkout of " + task.Short(c.ws.Commit) + ": " + firstLine(out)}}
 		return nil
 	}
-	in := validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff}
+	in := validators.Input{Dir: clean.Dir, Workspace: clean, Base: clean.Commit, Patch: c.res.Patch, Task: t, BlameDiff: c.blameDiff, Lang: c.lang}
 	if c.paths != nil {
 		in.Paths = c.paths
 	}
-	if c.lang != nil {
-		// The gates run the tests on the clean checkout: its dependencies
-		// as the candidate's (a cached environment, for Python).
-		if err := c.lang.Setup(ctx, clean.Dir); err != nil {
-			return fmt.Errorf("set up the clean checkout for the gates of task %s: %w", t.ID, err)
-		}
-		in.Lang = c.lang
+	// The gates run the tests on the clean checkout: its dependencies as
+	// the candidate's (a cached environment, for Python).
+	if err := c.lang.Setup(ctx, clean.Dir); err != nil {
+		return fmt.Errorf("set up the clean checkout for the gates of task %s: %w", t.ID, err)
 	}
 	gates, err := p.Gates.Check(ctx, in)
 	if err != nil {
@@ -307,11 +304,7 @@ func (p *Pipeline) check(ctx context.Context, t task.Task, c *candidate) error {
 		in := judge.Input{Task: t, Patch: c.res.Patch, BlameDiff: c.blameDiff, BlameMessage: c.blameBody, Gates: gates, Summary: c.res.Summary}
 		// The judge's calls are the candidate's spend too.
 		var tally llm.Tally
-		if c.lang != nil {
-			in = judge.WithContextIn(clean.Dir, c.lang, in)
-		} else {
-			in = judge.WithContext(clean.Dir, in)
-		}
+		in = judge.WithContext(clean.Dir, c.lang, in)
 		g, err := p.Judge.Judge(llm.WithTally(ctx, &tally), in)
 		c.spend = c.spend.Add(tally.Spent())
 		if err != nil {

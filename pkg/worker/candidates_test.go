@@ -56,6 +56,7 @@ func (l *progressLog) has(s string) bool {
 // candidate goes through the gates, and the smallest accepted fix is
 // published, naming itself and how many were tried.
 func TestThreeCandidatesAllGatedBestChosen(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	agents := []worker.Agent{
 		scriptedAgent{edits: []edit{{"pricing/discount_test.go", "func TestVolumeDiscount(", "func testVolumeDiscount("}}, testsPassed: true},
@@ -100,6 +101,7 @@ func TestThreeCandidatesAllGatedBestChosen(t *testing.T) {
 // pass, then breaks the code again, and the step budget ends the episode.
 // The passing state is what gets gated and published.
 func TestBudgetRunsOutAndThePassingCandidateIsPublished(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	fix := "<<<<<<< SEARCH\n\t\tif qty > t.MinQty {\n=======\n\t\tif qty >= t.MinQty {\n>>>>>>> REPLACE\n"
 	spoil := "<<<<<<< SEARCH\n\t\tif qty >= t.MinQty {\n=======\n\t\tif qty >= t.MinQty+1 {\n>>>>>>> REPLACE\n"
@@ -169,6 +171,7 @@ func (a revisingAgent) Revise(ctx context.Context, ws *workspace.Workspace, t ta
 }
 
 func TestGateFeedbackRound(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	var evidence string
 	r := newRig(t, revisingAgent{evidence: &evidence})
@@ -232,6 +235,7 @@ func (a secondGuessAgent) Revise(ctx context.Context, ws *workspace.Workspace, t
 // tells both rounds, and each round keeps its gates, patch, steps and
 // trajectory; the rejection is counted.
 func TestFeedbackRoundThatFailsKeepsEveryRound(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, secondGuessAgent{})
 	r.pipeline.FeedbackRounds = 1
@@ -273,6 +277,7 @@ func TestFeedbackRoundThatFailsKeepsEveryRound(t *testing.T) {
 // too, without the gates of the round before it; the repair is retried,
 // and what the gates rejected before is still counted.
 func TestFeedbackRoundThatErrsKeepsEveryRound(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, secondGuessAgent{reviseErr: errors.New("model API: 503 Service Unavailable")})
 	r.pipeline.FeedbackRounds = 1

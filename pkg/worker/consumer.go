@@ -253,6 +253,7 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	defer stop()
 
 	c.save(ctx, log, t, task.StatusRunning, fmt.Sprintf("attempt %d", d.Attempt), "", nil)
+	t = c.withMergedFailures(ctx, log, t)
 	jobCtx := ctx
 	if c.JobTimeout > 0 {
 		var cancel context.CancelFunc
@@ -326,6 +327,32 @@ func (c *Consumer) handle(ctx context.Context, d *queue.Delivery) {
 	if _, serr := d.Settle(ctx, err); serr != nil {
 		log.Warn("settle job: it comes back after the ack wait", zap.String("settlement", how.String()), zap.Error(serr))
 	}
+}
+
+// storedTasks reads a task as stored (store.Store): Tasks may.
+type storedTasks interface {
+	GetTask(ctx context.Context, id string) (task.Task, error)
+}
+
+// withMergedFailures is t with the failures its stored copy holds beside
+// the job's: triage adds to a queued task the failures of the groups found
+// to share its culprit (store.AddFailures), after its job was queued. The
+// repair, its gates and its pull request then answer for all of them.
+func (c *Consumer) withMergedFailures(ctx context.Context, log *zap.Logger, t task.Task) task.Task {
+	st, ok := c.Tasks.(storedTasks)
+	if !ok {
+		return t
+	}
+	stored, err := st.GetTask(ctx, t.ID)
+	if err != nil {
+		log.Warn("read the task's merged failures; repairing the job's", zap.Error(err))
+		return t
+	}
+	if merged := task.MergeFailures(t.Failures, stored.Failures); len(merged) > len(t.Failures) {
+		log.Info("failures merged into the task since its job was queued", zap.Int("failures", len(merged)), zap.Int("in_the_job", len(t.Failures)))
+		t.Failures = merged
+	}
+	return t
 }
 
 // failed is the outcome recorded for a repair that failed: its model use

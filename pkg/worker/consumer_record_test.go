@@ -3,6 +3,8 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/redfix/redfix/internal/testsvc"
+	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/queue"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/worker"
@@ -51,6 +54,7 @@ func rejections(n map[string]int) string {
 // round on its task (gates, patch, trajectory, the attempt that ran it), a
 // reason that tells both rounds, and the round-1 rejection counted.
 func TestConsumerRecordsEveryRound(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
 	r := newRig(t, secondGuessAgent{})
@@ -95,6 +99,7 @@ func TestConsumerRecordsEveryRound(t *testing.T) {
 // queue gave the job to a second worker while the first still ran it):
 // both repair it, and its rejection is counted and recorded once.
 func TestConsumerCountsARedeliveredJobOnce(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: time.Second, MaxDeliver: 3})
 	tk := demoTask(s, "fp-twice")
@@ -141,5 +146,45 @@ func TestConsumerCountsARedeliveredJobOnce(t *testing.T) {
 	}
 	if got := status(t, &rig{store: st}, tk.ID); got.Status != task.StatusNoPatch || len(got.Rounds) != 2 {
 		t.Errorf("task %s (%s) with %d rounds, want no_patch with 2", got.Status, got.Reason, len(got.Rounds))
+	}
+}
+
+// Failures triage merged into a queued task after its job was queued
+// (groups found to share its culprit) are repaired with it: the gates run
+// them all and the pull request counts them all, not the job's one.
+func TestConsumerRepairsTheFailuresMergedIntoTheTask(t *testing.T) {
+	s := sample(t)
+	q := openQueue(t, queue.Config{AckWait: 5 * time.Second, MaxDeliver: 3})
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	tk := demoTask(s, "fp-merged")
+	enqueue(t, q, tk)
+	ctx := context.Background()
+	if err := r.store.SaveTask(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	more := []task.Failure{
+		{Package: "example.com/shop/pricing", Test: "TestVolumeDiscount/between_tiers", Message: "Quote(widget, 20) = 20000, want 18000"},
+		{Package: "example.com/shop/pricing", Test: "TestQuote", Message: "merged from a group with the same culprit"},
+	}
+	if err := r.store.AddFailures(ctx, tk.ID, more); err != nil {
+		t.Fatal(err)
+	}
+	startConsumer(t, consumer(t, q, r))
+
+	got := waitStatus(t, r, tk.ID, task.StatusPublished)
+	prs := r.pullRequests(t)
+	if len(prs) != 1 {
+		t.Fatalf("pull requests %v (task %+v)", prs, got)
+	}
+	body, err := os.ReadFile(filepath.Join(r.prDir, prs[0], publish.FilePullRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), "redfix found 3 tests failing") || !strings.Contains(string(body), "TestVolumeDiscount/between_tiers") {
+		t.Errorf("the pull request does not count the merged failures:\n%.600s", body)
+	}
+	oracle, _ := gate(got.Rounds[len(got.Rounds)-1].Gates, "oracle")
+	if !strings.Contains(oracle.Detail, "TestQuote") {
+		t.Errorf("the oracle did not run the merged failures: %q", oracle.Detail)
 	}
 }

@@ -22,6 +22,7 @@ import (
 // with a Nak at once: another worker takes it long before the ack wait
 // would have brought it back, as its next attempt.
 func TestConsumerShutdownRedeliversJob(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	// An ack wait far longer than the test waits: only the Nak can bring
 	// the job back in time.
@@ -76,6 +77,7 @@ func (a stuckAgent) Run(ctx context.Context, ws *workspace.Workspace, t task.Tas
 // its drain timeout; a job that does not stop is left to the queue, which
 // gives it to another worker once the ack wait passes without heartbeats.
 func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: time.Second, MaxDeliver: 3})
 	tk := demoTask(s, "fp-stuck")
@@ -114,6 +116,7 @@ func TestConsumerDrainTimeoutLeavesStuckJobToQueue(t *testing.T) {
 }
 
 func TestConsumerTakesOverAbandonedJob(t *testing.T) {
+	t.Parallel()
 	// A worker that dies holding a job settles nothing and sends no
 	// heartbeat: the job goes to another worker once AckWait passes.
 	s := sample(t)
@@ -145,6 +148,7 @@ func TestConsumerTakesOverAbandonedJob(t *testing.T) {
 // it is back: no job fails meanwhile, and the job queued while it was down
 // is repaired on its first attempt once it is.
 func TestConsumerPausesWhileTheStoreIsDown(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	srv := testsvc.StartRedis(t, "worker-pass")
 	rdb := srv.Client()

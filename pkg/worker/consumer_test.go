@@ -147,6 +147,7 @@ func waitStatus(t *testing.T, r *rig, id string, st task.Status) task.Task {
 }
 
 func TestConsumerPublishesAndAcks(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	// The gates run longer than AckWait: only the heartbeats keep the job
 	// from being handed out again.
@@ -184,6 +185,7 @@ func TestConsumerPublishesAndAcks(t *testing.T) {
 // A job that no retry can mend (its repository is gone) is parked once,
 // with the reason, and not delivered again: `bot replay` can bring it back.
 func TestConsumerParksPermanentFailure(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 5})
 	tk := demoTask(s, "fp-no-repo")
@@ -214,6 +216,7 @@ func TestConsumerParksPermanentFailure(t *testing.T) {
 }
 
 func TestConsumerRetriesTransientFailure(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 2})
 	tk := demoTask(s, "fp-transient")
@@ -240,6 +243,7 @@ func TestConsumerRetriesTransientFailure(t *testing.T) {
 // A consumer handling a retried job writes JSON log lines that name each
 // key once (a log shipper refuses a line with a key twice).
 func TestConsumerLogsEachKeyOnce(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	log, buf := logtest.JSON(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -277,6 +281,7 @@ func TestConsumerLogsEachKeyOnce(t *testing.T) {
 }
 
 func TestConsumerFailsTransientFailureOnLastAttempt(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	q := openQueue(t, queue.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 1})
 	tk := demoTask(s, "fp-last")

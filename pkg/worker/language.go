@@ -54,12 +54,16 @@ type jobLanguage struct {
 	err    error
 }
 
+// errNoLanguages fails the jobs of a pipeline without language drivers:
+// no driver, as for a repository none knows.
+var errNoLanguages = fmt.Errorf("the pipeline has no language drivers to choose from: %w", lang.ErrNoDriver)
+
 // language is the job's driver, with ws (a candidate's checkout) set up
-// for it. A repository no driver serves (or a pipeline without Languages),
-// or one whose setup fails, is a permanent failure of the task.
+// for it. A repository no driver serves, or one whose setup fails, is a
+// permanent failure of the task.
 func (p *Pipeline) language(ctx context.Context, j *jobLanguage, t task.Task, ws *workspace.Workspace) (Language, error) {
 	if p.Languages == nil {
-		return nil, Permanent(fmt.Errorf("choose the language of %s: %w (none is configured)", t.Repo, lang.ErrNoDriver))
+		return nil, Permanent(fmt.Errorf("choose the language of %s: %w", t.Repo, errNoLanguages))
 	}
 	j.once.Do(func() {
 		var d lang.Driver

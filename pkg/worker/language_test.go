@@ -74,6 +74,7 @@ func languagePipeline(t *testing.T, drivers worker.Languages) *worker.Pipeline {
 // that no retry mends, naming the setup command and its output; the agent
 // never runs.
 func TestRepairFailsWhenSetupFails(t *testing.T) {
+	t.Parallel()
 	if err := exec.Command("/usr/bin/python3", "-c", "import pytest, venv").Run(); err != nil {
 		t.Skipf("needs /usr/bin/python3 with pytest and venv: %v", err)
 	}
@@ -107,6 +108,7 @@ func TestRepairFailsWhenSetupFails(t *testing.T) {
 
 // A repository no driver knows is a permanent failure saying so.
 func TestRepairFailsWithoutADriver(t *testing.T) {
+	t.Parallel()
 	dir, head := commitTree(t, map[string]string{"README.md": "# notes\n", "notes.txt": "nothing to run\n"})
 	p := languagePipeline(t, lang.New(golang.Driver{}, python.Driver{}))
 	_, err := p.Repair(context.Background(), task.Task{ID: "task-none", Fingerprint: "fp-none", Repo: dir, Commit: head,

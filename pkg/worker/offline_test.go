@@ -126,6 +126,7 @@ func offlineTask(t *testing.T, ctx context.Context, c offlineCase) task.Task {
 }
 
 func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs go test in real repositories")
 	}
@@ -145,7 +146,7 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 				},
 				Languages: lang.New(drv),
 				Policy:    "offline",
-				Gates:     validators.New(runner, validators.Config{}, log),
+				Gates:     validators.New(validators.Config{}, log),
 				Judge:     judge.NotRun{},
 				Publisher: publish.NewLocal(prDir, log),
 				WorkDir:   t.TempDir(),

@@ -89,8 +89,7 @@ type Pipeline struct {
 	// Languages chooses each job's language driver from its checkout
 	// (once per job), which sets each candidate's checkout up and which
 	// the agent (a LanguageAgent), the gates and the judge work through.
-	// There is no default: without it every task fails, permanently, for
-	// want of a driver (lang.ErrNoDriver).
+	// A pipeline without it fails every job: no language is assumed.
 	Languages Languages
 	Log       *zap.Logger
 	// Progress, when set, is told of each stage as it happens (the demo
@@ -349,7 +348,15 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 				log.Warn("release publish claim", zap.Error(rerr))
 			}
 		}
-		return out, fmt.Errorf("publish task %s: %w", t.ID, err)
+		err = fmt.Errorf("publish task %s: %w", t.ID, err)
+		if errors.Is(err, publish.ErrNotLocal) {
+			// The publisher cannot deliver to this repository at all (the
+			// local one, for a repository that is a URL): no retry
+			// mends that, so the task fails now instead of repeating the
+			// whole repair nats.max_deliver times.
+			err = Permanent(err)
+		}
+		return out, err
 	}
 	if p.Ledger != nil {
 		if err := p.Ledger.MarkPublished(ctx, t.Fingerprint, url); err != nil {

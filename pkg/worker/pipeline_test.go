@@ -149,7 +149,7 @@ func newRig(t *testing.T, agent worker.Agent) *rig {
 	r.pipeline = &worker.Pipeline{
 		NewAgent:  func() worker.Agent { return agent },
 		Policy:    "scripted",
-		Gates:     validators.New(golang.Runner{Timeout: 2 * time.Minute}, validators.Config{}, log),
+		Gates:     validators.New(validators.Config{}, log),
 		Judge:     judge.NotRun{},
 		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}),
 		Publisher: r.publisher,
@@ -193,6 +193,7 @@ func gate(gates []task.Gate, name string) (task.Gate, bool) {
 }
 
 func TestRepairPublishesOnceAFixThatPassesTheGates(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	tk := demoTask(s, "fp-demo-fix")
@@ -247,6 +248,7 @@ func TestRepairPublishesOnceAFixThatPassesTheGates(t *testing.T) {
 }
 
 func TestRepairRejects(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	for _, tc := range []struct {
 		name   string
@@ -308,6 +310,7 @@ func TestRepairRejects(t *testing.T) {
 }
 
 func TestRepairPermanentErrors(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	notGit := t.TempDir()
 	for _, tc := range []struct {
@@ -336,6 +339,7 @@ func TestRepairPermanentErrors(t *testing.T) {
 }
 
 func TestRepairCancelledIsNotPermanent(t *testing.T) {
+	t.Parallel()
 	// A workspace that cannot be made because the worker is stopping is not
 	// a reason to drop the job.
 	s := sample(t)
@@ -370,6 +374,7 @@ func (p *flakyPublisher) Publish(ctx context.Context, pr publish.PullRequest) (s
 }
 
 func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	flaky := &flakyPublisher{Publisher: r.pipeline.Publisher}
@@ -389,6 +394,31 @@ func TestRepairAfterAFailedPublishIsNotBlockedByItsOwnClaim(t *testing.T) {
 	}
 	if prs := r.pullRequests(t); len(prs) != 1 {
 		t.Fatalf("pull requests %v, want one", prs)
+	}
+}
+
+// remotePublisher hands the local publisher a task whose repository is a
+// URL, as a report of a repository off GitHub is.
+type remotePublisher struct{ worker.Publisher }
+
+func (p remotePublisher) Publish(ctx context.Context, pr publish.PullRequest) (string, error) {
+	pr.Task.Repo = "https://git.example/acme/shop.git"
+	return p.Publisher.Publish(ctx, pr)
+}
+
+// A publishing error no retry can mend (the local publisher and a
+// repository that is a URL) is permanent: the task fails at once, rather
+// than the whole repair running again on each of nats.max_deliver tries.
+func TestRepairWithAPublisherThatCannotDeliverIsPermanent(t *testing.T) {
+	s := sample(t)
+	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
+	r.pipeline.Publisher = remotePublisher{r.pipeline.Publisher}
+	_, err := repair(t, r.pipeline, demoTask(s, "fp-not-local"))
+	if !errors.Is(err, worker.ErrPermanent) || !errors.Is(err, publish.ErrNotLocal) {
+		t.Fatalf("Repair = %v, want a permanent error naming why the publisher cannot deliver", err)
+	}
+	if _, ok, _ := r.store.Published(context.Background(), "fp-not-local"); ok {
+		t.Fatal("the ledger records it as published")
 	}
 }
 
@@ -412,6 +442,7 @@ func (p *gatedPublisher) Publish(ctx context.Context, pr publish.PullRequest) (s
 // job went to a second worker): only one may hold the publish claim, so
 // one pull request is published.
 func TestConcurrentDeliveriesPublishOnce(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	gated := &gatedPublisher{Publisher: r.pipeline.Publisher, entered: make(chan struct{}), release: make(chan struct{})}

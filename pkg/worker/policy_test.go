@@ -26,6 +26,7 @@ type openPulls int
 func (n openPulls) OpenPullRequests(context.Context, string) (int, error) { return int(n), nil }
 
 func TestRepoPolicyStopsOrShapesTheTask(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tk := task.Task{ID: "t1", Repo: "https://github.com/acme/shop", Commit: "abc1234567890"}
 	central := repoconfig.Policy{Enabled: true, Source: "central configuration"}

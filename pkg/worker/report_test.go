@@ -18,6 +18,7 @@ import (
 // report.md shows the repository's and the agent's text as text: nothing
 // in it links, embeds, mentions or closes a fence early.
 func TestAttemptReportOfHostileText(t *testing.T) {
+	t.Parallel()
 	const evil = "`x` @org/team ![img](http://x/y.png) <img src=x> a|b **b** #12 https://e.vil\n```\n# heading"
 	tk := task.Task{ID: "repair-x", Repo: "/r/@org/team`", Commit: "c0ffee",
 		Failures:        []task.Failure{{Package: "p", Test: "TestX/`@org/team`", Message: evil}},

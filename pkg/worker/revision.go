@@ -17,7 +17,7 @@ import (
 )
 
 // RevisionPublisher pushes a revision's commit to its pull request's
-// branch and answers in the thread (publish.GitHub).
+// branch and answers in the thread (publish.Forge).
 type RevisionPublisher interface {
 	PublishRevision(ctx context.Context, r publish.Revision) (commit string, err error)
 }
@@ -37,7 +37,7 @@ const revisionBrief = "A reviewer of the pull request that fixed this failure as
 func (p *Pipeline) Revise(ctx context.Context, t task.Task, rev job.Revision) (Outcome, error) {
 	log := p.Log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo), zap.Int("pull_request", rev.Number), zap.Int("revision", rev.N))
 	if p.Revisions == nil {
-		return Outcome{}, Permanent(errors.New("revisions need the GitHub publisher"))
+		return Outcome{}, Permanent(errors.New("revisions need a forge's publisher"))
 	}
 	ctx = sandbox.WithRepo(ctx, t.Repo)
 	rt := t

@@ -13,6 +13,7 @@ import (
 // when there are too many in all, with patches, gate details and
 // trajectories cut to their bounds.
 func TestBoundRounds(t *testing.T) {
+	t.Parallel()
 	var rounds []task.Round
 	for c := 1; c <= 6; c++ {
 		for n := 1; n <= 4; n++ {

@@ -84,6 +84,7 @@ const judgeAccepts = `{"acceptable": true, "reason": "Restores the inclusive min
 // spent, the next task of that repository is refused with the reason, and
 // the agent does not run.
 func TestSpendIsChargedAndTheDailyBudgetRefuses(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	ctx := context.Background()
 	st := redisStore(t)
@@ -163,6 +164,7 @@ func TestSpendIsChargedAndTheDailyBudgetRefuses(t *testing.T) {
 // The consumer records each attempt's spend on the task, where the task
 // API shows it.
 func TestConsumerRecordsTheTaskSpend(t *testing.T) {
+	t.Parallel()
 	s := sample(t)
 	st := redisStore(t)
 	q := openQueue(t, queue.Config{AckWait: 30 * time.Second, MaxDeliver: 3})

@@ -71,9 +71,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 // of `worker validate`.
 type Validator struct {
 	// Languages chooses the clone's language driver (lang.Drivers), once:
-	// it names and runs the tests, and the gates hold the patch to its
-	// rules. A clone no driver knows, or no Languages, is an InputError
-	// ("language") wrapping lang.ErrNoDriver.
+	// it names and runs the tests, and the gates and the judge hold the
+	// patch to its rules. It is required: no language is assumed.
 	Languages interface {
 		For(repo, dir string) (lang.Driver, error)
 	}
@@ -158,7 +157,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		out.Gates = append(out.Gates, task.Gate{Name: judge.GateName, Verdict: task.GateNotRun, Detail: "skipped: " + strings.Join(rejectedBy(gates), ", ") + " failed"})
 		return finish(out), nil
 	}
-	g, err := v.Judge.Judge(ctx, judge.WithContext(ws.Dir, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
+	g, err := v.Judge.Judge(ctx, judge.WithContext(ws.Dir, d, judge.Input{Task: t, Patch: patch, BlameDiff: blameDiff, BlameMessage: blameBody, Gates: gates}))
 	if err != nil {
 		return Validation{}, err
 	}
@@ -170,7 +169,7 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 // dir (of head) and set up there.
 func (v Validator) language(ctx context.Context, repo, head, dir string) (lang.Driver, error) {
 	if v.Languages == nil {
-		return nil, &InputError{Input: "language", Err: fmt.Errorf("%s: %w (none is configured)", repo, lang.ErrNoDriver)}
+		return nil, fmt.Errorf("choose the language of %s: %w", repo, errNoLanguages)
 	}
 	d, err := v.Languages.For(repo, dir)
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redfix/redfix/pkg/gh"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
 )
@@ -44,7 +44,7 @@ func mirrors(t *testing.T, max int64) *Mirrors {
 		Dir:      filepath.Join(t.TempDir(), "mirrors"),
 		MaxBytes: max,
 		Auth: func(ctx context.Context, remote string) ([]string, error) {
-			return gh.GitAuthEnv(testToken), nil
+			return github.GitAuthEnv(testToken), nil
 		},
 	}
 }
@@ -134,7 +134,7 @@ func TestMirrorIsReusedAndFetchedOnlyForNewCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(res.Output, testToken) || strings.Contains(res.Output, gh.GitAuthEnv(testToken)[2]) || strings.Contains(res.Output, "extraheader") {
+	if strings.Contains(res.Output, testToken) || strings.Contains(res.Output, github.GitAuthEnv(testToken)[2]) || strings.Contains(res.Output, "extraheader") {
 		t.Errorf("a command in the workspace sees the credentials:\n%s", res.Output)
 	}
 

@@ -85,8 +85,10 @@ func root(t *testing.T) string {
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
 
 // testSupport are packages that exist for tests: nothing else imports them.
+// internal/testtime is CI's reader of redfix's own go test output, a
+// command of the suite's.
 func testSupport(rel string) bool {
-	for _, s := range []string{"internal/testsvc", "pkg/harness/harnesstest", "pkg/gh/ghtest", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
+	for _, s := range []string{"internal/testsvc", "internal/testtime", "pkg/harness/harnesstest", "pkg/forge/github/ghtest", "pkg/forge/forgetest", "pkg/forge/fakeforge", "pkg/llm/llmtest", "pkg/embedded/embeddedtest", "pkg/report/reporttest", "pkg/markdown/markdowntest", "pkg/config/logtest"} {
 		if rel == s {
 			return true
 		}
@@ -101,13 +103,13 @@ func TestLayers(t *testing.T) {
 		forbid []string // packages (and those under them) it may not import
 		why    string
 	}{
-		{"pkg/harness", []string{"pkg/app", "pkg/triage", "pkg/publish", "pkg/worker", "pkg/store", "pkg/server", "pkg/ingest", "pkg/queue", "pkg/stream", "pkg/gh", "pkg/validators", "pkg/judge"},
+		{"pkg/harness", []string{"pkg/app", "pkg/triage", "pkg/publish", "pkg/worker", "pkg/store", "pkg/server", "pkg/ingest", "pkg/queue", "pkg/stream", "pkg/forge", "pkg/validators", "pkg/judge"},
 			"the agent works on a workspace and a task; what comes before (triage) and after (gates, publishing) is not its business"},
 		{"pkg/harness/tools", []string{"pkg/harness/offline", "pkg/harness/llmpolicy", "pkg/llm"},
 			"a tool works on the workspace through the interfaces it declares (a language, a patcher); the policies are above it and the models outside it"},
-		{"pkg/validators", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/gh", "pkg/triage", "pkg/harness"},
+		{"pkg/validators", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/forge", "pkg/triage", "pkg/harness"},
 			"gates judge a patch; they never publish, store or repair"},
-		{"pkg/judge", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/gh", "pkg/triage", "pkg/harness", "pkg/validators"},
+		{"pkg/judge", []string{"pkg/app", "pkg/publish", "pkg/worker", "pkg/store", "pkg/forge", "pkg/triage", "pkg/harness", "pkg/validators"},
 			"the judge reads a patch and its evidence; it never publishes"},
 		{"pkg/triage", []string{"pkg/app", "pkg/harness", "pkg/worker", "pkg/publish", "pkg/validators", "pkg/judge", "pkg/server"},
 			"triage decides what is worth repairing; it never repairs"},
@@ -115,9 +117,9 @@ func TestLayers(t *testing.T) {
 			"publishing turns a checked patch into a pull request"},
 		{"pkg/gitrepo", []string{"pkg/workspace", "pkg/harness", "pkg/triage", "pkg/app"}, "git is below the checkouts that use it"},
 		{"pkg/sandbox", []string{"pkg/gitrepo", "pkg/workspace", "pkg/harness", "pkg/triage", "pkg/app"}, "confinement is below everything that runs commands"},
-		{"pkg/history", []string{"pkg/app", "pkg/store", "pkg/server", "pkg/gh", "pkg/publish", "pkg/harness", "pkg/validators", "pkg/judge"},
+		{"pkg/history", []string{"pkg/app", "pkg/store", "pkg/server", "pkg/forge", "pkg/publish", "pkg/harness", "pkg/validators", "pkg/judge"},
 			"the history turns outcomes into the dashboard's series, through a store it declares; it never publishes or serves"},
-		{"pkg/store", []string{"pkg/app", "pkg/triage", "pkg/worker", "pkg/server", "pkg/gh", "pkg/history", "pkg/ingest", "pkg/queue", "pkg/stream", "pkg/publish"},
+		{"pkg/store", []string{"pkg/app", "pkg/triage", "pkg/worker", "pkg/server", "pkg/forge", "pkg/history", "pkg/ingest", "pkg/queue", "pkg/stream", "pkg/publish"},
 			"the store keeps values (pkg/task, pkg/series); it knows nothing of those who keep them"},
 	}
 	for _, p := range packages(t) {

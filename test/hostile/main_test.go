@@ -28,25 +28,9 @@ import (
 	"github.com/redfix/redfix/pkg/sandbox"
 )
 
-var (
-	// workDir holds what the whole test binary shares: the built commands
-	// and one Go build cache for the sandboxed runs.
-	workDir  string
-	release  testsvc.Binaries
-	trusting testsvc.Binaries
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "redfix-hostile-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	workDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+// The commands of a release build and of one with the boundaries off,
+// shared with the other packages of the go test run (testsvc.Binaries).
+var release, trusting testsvc.Binaries
 
 // confined skips (or under CI, fails) where this host cannot confine: the
 // corpus is about what happens outside the sandbox.
@@ -68,9 +52,9 @@ func confined(t *testing.T) {
 func binaries(t *testing.T, boundariesOff bool) (bot, worker string) {
 	t.Helper()
 	if boundariesOff {
-		return trusting.Build(t, filepath.Join(workDir, "bin-trusting"), "redfix_trusting")
+		return trusting.Build(t, "redfix_trusting")
 	}
-	return release.Build(t, filepath.Join(workDir, "bin"))
+	return release.Build(t)
 }
 
 // world is what a scenario plants and looks for: the marker file outside

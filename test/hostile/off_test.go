@@ -9,6 +9,7 @@ import (
 // against a build with the boundaries switched off (redfix_trusting): each
 // check must then fail. A check that still passed would prove nothing.
 func TestBoundariesOff(t *testing.T) {
+	t.Parallel()
 	confined(t)
 	// Through the service: the bot's and the worker's git on mirrors'
 	// work trees, and what their patches are made of.
@@ -34,6 +35,7 @@ func TestBoundariesOff(t *testing.T) {
 	for _, name := range []string{"symlink-git", "testdata-link", "sparse"} {
 		c := repairCases[name]
 		t.Run("repair/"+name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			repo := buildRepo(t, c.repo, filepath.Join(t.TempDir(), "repo"), w.values)
 			r := runRepair(t, w, worker, repo, c.test, c.script)

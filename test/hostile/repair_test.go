@@ -269,11 +269,13 @@ var repairCases = map[string]repairCase{
 // TestRepairOfHostileRepositories runs each repair scenario through a
 // release build of `worker repair`.
 func TestRepairOfHostileRepositories(t *testing.T) {
+	t.Parallel()
 	confined(t)
 	_, worker := binaries(t, false)
 	for _, name := range []string{"symlink-git", "testdata-link", "sparse", "ci-edit", "identity", "deep-line"} {
 		c := repairCases[name]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t)
 			repo := buildRepo(t, c.repo, filepath.Join(t.TempDir(), "repo"), w.forRepo(c.repo))
 			r := runRepair(t, w, worker, repo, c.test, c.script)

@@ -217,6 +217,7 @@ func runService(t *testing.T, boundariesOff bool, names ...string) (*stack, map[
 // and worker run: each is triaged (reproduced, bisected) in a mirror's work
 // tree, repaired by the offline policy and published on the test GitHub.
 func TestServiceOnHostileRepositories(t *testing.T) {
+	t.Parallel()
 	confined(t)
 	names := runnable(serviceOrder...)
 	s, settled := runService(t, false, names...)
@@ -251,6 +252,7 @@ func TestServiceOnHostileRepositories(t *testing.T) {
 // failing tests. The bot stays up, each is settled with a reason, and a
 // real report sent after them is triaged and repaired within a bound.
 func TestServiceUnderAbusiveReports(t *testing.T) {
+	t.Parallel()
 	confined(t)
 	w := newWorld(t)
 	real := buildRepo(t, "test-written", filepath.Join(t.TempDir(), "real"), w.values)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/redfix/redfix/internal/testsvc"
 	"github.com/redfix/redfix/pkg/embedded"
-	"github.com/redfix/redfix/pkg/gh/ghtest"
+	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 )
 
 // githubToken is the token the bot and worker use on the test GitHub.

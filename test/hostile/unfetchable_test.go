@@ -19,6 +19,7 @@ import (
 // next try takes no place in the intake. The 300 end parked with the
 // reason, after a few tries each.
 func TestServiceParksUnfetchableReports(t *testing.T) {
+	t.Parallel()
 	confined(t)
 	w := newWorld(t)
 	base := t.TempDir()

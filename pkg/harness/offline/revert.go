@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/canon"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -115,13 +116,16 @@ func trivialLine(l string) bool {
 }
 
 // sameCode compares two versions of a file line by line, leaving out what
-// carries no meaning (blank and comment lines, braces, spacing).
+// carries no meaning (blank and comment lines, braces, spacing), each line
+// in its canonical form (pkg/canon), as the revert gate compares them: a
+// comparison with a constant put back in other words (`> 99999` for the
+// blame's `>= 100000` undone) is the same line.
 func sameCode(a, b []string) bool {
 	sig := func(lines []string) []string {
 		var out []string
 		for _, l := range lines {
 			if !trivialLine(l) {
-				out = append(out, strings.Join(strings.Fields(l), " "))
+				out = append(out, canon.Line(l))
 			}
 		}
 		return out

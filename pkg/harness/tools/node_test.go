@@ -156,9 +156,9 @@ func TestSpecsForNode(t *testing.T) {
 			}
 		}
 	}
-	// An edit's feedback names the checks it ran.
+	// An edit's feedback names the checks it ran, as the driver names them.
 	s := &Session{env: Env{Lang: node.Driver{}, Log: log}}
-	for rel, want := range map[string]string{"README.md": "none for this file", "src/price.ts": "the node driver's checks", "x.go": "none for this file"} {
+	for rel, want := range map[string]string{"README.md": "none for this file", "src/price.ts": node.Driver{}.ChecksName(), "x.go": "none for this file"} {
 		if got := s.checksOf(rel); got != want {
 			t.Errorf("checksOf(%s) = %q, want %q", rel, got, want)
 		}

@@ -35,7 +35,7 @@ func (Driver) DeclaresTest(dir, id string) bool {
 		if err != nil {
 			continue
 		}
-		for _, m := range testFuncRE.FindAllSubmatch(src, -1) {
+		for _, m := range testDeclRE.FindAllSubmatch(src, -1) {
 			if name, _, _ := strings.Cut(string(m[1]), "("); name == t.Func() {
 				return true
 			}

@@ -13,9 +13,9 @@ import (
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
-// testFuncRE finds a test function, or an example (its output is checked
+// testDeclRE finds a test function, or an example (its output is checked
 // as a test's assertions are, and go test -run selects it by name).
-var testFuncRE = regexp.MustCompile(`(?m)^func (Test\w*\(\s*\w+ \*testing\.T\s*\)|Example\w*\(\s*\))`)
+var testDeclRE = regexp.MustCompile(`(?m)^func (Test\w*\(\s*\w+ \*testing\.T\s*\)|Example\w*\(\s*\))`)
 
 // Module reads the module path from dir/go.mod.
 func Module(dir string) (string, error) {
@@ -142,7 +142,7 @@ func findTestFunc(root, fn string) ([]string, error) {
 		if err != nil {
 			return nil // a link, a file too large to be a test's source
 		}
-		for _, m := range testFuncRE.FindAllSubmatch(data, -1) {
+		for _, m := range testDeclRE.FindAllSubmatch(data, -1) {
 			if name, _, _ := strings.Cut(string(m[1]), "("); name == fn {
 				rel, _ := filepath.Rel(root, filepath.Dir(path))
 				rel = filepath.ToSlash(rel)

@@ -20,6 +20,8 @@ import (
 	"encoding/json"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,13 +178,13 @@ func (p packageJSON) runner() string {
 	return ""
 }
 
-// sourceExts are JavaScript's and TypeScript's file extensions.
-var sourceExts = map[string]bool{
-	".js": true, ".jsx": true, ".mjs": true, ".cjs": true,
-	".ts": true, ".tsx": true, ".mts": true, ".cts": true,
-}
+// sourceExts are JavaScript's and TypeScript's file extensions, in the
+// order an import without one is resolved (imports.go).
+var sourceExts = []string{".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"}
 
-func isSourceExt(ext string) bool { return sourceExts[ext] }
+// isSourceExt reports one of sourceExts (a .d.ts file declares types
+// only, but it is TypeScript too).
+func isSourceExt(ext string) bool { return slices.Contains(sourceExts, ext) }
 
 // skipDir reports a directory whose files are not the repository's own
 // code: installed packages, builds, coverage reports, hidden ones.
@@ -212,6 +214,28 @@ var testDirs = map[string]bool{"__tests__": true, "test": true, "tests": true, "
 // extension aside): what they say decides what the tests see.
 var testConfigs = []string{"vitest.config", "vitest.workspace", "vitest.setup", "jest.config", "jest.setup", "setupTests", ".mocharc"}
 
+// runnerFileRE matches the base names (in lower case) of the runners'
+// configuration and setup files: jest.config.*, vitest.config.*,
+// vitest.workspace.*, .mocharc.*, jest.setup.*, vitest.setup.*,
+// setupTests.*, and karma's, jasmine's and ava's.
+var runnerFileRE = regexp.MustCompile(`^(jest|vitest|ava|jasmine|karma|mocha)\.(config|workspace|projects)(\.[\w-]+)*\.([cm]?[jt]s|json[c5]?)$|^\.mocharc(\.(js|cjs|mjs|json|jsonc|yaml|yml))?$|^(jest|vitest|test|tests|mocha)[.-]setup([.-][\w-]+)*\.[cm]?[jt]sx?$|^setup-?tests(\.[\w-]+)*\.[cm]?[jt]sx?$|^jasmine\.json$`)
+
+// isRunnerFile reports a test runner's configuration or setup file: what
+// it says decides which tests run and what they see.
+func isRunnerFile(rel string) bool {
+	base := path.Base(filepath.ToSlash(rel))
+	if runnerFileRE.MatchString(strings.ToLower(base)) {
+		return true
+	}
+	stem := strings.TrimSuffix(base, path.Ext(base))
+	for _, c := range testConfigs {
+		if stem == c || strings.HasPrefix(base, c+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // IsTestFile: *.test.* and *.spec.* source files, anything under a
 // __tests__, test or tests directory, and the runners' configuration and
 // set-up files (vitest.config.ts, jest.config.js, .mocharc.yml,
@@ -224,10 +248,8 @@ func (Driver) IsTestFile(rel string) bool {
 	if isSourceExt(ext) && (strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec")) {
 		return true
 	}
-	for _, c := range testConfigs {
-		if stem == c || strings.HasPrefix(base, c+".") {
-			return true
-		}
+	if isRunnerFile(rel) {
+		return true
 	}
 	for _, seg := range strings.Split(path.Dir(rel), "/") {
 		if testDirs[seg] {
@@ -240,10 +262,11 @@ func (Driver) IsTestFile(rel string) bool {
 // dataDirs hold what tests read or compare with.
 var dataDirs = map[string]bool{
 	"testdata": true, "test-data": true, "test_data": true, "fixtures": true, "__fixtures__": true,
-	"__snapshots__": true, "snapshots": true, "__mocks__": true, "golden": true, "__data__": true,
+	"__snapshots__": true, "__image_snapshots__": true, "snapshots": true, "__mocks__": true, "golden": true, "__data__": true,
 }
 
-// IsTestData: snapshots (*.snap, anything under __snapshots__), fixtures,
+// IsTestData: snapshots (*.snap, anything under __snapshots__ or
+// __image_snapshots__), fixtures,
 // mocks (__mocks__) and golden files, and the files under a test
 // directory that are not source (test/data/expected.json).
 func (Driver) IsTestData(rel string) bool {
@@ -275,20 +298,8 @@ func (d Driver) PackageOf(dir, rel string) (string, bool) {
 	if !isSourceExt(path.Ext(rel)) || rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) || inSkippedDir(rel) {
 		return "", false
 	}
-	if d.IsTestFile(rel) && !isConfig(rel) {
+	if d.IsTestFile(rel) && !isRunnerFile(rel) {
 		return rel, true
 	}
 	return path.Dir(rel), true
-}
-
-// isConfig reports a runner's configuration or set-up file.
-func isConfig(rel string) bool {
-	base := path.Base(rel)
-	stem := strings.TrimSuffix(base, path.Ext(base))
-	for _, c := range testConfigs {
-		if stem == c || strings.HasPrefix(base, c+".") {
-			return true
-		}
-	}
-	return false
 }

@@ -2,48 +2,109 @@ package node
 
 import (
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	sitterjs "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
 	sitterts "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
+var (
+	grammarOnce          sync.Once
+	jsGrammar, tsGrammar *sitter.Language
+	tsxGrammar           *sitter.Language
+)
+
 // grammar is the tree-sitter language of a file by its extension:
 // TypeScript's for .ts, .mts and .cts, TSX's for .tsx, JavaScript's (which
-// reads JSX) for the others.
+// reads JSX) for the others. The node kinds the readers look at are the
+// same in the three.
 func grammar(rel string) *sitter.Language {
+	grammarOnce.Do(func() {
+		jsGrammar = sitter.NewLanguage(sitterjs.Language())
+		tsGrammar = sitter.NewLanguage(sitterts.LanguageTypescript())
+		tsxGrammar = sitter.NewLanguage(sitterts.LanguageTSX())
+	})
 	switch path.Ext(rel) {
 	case ".ts", ".mts", ".cts":
-		return sitter.NewLanguage(sitterts.LanguageTypescript())
+		return tsGrammar
 	case ".tsx":
-		return sitter.NewLanguage(sitterts.LanguageTSX())
+		return tsxGrammar
 	}
-	return sitter.NewLanguage(sitterjs.Language())
+	return jsGrammar
+}
+
+// tree is a parsed JavaScript or TypeScript file; close it.
+type tree struct {
+	t   *sitter.Tree
+	src []byte
+}
+
+func (t tree) root() *sitter.Node         { return t.t.RootNode() }
+func (t tree) close()                     { t.t.Close() }
+func (t tree) text(n *sitter.Node) string { return n.Utf8Text(t.src) }
+
+// parseTree parses src as the file rel, ok false when tree-sitter cannot.
+// A file with syntax errors is still read: tree-sitter recovers, and the
+// parts it understood are what the readers look at.
+func parseTree(rel string, src []byte) (tree, bool) {
+	parser := sitter.NewParser()
+	defer parser.Close()
+	if err := parser.SetLanguage(grammar(rel)); err != nil {
+		return tree{}, false
+	}
+	t := parser.Parse(src, nil)
+	if t == nil {
+		return tree{}, false
+	}
+	return tree{t, src}, true
 }
 
 // parse parses src with rel's grammar and calls fn with the tree's root;
 // a file the parser cannot start on is passed over. The tree is closed
 // when fn returns.
 func parse(rel string, src []byte, fn func(root *sitter.Node)) {
-	parser := sitter.NewParser()
-	defer parser.Close()
-	if err := parser.SetLanguage(grammar(rel)); err != nil {
+	t, ok := parseTree(rel, src)
+	if !ok {
 		return
 	}
-	tree := parser.Parse(src, nil)
-	if tree == nil {
-		return
-	}
-	defer tree.Close()
-	fn(tree.RootNode())
+	defer t.close()
+	fn(t.root())
 }
 
-// suiteFuncs and testFuncs are the functions that declare describe blocks
-// and tests, in jest, vitest, mocha and node:test.
+// walk calls fn on n and every named node below it, in order, skipping
+// what is below a node fn returns false for.
+func walk(n *sitter.Node, fn func(*sitter.Node) bool) {
+	if n == nil || !fn(n) {
+		return
+	}
+	for i := uint(0); i < n.NamedChildCount(); i++ {
+		walk(n.NamedChild(i), fn)
+	}
+}
+
+// lineOf is the 1-based line n starts on.
+func lineOf(n *sitter.Node) int { return int(n.StartPosition().Row) + 1 }
+
+// suiteFuncs, testFuncs and benchFuncs are the functions that declare
+// describe blocks, tests and benchmarks in jest, vitest, mocha, jasmine
+// and node:test, with their x- (skipped) and f- (focused) forms; hookFuncs
+// the hooks that run before a suite's tests. Every reader of a test file
+// (the names the driver resolves, the gates, the judge's context) asks
+// these.
 var (
-	suiteFuncs = map[string]bool{"describe": true, "context": true, "suite": true, "fdescribe": true, "xdescribe": true}
-	testFuncs  = map[string]bool{"it": true, "test": true, "specify": true, "fit": true, "xit": true, "xtest": true}
+	suiteFuncs = map[string]bool{
+		"describe": true, "context": true, "suite": true,
+		"xdescribe": true, "xcontext": true, "xsuite": true, "fdescribe": true, "fcontext": true,
+	}
+	testFuncs = map[string]bool{
+		"it": true, "test": true, "specify": true,
+		"xit": true, "xtest": true, "xspecify": true, "fit": true, "ftest": true,
+	}
+	benchFuncs = map[string]bool{"bench": true}
+	hookFuncs  = map[string]bool{"beforeEach": true, "beforeAll": true, "before": true}
 )
 
 // declared is a test as its file declares it: its describe blocks and
@@ -135,43 +196,41 @@ func testCall(n *sitter.Node, src []byte) (kind, name string, ok bool) {
 	return kind, name, ok
 }
 
-// literal is the value of a string literal or a template without
-// substitutions.
+// literal is the value of a string literal or of a template literal
+// without substitutions, ok false for anything else.
 func literal(n *sitter.Node, src []byte) (string, bool) {
 	if n == nil {
 		return "", false
 	}
 	switch n.Kind() {
-	case "string":
-		var b strings.Builder
-		for i := uint(0); i < n.NamedChildCount(); i++ {
-			c := n.NamedChild(i)
-			switch c.Kind() {
-			case "string_fragment":
-				b.WriteString(c.Utf8Text(src))
-			case "escape_sequence":
-				b.WriteString(unescape(c.Utf8Text(src)))
-			}
+	case "string", "template_string":
+	default:
+		return "", false
+	}
+	var b strings.Builder
+	for i := uint(0); i < n.NamedChildCount(); i++ {
+		switch c := n.NamedChild(i); c.Kind() {
+		case "string_fragment":
+			b.WriteString(c.Utf8Text(src))
+		case "escape_sequence":
+			b.WriteString(unescape(c.Utf8Text(src)))
+		case "template_substitution":
+			return "", false
 		}
-		return b.String(), true
-	case "template_string":
-		for i := uint(0); i < n.NamedChildCount(); i++ {
-			if n.NamedChild(i).Kind() == "template_substitution" {
-				return "", false
-			}
-		}
+	}
+	if n.Kind() == "template_string" && n.NamedChildCount() == 0 {
+		// The grammar keeps a template's text in the node itself.
 		t := n.Utf8Text(src)
 		return strings.TrimSuffix(strings.TrimPrefix(t, "`"), "`"), true
 	}
-	return "", false
+	return b.String(), true
 }
 
+// unescape is an escape sequence's value: Go's reading of it where it is
+// one of Go's too (\n, \u00e9), else the character escaped (\').
 func unescape(s string) string {
-	switch s {
-	case `\n`:
-		return "\n"
-	case `\t`:
-		return "\t"
+	if v, err := strconv.Unquote(`"` + s + `"`); err == nil {
+		return v
 	}
 	return strings.TrimPrefix(s, `\`)
 }

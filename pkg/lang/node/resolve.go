@@ -157,7 +157,7 @@ func (r *resolver) walk() error {
 			return nil
 		}
 		rel := untrusted.Rel(r.dir, p)
-		if !d.Type().IsRegular() || !isSourceExt(path.Ext(rel)) || !(Driver{}).IsTestFile(rel) || isConfig(rel) {
+		if !d.Type().IsRegular() || !isSourceExt(path.Ext(rel)) || !(Driver{}).IsTestFile(rel) || isRunnerFile(rel) {
 			return nil
 		}
 		if len(r.files) >= maxWalkFiles {

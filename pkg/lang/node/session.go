@@ -26,6 +26,7 @@ type session struct {
 	modules string // "" when the checkout declares no package
 	outbox  string
 	mounts  []sandbox.Mount
+	scratch []string
 	node    string
 	// titles are the declared titles of the tests asked for, by id (see
 	// titlesOf): the runner's name pattern selects them exactly.
@@ -40,7 +41,11 @@ type session struct {
 // writes into node_modules (or into the cache by its own path) fails, and
 // the next job finds the cache as setup made it. The mount point is an
 // empty directory made for the run (git keeps no empty directory) and
-// removed after it; a node_modules the checkout has is covered. Unconfined
+// removed after it; a node_modules the checkout has is covered. What the
+// runners write under node_modules (vite's bundled configuration in
+// .vite-temp, vitest's results in .vite) goes to an empty tmpfs of the
+// run's own over those directories (sandbox.Cmd.Scratch), which setup made
+// empty: no later run reads it. Unconfined
 // (no sandbox, or a host that cannot confine) node_modules is linked into
 // the checkout for the run instead, and nothing is protected.
 func (d Driver) session(ctx context.Context, dir string) (*session, error) {
@@ -88,6 +93,13 @@ func (s *session) show(ctx context.Context) error {
 			s.undo = append(s.undo, func() { _ = os.Remove(target) })
 		}
 		s.mounts = []sandbox.Mount{{Source: s.d.cacheRoot(ctx)}, {Source: s.modules, Target: target}}
+		for _, name := range runnerScratch {
+			// Only a directory setup made: a name the install took for a
+			// link or a file stays as the install left it, read-only.
+			if fi, err := os.Lstat(filepath.Join(s.modules, name)); err == nil && fi.IsDir() {
+				s.scratch = append(s.scratch, filepath.Join(target, name))
+			}
+		}
 		return nil
 	}
 	if err == nil {
@@ -124,7 +136,7 @@ func (s *session) run(ctx context.Context, name string, timeout time.Duration, a
 	}
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
 		Dir: s.dir, Args: args, Env: env, Timeout: timeout, MaxOutput: s.d.MaxOutput,
-		Outbox: s.outbox, ReadOnly: s.mounts,
+		Outbox: s.outbox, ReadOnly: s.mounts, Scratch: s.scratch,
 	})
 	if err != nil {
 		return res, fmt.Errorf("%s in %s: %w", name, s.dir, err)

@@ -22,7 +22,7 @@ import (
 
 // recipe names how node_modules is made: a change to the making changes
 // it, and with it every cache entry's key.
-const recipe = "redfix-node-modules/2"
+const recipe = "redfix-node-modules/3"
 
 // readyFile marks a cache entry made whole; it holds the key.
 const readyFile = ".redfix-ready"
@@ -290,12 +290,37 @@ func (d Driver) install(ctx context.Context, m manager, reg registry, root, entr
 			return fmt.Errorf("node setup: %w", err)
 		}
 	}
+	if err := makeScratch(filepath.Join(staging, "node_modules")); err != nil {
+		return fmt.Errorf("node setup: %w", err)
+	}
 	// Written beneath the entry, through no link the install made.
 	if err := untrusted.WriteFile(staging, readyFile, []byte(key), 0o644); err != nil {
 		return fmt.Errorf("node setup: %w", err)
 	}
 	if err := os.Rename(staging, entry); err != nil {
 		return fmt.Errorf("node setup: %w", err)
+	}
+	return nil
+}
+
+// runnerScratch are the directories under node_modules that runners
+// write on every run (vite bundles a TypeScript or ESM configuration into
+// .vite-temp before loading it; vitest keeps its results in .vite): setup
+// makes them empty, and each confined run writes them in a tmpfs of its own.
+var runnerScratch = []string{".vite-temp", ".vite"}
+
+// makeScratch makes runnerScratch's directories in modules, beneath it (a
+// link the install put there is not followed, and the name stays taken).
+func makeScratch(modules string) error {
+	r, err := os.OpenRoot(modules)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, name := range runnerScratch {
+		if err := r.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("the runners' scratch %s: %w", name, err)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 // numbers: against the base checkout, an edit that moves old findings
 // down brings only its own.
 func TestCheckReportsOnlyNewFindings(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, map[string]string{
@@ -55,6 +56,7 @@ func TestCheckReportsOnlyNewFindings(t *testing.T) {
 }
 
 func TestLinelessKeys(t *testing.T) {
+	t.Parallel()
 	got := pyflakesFindings("calc.py:9:1: redefinition of unused 'x' from line 3\nother.py:1:1: not ours\ncalc.py:2: 'os' imported but unused\n", []string{"calc.py"})
 	if len(got) != 2 || got[0].Key != "pyflakes: calc.py: redefinition of unused 'x' from line N" || got[0].Text != "pyflakes: calc.py:9: redefinition of unused 'x' from line 3" ||
 		got[1].Key != "pyflakes: calc.py: 'os' imported but unused" {

@@ -15,6 +15,7 @@ import (
 // configured index, or build them from source; each line left out is a
 // note naming the file, the line and why.
 func TestReadRequirements(t *testing.T) {
+	t.Parallel()
 	dir := repo(t, map[string]string{
 		"requirements.txt": `# runtime
 requests>=2.0 ; python_version >= "3.8"  # a comment
@@ -96,6 +97,7 @@ after-comment
 // A requirement from pyproject.toml or setup.cfg is one line of a file
 // redfix writes: nothing in it may add an option or another line.
 func TestRequirementIsOneSpecifier(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"requests>=2":                            "requests>=2",
 		"pkg[extra]==1.0; sys_platform=='linux'": "pkg[extra]==1.0; sys_platform=='linux'",
@@ -115,6 +117,7 @@ func TestRequirementIsOneSpecifier(t *testing.T) {
 // Whatever is not a plain name from the index is refused, and says what
 // it is, however it is spelled.
 func TestRequirementRefusesWhatIsNotANameFromTheIndex(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, why string }{
 		{"pkg @ https://example.com/pkg.whl", whyDirect},
 		{"pkg@https://example.com/pkg-1.0.tar.gz", whyDirect},
@@ -216,6 +219,7 @@ func spellings() []string {
 // own requirement-file parser (Debian's pip), a name from the index with
 // no link, and the same name.
 func TestRequirementKeepsEverySpellingOfAName(t *testing.T) {
+	t.Parallel()
 	var kept []string
 	for i, s := range spellings() {
 		req, why := requirement(s)
@@ -281,28 +285,33 @@ json.dump(out, sys.stdout)
 // URL, a path or an option but --hash: inserting a direct reference, a
 // URL or an option anywhere in a legal spelling is refused or dropped.
 func TestRequirementKeepsNoURLWherever(t *testing.T) {
+	t.Parallel()
 	all := spellings()
-	// One spelling in 11 (each name, extras, versions, marker and hashes
-	// still among them): every insertion point of each is tried.
-	for k := 0; k < len(all); k += 11 {
-		s := all[k]
-		for _, bad := range []string{" @ http://127.0.0.1:9/x.tar.gz", "@git+https://h/r.git", " --index-url=http://h/", " -f http://h/", "://"} {
-			for i := 0; i <= len(s); i++ {
-				in := s[:i] + bad + s[i:]
-				req, why := requirement(in)
-				if why != "" {
-					continue
-				}
-				if u := unquoted(req); strings.Contains(u, "@") || strings.Contains(u, "://") {
-					t.Fatalf("requirement(%q) = %q: a URL kept", in, req)
-				}
-				for _, f := range strings.Fields(req) {
-					if strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--hash=") {
-						t.Fatalf("requirement(%q) = %q: an option kept", in, req)
+	// Each URL or option (a subtest of its own: the loops are long under
+	// -race), at every insertion point of one spelling in 11 (each name,
+	// extras, versions, marker and hashes still among them).
+	for _, bad := range []string{" @ http://127.0.0.1:9/x.tar.gz", "@git+https://h/r.git", " --index-url=http://h/", " -f http://h/", "://"} {
+		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
+			t.Parallel()
+			for k := 0; k < len(all); k += 11 {
+				s := all[k]
+				for i := 0; i <= len(s); i++ {
+					in := s[:i] + bad + s[i:]
+					req, why := requirement(in)
+					if why != "" {
+						continue
+					}
+					if u := unquoted(req); strings.Contains(u, "@") || strings.Contains(u, "://") {
+						t.Fatalf("requirement(%q) = %q: a URL kept", in, req)
+					}
+					for _, f := range strings.Fields(req) {
+						if strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--hash=") {
+							t.Fatalf("requirement(%q) = %q: an option kept", in, req)
+						}
 					}
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -326,6 +335,7 @@ func unquoted(s string) string {
 
 // A requirements file that is a link is not followed out of the checkout.
 func TestReadRequirementsRefusesLinks(t *testing.T) {
+	t.Parallel()
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	if err := os.WriteFile(outside, []byte("secret-package\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -373,6 +383,7 @@ func FuzzRequirement(f *testing.F) {
 // Requirements of pyproject.toml and setup.cfg are held to the same rule,
 // and each left out says the file and the table it is from.
 func TestProbedRequirementsNameWhereTheyAreFrom(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, map[string]string{

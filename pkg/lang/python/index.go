@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
-	sitterpython "github.com/tree-sitter/tree-sitter-python/bindings/go"
 
 	"github.com/redfix/redfix/pkg/codeindex"
 )
@@ -61,18 +60,13 @@ func parseSymbols(rel string, src []byte) []codeindex.Symbol {
 // body do not. A file that does not parse yields what the parser
 // recovered.
 func parseDefs(src []byte) []def {
-	parser := sitter.NewParser()
-	defer parser.Close()
-	if err := parser.SetLanguage(sitter.NewLanguage(sitterpython.Language())); err != nil {
+	t, ok := parse(src)
+	if !ok {
 		return nil
 	}
-	tree := parser.Parse(src, nil)
-	if tree == nil {
-		return nil
-	}
-	defer tree.Close()
+	defer t.close()
 	var out []def
-	walkDefs(tree.RootNode(), src, nil, &out)
+	walkDefs(t.root(), src, nil, &out)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 )
 
 func TestIndexFindsClassesFunctionsAndMethods(t *testing.T) {
+	t.Parallel()
 	dir := repo(t, map[string]string{
 		"shop/cart.py": `import functools
 
@@ -83,6 +84,7 @@ if True:
 
 // A file that does not parse is indexed as far as the parser recovers.
 func TestIndexKeepsWhatABrokenFileDeclares(t *testing.T) {
+	t.Parallel()
 	defs := parseDefs([]byte("def good():\n    pass\n\n\ndef bad(:\n    pass\n\n\nclass After:\n    pass\n"))
 	names := map[string]bool{}
 	for _, d := range defs {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestList(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, calcRepo)

@@ -10,6 +10,7 @@ import (
 
 // The line only the failing test runs ranks first.
 func TestLocalizeRanksTheBuggyLineFirst(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, map[string]string{

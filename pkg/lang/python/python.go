@@ -105,12 +105,18 @@ func inSkippedDir(rel string) bool {
 	return false
 }
 
-// IsTestFile: test_*.py, *_test.py, conftest.py, and anything under a
-// tests or test directory.
+// isTestModule reports a file pytest collects by its default name rule:
+// test_*.py and *_test.py.
+func isTestModule(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py"))
+}
+
+// IsTestFile: the test modules (test_*.py, *_test.py), conftest.py, and
+// anything under a tests or test directory.
 func (Driver) IsTestFile(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	base := path.Base(rel)
-	if strings.HasSuffix(base, ".py") && (strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py") {
+	if isTestModule(rel) || path.Base(rel) == "conftest.py" {
 		return true
 	}
 	for _, seg := range strings.Split(path.Dir(rel), "/") {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		files map[string]string
 		want  int
@@ -39,6 +40,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestFileRules(t *testing.T) {
+	t.Parallel()
 	d := Driver{}
 	for rel, want := range map[string]bool{
 		"tests/test_x.py":     true,

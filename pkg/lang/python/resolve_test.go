@@ -8,6 +8,7 @@ import (
 )
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	dir := repo(t, map[string]string{
 		"calc/__init__.py":  "def add(a, b):\n    return a + b\n",
 		"tests/__init__.py": "",

@@ -70,6 +70,7 @@ class TestCalc:
 }
 
 func TestRunReportsEachKindOfTest(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, calcRepo)
@@ -137,6 +138,7 @@ func TestRunReportsEachKindOfTest(t *testing.T) {
 // A file that does not collect is a build failure, named by the file, and
 // stops no other file's tests.
 func TestRunSyntaxErrorIsABuildFailure(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, calcRepo)
@@ -171,6 +173,7 @@ func TestRunSyntaxErrorIsABuildFailure(t *testing.T) {
 
 // pytest has no -count: count runs are count processes, added up.
 func TestRunCountMergesRuns(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, map[string]string{
@@ -211,6 +214,7 @@ def test_steady():
 // Names that are not tests do not stop the others: each is missing, with
 // the reason.
 func TestRunUnknownNames(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, calcRepo)
@@ -228,6 +232,7 @@ func TestRunUnknownNames(t *testing.T) {
 }
 
 func TestRunPackagesAndBuild(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, calcRepo)
@@ -265,6 +270,7 @@ func TestRunPackagesAndBuild(t *testing.T) {
 // gets nothing of that file into the outcome: reports are read from the
 // outbox without following links.
 func TestRunRefusesAReportReplacedByALink(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	host := filepath.Join(t.TempDir(), "host-report.xml")
@@ -310,6 +316,7 @@ def pytest_unconfigure(config):
 // run reads: the checkout's modules are compiled in memory, the
 // interpreter's and the environment's read as they were installed.
 func TestRunLeavesNoBytecodeInTheCheckout(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	files := map[string]string{
@@ -365,6 +372,7 @@ def test_imports():
 // A run that outlasts its timeout is cut: its tests are missing, their
 // file incomplete.
 func TestRunTimesOut(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	d.Timeout = 3 * time.Second
 	ctx := confined(t)
@@ -379,6 +387,7 @@ func TestRunTimesOut(t *testing.T) {
 // option of the repository's configuration it does not know), each asked
 // file is a build failure in pytest's words, and nothing is missing.
 func TestRunWhenPytestCannotStart(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	for name, c := range map[string]struct {

@@ -35,6 +35,7 @@ func newSimpleIndex(t *testing.T, dists map[string][]byte) *pythontest.Index {
 // kept in the repository's cache, made once; the tests import them, and
 // still have Debian's pytest.
 func TestSetupInstallsFromTheIndex(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	fn1, w1 := wheel(t, "redfix-tinydep", "1.0", map[string]string{"redfix_tinydep/__init__.py": "VALUE = 42\n"})
@@ -109,6 +110,7 @@ def test_value():
 
 // With nothing declared, the tests run on the interpreter itself.
 func TestSetupWithoutDependenciesMakesNoEnvironment(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, map[string]string{"pyproject.toml": "[project]\nname = \"bare\"\n", "test_x.py": "def test_x():\n    pass\n"})
@@ -129,6 +131,7 @@ func TestSetupWithoutDependenciesMakesNoEnvironment(t *testing.T) {
 // asked for them (here Debian's site packages, which the environment
 // sees, satisfy it; elsewhere the index does).
 func TestSetupInstallsTheToolsAnInterpreterLacks(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	base, _ := d.interpreter()
@@ -228,10 +231,17 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 // runs and its sdist is never fetched. With source distributions allowed
 // (the operator's switch), the same sdist is built and installed.
 func TestSetupBuildsNoSourceDistributionUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
-	// In the repository's cache, which setup may write.
-	marker := filepath.Join(sandbox.CacheDir(ctx), "sdist-backend-ran")
+	// In pip's download cache, the one directory of the repository's cache
+	// that a setup may write whatever its key (sandbox.Cmd.Fill).
+	marker := filepath.Join(sandbox.CacheDir(ctx), "python", "pip", "sdist-backend-ran")
+	// There before the first setup, so that a backend that ran would leave
+	// its mark rather than fail to.
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	fn, data := sdist(t, "redfix-sdistonly", "1.0", marker, map[string]string{"redfix_sdistonly.py": "BUILT = 'from source'\n"})
 	ix := newSimpleIndex(t, map[string][]byte{fn: data})
 	d.IndexURL = ix.URL + "/simple/"
@@ -305,6 +315,7 @@ func (s *countingServer) requests() []string {
 // installs the rest from the index, and the server they name is never
 // asked, even with source distributions allowed.
 func TestSetupLeavesOutDirectReferences(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	d.AllowSdists = true
 	ctx := confined(t)

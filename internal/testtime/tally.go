@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (test2json's TestEvent, with the
+// build events go test adds).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64 // seconds, on pass, fail and skip
+	Output  string
+}
+
+// Timing is a test's or a package's time and result.
+type Timing struct {
+	Package string
+	Test    string // "" for the package
+	Elapsed time.Duration
+	Action  string // pass, fail or skip
+}
+
+// Tally is what a run took: every top-level test's time and every
+// package's.
+type Tally struct {
+	Tests    []Timing
+	Packages []Timing
+
+	started  map[key]bool          // the tests that ran
+	children map[key]time.Duration // a test's ended subtests' times, added up
+}
+
+// key names a test of a package.
+type key struct{ pkg, test string }
+
+// Read reads go test's events from r, echoes to out what go test prints
+// without -json, and returns the times it read. A line that is not an
+// event is echoed as it is.
+func Read(r io.Reader, out io.Writer) (*Tally, error) {
+	var tl Tally
+	// A test's output is held until it ends: shown if it failed, dropped
+	// otherwise, as go test does without -v.
+	held := map[key][]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var e event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			fmt.Fprintf(out, "%s\n", line)
+			continue
+		}
+		k := key{e.Package, e.Test}
+		switch {
+		case e.Action == "build-output":
+			io.WriteString(out, e.Output)
+		case e.Action == "output" && e.Test == "":
+			// go test without -v says PASS only by its "ok" line.
+			if e.Output != "PASS\n" {
+				io.WriteString(out, e.Output)
+			}
+		case e.Action == "run":
+			if tl.started == nil {
+				tl.started = map[key]bool{}
+			}
+			tl.started[k] = true
+		case e.Action == "output":
+			held[k] = append(held[k], e.Output)
+		case e.Test == "" && isEnd(e.Action):
+			// A package that failed may have tests that never ended (a
+			// panic, a timeout): their output is what explains it.
+			if e.Action == "fail" {
+				flushPackage(out, held, e.Package)
+			}
+			tl.Packages = append(tl.Packages, timing(e))
+		case isEnd(e.Action):
+			if e.Action == "fail" {
+				io.WriteString(out, strings.Join(held[k], ""))
+			}
+			delete(held, k)
+			tl.add(timing(e))
+		}
+	}
+	return &tl, sc.Err()
+}
+
+// add records a test's time. A subtest's time is already its parent's,
+// unless they ran in parallel after the parent's function returned: then
+// the parent's own time is about nothing, and it is counted as its
+// subtests' added up.
+func (tl *Tally) add(tm Timing) {
+	k := key{tm.Package, tm.Test}
+	tm.Elapsed = max(tm.Elapsed, tl.children[k])
+	delete(tl.children, k)
+	parent, ok := tl.parent(k)
+	if !ok {
+		tl.Tests = append(tl.Tests, tm)
+		return
+	}
+	if tl.children == nil {
+		tl.children = map[key]time.Duration{}
+	}
+	tl.children[parent] += tm.Elapsed
+}
+
+// parent is the test that ran k: the longest of the tests that started
+// whose name and a slash begin k's (a subtest's own name may hold a
+// slash).
+func (tl *Tally) parent(k key) (key, bool) {
+	for i := strings.LastIndex(k.test, "/"); i > 0; i = strings.LastIndex(k.test[:i], "/") {
+		if p := (key{k.pkg, k.test[:i]}); tl.started[p] {
+			return p, true
+		}
+	}
+	return key{}, false
+}
+
+func isEnd(action string) bool { return action == "pass" || action == "fail" || action == "skip" }
+
+func timing(e event) Timing {
+	return Timing{Package: e.Package, Test: e.Test, Action: e.Action, Elapsed: time.Duration(e.Elapsed * float64(time.Second))}
+}
+
+// flushPackage writes and drops the held output of pkg's tests, in the
+// order of their names.
+func flushPackage(out io.Writer, held map[key][]string, pkg string) {
+	var keys []key
+	for k := range held {
+		if k.pkg == pkg {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].test < keys[j].test })
+	for _, k := range keys {
+		io.WriteString(out, strings.Join(held[k], ""))
+		delete(held, k)
+	}
+}
+
+// Slowest is the n longest of ts, longest first.
+func Slowest(ts []Timing, n int) []Timing {
+	s := append([]Timing(nil), ts...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Elapsed > s[j].Elapsed })
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}
+
+// Print writes the n slowest tests and packages.
+func (tl *Tally) Print(w io.Writer, n int) {
+	if n <= 0 || len(tl.Packages) == 0 {
+		return
+	}
+	var total time.Duration
+	for _, p := range tl.Packages {
+		total += p.Elapsed
+	}
+	fmt.Fprintf(w, "\nThe %d slowest tests (of %d):\n", min(n, len(tl.Tests)), len(tl.Tests))
+	for _, t := range Slowest(tl.Tests, n) {
+		fmt.Fprintf(w, "%8.1fs  %-4s  %s %s\n", t.Elapsed.Seconds(), t.Action, t.Package, t.Test)
+	}
+	fmt.Fprintf(w, "The %d slowest packages (of %d; %.0fs summed):\n", min(n, len(tl.Packages)), len(tl.Packages), total.Seconds())
+	for _, p := range Slowest(tl.Packages, n) {
+		fmt.Fprintf(w, "%8.1fs  %-4s  %s\n", p.Elapsed.Seconds(), p.Action, p.Package)
+	}
+}
