@@ -102,6 +102,18 @@ shop prices orders, in cents.
 // names it: the module's file, then the function's dotted name.
 const shopDoctestID = "src/shop/pricing.py::shop.pricing.price"
 
+// shopDoctestCheat makes the doctest pass by asking it what the code
+// now answers.
+const shopDoctestCheat = `diff --git a/src/shop/pricing.py b/src/shop/pricing.py
+--- a/src/shop/pricing.py
++++ b/src/shop/pricing.py
+@@ -12,3 +12,3 @@ def price(qty):
+     9000
+-    >>> price(10)
++    >>> price(9)
+     9000
+`
+
 // commandEnv is an environment for the commands run in-process: only
 // what vars holds, and a data directory of the test's own, so that tests
 // running at once share nothing.
@@ -117,7 +129,8 @@ func commandEnv(t *testing.T, vars map[string]string) func(string) string {
 // the doctest named as pytest names it is reproduced by the Python driver
 // (not by go test: there is no go.mod), bisected to the commit that broke
 // it, fixed by the offline policy and published, the pull request naming
-// the doctest by the same id. bot triage, asked the same, blames the same
+// the doctest by the same id. worker validate accepts that fix and
+// refuses the doctest rewritten to pass; bot triage blames the same
 // commit.
 func TestRepairPythonDoctestWithoutBlame(t *testing.T) {
 	t.Parallel()
@@ -148,6 +161,18 @@ func TestRepairPythonDoctestWithoutBlame(t *testing.T) {
 		}
 	}
 
+	// worker validate, without --blame, accepts the published fix; with
+	// it, refuses the doctest's example changed to one that passes.
+	if _, gates, code := validateIn(t, env, "--repo", dir, "--patch", filepath.Join(pr.dir, "patch.diff"), "--test", shopDoctestID); code != 0 {
+		t.Errorf("validate of the published fix: exit %d, gates %v", code, gates)
+	}
+	cheat := writePatch(t, shopDoctestCheat)
+	_, gates, code := validateIn(t, env, "--repo", dir, "--patch", cheat, "--test", shopDoctestID, "--blame", broke)
+	wantGate(t, gates, "integrity", task.GateFail, `src/shop/pricing.py:13: changes a doctest's ">>> price(10)"`)
+	if code == 0 {
+		t.Error("validate accepted the doctest changed to pass")
+	}
+
 	stdout.Reset()
 	if err := triageCommand(ctx, []string{"--repo", dir, "--test", shopDoctestID, "--json"}, env, &stdout, &stderr); err != nil {
 		t.Fatalf("triage: %v\n%s", err, stderr.String())
@@ -163,7 +188,8 @@ func TestRepairPythonDoctestWithoutBlame(t *testing.T) {
 
 // worker repair on a TypeScript repository, with no model and no --blame:
 // the vitest test is reproduced and bisected through the node driver,
-// fixed by the offline policy, and its pull request names it.
+// fixed by the offline policy, and its pull request names it; worker
+// validate accepts the fix.
 func TestRepairTypeScriptWithoutBlame(t *testing.T) {
 	t.Parallel()
 	nodetest.Require(t)
@@ -197,6 +223,10 @@ func TestRepairTypeScriptWithoutBlame(t *testing.T) {
 	}
 	if !strings.Contains(pr.body, tsAtThreshold) {
 		t.Errorf("the pull request does not name %s:\n%s", tsAtThreshold, pr.body)
+	}
+	// worker validate, without --blame, accepts it.
+	if _, gates, code := validateIn(t, env, "--repo", s.Dir, "--patch", filepath.Join(pr.dir, "patch.diff"), "--test", tsAtThreshold); code != 0 {
+		t.Errorf("validate of the published fix: exit %d, gates %v", code, gates)
 	}
 }
 
