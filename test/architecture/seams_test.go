@@ -43,9 +43,7 @@ var notYetClean = []string{
 	"pkg/report",
 	"pkg/task",
 	"pkg/triage",
-	// The agent's tools (moved from pkg/harness into pkg/harness/tools, one
-	// file each) and prompts.
-	"pkg/harness/tools",
+	// The agent's prompts.
 	"pkg/harness/llmpolicy",
 	// Go's own tools behind the Go driver, named for them: go/ast's index,
 	// go build/vet/gofmt findings, the sandbox's Go caches.
