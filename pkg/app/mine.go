@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bench"
+	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -58,7 +60,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if demoTask {
-		return writeDemoTask(ctx, o.Out, termsafe.NewWriter(stdout))
+		return writeDemoTask(ctx, cfg, o.Out, termsafe.NewWriter(stdout))
 	}
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
@@ -85,7 +87,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // writeDemoTask builds the demo's sample repository in out.repo (unless it
 // is there) and writes its failure, as CI reports it at the sample's head,
 // as the one task of out.
-func writeDemoTask(ctx context.Context, out string, stdout io.Writer) error {
+func writeDemoTask(ctx context.Context, cfg config.Config, out string, stdout io.Writer) error {
 	dir, err := filepath.Abs(out + ".repo")
 	if err != nil {
 		return err
@@ -107,7 +109,11 @@ func writeDemoTask(ctx context.Context, out string, stdout io.Writer) error {
 	}
 	// The blame commit, found as triage finds it for the bot: re-runs at
 	// the head and the bisection from CI's last green commit.
-	v, err := triage.Investigate(ctx, dir, sample.Good, sample.Head, t.Tests, triage.DefaultReruns)
+	drivers, err := languages(cfg)
+	if err != nil {
+		return err
+	}
+	v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, dir, sample.Good, sample.Head, t.Tests, triage.DefaultReruns)
 	if err != nil {
 		return fmt.Errorf("mine --demo: bisect the demo's failure: %w", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -65,7 +63,6 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, forges *forge.Forg
 // newPipeline is NewPipelineWith with onModelError, when set, hearing the
 // class of every failed model call (llm.ErrorClass).
 func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
-	runner := testrun.Runner{Timeout: 10 * time.Minute}
 	drivers, err := languages(cfg)
 	if err != nil {
 		return nil, err
@@ -102,13 +99,13 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 			m := llm.NewMeter(client, price)
 			hc := hcfg
 			hc.Meter = m
-			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), runner, llmpolicy.NewPatcher(m, log), log)}
+			return agent{h: harness.New(hc, llmpolicy.NewWithOptions(m, opts, log), nil, llmpolicy.NewPatcher(m, log), log)}
 		}
 		// The judge's calls are metered too, each charged to its task.
 		j = judge.NewCommittee(llm.NewMeter(client, price), cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
-		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), runner, nil, log)} }
+		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), nil, nil, log)} }
 	}
 	pubDir := cfg.Publish.Dir
 	if pubDir == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/llm/llmtest"
@@ -286,5 +288,12 @@ func TestToolWithoutADriver(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if err := Tool(ctx, []string{"--repo", dir, "read_file", "path=NOTES.md"}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "nothing to run") {
 		t.Errorf("read_file: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	// What needs a language is refused, saying why: no test is run as
+	// any language's.
+	stdout.Reset()
+	err = Tool(ctx, []string{"--repo", dir, "run_tests", "tests=test_notes"}, &stdout, &stderr)
+	if !errors.Is(err, lang.ErrNoDriver) || !strings.Contains(err.Error(), "no language driver") {
+		t.Errorf("run_tests without a driver: %v\n%s", err, stdout.String())
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/redfix/redfix/pkg/demo"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/triage"
@@ -65,7 +67,7 @@ func TestWorkerPipelinePublishesOnGitHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := triage.ReproduceAt(ctx, s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1)
+	v, err := triage.ReproduceAt(ctx, lang.New(golang.Driver{}), s.Dir, head, []string{"TestVolumeDiscount/at_threshold"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/clip"
+	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
@@ -25,12 +29,17 @@ import (
 // reproduction, it writes what it tried (report.md and trajectory.jsonl)
 // under --out, and ends with one line saying why it stopped.
 func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return repairCommand(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// repairCommand is Repair with the environment read through getenv.
+func repairCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var (
 		repoPath, blame, out string
 		tests                stringList
 		reruns               int
 	)
-	fs := newCommandLine("repair", stderr, os.Getenv)
+	fs := newCommandLine("repair", stderr, getenv)
 	fs.StringVar(&repoPath, "repo", ".", "the local clone; its HEAD must fail the test")
 	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
 	fs.StringVar(&blame, "blame", "", "the commit that broke the test (default: found by bisection)")
@@ -91,20 +100,8 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
 		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
 	}
-	// Reproduce at HEAD, in a clone, as triage does: every test re-run,
-	// each with its own evidence.
-	what := "reproducing"
-	if blame == "" {
-		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
-	}
-	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
-	var v triage.Verdict
-	if blame == "" {
-		v, err = triage.Investigate(ctx, abs, "", head, tests, reruns)
-		if err != nil {
-			return fmt.Errorf("reproduce and bisect: %w", err)
-		}
-	} else if v, err = triage.ReproduceAt(ctx, abs, head, tests, reruns); err != nil {
+	v, err := reproduceForRepair(ctx, cfg, abs, head, blame, tests, reruns, stdout)
+	if err != nil {
 		return err
 	}
 	var failures []task.Failure
@@ -123,26 +120,63 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	t.FlakinessByTest = triage.ByTest(v.Evidence)
 	rec.Task = &t
 	if blame == "" {
-		switch {
-		case v.Bisection != nil && v.Bisection.Blame != "":
-			t.Bisection = *v.Bisection
-			c, err := repo.Show(ctx, t.Bisection.Blame)
-			if err == nil {
-				t.Bisection.Subject, t.Bisection.Author = c.Subject, c.Author
-			}
-			fmt.Fprintf(stdout, "blame: %s %q, found by bisection (%d commits tested; passes at %s)\n",
-				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
-			rec.Note("blame: %s %q, found by bisection (%d commits tested; the tests pass at %s)",
-				task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
-		case v.Flakiness.Verdict != triage.VerdictReliable:
-			fmt.Fprintf(stdout, "no bisection: the failure is %s (%d of %d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
-			rec.Note("no bisection: the failure is %s (%d of %d runs failed)", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
-		default:
-			fmt.Fprintf(stdout, "no blame commit: %s\n", clip.OneLine(v.BisectError, 200))
-			rec.Note("no blame commit: %s", v.BisectError)
-		}
+		noteBisection(ctx, repo, v, &t, rec, stdout)
 	}
 
+	return repairTask(ctx, cfg, log, t, rec, stdout, stderr)
+}
+
+// reproduceForRepair reproduces the tests at head in a clone of the
+// repository at abs, as triage does (every test re-run, each with its own
+// evidence), through the driver chosen from the clone; without blame it
+// bisects too, probing back from head for a commit where they pass.
+func reproduceForRepair(ctx context.Context, cfg config.Config, abs, head, blame string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
+	what := "reproducing"
+	if blame == "" {
+		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
+	}
+	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
+	drivers, err := languages(cfg)
+	if err != nil {
+		return triage.Verdict{}, err
+	}
+	if blame == "" {
+		v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, "", head, tests, reruns)
+		if err != nil {
+			return v, fmt.Errorf("reproduce and bisect: %w", err)
+		}
+		return v, nil
+	}
+	return triage.ReproduceAt(ctx, drivers, abs, head, tests, reruns)
+}
+
+// noteBisection says, on stdout and in the report of the attempt, what the
+// bisection found, and takes its blame commit into the task t.
+func noteBisection(ctx context.Context, repo gitrepo.Repo, v triage.Verdict, t *task.Task, rec *worker.RepairReport, stdout io.Writer) {
+	switch {
+	case v.Bisection != nil && v.Bisection.Blame != "":
+		t.Bisection = *v.Bisection
+		c, err := repo.Show(ctx, t.Bisection.Blame)
+		if err == nil {
+			t.Bisection.Subject, t.Bisection.Author = c.Subject, c.Author
+		}
+		fmt.Fprintf(stdout, "blame: %s %q, found by bisection (%d commits tested; passes at %s)\n",
+			task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
+		rec.Note("blame: %s %q, found by bisection (%d commits tested; the tests pass at %s)",
+			task.Short(t.Bisection.Blame), t.Bisection.Subject, t.Bisection.Steps, task.Short(t.Bisection.Good))
+	case v.Flakiness.Verdict != triage.VerdictReliable:
+		fmt.Fprintf(stdout, "no bisection: the failure is %s (%d of %d runs failed)\n", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+		rec.Note("no bisection: the failure is %s (%d of %d runs failed)", v.Flakiness.Verdict, v.Flakiness.Failures, v.Flakiness.Runs)
+	default:
+		fmt.Fprintf(stdout, "no blame commit: %s\n", clip.OneLine(v.BisectError, 200))
+		rec.Note("no blame commit: %s", v.BisectError)
+	}
+}
+
+// repairTask runs the pipeline on the task t, reproduced, as a worker
+// would, prints its stages and how it stopped, and writes the report of
+// the attempt.
+func repairTask(ctx context.Context, cfg config.Config, log *zap.Logger, t task.Task, rec *worker.RepairReport, stdout, stderr io.Writer) error {
 	pipe, err := NewPipeline(cfg, nil, log)
 	if err != nil {
 		return err

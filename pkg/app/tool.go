@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
@@ -19,7 +18,6 @@ import (
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -119,18 +117,22 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		patcher = llmpolicy.NewPatcher(client, log)
 	}
 	// The tools work through the clone's language driver, as a job's do;
-	// a clone no driver knows still has the tools that read and search.
+	// on a clone no driver knows, the tools that only read still work and
+	// the others are refused with the reason (tools.Unknown).
 	drivers, err := languages(cfg)
 	if err != nil {
 		return err
 	}
-	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, testrun.Runner{Timeout: 10 * time.Minute}, patcher, log)
+	var l tools.Language
 	switch drv, err := drivers.For(abs, abs); {
 	case err == nil:
-		h = h.WithLanguage(drv)
-	case !errors.Is(err, lang.ErrNoDriver):
+		l = drv
+	case errors.Is(err, lang.ErrNoDriver):
+		l = tools.Unknown(err)
+	default:
 		return fmt.Errorf("tool: %w", err)
 	}
+	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, l, patcher, log)
 	obs, err := h.Execute(ctx, ws, t, harness.Action{Name: name, Args: raw})
 	if err != nil {
 		return err

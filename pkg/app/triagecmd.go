@@ -19,7 +19,12 @@ import (
 // TriageCommand is `bot triage`: reproduce, flakiness re-runs and bisection
 // on a local clone, without any server.
 func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newCommandLine("triage", stderr, os.Getenv)
+	return triageCommand(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// triageCommand is TriageCommand with the environment read through getenv.
+func triageCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newCommandLine("triage", stderr, getenv)
 	repo := fs.String("repo", ".", "the local clone")
 	good := fs.String("good", "", "a commit where the test passes (default: probe back from --bad)")
 	bad := fs.String("bad", "HEAD", "a commit where the test fails")
@@ -78,7 +83,7 @@ func TriageCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	v, err := triage.InvestigateIn(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
+	v, err := triage.Investigate(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
 	}

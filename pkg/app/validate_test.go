@@ -210,8 +210,14 @@ func (l ledger) patchOf(t *testing.T, change map[string]string) string {
 // name and exit status.
 func validate(t *testing.T, args ...string) (worker.Validation, map[string]task.Gate, int) {
 	t.Helper()
+	return validateIn(t, noEnv, args...)
+}
+
+// validateIn is validate with the environment getenv.
+func validateIn(t *testing.T, getenv func(string) string, args ...string) (worker.Validation, map[string]task.Gate, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := validateCommand(context.Background(), append(args, "--json"), noEnv, &stdout, &stderr)
+	err := validateCommand(context.Background(), append(args, "--json"), getenv, &stdout, &stderr)
 	code := ExitCode(err)
 	if code == 2 {
 		t.Fatalf("validate %q: exit 2: %v\nstderr: %s", args, err, stderr.String())

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -36,10 +37,9 @@ type Runner struct {
 	// Policy names the policy, for the report.
 	Policy string
 	// Languages chooses each task's driver, once, from its checkout; its
-	// tests run through it (the task, and the scoring of each patch). nil
-	// is Go's, running go test with Tests.
+	// tests run through it (the task, and the scoring of each patch). It
+	// is required: no language is assumed.
 	Languages Languages
-	Tests     testrun.Runner
 	// K is how many independent episodes each task gets (SR@k); Jobs how
 	// many tasks run at once.
 	K, Jobs int
@@ -399,7 +399,7 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	if _, err := repo.Git(ctx, "checkout", "-q", "-B", "main", "FETCH_HEAD"); err != nil {
 		return p, err
 	}
-	if p.lang, err = language(r.Languages, r.Tests, t.Repo, p.repo); err != nil {
+	if p.lang, err = language(r.Languages, t.Repo, p.repo); err != nil {
 		return p, err
 	}
 	if strings.TrimSpace(t.TestPatch) != "" {
@@ -451,7 +451,7 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 	p.failures = append(append(p.failures, out.Failed...), out.Build...)
 	mod := ""
 	if isGo(p.lang) {
-		if mod, err = testrun.Module(ws.Dir); err != nil {
+		if mod, err = golang.Module(ws.Dir); err != nil {
 			return p, err
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -94,8 +95,8 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
-	runner := testrun.Runner{Timeout: 5 * time.Minute}
-	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Runner: runner}); err != nil {
+	runner := golang.Runner{Timeout: 5 * time.Minute}
+	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Languages: lang.New(golang.Driver{Tests: runner})}); err != nil {
 		t.Fatal(err)
 	}
 	tasks, err := ReadTasksFile(out)
@@ -112,7 +113,7 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 		{files: map[string]string{"calc.go": strings.Replace(fixedCalc, "a * b", "a + b", 1)}, rejectBy: "regression"},
 	}}
 	results := filepath.Join(t.TempDir(), "results.jsonl")
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: runner, K: 3, Results: results}
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: runner}), K: 3, Results: results}
 	res, err := r.Run(ctx, tasks)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestBenchRefusesATaskWhoseTestsPass(t *testing.T) {
 	ctx := testCtx(t)
 	dir, shas := buildHistory(t, ctx, history[:2])
 	rep := &scripted{steps: []scriptedStep{{}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: filepath.Join(t.TempDir(), "r.jsonl")}
 	res, err := r.Run(ctx, []Task{{ID: "passes", Repo: dir, Base: shas[1], Tests: []string{"TestAdd"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +238,7 @@ func TestAdd(t *testing.T) {
 	tasks := []Task{{ID: "hand-written", Repo: dir, Base: shas[0], Tests: []string{"TestAdd"}}}
 	results := filepath.Join(t.TempDir(), "r.jsonl")
 	cut, cancel := context.WithCancel(ctx)
-	r := &Runner{Repairer: cancelling{cancel}, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: results}
+	r := &Runner{Repairer: cancelling{cancel}, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: results}
 	if _, err := r.Run(cut, tasks); err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("cut short: %v", err)
 	}
@@ -326,7 +327,7 @@ func TestAdd(t *testing.T) {
 `})
 	fixed := "package calc\n\n// First returns the first of xs.\nfunc First(xs []int) int { return xs[0] }\n\n// Add returns a plus b.\nfunc Add(a, b int) int { return a + b }\n"
 	rep := &scripted{steps: []scriptedStep{{files: map[string]string{"calc.go": fixed}, published: true}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: filepath.Join(t.TempDir(), "r.jsonl")}
 	res, err := r.Run(ctx, []Task{{ID: "panics", Repo: dir, Base: shas[0], Tests: []string{"TestFirst", "TestAdd"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -389,7 +390,7 @@ package calc
 		{ID: "innocent", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Blame: shas[2]},
 	}
 	rep := &scripted{steps: []scriptedStep{{revert: true}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Tests: testrun.Runner{Timeout: 5 * time.Minute}, Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: filepath.Join(t.TempDir(), "r.jsonl")}
 	res, err := r.Run(ctx, tasks)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/lang"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -36,11 +35,11 @@ type Languages interface {
 }
 
 // language is the driver of repo checked out at dir, chosen once for a
-// mine or a task: through ls, or with none, Go's, running go test with
-// runner.
-func language(ls Languages, runner testrun.Runner, repo, dir string) (Language, error) {
+// mine or a task through ls. There is no default: no ls is an error
+// wrapping lang.ErrNoDriver, as a repository no driver knows is.
+func language(ls Languages, repo, dir string) (Language, error) {
 	if ls == nil {
-		return golang.Driver{Tests: runner}, nil
+		return nil, fmt.Errorf("choose the language driver of %s: %w (none is configured)", repo, lang.ErrNoDriver)
 	}
 	d, err := ls.For(repo, dir)
 	if err != nil {

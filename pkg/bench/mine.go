@@ -14,7 +14,6 @@ import (
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -86,9 +85,8 @@ type MineOptions struct {
 	// Out is the tasks file; the state file is Out + ".state.jsonl".
 	Out string
 	// Languages chooses the repository's driver, once, from its checkout
-	// at Head; nil is Go's, running go test with Runner.
+	// at Head. It is required: no language is assumed.
 	Languages Languages
-	Runner    testrun.Runner
 	// Progress is told of each commit; nil for none.
 	Progress Progress
 	Log      *zap.Logger
@@ -238,7 +236,7 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		return sum, fmt.Errorf("mine: %w", err)
 	}
 	defer func() { _ = ws.Close() }()
-	l, err := language(o.Languages, o.Runner, abs, ws.Dir)
+	l, err := language(o.Languages, abs, ws.Dir)
 	if err != nil {
 		return sum, fmt.Errorf("mine %s: %w", abs, err)
 	}

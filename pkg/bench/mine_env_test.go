@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 // cheapRuns are mine options whose flakiness check runs each test three
 // times in each direction: enough for the steady tests of these histories.
 func cheapRuns(dir, out string) MineOptions {
-	return MineOptions{Repo: dir, Out: out, Runs: 2, FlakeError: 0.2, Runner: testrun.Runner{Timeout: 5 * time.Minute}}
+	return MineOptions{Repo: dir, Out: out, Runs: 2, FlakeError: 0.2, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
 }
 
 // verdicts reads a mine's state file, the last verdict of each commit.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -281,7 +282,7 @@ func takeFiles(ctx context.Context, r gitrepo.Repo, rev string, paths []string) 
 // files.
 func fixTests(ctx context.Context, l Language, root string, testFiles []string) ([]string, *skipped, error) {
 	if isGo(l) {
-		mod, err := testrun.Module(root)
+		mod, err := golang.Module(root)
 		if err != nil {
 			return nil, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
 		}

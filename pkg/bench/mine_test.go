@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,8 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 // history is a tiny module's history, oldest first: each archive's comment
@@ -292,7 +294,7 @@ func TestMineQualifiesFixesAndSaysWhyItSkipsTheRest(t *testing.T) {
 	dir, shas := buildHistory(t, ctx, history)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	var progress bytes.Buffer
-	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, Runner: testrun.Runner{Timeout: 5 * time.Minute}, Progress: NewProgress(&progress, "commits")}
+	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Progress: NewProgress(&progress, "commits")}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +386,7 @@ func TestMineResumesWithinItsBoundAndStopsWhenCancelled(t *testing.T) {
 	// Cancelled as the first test run starts: the mine stops, and the
 	// commit in flight gets no verdict.
 	cancelled, cancel := context.WithCancel(ctx)
-	_, err := Mine(cancelled, MineOptions{Repo: dir, Out: out, Progress: cancelOnStep{cancel}})
+	_, err := Mine(cancelled, MineOptions{Repo: dir, Out: out, Languages: lang.New(golang.Driver{}), Progress: cancelOnStep{cancel}})
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("cancelled mine: %v", err)
 	}
@@ -394,7 +396,7 @@ func TestMineResumesWithinItsBoundAndStopsWhenCancelled(t *testing.T) {
 
 	// An interruption between the task and its verdict: the task is kept,
 	// and the commit is not examined again.
-	o := MineOptions{Repo: dir, Out: out, Max: 1, Runner: testrun.Runner{Timeout: 5 * time.Minute}}
+	o := MineOptions{Repo: dir, Out: out, Max: 1, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -472,5 +474,24 @@ func TestFirstParentLogReadsMerges(t *testing.T) {
 	}
 	if cs[1].parent != "" || cs[1].subject != "start" || len(cs[1].files) != 3 {
 		t.Errorf("root: %+v", cs[1])
+	}
+}
+
+// Mine and the replay need a language driver: without one, no test is run
+// as any language's, and the error says there is no driver.
+func TestMineAndReplayWithoutLanguages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, shas := buildHistory(t, ctx, history[:2])
+	_, err := Mine(ctx, MineOptions{Repo: dir, Out: filepath.Join(t.TempDir(), "tasks.jsonl")})
+	if !errors.Is(err, lang.ErrNoDriver) {
+		t.Errorf("mine without Languages: %v, want lang.ErrNoDriver", err)
+	}
+	r := &Runner{Repairer: &scripted{steps: []scriptedStep{{}}}, Policy: "scripted", Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	res, err := r.Run(ctx, []Task{{ID: "no-driver", Repo: dir, Base: shas[0], Tests: []string{"TestAdd"}}})
+	if err == nil && (len(res) != 1 || !strings.Contains(res[0].Error, "no language driver")) {
+		t.Errorf("replay without Languages: %+v", res)
+	} else if err != nil && !errors.Is(err, lang.ErrNoDriver) {
+		t.Errorf("replay without Languages: %v, want lang.ErrNoDriver", err)
 	}
 }

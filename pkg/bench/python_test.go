@@ -15,7 +15,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // pyHistory is a tiny Python package's history, oldest first, in
@@ -274,7 +273,7 @@ func pythonLanguages(t *testing.T) *lang.Drivers {
 	pythontest.Require(t)
 	index := t.TempDir()
 	return lang.New(
-		golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}},
+		golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}},
 		python.Driver{Timeout: 5 * time.Minute, SetupTimeout: 5 * time.Minute, IndexURL: "file://" + index},
 	)
 }

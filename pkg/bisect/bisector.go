@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -27,7 +28,7 @@ var ErrCannotBisect = errors.New("cannot bisect")
 const DefaultProbeLimit = 64
 
 // Runner runs tests in a checkout: count runs of each of ids, canonical
-// test IDs. testrun.Runner satisfies it.
+// test IDs (a language driver does).
 type Runner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 }
@@ -41,11 +42,11 @@ type RunCache interface {
 
 // Bisector finds the commit that broke some tests.
 type Bisector struct {
-	// Runner runs the tests: Lang when it runs tests and Runner is nil,
-	// else go test with testrun's defaults.
+	// Runner runs the tests: Lang when Runner is nil.
 	Runner Runner
 	// Lang names the tests and sets a commit's dependencies up before its
-	// tests run there: the repository's language driver. Nil is Go's.
+	// tests run there: the repository's language driver. Without one the
+	// search is an error wrapping lang.ErrNoDriver.
 	Lang Language
 	// MaxSteps bounds the test runs (the verification at bad included); 0
 	// bounds them by the range's length (several times what plain
@@ -80,13 +81,6 @@ type Bisector struct {
 }
 
 // Bisect finds, in the git checkout at repoDir, the first commit on bad's
-// first-parent history where tests fail, using a default runner. See
-// Bisector.Bisect.
-func Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (task.Bisection, error) {
-	return Bisector{}.Bisect(ctx, repoDir, good, bad, tests)
-}
-
-// Bisect finds, in the git checkout at repoDir, the first commit on bad's
 // first-parent history where tests fail. It checks out commits in repoDir
 // (discarding local changes) and leaves it at bad.
 //
@@ -102,14 +96,15 @@ func Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (tas
 // commit is tried.
 //
 // A commit where the package does not build is skipped, like `git bisect
-// skip`. A test that does not exist at a commit passes there, as with `go
-// test -run`; when the culprit is the commit that added the test, the
+// skip`. A test that does not exist at a commit passes there, as a runner
+// asked for a test that is not there does; when the culprit is the commit that added the test, the
 // result says so (AddedTest: failing since it was added). If only commits
 // that cannot be tested separate the last good from the first bad commit,
 // the result wraps ErrCannotBisect and its error names the candidates. A
 // test that times out counts as failing: a hang is a regression too.
 //
-// Tests may be bare names (TestParse/sub): they are resolved at bad. In the
+// Tests may be named as reports or people name them: the language resolves
+// them at bad. In the
 // result Good is the blamed commit's parent, Bad is bad, Steps counts the
 // runs made and CachedRuns those reused from Cache.
 func (b Bisector) Bisect(ctx context.Context, repoDir, good, bad string, tests []string) (task.Bisection, error) {
@@ -126,12 +121,15 @@ func (b Bisector) BisectFailing(ctx context.Context, repo gitrepo.Repo, good, ba
 // bisect is Bisect; badKnown skips the verification at bad when the caller
 // has just seen the tests fail there.
 func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad string, tests []string, badKnown bool) (res task.Bisection, err error) {
-	repoDir := repo.Dir
+	if b.Lang == nil {
+		return res, noLanguage("bisect")
+	}
 	if b.Runner == nil {
-		b.Runner = testrun.Runner{}
-		if r, ok := b.Lang.(Runner); ok {
-			b.Runner = r
+		r, ok := b.Lang.(Runner)
+		if !ok {
+			return res, fmt.Errorf("bisect: the language driver runs no tests and no runner is given: %w", lang.ErrNoDriver)
 		}
+		b.Runner = r
 	}
 	log := b.Log
 	if log == nil {
@@ -145,7 +143,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err := repo.Checkout(ctx, badSHA); err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	ids, err := Canonical(b.Lang, repoDir, tests)
+	ids, err := Canonical(b.Lang, repo.Dir, tests)
 	if err != nil {
 		return res, fmt.Errorf("bisect: tests at bad %s: %w", task.Short(badSHA), err)
 	}
@@ -154,7 +152,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 	if err != nil {
 		return res, fmt.Errorf("bisect: %w", err)
 	}
-	pr := &gitProber{runner: b.Runner, lang: languageOr(b.Lang), tests: ids, slots: pool.slots, cache: b.Cache, log: log}
+	pr := &gitProber{runner: b.Runner, lang: b.Lang, tests: ids, slots: pool.slots, cache: b.Cache, log: log}
 	steps := 0
 	if err := pr.load(ctx); err != nil {
 		pool.close(context.WithoutCancel(ctx))
@@ -168,55 +166,28 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 			err = fmt.Errorf("bisect: %w", cerr)
 		}
 	}()
-
 	if !badKnown {
-		pr.path = []string{badSHA}
-		rs, err := pr.Probe(ctx, 0)
 		steps++
-		if err != nil {
+		if err := verifyBad(ctx, pr, badSHA); err != nil {
 			return res, err
-		}
-		switch summarize(rs) {
-		case ResultPass:
-			return res, fmt.Errorf("bisect: tests pass at bad %s, nothing to bisect: %w", task.Short(badSHA), ErrCannotBisect)
-		case ResultSkip:
-			return res, fmt.Errorf("bisect: tests do not run at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
-		case ResultMissing:
-			return res, fmt.Errorf("bisect: tests do not exist at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
 		}
 	}
-
 	s := NoisySearch{Confidence: b.Confidence, Parallel: b.Parallel, FlakeRate: b.FlakeRate, Evidence: b.Evidence}
-	var goodSHA string
-	probed := good == ""
+	goodSHA, probed, err := b.rangeStart(ctx, repo, good, badSHA)
+	if err != nil {
+		return res, err
+	}
 	if probed {
-		goodSHA, err = b.probeStart(ctx, repo, badSHA)
-		if err != nil {
-			return res, err
-		}
 		// A commit chosen by distance, not one CI saw green.
 		s.GoodPrior = 0.2
-	} else {
-		goodSHA, err = repo.Resolve(ctx, good)
-		if err != nil {
-			return res, fmt.Errorf("bisect: good commit: %w", err)
-		}
-		if goodSHA == badSHA {
-			return res, fmt.Errorf("bisect: good and bad are the same commit %s: %w", task.Short(badSHA), ErrCannotBisect)
-		}
-		if !repo.IsAncestor(ctx, goodSHA, badSHA) {
-			return res, fmt.Errorf("bisect: good %s is not an ancestor of bad %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
-		}
 	}
 	for {
-		maxRuns := 0
 		if b.MaxSteps > 0 {
-			maxRuns = b.MaxSteps - steps
-			if maxRuns <= 0 {
+			s.MaxRuns = b.MaxSteps - steps
+			if s.MaxRuns <= 0 {
 				return res, fmt.Errorf("bisect: gave up after %d steps: %w", steps, ErrCannotBisect)
 			}
 		}
-		s.MaxRuns = maxRuns
 		res.Good = goodSHA
 		f, path, fromCache, err := b.search(ctx, s, repo, pr, goodSHA, badSHA, badKnown)
 		steps += f.Runs
@@ -231,46 +202,107 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 		log.Debug("noisy search", zap.String("finding", f.Kind), zap.Float64("confidence", f.Confidence), zap.Int("runs", f.Runs), zap.Int("cached", f.Known))
 		switch f.Kind {
 		case FindingCulprit:
-			if len(f.Candidates) > 1 {
-				res.Good = path[f.Candidates[0]-1]
-				return res, fmt.Errorf("bisect: the first failing commit is one of %s (the others cannot be tested): %w", shorts(pick(path, f.Candidates)), ErrCannotBisect)
-			}
-			res.Good, res.Blame = path[f.Culprit-1], path[f.Culprit]
-			c, err := repo.Show(ctx, res.Blame)
-			if err != nil {
-				return res, fmt.Errorf("bisect: %w", err)
-			}
-			res.Subject, res.Author = c.Subject, c.Author
-			res.AddedTest = b.addedTest(ctx, repo, ids, res.Good, f.Results[f.Culprit-1])
+			err := b.blame(ctx, repo, pr, &res, f, path)
 			log.Debug("bisected", zap.String("blame", res.Blame), zap.Int("steps", steps), zap.Bool("added_test", res.AddedTest))
-			return res, nil
+			return res, err
 		case FindingFailsGood:
 			if !probed {
 				return res, fmt.Errorf("bisect: tests already fail at good %s (%.1f%% sure; flake rate about %.0f%%): %w", task.Short(goodSHA), 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
 			}
-			root, err := rootCommit(ctx, repo, badSHA)
-			if err != nil {
+			// The root is the last resort: it may fail as well.
+			if goodSHA, err = b.fromRoot(ctx, repo, goodSHA, badSHA); err != nil {
 				return res, err
 			}
-			if root == goodSHA || root == badSHA {
-				return res, fmt.Errorf("bisect: no commit where the tests pass, %d commits back from %s or at the root commit: %w", b.probeLimit(), task.Short(badSHA), ErrCannotBisect)
-			}
-			goodSHA, probed = root, false
-			// The root is the last resort: it may fail as well.
-			s.GoodPrior = 0.2
+			probed = false
 			continue
-		case FindingOnlyFlakes:
-			return res, fmt.Errorf("bisect: no culprit: the range only shows flakes (%.1f%% sure; flake rate about %.0f%%): %w", 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
 		}
-		best := "only flakes"
-		if f.Best >= 0 {
-			best = task.Short(path[f.Best])
-		}
-		if errors.Is(err, errNoProgress) {
-			return res, fmt.Errorf("bisect: only commits that cannot be tested are left; most likely %s (%.1f%%): %w", best, 100*f.Confidence, ErrCannotBisect)
-		}
-		return res, fmt.Errorf("bisect: gave up after %d steps below %.1f%% confidence; most likely %s (%.1f%%): %w", steps, 100*confidence(b.Confidence), best, 100*f.Confidence, ErrCannotBisect)
+		return res, b.noCulprit(f, path, steps, err)
 	}
+}
+
+// verifyBad runs the tests once at bad: they must fail there.
+func verifyBad(ctx context.Context, pr *gitProber, badSHA string) error {
+	pr.path = []string{badSHA}
+	rs, err := pr.Probe(ctx, 0)
+	if err != nil {
+		return err
+	}
+	switch summarize(rs) {
+	case ResultPass:
+		return fmt.Errorf("bisect: tests pass at bad %s, nothing to bisect: %w", task.Short(badSHA), ErrCannotBisect)
+	case ResultSkip:
+		return fmt.Errorf("bisect: tests do not run at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
+	case ResultMissing:
+		return fmt.Errorf("bisect: tests do not exist at bad %s: %w", task.Short(badSHA), ErrCannotBisect)
+	}
+	return nil
+}
+
+// rangeStart is the search's good end: good resolved, an ancestor of bad;
+// or, when no good is given, the commit ProbeLimit back (probed).
+func (b Bisector) rangeStart(ctx context.Context, repo gitrepo.Repo, good, badSHA string) (goodSHA string, probed bool, err error) {
+	if good == "" {
+		goodSHA, err = b.probeStart(ctx, repo, badSHA)
+		return goodSHA, true, err
+	}
+	goodSHA, err = repo.Resolve(ctx, good)
+	if err != nil {
+		return "", false, fmt.Errorf("bisect: good commit: %w", err)
+	}
+	if goodSHA == badSHA {
+		return "", false, fmt.Errorf("bisect: good and bad are the same commit %s: %w", task.Short(badSHA), ErrCannotBisect)
+	}
+	if !repo.IsAncestor(ctx, goodSHA, badSHA) {
+		return "", false, fmt.Errorf("bisect: good %s is not an ancestor of bad %s: %w", task.Short(goodSHA), task.Short(badSHA), ErrCannotBisect)
+	}
+	return goodSHA, false, nil
+}
+
+// fromRoot is the root commit, the next start when the tests fail at the
+// probed start too; an error when the root is where the search was.
+func (b Bisector) fromRoot(ctx context.Context, repo gitrepo.Repo, goodSHA, badSHA string) (string, error) {
+	root, err := rootCommit(ctx, repo, badSHA)
+	if err != nil {
+		return "", err
+	}
+	if root == goodSHA || root == badSHA {
+		return "", fmt.Errorf("bisect: no commit where the tests pass, %d commits back from %s or at the root commit: %w", b.probeLimit(), task.Short(badSHA), ErrCannotBisect)
+	}
+	return root, nil
+}
+
+// blame records the culprit the search found in res: the commit, its
+// subject and author, and whether it added the tests. Several candidates
+// (the others could not be tested) name none.
+func (b Bisector) blame(ctx context.Context, repo gitrepo.Repo, pr *gitProber, res *task.Bisection, f Finding, path []string) error {
+	if len(f.Candidates) > 1 {
+		res.Good = path[f.Candidates[0]-1]
+		return fmt.Errorf("bisect: the first failing commit is one of %s (the others cannot be tested): %w", shorts(pick(path, f.Candidates)), ErrCannotBisect)
+	}
+	res.Good, res.Blame = path[f.Culprit-1], path[f.Culprit]
+	c, err := repo.Show(ctx, res.Blame)
+	if err != nil {
+		return fmt.Errorf("bisect: %w", err)
+	}
+	res.Subject, res.Author = c.Subject, c.Author
+	res.AddedTest = addedTest(ctx, pr, res.Good, f.Results[f.Culprit-1])
+	return nil
+}
+
+// noCulprit is the error of a search that ended without one: only flakes,
+// only commits that cannot be tested, or out of runs.
+func (b Bisector) noCulprit(f Finding, path []string, steps int, err error) error {
+	if f.Kind == FindingOnlyFlakes {
+		return fmt.Errorf("bisect: no culprit: the range only shows flakes (%.1f%% sure; flake rate about %.0f%%): %w", 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
+	}
+	best := "only flakes"
+	if f.Best >= 0 {
+		best = task.Short(path[f.Best])
+	}
+	if errors.Is(err, errNoProgress) {
+		return fmt.Errorf("bisect: only commits that cannot be tested are left; most likely %s (%.1f%%): %w", best, 100*f.Confidence, ErrCannotBisect)
+	}
+	return fmt.Errorf("bisect: gave up after %d steps below %.1f%% confidence; most likely %s (%.1f%%): %w", steps, 100*confidence(b.Confidence), best, 100*f.Confidence, ErrCannotBisect)
 }
 
 // search runs one noisy search from goodSHA to badSHA, with what the cache
@@ -337,8 +369,10 @@ func rootCommit(ctx context.Context, repo gitrepo.Repo, sha string) (string, err
 }
 
 // addedTest says whether the tests did not exist at parent, the blamed
-// commit's parent: from the runs there, or, when none told, from the tree.
-func (b Bisector) addedTest(ctx context.Context, repo gitrepo.Repo, ids []string, parent string, seen []Result) bool {
+// commit's parent: a result there says so (missing, or one that ran), else
+// the language tells from a checkout of parent, running nothing (see
+// TestDeclarer). A checkout that fails says nothing: not added.
+func addedTest(ctx context.Context, pr *gitProber, parent string, seen []Result) bool {
 	for _, r := range seen {
 		switch r {
 		case ResultMissing:
@@ -347,30 +381,12 @@ func (b Bisector) addedTest(ctx context.Context, repo gitrepo.Repo, ids []string
 			return false
 		}
 	}
-	for _, id := range ids {
-		if testExistsAt(ctx, repo, parent, id) {
-			return false
-		}
+	declared, err := pr.declared(ctx, parent)
+	if err != nil {
+		pr.log.Info("bisect: cannot tell whether the tests were there before the culprit", zap.String("commit", parent), zap.Error(err))
+		return false
 	}
-	return true
-}
-
-// testExistsAt looks for the test function's declaration at rev, without a
-// checkout.
-func testExistsAt(ctx context.Context, repo gitrepo.Repo, rev, id string) bool {
-	_, test := splitID(id)
-	fn, _, _ := strings.Cut(test, "/")
-	_, err := repo.Git(ctx, "grep", "-q", "-E", `^func `+fn+`\(`, rev, "--", "*_test.go")
-	return err == nil
-}
-
-// splitID separates a canonical ID into package and test.
-func splitID(id string) (pkg, test string) {
-	i := strings.LastIndex(id, ".Test")
-	if i < 0 {
-		return "", id
-	}
-	return id[:i], id[i+1:]
+	return !declared
 }
 
 func confidence(c float64) float64 {

@@ -17,7 +17,7 @@ func TestBisectFindsBreakingCommit(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
-	bis, err := Bisect(ctx, f.Dir, shas[0], "HEAD", []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, shas[0], "HEAD", []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,12 +60,13 @@ func TestBisectWithoutGood(t *testing.T) {
 		// limit), trusted less than a good commit: it is tested too.
 		{name: "probes back for good", test: bisecttest.AddTestID, wantGood: true, maxSteps: 14},
 		// Two commits back the tests fail as well: the root is tried.
-		{name: "falls back to root", b: Bisector{ProbeLimit: 2}, test: "TestAdd"},
+		{name: "falls back to root", b: Bisector{Lang: goLang, ProbeLimit: 2}, test: "TestAdd"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testContext(t)
 			f, shas := bisecttest.CalcHistory(t)
+			c.b.Lang = goLang
 			bis, err := c.b.Bisect(ctx, f.Dir, "", shas[10], []string{c.test})
 			if err != nil {
 				t.Fatal(err)
@@ -96,7 +97,7 @@ func TestBisectRefusesWhatItCannotBisect(t *testing.T) {
 		"fails at good":       {good: shas[7], bad: shas[10], want: "tests already fail at good " + task.Short(shas[7]), cannot: true},
 		"good after bad":      {good: shas[10], bad: shas[8], want: "is not an ancestor", cannot: true},
 		"same commit":         {good: shas[10], bad: shas[10], want: "same commit", cannot: true},
-		"out of steps":        {b: Bisector{MaxSteps: 3}, good: shas[0], bad: shas[10], want: "gave up after 3 steps", cannot: true},
+		"out of steps":        {b: Bisector{Lang: goLang, MaxSteps: 3}, good: shas[0], bad: shas[10], want: "gave up after 3 steps", cannot: true},
 		"unknown good":        {good: "nope", bad: shas[10], want: "unknown revision"},
 		"test does not exist": {good: shas[0], bad: shas[10], tests: []string{"TestNope"}, want: "test not found"},
 	} {
@@ -105,6 +106,7 @@ func TestBisectRefusesWhatItCannotBisect(t *testing.T) {
 			if tests == nil {
 				tests = []string{"TestAdd"}
 			}
+			c.b.Lang = goLang
 			_, err := c.b.Bisect(ctx, f.Dir, c.good, c.bad, tests)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want it to say %q", err, c.want)
@@ -123,7 +125,7 @@ func TestBisectFindsNoGoodCommit(t *testing.T) {
 	f.Commit("broken from the start", map[string]string{"go.mod": bisecttest.GoMod, "calc/calc.go": bisecttest.AddBad, "calc/calc_test.go": bisecttest.CalcTest})
 	f.Commit("docs", map[string]string{"README": "calc\n"})
 	bad := f.Commit("more docs", map[string]string{"README": "calc, still broken\n"})
-	bis, err := Bisect(ctx, f.Dir, "", bad, []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, "", bad, []string{"TestAdd"})
 	if !errors.Is(err, ErrCannotBisect) || !strings.Contains(err.Error(), "no commit where the tests pass") {
 		t.Fatalf("err = %v", err)
 	}
@@ -147,7 +149,7 @@ func TestBisectSkipsCommitsThatDoNotBuild(t *testing.T) {
 	breaking := f.Commit("calc: rewrite Add", map[string]string{"calc/calc.go": bisecttest.AddBad})
 	bad := f.Commit("docs 2", map[string]string{"notes/2.txt": "2\n"})
 
-	bis, err := Bisect(ctx, f.Dir, root, bad, []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, root, bad, []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestBisectReportsCandidatesAmongSkippedCommits(t *testing.T) {
 	})
 	bad := f.Commit("docs", map[string]string{"notes/1.txt": "1\n"})
 
-	bis, err := Bisect(ctx, f.Dir, root, bad, []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, root, bad, []string{"TestAdd"})
 	if !errors.Is(err, ErrCannotBisect) {
 		t.Fatalf("err = %v, want ErrCannotBisect", err)
 	}
@@ -234,7 +236,7 @@ func TestBisectFlakyTestNamesTheCulprit(t *testing.T) {
 		shas = append(shas, f.Commit(fmt.Sprintf("change %d", i), files))
 	}
 	cache := bisecttest.NewRunCache()
-	bis, err := Bisector{Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[12], []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang, Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[12], []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func TestBisectTestAddedAfterGood(t *testing.T) {
 				}
 				shas = append(shas, f.Commit(fmt.Sprintf("change %d", i), files))
 			}
-			bis, err := Bisect(ctx, f.Dir, shas[0], shas[8], []string{bisecttest.AddTestID})
+			bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, shas[0], shas[8], []string{bisecttest.AddTestID})
 			if err != nil {
 				t.Fatal(err)
 			}

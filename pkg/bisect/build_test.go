@@ -14,7 +14,7 @@ func TestBuildBisectWithoutGood(t *testing.T) {
 	f, shas := bisecttest.BrokenBuildHistory(t)
 	// The package appears only in commit 2: before, it is missing, which
 	// counts as building.
-	bis, err := BuildBisector{}.Bisect(ctx, f.Dir, "", shas[8], "example.com/calc/calc")
+	bis, err := BuildBisector{Lang: goLang}.Bisect(ctx, f.Dir, "", shas[8], "example.com/calc/calc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestBuildBisectWithoutGood(t *testing.T) {
 		t.Errorf("bisection = %+v, want blame %s", bis, task.Short(shas[5]))
 	}
 	// Good after the break: nothing builds in the range.
-	if _, err := (BuildBisector{}).Bisect(ctx, f.Dir, shas[6], shas[8], "example.com/calc/calc"); err == nil || !strings.Contains(err.Error(), "does not build at good") {
+	if _, err := (BuildBisector{Lang: goLang}).Bisect(ctx, f.Dir, shas[6], shas[8], "example.com/calc/calc"); err == nil || !strings.Contains(err.Error(), "does not build at good") {
 		t.Errorf("good after the break: %v", err)
 	}
 }

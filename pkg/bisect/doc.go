@@ -10,6 +10,9 @@
 // deterministic: BuildBisector is a plain binary search, one build a
 // commit.
 //
-// The package declares what it needs from its callers (Runner, Builder,
-// RunCache); triage's runner and the store satisfy them.
+// The package declares what it needs from its callers (Language, Runner,
+// Builder, RunCache, and TestDeclarer, which a language may be); the
+// repository's language driver, triage's runner and the store satisfy
+// them. There is no default language: the caller chooses the driver from
+// the checkout.
 package bisect

@@ -2,15 +2,16 @@ package bisect
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // Language is what bisection needs of a repository's language driver
 // (lang.Driver satisfies it): the tests named canonically at a commit, and
-// the checkout's dependencies set up before its tests run there. A nil
-// Language is Go's: testrun.Resolve, and nothing to set up.
+// the checkout's dependencies set up before its tests run there. There is
+// no default: a bisection without one is an error wrapping lang.ErrNoDriver.
 type Language interface {
 	// Setup makes the checkout's dependencies ready for its tests; its
 	// error names the command that failed and its output.
@@ -21,51 +22,34 @@ type Language interface {
 	Resolve(dir, id string) (testrun.Target, error)
 }
 
-// goLanguage is the Language of Go repositories, the default.
-type goLanguage struct{}
-
-func (goLanguage) Setup(context.Context, string) error { return nil }
-
-func (goLanguage) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
-
-// isGo reports Go's language: nil, or a driver named "go".
-func isGo(l Language) bool {
-	if l == nil {
-		return true
-	}
-	n, ok := l.(interface{ Name() string })
-	return ok && n.Name() == "go"
+// TestDeclarer is a Language that tells, by reading a checkout and running
+// nothing, whether it declares a test (by its canonical id): bisection asks
+// it whether the tests were there at the blamed commit's parent when no run
+// there could say (AddedTest). Without it a test is there when it resolves.
+type TestDeclarer interface {
+	DeclaresTest(dir, id string) bool
 }
 
-// languageOr is l, or Go's when l is nil.
-func languageOr(l Language) Language {
-	if l == nil {
-		return goLanguage{}
+// noLanguage is the error of a search given no language driver.
+func noLanguage(what string) error {
+	return fmt.Errorf("%s: no language driver to name and run the tests: %w", what, lang.ErrNoDriver)
+}
+
+// declares reports whether the checkout at dir has the test id, as l
+// tells.
+func declares(l Language, dir, id string) bool {
+	if d, ok := l.(TestDeclarer); ok {
+		return d.DeclaresTest(dir, id)
 	}
-	return l
+	_, err := l.Resolve(dir, id)
+	return err == nil
 }
 
 // Canonical resolves tests (as reports or people name them) in the checkout
-// at dir with the language l (Go's when nil), dropping duplicates: what
-// testrun.Canonical is for Go, for any language.
+// at dir with the language l, dropping duplicates.
 func Canonical(l Language, dir string, tests []string) ([]string, error) {
 	if l == nil {
-		return testrun.Canonical(dir, tests)
+		return nil, noLanguage("name the tests")
 	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, t := range tests {
-		target, err := l.Resolve(dir, t)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[target.ID] {
-			seen[target.ID] = true
-			ids = append(ids, target.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, errors.New("no test named")
-	}
-	return ids, nil
+	return testrun.Canonical(l, dir, tests)
 }

@@ -99,11 +99,32 @@ func (g *gitProber) Probe(ctx context.Context, i int) ([]Result, error) {
 	return rs, nil
 }
 
+// declared reports whether the checkout of sha declares one of the tests
+// at least, as the language tells (see TestDeclarer), in a free worktree.
+func (g *gitProber) declared(ctx context.Context, sha string) (bool, error) {
+	var repo gitrepo.Repo
+	select {
+	case repo = <-g.slots:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	defer func() { g.slots <- repo }()
+	if err := repo.Checkout(ctx, sha); err != nil {
+		return false, fmt.Errorf("bisect: %w", err)
+	}
+	for _, id := range g.tests {
+		if declares(g.lang, repo.Dir, id) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // runAt runs each test once in the checkout at dir: one result per test.
-// A test whose module, package or function is not there is missing (it
-// passes, as `go test -run` would); a package that does not build is a
-// skip, and so is every test at a commit whose dependencies cannot be set
-// up (the language's Setup fails there).
+// A test whose module, package or file is not there is missing (it passes,
+// as a runner asked for a test that is not there would); a package that
+// does not build is a skip, and so is every test at a commit whose
+// dependencies cannot be set up (the language's Setup fails there).
 func (g *gitProber) runAt(ctx context.Context, dir string) ([]Result, error) {
 	rs := make([]Result, len(g.tests))
 	if err := g.lang.Setup(ctx, dir); err != nil {
@@ -174,8 +195,8 @@ func resultIn(o testrun.Outcome, id string) Result {
 }
 
 // notRunnable reports an error of the runner that means the tests cannot
-// run at this commit (no go.mod, a package outside the module), not that
-// the runner is broken.
+// run at this commit (the driver finds no module or package to run them
+// in), not that the runner is broken.
 func notRunnable(err error) bool {
 	return errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) || errors.Is(err, fs.ErrNotExist)
 }

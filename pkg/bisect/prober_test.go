@@ -14,11 +14,11 @@ func TestBisectReusesCachedRuns(t *testing.T) {
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
 	cache := bisecttest.NewRunCache()
-	first, err := Bisector{Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
+	first, err := Bisector{Lang: goLang, Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Bisector{Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
+	second, err := Bisector{Lang: goLang, Cache: cache}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}

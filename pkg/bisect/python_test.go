@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
@@ -75,15 +76,22 @@ func TestBisectSkipsCommitsWhoseSetupFails(t *testing.T) {
 	}
 }
 
-// The build bisection through a language: Go's driver says what Go always
-// said of a package that is not there; another language says it its way.
+// The build bisection through a language: a package that is not there is
+// missing, with the driver's reason; without a driver there is no build
+// bisection at all.
 func TestBuildPackageMissingThroughALanguage(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	_, f, err := bisect.BuildBisector{Lang: golang.Driver{}}.BuildPackage(ctx, dir, "example.com/m/x")
-	if err != nil || f == nil || !strings.HasPrefix(f.Message, "not a Go module: ") {
-		t.Errorf("Go's driver: %+v, %v; want Go's message", f, err)
+	if err != nil || f == nil || !strings.HasPrefix(f.Message, "no such package here: ") || !strings.Contains(f.Message, "go.mod") {
+		t.Errorf("Go's driver: %+v, %v; want the missing go.mod named", f, err)
+	}
+	if _, _, err := (bisect.BuildBisector{}).BuildPackage(ctx, dir, "example.com/m/x"); !errors.Is(err, lang.ErrNoDriver) {
+		t.Errorf("no driver: %v, want lang.ErrNoDriver", err)
+	}
+	if _, err := (bisect.Bisector{}).Bisect(ctx, dir, "", "HEAD", []string{"x"}); !errors.Is(err, lang.ErrNoDriver) {
+		t.Errorf("no driver: %v, want lang.ErrNoDriver", err)
 	}
 	_, f, err = bisect.BuildBisector{Lang: python.Driver{}}.BuildPackage(ctx, dir, "tests/test_x.py")
 	if err != nil || f == nil || !strings.HasPrefix(f.Message, "no such package here: ") {

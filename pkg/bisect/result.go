@@ -11,7 +11,7 @@ import (
 type Result int
 
 // The results of one run. Missing is a pass that no flake can turn into a
-// failure: the test does not exist at that commit, so `go test -run` runs
+// failure: the test does not exist at that commit, so its runner runs
 // nothing there. Skip says nothing about the culprit: the package did not
 // build.
 const (

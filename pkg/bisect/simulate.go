@@ -14,7 +14,7 @@ type SimCase struct {
 	Commits   int     // positions 1..Commits after good
 	FlakeRate float64 // how often the test fails before the culprit
 	// Added puts the test's creation after good: before it the test does
-	// not exist (it passes, the way `go test -run` does); a third of the
+	// not exist (it passes, as a runner asked for it there does); a third of the
 	// time the commit that adds it is the culprit.
 	Added bool
 	// Reproduce is how many times triage re-ran the test at bad before

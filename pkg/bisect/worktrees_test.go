@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // dirRunner is the real runner, noting the checkouts it ran in.
 type dirRunner struct {
-	testrun.Runner
+	golang.Runner
 	mu   sync.Mutex
 	dirs map[string]bool
 }
@@ -38,7 +39,7 @@ func TestBisectParallelWorktrees(t *testing.T) {
 	f, shas := bisecttest.CalcHistory(t)
 	work := t.TempDir()
 	runner := &dirRunner{}
-	bis, err := Bisector{Parallel: 3, WorkDir: work, Runner: runner}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
+	bis, err := Bisector{Lang: goLang, Parallel: 3, WorkDir: work, Runner: runner}.Bisect(ctx, f.Dir, shas[0], shas[10], []string{"TestAdd"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestBudgetKeepsTheBestPassingState(t *testing.T) {
 		},
 		hook: func(context.Context, int) error { m.charge(900, 100, 0.01); return nil },
 	}
-	h := New(Config{Budget: Budget{Tokens: 3500}, Meter: m}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t))
+	h := New(Config{Budget: Budget{Tokens: 3500}, Meter: m}, p, harnesstest.Go(), nil, zaptest.NewLogger(t))
 	var traj bytes.Buffer
 	res, err := h.Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestContextBudgetEndsTheEpisode(t *testing.T) {
 		},
 		hook: func(context.Context, int) error { m.charge(0, 0, 0.5); return nil },
 	}
-	h := New(Config{Budget: Budget{CostUSD: 10}, Meter: m}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t))
+	h := New(Config{Budget: Budget{CostUSD: 10}, Meter: m}, p, harnesstest.Go(), nil, zaptest.NewLogger(t))
 	ctx := WithBudget(context.Background(), Budget{CostUSD: 1, Scope: "the repository's daily budget"})
 	res, err := h.Run(ctx, f.WS, f.Task, nil)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/harness/tools"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -84,31 +85,30 @@ const (
 type Harness struct {
 	cfg     Config
 	policy  Policy
-	runner  tools.TestRunner
-	lang    tools.Language // nil: Go, through runner
+	lang    tools.Language // nil until WithLanguage: an episode then fails
 	patcher tools.Patcher
 	tools   []tools.Tool
 	log     *zap.Logger
 }
 
-// New makes a harness whose policy chooses among all the tools. patcher may
-// be nil: edits then need explicit blocks.
-func New(cfg Config, policy Policy, runner tools.TestRunner, patcher tools.Patcher, log *zap.Logger) *Harness {
+// New makes a harness whose policy chooses among all the tools, working
+// through the language driver l (nil when each job's is given with
+// WithLanguage). patcher may be nil: edits then need explicit blocks.
+func New(cfg Config, policy Policy, l tools.Language, patcher tools.Patcher, log *zap.Logger) *Harness {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Harness{cfg: cfg.withDefaults(), policy: policy, runner: runner, patcher: patcher, tools: tools.All(), log: log}
+	return &Harness{cfg: cfg.withDefaults(), policy: policy, lang: l, patcher: patcher, tools: tools.All(), log: log}
 }
 
 // WithLanguage is a harness like h whose tools work through l, the
 // driver a job chose for its repository: tests run with it, tests are
 // named as it names them, edits are checked with it and symbols found in
-// its index, and the tools are described in its words. Go files keep the
-// checks and ranking they get without one; a harness without one works on
-// Go with its TestRunner.
+// its index, and the tools are described in its words. There is no
+// default language: a harness without one runs no episode.
 func (h *Harness) WithLanguage(l tools.Language) *Harness {
 	c := *h
-	c.runner, c.lang = l, l
+	c.lang = l
 	return &c
 }
 
@@ -120,10 +120,13 @@ func (h *Harness) WithTools(set []tools.Tool) *Harness {
 	return &c
 }
 
+// errNoLanguage is an episode on a harness given no language driver.
+var errNoLanguage = fmt.Errorf("no language driver for the tools to work through: %w", lang.ErrNoDriver)
+
 // session is a session of h's tools on task t in ws.
 func (h *Harness) session(ws *workspace.Workspace, t task.Task) *tools.Session {
 	return tools.NewSession(tools.Env{
-		Runner: h.runner, Lang: h.lang, Patcher: h.patcher,
+		Lang: h.lang, Patcher: h.patcher,
 		OutputLimit: h.cfg.OutputLimit, TestRunFloor: h.cfg.TestRunFloor, Log: h.log,
 	}, ws, t, h.tools)
 }
@@ -140,6 +143,9 @@ func (h *Harness) Run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 // continues its candidate's episode); the step budget counts only the new
 // steps, and only they are written to trajectory.
 func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task, prior []Step, trajectory io.Writer) (Result, error) {
+	if h.lang == nil {
+		return Result{Stop: StopError}, fmt.Errorf("episode of task %s: %w", t.ID, errNoLanguage)
+	}
 	log := h.log.With(zap.String("task_id", t.ID), zap.String("repo", t.Repo))
 	// Commands the tools run in the workspace may write all of it.
 	ctx = sandbox.WithTree(ctx, ws.Dir)

@@ -77,7 +77,7 @@ func TestRunFixes(t *testing.T) {
 		NewAction(tools.RunTests, "check", tools.RunTestsArgs{}),
 		NewAction(tools.Exit, "done", tools.ExitArgs{Summary: "Add subtracted; it adds again."}),
 	}}
-	h := New(Config{}, p, harnesstest.Runner(), nil, zap.New(core))
+	h := New(Config{}, p, harnesstest.Go(), nil, zap.New(core))
 	var traj bytes.Buffer
 	res, err := h.Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
@@ -118,7 +118,7 @@ func TestRunEditAfterPassingTests(t *testing.T) {
 		NewAction(tools.RunTests, "", tools.RunTestsArgs{Tests: []string{"TestAdd"}}), // the oracle, named
 		NewAction(tools.Edit, "", tools.EditArgs{Path: "README.md", Blocks: "<<<<<<< SEARCH\nAdd and Sub.\n=======\nAdd and Sub, fixed.\n>>>>>>> REPLACE\n"}),
 	}}
-	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
+	res, err := New(Config{}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestRunBudget(t *testing.T) {
 	}
 	p := &script{actions: actions}
 	var traj bytes.Buffer
-	res, err := New(Config{MaxSteps: 4}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
+	res, err := New(Config{MaxSteps: 4}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRunRepeated(t *testing.T) {
 		same("h", `{"path":"go.mod"}`),
 	}}
 	var traj bytes.Buffer
-	res, err := New(Config{MaxRepeats: 3}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
+	res, err := New(Config{MaxRepeats: 3}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestRunRecoversFromBadActions(t *testing.T) {
 		NewAction(tools.ReadFile, "", tools.ReadFileArgs{Path: "go.mod"}),
 	}}
 	var traj bytes.Buffer
-	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
+	res, err := New(Config{}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestRunTruncatesObservations(t *testing.T) {
 	harnesstest.WriteFiles(t, f.WS.Dir, map[string]string{"big.txt": strings.Repeat("needle in a haystack of text\n", 500)})
 	p := &script{actions: []Action{NewAction(tools.SearchCodeInFile, "", tools.SearchCodeInFileArgs{Query: "needle", Path: "big.txt"})}}
 	var traj bytes.Buffer
-	if _, err := New(Config{OutputLimit: 1000}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj); err != nil {
+	if _, err := New(Config{OutputLimit: 1000}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, &traj); err != nil {
 		t.Fatal(err)
 	}
 	steps := readTrajectory(t, traj.Bytes())
@@ -245,7 +245,7 @@ func TestRunPolicyError(t *testing.T) {
 		}
 		return nil
 	}, actions: []Action{NewAction(tools.GetTaskDetails, "", nil), NewAction(tools.GetTaskDetails, "", nil)}}
-	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
+	res, err := New(Config{}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(context.Background(), f.WS, f.Task, nil)
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "policy script at step 2") {
 		t.Fatalf("err = %v", err)
 	}
@@ -272,7 +272,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 		p.actions = append(p.actions, NewAction(tools.GoToLine, "", tools.GoToLineArgs{Path: "calc/calc.go", Line: i + 1}))
 	}
 	var traj bytes.Buffer
-	res, err := New(Config{}, p, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(ctx, f.WS, f.Task, &traj)
+	res, err := New(Config{}, p, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(ctx, f.WS, f.Task, &traj)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -289,7 +289,7 @@ func TestRunStopsOnCancel(t *testing.T) {
 		cancel2()
 		return nil
 	}}
-	_, err = New(Config{}, p2, harnesstest.Runner(), nil, zaptest.NewLogger(t)).Run(ctx2, f.WS, f.Task, nil)
+	_, err = New(Config{}, p2, harnesstest.Go(), nil, zaptest.NewLogger(t)).Run(ctx2, f.WS, f.Task, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -47,7 +47,7 @@ func TestANewTool(t *testing.T) {
 		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "count_failures", Arguments: `{"containing":"TestAdd"}`}}},
 		llmtest.Reply{ToolCalls: []llm.ToolCall{{ID: "c2", Name: tools.Exit, Arguments: `{"summary":"counted"}`}}},
 	)
-	h := harness.New(harness.Config{}, llmpolicy.New(srv.LLM("m"), nil), harnesstest.Runner(), nil, zaptest.NewLogger(t)).
+	h := harness.New(harness.Config{}, llmpolicy.New(srv.LLM("m"), nil), harnesstest.Go(), nil, zaptest.NewLogger(t)).
 		WithTools(append(tools.All(), countFailures))
 	res, err := h.Run(context.Background(), f.WS, f.Task, nil)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -145,7 +144,7 @@ func reverter(t *testing.T, pub Publisher) (*Reverter, *store.Store) {
 		Changes:   changes{},
 		Publisher: pub,
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors")},
-		Languages: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}}),
+		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}),
 		WorkDir:   t.TempDir(),
 		Log:       zaptest.NewLogger(t),
 	}, st

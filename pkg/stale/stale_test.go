@@ -20,7 +20,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -106,7 +105,7 @@ func TestKeeperClosesAfterAPersonsFix(t *testing.T) {
 	if _, err := st.RecordPublished(ctx, task.Fix{Repo: "acme/calc", Number: 1, URL: tk.PullRequest, TaskID: "t1", Fingerprint: "fp1"}); err != nil {
 		t.Fatal(err)
 	}
-	langs := &countingLanguages{Drivers: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 5 * time.Minute}})}
+	langs := &countingLanguages{Drivers: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
 	k := &Keeper{Fixes: st, Forges: forge.New(github.NewForge(clients)),
 		Checkouts: &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: clients.GitEnvFor},
 		Languages: langs, Kept: st,

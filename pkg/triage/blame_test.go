@@ -38,7 +38,7 @@ func redisTriage(t *testing.T, prefix string) (*miniredis.Miniredis, *store.Stor
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, prefix)
 	queue := &memQueue{}
-	return m, st, queue, New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	return m, st, queue, New(st, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir()}, nil)
 }
 
 const (
@@ -78,7 +78,7 @@ func TestProcessGroupsByBlameCommit(t *testing.T) {
 		shas = append(shas, f.Commit(fmt.Sprintf("change %d", i), files))
 	}
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir(), Reruns: 2}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[12], Good: shas[0], Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = 2, want 3"},
 		{Package: "example.com/calc/calc", Test: "TestSub", Message: "Sub(5, 2) returned 2 instead of 3"},

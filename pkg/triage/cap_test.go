@@ -41,7 +41,7 @@ func TestProcessCapsGroupsPerReport(t *testing.T) {
 	f := bisecttest.NewRepo(t)
 	sha := f.Commit("capped", map[string]string{"go.mod": "module example.com/capped\n\ngo 1.22\n", "capped_test.go": src})
 	store := claimsStore{newMemStore()}
-	tr := New(store, &memQueue{}, nil, Config{Reruns: 1, MaxGroupsPerReport: 2, WorkDir: t.TempDir()}, nil)
+	tr := New(store, &memQueue{}, nil, Config{Languages: goOnly, Reruns: 1, MaxGroupsPerReport: 2, WorkDir: t.TempDir()}, nil)
 	received := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	in := Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: failures}, Submission: "report-1", Received: received}
 

@@ -119,7 +119,7 @@ func TestProcessStopsWhenAnotherTaskTakesTheGroup(t *testing.T) {
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
 	mem, queue := newMemStore(), &memQueue{}
-	tr := New(stolenStore{mem}, queue, nil, Config{Reruns: 3, WorkDir: t.TempDir(), ClaimRefresh: 10 * time.Millisecond}, nil)
+	tr := New(stolenStore{mem}, queue, nil, Config{Languages: goOnly, Reruns: 3, WorkDir: t.TempDir(), ClaimRefresh: 10 * time.Millisecond}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 		}
 		return bis, nil, "", err
 	}
-	tk.Failures = canonicalFailures(p.bisectLanguage(), dir, relativeFailures(dir, tk.Failures, rep))
+	tk.Failures = canonicalFailures(p.bisectLanguage(), dir, relativeFailures(p.bisectLanguage(), dir, tk.Failures, rep))
 	if reason, err := p.judgeReruns(ctx, tk, hist, Reproduction{}, rep, log); reason != "" || err != nil {
 		return bis, nil, reason, err
 	}
@@ -140,8 +140,8 @@ func (p *process) judgeReruns(ctx context.Context, tk *task.Task, hist testHisto
 	return "", nil
 }
 
-// bisector is the service's bisection with runner and the language l (Go's
-// when nil): its bounds, and the store's runs by commit as its cache when
+// bisector is the service's bisection with runner and the language l: its
+// bounds, and the store's runs by commit as its cache when
 // the store keeps them.
 func (t *Triage) bisector(runner Runner, l bisect.Language, log *zap.Logger) bisect.Bisector {
 	b := bisect.Bisector{Runner: runner, Lang: l, MaxSteps: t.cfg.MaxBisectSteps, Confidence: t.cfg.Confidence, Parallel: t.cfg.BisectParallel, WorkDir: t.cfg.WorkDir, Log: log}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 func TestProcessDropsFlakyFailures(t *testing.T) {
@@ -20,7 +21,7 @@ func TestProcessDropsFlakyFailures(t *testing.T) {
 	ctx := testContext(t)
 	f, sha := flakyRepo(t)
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
 	}}})
@@ -53,7 +54,7 @@ func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir()}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{
 		Failures: []task.Failure{
 			{Package: "example.com/calc/calc", Test: "TestOK", Message: "connection reset"},
@@ -67,7 +68,7 @@ func TestProcessDropsWhatDoesNotReproduceOrCannotRun(t *testing.T) {
 	if len(outs) != 3 {
 		t.Fatalf("outcomes = %+v", outs)
 	}
-	if o := outs[0]; o.Status != task.StatusDropped || o.Reason != "cannot build example.com/calc/gen at "+task.Short(shas[10])+": no such package in the module" {
+	if o := outs[0]; o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, "cannot build example.com/calc/gen at "+task.Short(shas[10])+": no such package here: ") {
 		t.Errorf("build error: %+v", o)
 	}
 	if o := outs[1]; o.Status != task.StatusDropped || !strings.HasPrefix(o.Reason, "does not reproduce at "+task.Short(shas[10])+": 0/2 runs failed") || o.TestRuns != 2 {
@@ -110,7 +111,7 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 		t.Fatalf("CI report: build errors %+v, failures %+v", rep.BuildErrors, rep.Failures)
 	}
 	store, queue := &historyStore{memStore: newMemStore(), RunCache: bisecttest.NewRunCache()}, &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 	in := Input{Repo: f.Dir, Commit: shas[8], Good: shas[0], Branch: "main", Report: rep}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
@@ -147,7 +148,7 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 
 	// The worker's oracle: the task's "test" is the package, which fails
 	// to build at the commit and passes once it builds and its tests pass.
-	o, err := testrun.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
+	o, err := golang.Runner{}.Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +158,13 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.Dir, "calc", "calc.go"), []byte(bisecttest.AddGood), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if o, err = (testrun.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
+	if o, err = (golang.Runner{}).Run(ctx, f.Dir, queue.jobs[0].Task.Tests(), 1); err != nil || !o.OK() || !slices.Contains(o.Passed, "example.com/calc/calc") {
 		t.Errorf("oracle after the repair: %+v, %v", o, err)
 	}
 
 	// The builds are cached: bisecting the same package again builds
 	// nothing.
-	b := bisect.BuildBisector{Cache: store}
+	b := bisect.BuildBisector{Lang: golang.Driver{}, Cache: store}
 	again, err := b.Bisect(ctx, f.Dir, shas[0], shas[8], "example.com/calc/calc")
 	if err != nil {
 		t.Fatal(err)
@@ -173,21 +174,22 @@ func TestProcessTriagesBuildFailure(t *testing.T) {
 	}
 }
 
-// A build failure of another language's runner (no Go module here) is
-// dropped as one that cannot be built, not queued.
-func TestProcessDropsABuildFailureOutsideGo(t *testing.T) {
+// A build failure of a repository no driver knows (a Java project, where
+// only Go's driver is configured) is dropped as one whose tests cannot
+// run, for want of a driver: never taken for Go's, never queued.
+func TestProcessDropsABuildFailureNoDriverKnows(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f := bisecttest.NewRepo(t)
 	sha := f.Commit("java", map[string]string{"pom.xml": "<project/>\n"})
-	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
+	tr := New(newMemStore(), &memQueue{}, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{
 		BuildErrors: []task.Failure{{Package: "com.acme.Widget", Message: "cannot find symbol"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 1 || outs[0].Status != task.StatusDropped || !strings.HasPrefix(outs[0].Reason, "cannot build com.acme.Widget at "+task.Short(sha)+": not a Go module") {
+	if len(outs) != 1 || outs[0].Status != task.StatusDropped || ReasonClass(outs[0].Reason) != ReasonCannotRun || !strings.Contains(outs[0].Reason, lang.ErrNoDriver.Error()) {
 		t.Fatalf("outcomes = %+v", outs)
 	}
 }
@@ -210,7 +212,7 @@ func TestProcessRerunsAtBadWhenNoCulpritStands(t *testing.T) {
 	} {
 		f, sha := failsFirstRepo(t, c.failFirst)
 		store, queue := newMemStore(), &memQueue{}
-		tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+		tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 		outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 			{Package: "example.com/first", Test: "TestFirst", Message: "run 1 fails"},
 		}}})

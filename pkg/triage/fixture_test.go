@@ -10,9 +10,14 @@ import (
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/job"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
+
+// goOnly chooses the Go driver for the Go histories most tests use.
+var goOnly = lang.New(golang.Driver{})
 
 func testContext(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

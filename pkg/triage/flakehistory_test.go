@@ -68,7 +68,7 @@ func TestProcessQuarantinesFlakyAndAdaptsReruns(t *testing.T) {
 	f, sha := flakyRepo(t)
 	store := &historyStore{memStore: newMemStore(), RunCache: bisecttest.NewRunCache()}
 	queue := &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir(), Reruns: 2}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir(), Reruns: 2}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: sha, Report: report.Result{Failures: []task.Failure{
 		{Package: "example.com/flaky", Test: "TestFlaky", Message: "run 7: odd runs fail"},
 	}}})

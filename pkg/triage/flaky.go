@@ -53,7 +53,7 @@ type Reproduction struct {
 	// and flaky otherwise.
 	Flakiness task.Flakiness `json:"flakiness"`
 	Tests     []TestEvidence `json:"tests"`
-	// Invocations counts the go test processes started.
+	// Invocations counts the runner's processes started.
 	Invocations int `json:"invocations"`
 }
 
@@ -67,11 +67,12 @@ type NotRunError struct {
 func (e *NotRunError) Error() string { return fmt.Sprintf("%s did not run: %s", e.Test, e.Reason) }
 
 // Reproduce runs each test n times at the checkout in dir and classifies
-// each one. Tests are canonical IDs (see Canonical). The tests of one
-// package run together in one `go test -count n` (a subtest inside its
-// parent, as CI runs it); a panic ends a test binary, so the runs it cut
-// short are started again until n have completed, and a test that a panic
-// keeps from starting is then run on its own. A run that times out counts
+// each one. Tests are canonical IDs (see Canonical). They run together, n
+// times each (a driver runs a package's tests in one process where its
+// runner can, a subtest inside its parent, as CI runs it); a panic ends a
+// test binary, so the runs it cut short are started again until n have
+// completed, and a test that a panic keeps from starting is then run on its
+// own. A run that times out counts
 // as one failed run and ends that test's reruns: a hang is a failure, and
 // waiting for it n times costs too much.
 func Reproduce(ctx context.Context, r Runner, dir string, tests []string, n int) (Reproduction, error) {

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
-	"github.com/redfix/redfix/pkg/testrun"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 func TestReproduceFlaky(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, _ := flakyRepo(t)
-	rep, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/flaky.TestFlaky"}, 5)
+	rep, err := Reproduce(ctx, golang.Runner{}, f.Dir, []string{"example.com/flaky.TestFlaky"}, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestReproducePanicsRunEveryTime(t *testing.T) {
 		"p_test.go":  "package p\n\nimport \"testing\"\n\nfunc TestNilMap(t *testing.T) {\n\tvar m map[string]int\n\tm[\"x\"] = 1\n}\n\nfunc TestFine(t *testing.T) {}\n",
 		"p_other.go": "package p\n",
 	})
-	rep, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/p.TestNilMap", "example.com/p.TestFine"}, 3)
+	rep, err := Reproduce(ctx, golang.Runner{}, f.Dir, []string{"example.com/p.TestNilMap", "example.com/p.TestFine"}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestReproduceTestThatDoesNotBuild(t *testing.T) {
 		"p.go":      "package p\n\nfunc F() int { return missing }\n",
 		"p_test.go": "package p\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) { F() }\n",
 	})
-	_, err := Reproduce(ctx, testrun.Runner{}, f.Dir, []string{"example.com/p.TestF"}, 5)
+	_, err := Reproduce(ctx, golang.Runner{}, f.Dir, []string{"example.com/p.TestF"}, 5)
 	var nr *NotRunError
 	if !errors.As(err, &nr) || nr.Test != "example.com/p.TestF" {
 		t.Fatalf("err = %v, want a NotRunError", err)

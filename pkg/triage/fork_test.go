@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/sandbox"
@@ -52,7 +53,7 @@ func (r *trustRunner) Run(ctx context.Context, dir string, ids []string, count i
 		r.trusted++
 	}
 	r.mu.Unlock()
-	return testrun.Runner{}.Run(ctx, dir, ids, count)
+	return golang.Runner{}.Run(ctx, dir, ids, count)
 }
 
 // TestProcessForks: a report of a pull request from a fork is triaged
@@ -100,7 +101,7 @@ func TestProcessForks(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			store, q := newMemStore(), &memQueue{}
 			runner := &trustRunner{}
-			tr := New(store, q, runner, Config{Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
+			tr := New(store, q, runner, Config{Languages: goOnly, Reruns: 1, WorkDir: t.TempDir(), Heads: c.head, Forks: c.forks, RepoPolicies: c.policies}, nil)
 			outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: forkCommit, Fork: c.fork, Report: report.Result{Failures: failures}})
 			if err != nil || len(outs) != 1 {
 				t.Fatalf("Process: %v, %d outcomes", err, len(outs))

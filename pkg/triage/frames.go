@@ -8,16 +8,24 @@ import (
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
+
+// FrameDirs is a language whose test output names files bare, as its
+// package's directory holds them (go test prints "x_test.go:12"): FrameDir
+// is the directory of the package pkg (as its reports name it), relative
+// to the checkout's root at dir, "." when it cannot tell.
+type FrameDirs interface {
+	FrameDir(dir, pkg string) string
+}
 
 // relativeFailures rewrites the failures a CI report gave so that their
 // paths are relative to the repository root, as the reproduction's are: the
 // CI machine's checkout path is learnt from the frames both name (CI's
 // "/ci/src/pkg/x.go:12" and the reproduction's "pkg/x.go:12"), and the bare
-// file names testing prints gain their package's directory.
-func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Failure {
+// file names a language's runner prints gain their package's directory
+// (see FrameDirs).
+func relativeFailures(l bisect.Language, dir string, ci []task.Failure, rep Reproduction) []task.Failure {
 	var known []string
 	for _, e := range rep.Tests {
 		if e.Failure != nil {
@@ -38,13 +46,13 @@ func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Fa
 	for r := range roots {
 		rootList = append(rootList, r)
 	}
-	mod, _ := testrun.Module(dir)
+	fd, _ := l.(FrameDirs)
 	out := make([]task.Failure, len(ci))
 	for i, f := range ci {
 		f.Frames = append([]string(nil), f.Frames...)
 		pkgDir := "."
-		if mod != "" && strings.HasPrefix(f.Package, mod+"/") {
-			pkgDir = strings.TrimPrefix(f.Package, mod+"/")
+		if fd != nil {
+			pkgDir = fd.FrameDir(dir, f.Package)
 		}
 		root := ""
 		if len(rootList) > 0 {
@@ -56,8 +64,8 @@ func relativeFailures(dir string, ci []task.Failure, rep Reproduction) []task.Fa
 	return out
 }
 
-// canonicalFailures names the failures whose tests the language l (Go's
-// when nil) names by file as it does: pytest's JUnit dialect
+// canonicalFailures names the failures whose tests the language l names
+// by file as it does: pytest's JUnit dialect
 // ("tests.test_x", "test_y") becomes the node id's file and test
 // ("tests/test_x.py", "test_y"), so that the task names
 // "tests/test_x.py::test_y". Go's import paths are left as they are.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -26,7 +27,7 @@ func TestRelativeFailures(t *testing.T) {
 		Frames:  []string{"/home/runner/work/m/m/tbl/tbl.go:5", "/home/runner/work/m/m/tbl/tbl_test.go:18", "tbl_test.go:9"},
 	}}
 	rep := Reproduction{Tests: []TestEvidence{{Test: "example.com/m/tbl.TestTable/#05", Failure: &task.Failure{Frames: []string{"tbl/tbl.go:5"}}}}}
-	got := relativeFailures(dir, ci, rep)
+	got := relativeFailures(golang.Driver{}, dir, ci, rep)
 	if want := []string{"tbl/tbl.go:5", "tbl/tbl_test.go:18", "tbl/tbl_test.go:9"}; !slices.Equal(got[0].Frames, want) {
 		t.Errorf("frames = %v, want %v", got[0].Frames, want)
 	}
@@ -61,7 +62,7 @@ func TestRelativeFailuresPython(t *testing.T) {
 		Frames:  []string{root + "calc/ops.py:7", root + "tests/test_calc.py:9"},
 	}}
 	rep := Reproduction{Tests: []TestEvidence{{Test: "tests/test_calc.py::test_total", Failure: &task.Failure{Frames: []string{"calc/ops.py:7", "tests/test_calc.py:9"}}}}}
-	got := canonicalFailures(python.Driver{}, dir, relativeFailures(dir, ci, rep))
+	got := canonicalFailures(python.Driver{}, dir, relativeFailures(python.Driver{}, dir, ci, rep))
 	if want := []string{"calc/ops.py:7", "tests/test_calc.py:9"}; !slices.Equal(got[0].Frames, want) {
 		t.Errorf("frames = %v, want %v", got[0].Frames, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -85,26 +86,18 @@ func (v Verdict) String() string {
 // Investigate triages failing tests of the repository at repoPath without a
 // store or a queue: it re-runs them reruns times at bad ("" for HEAD), and,
 // when they fail reliably, bisects from good ("" to probe back for one).
-// Tests may be bare names (TestParse, TestParse/sub). It works on a clone,
-// so the repository's work tree is left alone (and its uncommitted changes
-// are not seen); good and bad are resolved in the clone, where the
-// repository's other branches are origin/NAME.
-func Investigate(ctx context.Context, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	return InvestigateWith(ctx, bisect.Bisector{}, repoPath, good, bad, tests, reruns)
-}
-
-// InvestigateWith is Investigate with the bisector b's settings; its
-// runner, when set, makes the re-runs too.
-func InvestigateWith(ctx context.Context, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
-	return InvestigateIn(ctx, nil, b, repoPath, good, bad, tests, reruns)
-}
-
-// InvestigateIn is InvestigateWith on a repository of any language: langs
-// chooses its driver from the checkout at bad (nil: Go's), which sets the
-// checkout up, names the tests and runs them unless b has a runner (or b's
-// runner is ReportRuns(nil, …), which then reports the driver's runs). A
-// repository no driver knows, or whose setup fails, is an error saying so.
-func InvestigateIn(ctx context.Context, langs Languages, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
+// Tests may be named as reports name them or bare (TestParse,
+// tests/test_x.py::test_y, test_y). It works on a clone, so the
+// repository's work tree is left alone (and its uncommitted changes are not
+// seen); good and bad are resolved in the clone, where the repository's
+// other branches are origin/NAME.
+//
+// langs chooses the repository's driver from the checkout at bad, which
+// sets the checkout up, names the tests and runs them unless b has a
+// runner (or b's runner is ReportRuns(nil, …), which then reports the
+// driver's runs). A repository no driver knows (or no langs) is an error
+// wrapping lang.ErrNoDriver; one whose setup fails is an error saying so.
+func Investigate(ctx context.Context, langs Languages, b bisect.Bisector, repoPath, good, bad string, tests []string, reruns int) (Verdict, error) {
 	log := b.Log
 	if log == nil {
 		log = zap.NewNop()
@@ -141,20 +134,12 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	defer ws.Close()
 	v := Verdict{Repo: repo, Commit: ws.Commit}
 	log = log.With(zap.String("repo", repo), zap.String("commit", ws.Commit))
-	if langs != nil {
-		d, err := langs.For(repo, ws.Dir)
-		if err != nil {
-			return v, fmt.Errorf("investigate %s: %w", repoPath, err)
-		}
-		if err := d.Setup(ctx, ws.Dir); err != nil {
-			return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
-		}
-		runner, b.Lang = bindRunner(runner, d), d
-	} else if runner == nil {
-		runner = testrun.Runner{}
+	d, err := setUpLanguage(ctx, langs, repo, ws)
+	if err != nil {
+		return v, fmt.Errorf("investigate %s: %w", repoPath, err)
 	}
+	runner, b.Lang = bindRunner(runner, d), d
 	b.Runner = runner
-
 	ids, err := bisect.Canonical(b.Lang, ws.Dir, tests)
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
@@ -166,16 +151,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
-	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
-	v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
-	for _, e := range rep.Tests {
-		if e.Failure != nil {
-			f := *e.Failure
-			v.Failure = &f
-			v.Fingerprint = Fingerprint(repo, f)
-			break
-		}
-	}
+	v.reproduced(repo, rep)
 	log.Info("reproduced", zap.String("verdict", v.Flakiness.Verdict), zap.Int("runs", v.Flakiness.Runs), zap.Int("failures", v.Flakiness.Failures))
 	if v.Flakiness.Verdict != VerdictReliable {
 		return v, nil
@@ -183,18 +159,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	if b.Log == nil {
 		b.Log = log
 	}
-	// The re-runs are the search's evidence at bad.
-	b.Reproduction = nil
-	for _, e := range rep.Tests {
-		for k := range e.Runs {
-			r := bisect.ResultPass
-			if k < e.Failures {
-				r = bisect.ResultFail
-			}
-			b.Reproduction = append(b.Reproduction, r)
-		}
-	}
-	b.Evidence = evidence
+	b.Reproduction, b.Evidence = rep.results(), evidence
 	bis, err := b.BisectFailing(ctx, ws.Repo, good, ws.Commit, ids)
 	v.TestRuns += bis.Steps
 	v.CachedRuns = bis.CachedRuns
@@ -228,6 +193,54 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	return v, nil
 }
 
+// setUpLanguage is the driver langs chooses for the repository from the
+// workspace, with the workspace set up for its tests. No langs, or no
+// driver for the repository, is an error wrapping lang.ErrNoDriver.
+func setUpLanguage(ctx context.Context, langs Languages, repo string, ws *workspace.Workspace) (lang.Driver, error) {
+	if langs == nil {
+		return nil, fmt.Errorf("%s: %w (none is configured)", repo, lang.ErrNoDriver)
+	}
+	d, err := langs.For(repo, ws.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Setup(ctx, ws.Dir); err != nil {
+		return nil, fmt.Errorf("set up the %s repository at %s: %w", d.Name(), task.Short(ws.Commit), err)
+	}
+	return d, nil
+}
+
+// reproduced records the reproduction: the flakiness, each test's
+// evidence, and the first failure and its fingerprint.
+func (v *Verdict) reproduced(repo string, rep Reproduction) {
+	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
+	v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
+	for _, e := range rep.Tests {
+		if e.Failure != nil {
+			f := *e.Failure
+			v.Failure = &f
+			v.Fingerprint = Fingerprint(repo, f)
+			return
+		}
+	}
+}
+
+// results are the reproduction's runs as the bisection's evidence at bad:
+// one result a run and test.
+func (rep Reproduction) results() []bisect.Result {
+	var out []bisect.Result
+	for _, e := range rep.Tests {
+		for k := range e.Runs {
+			r := bisect.ResultPass
+			if k < e.Failures {
+				r = bisect.ResultFail
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // reproConfidence is how sure a reproduction's verdict is before any
 // bisection: flaky is certain (both outcomes were seen at one commit);
 // passing and reliable are as sure as the runs make them against a test
@@ -243,18 +256,22 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // ReproduceAt is Investigate without the bisection: the tests reproduced
 // at head in a clone of repoPath, reruns times each, each with its own
-// evidence.
-func ReproduceAt(ctx context.Context, repoPath, head string, tests []string, reruns int) (Verdict, error) {
+// evidence, with the driver langs chooses from the clone.
+func ReproduceAt(ctx context.Context, langs Languages, repoPath, head string, tests []string, reruns int) (Verdict, error) {
 	ws, err := workspace.Open(ctx, repoPath, head, "")
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
 	defer ws.Close()
-	ids, err := testrun.Canonical(ws.Dir, tests)
+	d, err := setUpLanguage(ctx, langs, repoPath, ws)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}
-	rep, err := Reproduce(ctx, testrun.Runner{}, ws.Dir, ids, reruns)
+	ids, err := testrun.Canonical(d, ws.Dir, tests)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reproduce: %w", err)
+	}
+	rep, err := Reproduce(ctx, d, ws.Dir, ids, reruns)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reproduce: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/bisect/bisecttest"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -12,7 +13,7 @@ func TestInvestigateReliableFailure(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
-	v, err := Investigate(ctx, f.Dir, "", "HEAD", []string{"TestAdd"}, 2)
+	v, err := Investigate(ctx, goOnly, bisect.Bisector{}, f.Dir, "", "HEAD", []string{"TestAdd"}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestInvestigateFlakyTestIsNotBisected(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	f, _ := flakyRepo(t)
-	v, err := Investigate(ctx, f.Dir, "", "", []string{"TestFlaky"}, 4)
+	v, err := Investigate(ctx, goOnly, bisect.Bisector{}, f.Dir, "", "", []string{"TestFlaky"}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

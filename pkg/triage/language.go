@@ -10,7 +10,6 @@ import (
 	"github.com/redfix/redfix/pkg/bisect"
 	clipper "github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/lang"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -27,26 +26,22 @@ const maxSetupReason = 8 << 10
 // language chooses the report's driver, once, from the workspace at the
 // failing commit, and sets the checkout's dependencies up with it. A
 // non-empty reason stops every group of the report: no driver knows the
-// repository (ReasonCannotRun, a verdict: its files say so, and the group
-// is dropped), or its setup failed (p.setupFailed; the reason names the
-// command and its output): no verdict on the failure, so the group's task
-// fails and the next report of the failure is triaged again. With no
-// Languages configured, the repository is Go's and there is nothing to
-// set up.
+// repository, or none is configured (ReasonCannotRun, a verdict: its files
+// say so, and the group is dropped), or its setup failed (p.setupFailed;
+// the reason names the command and its output): no verdict on the
+// failure, so the group's task fails and the next report of the failure is
+// triaged again.
 func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *zap.Logger) (reason string, err error) {
 	if p.langChosen {
 		return p.langReason, nil
 	}
 	t := p.t
-	p.runner = t.runner
+	var d lang.Driver
 	if t.cfg.Languages == nil {
-		if p.runner == nil {
-			p.runner = testrun.Runner{}
-		}
-		p.langChosen = true
-		return "", nil
+		err = fmt.Errorf("%s: %w (none is configured)", p.in.Repo, lang.ErrNoDriver)
+	} else {
+		d, err = t.cfg.Languages.For(p.in.Repo, ws.Dir)
 	}
-	d, err := t.cfg.Languages.For(p.in.Repo, ws.Dir)
 	switch {
 	case errors.Is(err, lang.ErrNoDriver):
 		p.langChosen, p.langReason = true, "cannot run its tests: "+err.Error()
@@ -88,8 +83,8 @@ func bindRunner(r Runner, d Runner) Runner {
 	return r
 }
 
-// bisectLanguage is the report's driver as bisection takes it: nil (Go's)
-// when triage has no Languages.
+// bisectLanguage is the report's driver as bisection takes it (nil before
+// one is chosen: bisection then refuses, saying there is no driver).
 func (p *process) bisectLanguage() bisect.Language {
 	if p.lang == nil {
 		return nil
@@ -97,8 +92,8 @@ func (p *process) bisectLanguage() bisect.Language {
 	return p.lang
 }
 
-// builder is the report's runner when it builds (bisect.Builder), else its
-// driver, else go build with testrun's defaults.
+// builder is the report's runner when it builds (bisect.Builder), else
+// its driver.
 func (p *process) builder() bisect.Builder {
 	if b, ok := p.runner.(bisect.Builder); ok {
 		return b
@@ -106,14 +101,14 @@ func (p *process) builder() bisect.Builder {
 	if p.lang != nil {
 		return p.lang
 	}
-	return testrun.Runner{}
+	return nil
 }
 
 // setUp sets the checkout at dir up before its tests run at another commit
 // (the default branch's head): false with the reason when it cannot be.
 func (p *process) setUp(ctx context.Context, dir string) (ok bool, why string) {
 	if p.lang == nil {
-		return true, ""
+		return false, "no language driver"
 	}
 	if err := p.lang.Setup(ctx, dir); err != nil {
 		return false, "setup failed: " + clipper.Middle(err.Error(), maxSetupReason)

@@ -89,10 +89,10 @@ type process struct {
 	headAsked              bool
 	headBranch, headCommit string
 	headErr                error
-	// The report's language driver (nil for Go when triage has no
-	// Languages) and the runner of its tests, chosen once (see language);
-	// langReason stops every group when the repository cannot run:
-	// dropped, or failed when setupFailed (its setup failed).
+	// The report's language driver and the runner of its tests, chosen
+	// once (see language); langReason stops every group when the
+	// repository cannot run: dropped (no driver knows it), or failed when
+	// setupFailed (its setup failed).
 	lang        lang.Driver
 	runner      Runner
 	langChosen  bool

@@ -21,7 +21,7 @@ func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
 	core, logs := observer.New(zap.InfoLevel)
-	tr := New(store, queue, nil, Config{Reruns: 3, WorkDir: t.TempDir()}, zap.New(core))
+	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 3, WorkDir: t.TempDir()}, zap.New(core))
 
 	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Branch: "main",
 		Report: report.Result{Format: "go-test-json", Failures: []task.Failure{addFailure("1")}}}
@@ -96,7 +96,7 @@ func TestProcessQueuesReliableFailureOnceAndDropsDuplicates(t *testing.T) {
 func TestProcessLeavesOptedOutRepositories(t *testing.T) {
 	t.Parallel()
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{OptOut: []string{"https://github.com/acme/secret.git"}}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, OptOut: []string{"https://github.com/acme/secret.git"}}, nil)
 	outs, err := tr.Process(context.Background(), Input{Repo: "https://github.com/acme/secret", Commit: "abc",
 		Report: report.Result{Failures: []task.Failure{{Package: "p", Test: "TestX"}}}})
 	if err != nil {
@@ -116,7 +116,7 @@ func TestProcessReleasesGroupsItCannotFinish(t *testing.T) {
 	t.Parallel()
 	f, shas := bisecttest.CalcHistory(t)
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{WorkDir: t.TempDir()}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[10], Report: report.Result{Failures: []task.Failure{addFailure("1")}}})
@@ -151,7 +151,7 @@ func TestRedeliveredReportResumesAfterACrashBetweenQueueAndRecord(t *testing.T) 
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
 	store, queue := &crashingStore{memStore: newMemStore()}, &memQueue{}
-	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, zap.NewNop())
+	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir()}, zap.NewNop())
 	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Branch: "main",
 		Report:     report.Result{Format: "go-test-json", Failures: []task.Failure{addFailure("1")}},
 		Submission: "sub-1", Received: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}

@@ -206,9 +206,10 @@ func TestProcessPythonSetupFailureFailsAndTheNextReportRetries(t *testing.T) {
 	}
 }
 
-// Without Languages triage is Go's as before: the same Python report's
-// test cannot be named by go test, and is dropped as such.
-func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
+// Without Languages no driver runs a report's tests, Go's no more than
+// another's: the report is dropped as one whose tests cannot be run, no
+// driver, and nothing ran.
+func TestProcessWithoutLanguagesRunsNothing(t *testing.T) {
 	t.Parallel()
 	pythontest.Require(t)
 	dir, shas := pythontest.History(t, pythontest.Calc...)
@@ -220,8 +221,8 @@ func TestProcessWithoutLanguagesRunsGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != 1 || ReasonClass(outs[0].Reason) != ReasonCannotRun || strings.Contains(outs[0].Reason, "no language driver") {
-		t.Errorf("outcomes %+v, want cannot run (go test cannot name it)", outs)
+	if len(outs) != 1 || ReasonClass(outs[0].Reason) != ReasonCannotRun || !strings.Contains(outs[0].Reason, lang.ErrNoDriver.Error()) || len(queue.jobs) != 0 {
+		t.Errorf("outcomes %+v, jobs %d: want cannot run, for want of a driver", outs, len(queue.jobs))
 	}
 }
 

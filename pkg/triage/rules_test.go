@@ -44,7 +44,7 @@ func TestProcessKeepsTheDailyJobBudget(t *testing.T) {
 	ctx := testContext(t)
 	f, shas := bisecttest.CalcHistory(t)
 	st, queue := newRedisStore(t), &memQueue{}
-	tr := New(st, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(), DailyJobsByRepo: map[string]int{f.Dir: 1}, DailyJobs: 50}, nil)
+	tr := New(st, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir(), DailyJobsByRepo: map[string]int{f.Dir: 1}, DailyJobs: 50}, nil)
 	day := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	tr.now = func() time.Time { return day }
 	in := Input{Repo: f.Dir, Commit: shas[10], Good: shas[0], Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
@@ -117,7 +117,7 @@ func TestProcessDropsWhatTheDefaultBranchFixed(t *testing.T) {
 	failing := f.Commit("docs", map[string]string{"notes.txt": "n\n"})
 	fixed := f.Commit("calc: fix Add", map[string]string{"calc/calc.go": bisecttest.AddGood})
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir()}, nil)
+	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir()}, nil)
 	in := Input{Repo: f.Dir, Commit: failing, Good: good, Report: report.Result{Failures: []task.Failure{addFailure("1")}}}
 	outs, err := tr.Process(ctx, in)
 	if err != nil {
@@ -164,7 +164,7 @@ func TestProcessDropsABuildTheDefaultBranchFixed(t *testing.T) {
 	f, shas := bisecttest.BrokenBuildHistory(t)
 	rep := ciReport(t, f)
 	fixed := f.Commit("calc: round is gone", map[string]string{"calc/calc.go": bisecttest.AddGood})
-	tr := New(newMemStore(), &memQueue{}, nil, Config{WorkDir: t.TempDir()}, nil)
+	tr := New(newMemStore(), &memQueue{}, nil, Config{Languages: goOnly, WorkDir: t.TempDir()}, nil)
 	outs, err := tr.Process(ctx, Input{Repo: f.Dir, Commit: shas[8], Good: shas[0], Report: rep})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestProcessDropsWhatAPersonIsFixing(t *testing.T) {
 	forges := forge.New(github.NewForge(clients))
 
 	store, queue := newMemStore(), &memQueue{}
-	tr := New(store, queue, nil, Config{Reruns: 2, WorkDir: t.TempDir(),
+	tr := New(store, queue, nil, Config{Languages: goOnly, Reruns: 2, WorkDir: t.TempDir(),
 		Checkouts:  &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv},
 		HumanFixes: inflight.HumanFixes{Forges: forges},
 	}, nil)

@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
-// Runner runs tests in a checkout; testrun.Runner satisfies it.
+// Runner runs tests in a checkout (a language driver does).
 type Runner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 }
 
-// ReportRuns is next (testrun's default runner when nil) telling report of
-// every run as it ends: which tests, how many times, what became of them
-// and how long it took. Commands a person watches show it as progress.
+// ReportRuns is next telling report of every run as it ends: which tests,
+// how many times, what became of them and how long it took. Commands a
+// person watches show it as progress.
 //
 // With next nil, triage runs each report's tests with the report's
 // language driver, and reports them.
@@ -26,23 +27,19 @@ func ReportRuns(next Runner, report func(stage, detail string)) Runner {
 }
 
 type reportingRunner struct {
-	next   Runner // testrun's default when nil
+	next   Runner // the report's driver when nil (see bindRunner)
 	report func(stage, detail string)
 }
 
-func (r reportingRunner) runner() Runner {
-	if r.next == nil {
-		return testrun.Runner{}
-	}
-	return r.next
-}
+// errUnbound is a run of a reporting runner that was never bound to a
+// driver.
+var errUnbound = fmt.Errorf("no runner and no language driver to run the tests: %w", lang.ErrNoDriver)
 
-// Build builds with next when it builds (bisect.Builder), testrun's
-// default otherwise, and reports it.
+// Build builds with next when it builds (bisect.Builder), and reports it.
 func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error) {
-	b, ok := r.runner().(bisect.Builder)
+	b, ok := r.next.(bisect.Builder)
 	if !ok {
-		b = testrun.Runner{}
+		return testrun.Outcome{}, fmt.Errorf("build %s: %w", strings.Join(pkgs, " "), errUnbound)
 	}
 	start := time.Now()
 	out, err := b.Build(ctx, dir, pkgs)
@@ -56,8 +53,11 @@ func (r reportingRunner) Build(ctx context.Context, dir string, pkgs []string) (
 }
 
 func (r reportingRunner) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
+	if r.next == nil {
+		return testrun.Outcome{}, errUnbound
+	}
 	start := time.Now()
-	out, err := r.runner().Run(ctx, dir, ids, count)
+	out, err := r.next.Run(ctx, dir, ids, count)
 	tests := strings.Join(ids, " ")
 	if len(ids) > 3 {
 		tests = fmt.Sprintf("%s and %d more", strings.Join(ids[:3], " "), len(ids)-3)

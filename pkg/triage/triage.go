@@ -90,7 +90,8 @@ type Config struct {
 	// Languages chooses each report's language driver from its checkout
 	// at the failing commit: the driver sets the checkout up, and runs,
 	// names and builds its tests for the reproduction and the bisection.
-	// Nil runs every repository as Go.
+	// There is no default language: without it every report is dropped as
+	// one whose tests cannot be run (lang.ErrNoDriver).
 	Languages Languages
 	// RepoPolicies, when set, reads each report's repository policy at its
 	// commit (.redfix.yaml narrowing the central configuration): an
@@ -132,8 +133,7 @@ type Triage struct {
 }
 
 // New makes the service. A nil runner runs each report's tests with its
-// language driver (go test with testrun's defaults when cfg has no
-// Languages); a nil log logs nothing.
+// language driver; a nil log logs nothing.
 func New(store Store, q Queue, runner Runner, cfg Config, log *zap.Logger) *Triage {
 	if log == nil {
 		log = zap.NewNop()

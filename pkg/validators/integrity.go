@@ -76,6 +76,9 @@ func (v *Validators) fileViolations(c *candidate, f unidiff.File) []string {
 	test := c.isTestFile(p)
 	helper := !test && c.isTestHelper(p)
 	if !test && !helper {
+		if r, ok := c.driver().(EmbeddedTests); ok {
+			bad = append(bad, r.EmbeddedTestEdits(dir, f)...)
+		}
 		return bad
 	}
 	if c.isTestData(p) && f.OldPath != "" && !c.isSource(p) {

@@ -77,6 +77,14 @@ type (
 	RunnerConfig interface {
 		RunnerConfigViolations(dir string, f unidiff.File) []string
 	}
+	// EmbeddedTests is a driver whose code files may hold tests of their
+	// own (doctests): the lines of them a patch to the code file f
+	// changes or removes, each named. What they expect is what the tests
+	// demand, as test data's expected output is: no patch may change
+	// them, whatever the policy on test edits (one may add new ones).
+	EmbeddedTests interface {
+		EmbeddedTestEdits(dir string, f unidiff.File) []string
+	}
 	// ProtectedFiles is a driver with protected files of its language's
 	// (its module files, its linters' configuration), checked before the
 	// common kinds.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/tools"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -115,7 +115,7 @@ func TestBudgetRunsOutAndThePassingCandidateIsPublished(t *testing.T) {
 	log := zaptest.NewLogger(t)
 	r := newRig(t, nil)
 	r.pipeline.NewAgent = func() worker.Agent {
-		return harnessAgent{harness.New(harness.Config{MaxSteps: 4}, &listPolicy{actions: actions}, testrun.Runner{Timeout: 2 * time.Minute}, nil, log)}
+		return harnessAgent{harness.New(harness.Config{MaxSteps: 4}, &listPolicy{actions: actions}, golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, nil, log)}
 	}
 	out, err := repair(t, r.pipeline, demoTask(s, "fp-budget"))
 	if err != nil {

@@ -54,8 +54,9 @@ type jobLanguage struct {
 	err    error
 }
 
-// errNoLanguages fails the jobs of a pipeline without language drivers.
-var errNoLanguages = errors.New("the pipeline has no language drivers to choose from")
+// errNoLanguages fails the jobs of a pipeline without language drivers:
+// no driver, as for a repository none knows.
+var errNoLanguages = fmt.Errorf("the pipeline has no language drivers to choose from: %w", lang.ErrNoDriver)
 
 // language is the job's driver, with ws (a candidate's checkout) set up
 // for it. A repository no driver serves, or one whose setup fails, is a

@@ -21,7 +21,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -110,7 +109,7 @@ func offlineTask(t *testing.T, ctx context.Context, c offlineCase) task.Task {
 		}
 		shas = append(shas, sha)
 	}
-	out, err := testrun.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{c.failing}, 1)
+	out, err := golang.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{c.failing}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +137,16 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 			defer cancel()
 			tk := offlineTask(t, ctx, c)
 			log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
-			runner := testrun.Runner{Timeout: 2 * time.Minute}
+			runner := golang.Runner{Timeout: 2 * time.Minute}
+			drv := golang.Driver{Tests: runner}
 			prDir := t.TempDir()
 			p := &worker.Pipeline{
 				NewAgent: func() worker.Agent {
-					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), runner, nil, log)
+					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), drv, nil, log)
 				},
+				Languages: lang.New(drv),
 				Policy:    "offline",
 				Gates:     validators.New(validators.Config{}, log),
-				Languages: lang.New(golang.Driver{Tests: runner}),
 				Judge:     judge.NotRun{},
 				Publisher: publish.NewLocal(prDir, log),
 				WorkDir:   t.TempDir(),

@@ -26,7 +26,6 @@ import (
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/worker"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -154,10 +153,10 @@ func newRig(t *testing.T, agent worker.Agent) *rig {
 		Policy:    "scripted",
 		Gates:     validators.New(validators.Config{}, log),
 		Judge:     judge.NotRun{},
+		Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}),
 		Publisher: r.publisher,
 		Ledger:    r.store,
 		WorkDir:   t.TempDir(),
-		Languages: lang.New(golang.Driver{Tests: testrun.Runner{Timeout: 2 * time.Minute}}),
 		Log:       log,
 	}
 	return r

@@ -110,49 +110,15 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 		return Validation{}, err
 	}
 	defer ws.Close()
-
-	if v.Languages == nil {
-		return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, errNoLanguages)
-	}
-	d, err := v.Languages.For(req.Repo, ws.Dir)
+	d, err := v.language(ctx, req.Repo, head, ws.Dir)
 	if err != nil {
-		if errors.Is(err, lang.ErrNoDriver) {
-			return Validation{}, &InputError{Input: "language", Err: err}
-		}
-		return Validation{}, fmt.Errorf("choose the language of %s: %w", req.Repo, err)
+		return Validation{}, err
 	}
-	if err := d.Setup(ctx, ws.Dir); err != nil {
-		return Validation{}, fmt.Errorf("set up the dependencies of %s at %s: %w", req.Repo, task.Short(head), err)
-	}
-
 	// The tests at the base, before the patch: their failures are the task.
 	for _, id := range req.Tests {
-		target, err := d.Resolve(ws.Dir, id)
+		f, at, err := atBase(ctx, d, ws.Dir, head, id)
 		if err != nil {
-			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
-				return Validation{}, &InputError{Input: "test", Err: err}
-			}
 			return Validation{}, err
-		}
-		o, err := d.Run(ctx, ws.Dir, []string{target.ID}, 1)
-		if err != nil {
-			return Validation{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
-		}
-		f := task.Failure{Package: target.ImportPath, Test: target.Test}
-		at := TestAtBase{Test: target.ID}
-		switch {
-		case len(o.Failed) > 0:
-			f = o.Failed[0]
-			f.Package, f.Test = target.ImportPath, target.Test
-			at.Failing, at.Message = true, f.Message
-		case len(o.Build) > 0:
-			f.Message, f.Output = "does not build: "+o.Build[0].Message, o.Build[0].Output
-			at.Failing, at.Message = true, f.Message
-		case o.TimedOut:
-			f.Message = "timed out"
-			at.Failing, at.Message = true, f.Message
-		default:
-			at.Message = "passes before the patch"
 		}
 		t.Failures = append(t.Failures, f)
 		out.AtBase = append(out.AtBase, at)
@@ -197,6 +163,58 @@ func (v Validator) Validate(ctx context.Context, req ValidateRequest) (Validatio
 	}
 	out.Gates = append(out.Gates, g)
 	return finish(out), nil
+}
+
+// language is the driver of the clone repo, chosen from its checkout at
+// dir (of head) and set up there.
+func (v Validator) language(ctx context.Context, repo, head, dir string) (lang.Driver, error) {
+	if v.Languages == nil {
+		return nil, fmt.Errorf("choose the language of %s: %w", repo, errNoLanguages)
+	}
+	d, err := v.Languages.For(repo, dir)
+	if err != nil {
+		if errors.Is(err, lang.ErrNoDriver) {
+			return nil, &InputError{Input: "language", Err: err}
+		}
+		return nil, fmt.Errorf("choose the language of %s: %w", repo, err)
+	}
+	if err := d.Setup(ctx, dir); err != nil {
+		return nil, fmt.Errorf("set up the dependencies of %s at %s: %w", repo, task.Short(head), err)
+	}
+	return d, nil
+}
+
+// atBase runs the test id at the base (the checkout at dir, of head) and
+// says how it did: its failure, the patch's task.
+func atBase(ctx context.Context, d lang.Driver, dir, head, id string) (task.Failure, TestAtBase, error) {
+	target, err := d.Resolve(dir, id)
+	if err != nil {
+		if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
+			return task.Failure{}, TestAtBase{}, &InputError{Input: "test", Err: err}
+		}
+		return task.Failure{}, TestAtBase{}, err
+	}
+	o, err := d.Run(ctx, dir, []string{target.ID}, 1)
+	if err != nil {
+		return task.Failure{}, TestAtBase{}, fmt.Errorf("run %s at %s: %w", target.ID, task.Short(head), err)
+	}
+	f := task.Failure{Package: target.ImportPath, Test: target.Test}
+	at := TestAtBase{Test: target.ID}
+	switch {
+	case len(o.Failed) > 0:
+		f = o.Failed[0]
+		f.Package, f.Test = target.ImportPath, target.Test
+		at.Failing, at.Message = true, f.Message
+	case len(o.Build) > 0:
+		f.Message, f.Output = "does not build: "+o.Build[0].Message, o.Build[0].Output
+		at.Failing, at.Message = true, f.Message
+	case o.TimedOut:
+		f.Message = "timed out"
+		at.Failing, at.Message = true, f.Message
+	default:
+		at.Message = "passes before the patch"
+	}
+	return f, at, nil
 }
 
 // finish decides: accepted when every gate passed, the judge being the only

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -141,5 +141,6 @@ func ReplaceOnce(t *testing.T, s, old, new string) string {
 	return ""
 }
 
-// Runner runs the fixtures' Go tests, with a generous timeout.
-func Runner() testrun.Runner { return testrun.Runner{Timeout: 3 * time.Minute} }
+// Go is the Go driver the fixtures' repositories are worked on with: their
+// tests run with a generous timeout.
+func Go() golang.Driver { return golang.Driver{Tests: golang.Runner{Timeout: 3 * time.Minute}} }

@@ -237,7 +237,7 @@ func rank(ev evidence) []*Candidate {
 		}
 		f := ev.models[l.path]
 		text, ok := f.line(l.line)
-		if !ok || isJS(l.path) && !f.jsCode(l.line) {
+		if !ok || isJS(l.path) && !f.jsCode(l.line) || strings.HasSuffix(l.path, ".py") && !f.pyCode(l.line) {
 			continue
 		}
 		s := sus[l]

@@ -13,8 +13,8 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/workspace"
 )
 
@@ -61,7 +61,7 @@ func runNoBlame(b *testing.B, c scenario) (bool, string) {
 	start := time.Now()
 	dir, shas := c.repo(b, ctx, "Add "+c.name)
 	head := shas[0]
-	runner := testrun.Runner{Timeout: 2 * time.Minute}
+	runner := golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}
 	out, err := runner.Run(ctx, dir, []string{c.failing}, 1)
 	if err != nil {
 		b.Fatal(err)

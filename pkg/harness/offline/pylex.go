@@ -329,3 +329,59 @@ var pyNotCalls = map[string]bool{
 	"all": true, "repr": true, "raises": true, "approx": true, "fixture": true, "parametrize": true, "skip": true, "fail": true,
 	"warns": true, "mark": true, "param": true,
 }
+
+// pyTripleRE finds a triple quote, with the prefixes a string may have.
+var pyTripleRE = regexp.MustCompile(`(?i)(?:^|[^\w"'])(?:[rbuf]{0,2})("""|''')`)
+
+// pyCode reports whether line n of a Python file holds code: not a line
+// of a triple-quoted string (a docstring, its doctest's examples and their
+// expected output are what the tests demand, not code to repair), nor
+// the line that opens one alone. A line before n that no observation
+// showed leaves it code.
+func (f *fileModel) pyCode(n int) bool {
+	open := "" // the triple quote of the string line n starts in
+	for s := 1; s < n; s++ {
+		t, known := f.line(s)
+		if !known {
+			return true
+		}
+		open = pyTripleState(t, open)
+	}
+	t, known := f.line(n)
+	if !known || open != "" {
+		return !known
+	}
+	m := pyTripleRE.FindStringSubmatchIndex(t)
+	return m == nil || !pyStringPrefixOnly(t[:m[2]])
+}
+
+// pyStringPrefixOnly reports s, what precedes a triple quote on its line,
+// as indentation and a string prefix alone (the line opens a string).
+func pyStringPrefixOnly(s string) bool {
+	s = strings.TrimSpace(s)
+	return len(s) <= 2 && strings.Trim(strings.ToLower(s), "rbuf") == ""
+}
+
+// pyTripleState is the triple quote a string is open in after line t,
+// given the one it was open in before ("" for none).
+func pyTripleState(t, open string) string {
+	for t != "" {
+		if open != "" {
+			i := strings.Index(t, open)
+			if i < 0 {
+				return open
+			}
+			t, open = t[i+3:], ""
+			continue
+		}
+		m := pyTripleRE.FindStringSubmatchIndex(t)
+		if m == nil {
+			return ""
+		}
+		if h := strings.IndexByte(t[:m[2]], '#'); h >= 0 {
+			return "" // the quote is in a comment
+		}
+		open, t = t[m[2]:m[3]], t[m[3]:]
+	}
+	return open
+}

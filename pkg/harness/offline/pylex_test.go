@@ -121,3 +121,35 @@ def quote(c, qty):
 		t.Errorf("funcs = %v", funcs)
 	}
 }
+
+// A docstring's lines, its doctest's examples and their expected output
+// included, are not code the templates repair; the code around them is,
+// a line with a one-line string on it too.
+func TestPyCodeLeavesDocstringsAlone(t *testing.T) {
+	t.Parallel()
+	src := []string{
+		`"""Prices.`,            // 1: opens the module's docstring
+		``,                      // 2
+		`>>> price(10)`,         // 3
+		`"""`,                   // 4: closes it
+		`def price(qty):`,       // 5
+		`    r"""The price.`,    // 6: opens a raw docstring
+		`    >>> price(10)`,     // 7
+		`    9000`,              // 8
+		`    """`,               // 9
+		`    if qty > 10:`,      // 10
+		`        s = """x"""`,   // 11: opens and closes
+		`    # not a """ quote`, // 12
+		`    return qty - 1`,    // 13
+	}
+	f := newFileModel("shop/pricing.py")
+	for i, l := range src {
+		f.set(i+1, l)
+	}
+	code := map[int]bool{5: true, 10: true, 11: true, 12: true, 13: true}
+	for n := 1; n <= len(src); n++ {
+		if got := f.pyCode(n); got != code[n] {
+			t.Errorf("line %d %q: pyCode = %v, want %v", n, src[n-1], got, code[n])
+		}
+	}
+}

@@ -15,8 +15,8 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -35,7 +35,7 @@ func repairTask(t *testing.T, ctx context.Context, sc scenario) (string, task.Ta
 	const subject = "Tidy up and extend"
 	dir, shas := sc.repo(t, ctx, "Add the "+sc.name+" package", subject, "Unrelated follow-up")
 	good, blame, head := shas[0], shas[1], shas[2]
-	out, err := testrun.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{sc.failing}, 1)
+	out, err := golang.Runner{Timeout: 2 * time.Minute}.Run(ctx, dir, []string{sc.failing}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func runEpisode(t *testing.T, ctx context.Context, ws *workspace.Workspace, tk t
 	t.Helper()
 	var traj bytes.Buffer
 	log := zaptest.NewLogger(t)
-	h := harness.New(harness.Config{MaxSteps: maxSteps}, p, testrun.Runner{Timeout: 2 * time.Minute}, nil, log)
+	h := harness.New(harness.Config{MaxSteps: maxSteps}, p, golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, nil, log)
 	res, err := h.Run(ctx, ws, tk, &traj)
 	if err != nil {
 		t.Fatalf("episode of %s: %v (result %+v)", tk.ID, err, res)
@@ -110,7 +110,7 @@ func TestRepairs(t *testing.T) {
 				t.Errorf("stopped by %q, want the policy's exit", res.Stop)
 			}
 			// The oracle, run here on the patched workspace.
-			out, err := testrun.Runner{Timeout: 2 * time.Minute}.Run(ctx, ws.Dir, []string{sc.failing}, 1)
+			out, err := golang.Runner{Timeout: 2 * time.Minute}.Run(ctx, ws.Dir, []string{sc.failing}, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestRepairs(t *testing.T) {
 				t.Errorf("the patch edits a test:\n%s", res.Patch)
 			}
 			// Whole package still green: no regression.
-			all, err := testrun.Runner{Timeout: 2 * time.Minute}.RunPackages(ctx, ws.Dir, []string{"./..."})
+			all, err := golang.Runner{Timeout: 2 * time.Minute}.RunPackages(ctx, ws.Dir, []string{"./..."})
 			if err != nil {
 				t.Fatal(err)
 			}

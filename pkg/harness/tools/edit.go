@@ -41,7 +41,7 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if strings.TrimSpace(args.Path) == "" {
 		return problem("A path is required: edit changes one file."), nil
 	}
-	abs, rel, bad := s.resolve(args.Path)
+	_, rel, bad := s.resolve(args.Path)
 	if bad != nil {
 		return *bad, nil
 	}
@@ -125,7 +125,7 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if err != nil {
 		return Observation{}, err
 	}
-	diags, old, err := s.diagnose(ctx, abs, rel)
+	diags, old, err := s.diagnose(ctx, rel)
 	if err != nil {
 		return Observation{}, err
 	}

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
@@ -11,7 +10,8 @@ import (
 
 // Language is the repository's language driver as the tools use it
 // (pkg/lang's Driver is one): its tests, its test names, the static checks
-// an edit is held to, and its declarations.
+// an edit is held to, and its declarations. Every session has one: there
+// is no default language.
 type Language interface {
 	TestRunner
 	// Resolve turns a test as named into its canonical target.
@@ -27,27 +27,34 @@ type Language interface {
 	Index(dir string) (*codeindex.Index, error)
 }
 
+// The tools' optional capabilities of a language driver, asked for with a
+// type assertion (Worded, for the descriptions, is in words.go).
+type (
+	// PackagePatterns is a driver whose packages are also named by
+	// patterns that resolve to no one package ("./...", "./cmd/x"):
+	// run_tests runs all their tests.
+	PackagePatterns interface {
+		IsPackagePattern(arg string) bool
+	}
+	// ChecksNamer names the static checks an edit of the driver's files
+	// is held to ("gofmt, go build, go vet").
+	ChecksNamer interface {
+		ChecksName() string
+	}
+)
+
 // resolveTest is the canonical target of a test as named.
 func (s *Session) resolveTest(id string) (testrun.Target, error) {
-	if s.env.Lang != nil {
-		return s.env.Lang.Resolve(s.ws.Dir, id)
-	}
-	return testrun.Resolve(s.ws.Dir, id)
+	return s.env.Lang.Resolve(s.ws.Dir, id)
 }
 
 // buildIndex indexes the workspace's declarations.
 func (s *Session) buildIndex() (*codeindex.Index, error) {
-	if s.env.Lang != nil {
-		return s.env.Lang.Index(s.ws.Dir)
-	}
-	return codeindex.Build(s.ws.Dir)
+	return s.env.Lang.Index(s.ws.Dir)
 }
 
-// isTestFile reports a file of tests (ranked after code in searches): a
-// Go file by its name, as always; another by the driver.
+// isTestFile reports a file of tests (ranked after code in searches), as
+// the driver tells.
 func (s *Session) isTestFile(rel string) bool {
-	if s.env.Lang != nil && !strings.HasSuffix(rel, ".go") {
-		return s.env.Lang.IsTestFile(rel)
-	}
-	return strings.HasSuffix(rel, "_test.go")
+	return s.env.Lang.IsTestFile(rel)
 }

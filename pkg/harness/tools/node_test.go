@@ -41,7 +41,7 @@ func newNodeSession(t *testing.T) (context.Context, *Session) {
 		Bisection: task.Bisection{Good: shas[nodetest.PriceBroken-1], Bad: bad, Blame: bad, Steps: 1},
 	}
 	env := testEnv(t)
-	env.Runner, env.Lang = d, d
+	env.Lang = d
 	s := NewSession(env, ws, tk, All())
 	t.Cleanup(s.Close)
 	return ctx, s
@@ -112,15 +112,19 @@ func TestSpecsForNodeSpeakOfJavaScript(t *testing.T) {
 	}
 }
 
-func TestIsPackageArgNode(t *testing.T) {
+// run_tests takes a JavaScript test file or directory for a package, as
+// the driver resolves it in the checkout, and a test's id, full name or
+// title for a test.
+func TestIsPackageNode(t *testing.T) {
+	_, s := newNodeSession(t)
 	for a, want := range map[string]bool{
-		"src/price.test.ts": true, "test/cart.test.js": true, "price.spec.mjs": true, "src/": true, "test": true,
+		"src/price.test.ts": true, "src/": true, "src": true,
 		"src/price.test.ts::price > applies the discount": false,
 		"price > applies the discount":                    false,
 		"applies the discount":                            false,
 	} {
-		if got := isPackageArg(a); got != want {
-			t.Errorf("isPackageArg(%q) = %v, want %v", a, got, want)
+		if got := s.isPackage(a); got != want {
+			t.Errorf("isPackage(%q) = %v, want %v", a, got, want)
 		}
 	}
 }
@@ -152,9 +156,9 @@ func TestSpecsForNode(t *testing.T) {
 			}
 		}
 	}
-	// An edit's feedback names the checks it ran.
-	s := &Session{env: Env{Runner: node.Driver{}, Lang: node.Driver{}, Log: log}}
-	for rel, want := range map[string]string{"README.md": "none for this file", "src/price.ts": "the node driver's checks", "x.go": "gofmt, go build, go vet"} {
+	// An edit's feedback names the checks it ran, as the driver names them.
+	s := &Session{env: Env{Lang: node.Driver{}, Log: log}}
+	for rel, want := range map[string]string{"README.md": "none for this file", "src/price.ts": node.Driver{}.ChecksName(), "x.go": "none for this file"} {
 		if got := s.checksOf(rel); got != want {
 			t.Errorf("checksOf(%s) = %q, want %q", rel, got, want)
 		}

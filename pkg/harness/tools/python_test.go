@@ -8,7 +8,6 @@ import (
 
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness/harnesstest"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
@@ -118,7 +117,7 @@ func newPyFixture(t *testing.T) harnesstest.Fixture {
 func newPySession(t *testing.T, f harnesstest.Fixture) *Session {
 	t.Helper()
 	env := testEnv(t)
-	env.Runner, env.Lang = python.Driver{}, python.Driver{}
+	env.Lang = python.Driver{}
 	s := NewSession(env, f.WS, f.Task, All())
 	t.Cleanup(s.Close)
 	return s
@@ -171,31 +170,52 @@ func TestToolsPython(t *testing.T) {
 	}
 }
 
-func TestIsPackageArg(t *testing.T) {
+// run_tests tells packages from tests as each driver resolves them in the
+// checkout: Go's packages also by their patterns; a Python file or
+// directory of tests is a package, a node id or a bare name a test, and a
+// Go pattern is nothing of Python's.
+func TestIsPackage(t *testing.T) {
+	goSession := newTestSession(t, harnesstest.Calc(t), nil)
 	for a, want := range map[string]bool{
-		"./...": true, "./calc": true, ".": true, "example.com/calc": true,
-		"TestAdd": false, "TestAdd/sub": false, "example.com/calc.TestAdd": false,
-		"tests/test_x.py": true, "tests": true, "tests/unit": true,
-		"tests/test_x.py::test_y": false, "tests/test_x.py::TestC::test_y[a/b]": false,
-		"test_y": false, "test_y[p]": false, "tests.test_x.test_y": false, "tests.test_x.TestC.test_y": false,
+		"./...": true, "./calc": true, ".": true, "example.com/calc": true, "example.com/calc/calc": true,
+		"TestAdd": false, "TestAdd/sub": false, "example.com/calc/calc.TestAdd": false, "TestNope": false,
 	} {
-		if got := isPackageArg(a); got != want {
-			t.Errorf("isPackageArg(%q) = %v, want %v", a, got, want)
+		if got := goSession.isPackage(a); got != want {
+			t.Errorf("Go: isPackage(%q) = %v, want %v", a, got, want)
+		}
+	}
+	py := newPySession(t, newPyFixture(t))
+	for a, want := range map[string]bool{
+		"tests/test_discount.py": true, "tests": true, "./...": false,
+		"tests/test_discount.py::test_volume_discount": false, "tests/test_discount.py::test_volume_discount[at_threshold]": false,
+		"test_volume_discount": false, "tests.test_discount.test_volume_discount": false, "test_nope": false,
+	} {
+		if got := py.isPackage(a); got != want {
+			t.Errorf("Python: isPackage(%q) = %v, want %v", a, got, want)
 		}
 	}
 }
 
-// The policy is told how a Python repository's tests are named; Go's
-// descriptions stay as they are, with or without the Go driver.
+// The policy is told how a Python repository's tests are named, doctests
+// included, and what an edit returns (compile() and pyflakes, not Go's
+// build, vet and gofmt): nothing of Go's is said to it.
 func TestSpecsForPython(t *testing.T) {
-	py := Specs(All(), python.Driver{})
-	goSpecs := Specs(All(), golang.Driver{})
-	for i, sp := range Specs(All(), nil) {
-		if goSpecs[i].Description != sp.Description {
-			t.Errorf("Go's %s changed: %q", sp.Name, goSpecs[i].Description)
+	for _, sp := range Specs(All(), python.Driver{}) {
+		d := sp.Description
+		switch sp.Name {
+		case RunTests:
+			if !strings.Contains(d, "tests/test_x.py::TestC::test_y[param]") || !strings.Contains(d, "src/pkg/mod.py::pkg.mod.func") {
+				t.Errorf("Python's run_tests: %q", d)
+			}
+		case Edit:
+			if !strings.Contains(d, "compile() and pyflakes") {
+				t.Errorf("Python's edit: %q", d)
+			}
 		}
-		if sp.Name == RunTests && !strings.Contains(py[i].Description, "tests/test_x.py::TestC::test_y[param]") {
-			t.Errorf("Python's run_tests: %q", py[i].Description)
+		for _, goWord := range []string{"gofmt", "vet", "import path", "Go "} {
+			if strings.Contains(d, goWord) {
+				t.Errorf("Python's %s speaks of Go: %q", sp.Name, d)
+			}
 		}
 	}
 }
@@ -206,7 +226,7 @@ func TestSpecsForPython(t *testing.T) {
 func TestRunStoppedAtItsBound(t *testing.T) {
 	f := newPyFixture(t)
 	env := testEnv(t)
-	env.Runner, env.Lang, env.TestRunFloor = python.Driver{}, python.Driver{}, 3*time.Second
+	env.Lang, env.TestRunFloor = python.Driver{}, 3*time.Second
 	s := NewSession(env, f.WS, f.Task, All())
 	t.Cleanup(s.Close)
 	wantContent(t, do(t, s, RunTests, RunTestsArgs{}), false, "FAIL: 0 passed, 1 failed (the task's failing tests)")

@@ -34,7 +34,7 @@ func checkTool(tl Tool) []string {
 			bad = append(bad, "a description in every language's words")
 		}
 	}
-	sp := tl.Spec(goWords)
+	sp := tl.Spec(neutralWords)
 	p := sp.Parameters
 	if p["type"] != "object" || p["additionalProperties"] != false {
 		bad = append(bad, "parameters that are a closed object")

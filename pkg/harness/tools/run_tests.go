@@ -35,7 +35,7 @@ var runTestsDoc string
 
 var runTestsTool = Define(RunTests, KindTests, runTestsDoc, (*Session).runTests)
 
-// TestRunner runs tests in a checkout; testrun.Runner is one.
+// TestRunner runs tests in a checkout (a language driver does).
 type TestRunner interface {
 	Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error)
 	RunPackages(ctx context.Context, dir string, pkgs []string) (testrun.Outcome, error)
@@ -94,14 +94,14 @@ func (s *Session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 	defer cancel()
 	started := time.Now()
 	if len(tests) > 0 {
-		o, err := s.env.Runner.Run(runCtx, s.ws.Dir, tests, 1)
+		o, err := s.env.Lang.Run(runCtx, s.ws.Dir, tests, 1)
 		if err != nil && !stoppedRun(ctx, runCtx) {
 			return Observation{}, fmt.Errorf("run tests %s: %w", strings.Join(tests, " "), err)
 		}
 		out = o
 	}
 	if len(pkgs) > 0 && !stoppedRun(ctx, runCtx) {
-		o, err := s.env.Runner.RunPackages(runCtx, s.ws.Dir, pkgs)
+		o, err := s.env.Lang.RunPackages(runCtx, s.ws.Dir, pkgs)
 		if err != nil && !stoppedRun(ctx, runCtx) {
 			return Observation{}, fmt.Errorf("run the tests of %s: %w", strings.Join(pkgs, " "), err)
 		}
@@ -195,45 +195,19 @@ func runReport(out testrun.Outcome, defaulted bool, oracleState oracleState) str
 	return b.String()
 }
 
-// isPackage tells a package argument from a test id: as the repository's
-// language driver resolves it, when there is one other than Go's and it
-// knows the name (a JavaScript test's name, "cart > totals the items",
-// has no shape of its own), else by its shape (isPackageArg).
+// isPackage tells a package argument from a test id, as the repository's
+// language driver resolves it ("tests/test_x.py", "src", an import path),
+// or, for a name it does not resolve, by the patterns it takes for
+// packages (PackagePatterns: "./...", "./cmd/x"). Anything else is a test,
+// which the run reports as unknown when it is none.
 func (s *Session) isPackage(a string) bool {
-	if named, ok := s.env.Lang.(interface{ Name() string }); ok && named.Name() != "go" {
-		if t, err := s.env.Lang.Resolve(s.ws.Dir, a); err == nil {
-			return t.IsPackage()
-		}
+	if t, err := s.env.Lang.Resolve(s.ws.Dir, a); err == nil {
+		return t.IsPackage()
 	}
-	return isPackageArg(a)
-}
-
-// isPackageArg tells a package argument ("./...", "./cmd/x", ".", an import
-// path; for Python and JavaScript a test file or directory,
-// "tests/test_x.py", "src/price.test.ts", "tests") from a test id ("TestX",
-// "TestX/sub", "import/path.TestX"; pytest's node ids
-// "tests/test_x.py::test_y[p]" and bare names "test_y"; JavaScript's
-// "src/price.test.ts::price > applies the discount" and titles).
-func isPackageArg(a string) bool {
-	if strings.Contains(a, "::") {
-		return false
+	if p, ok := s.env.Lang.(PackagePatterns); ok {
+		return p.IsPackagePattern(a)
 	}
-	if task.IsTestFilePath(strings.TrimSuffix(a, "/")) {
-		return true // a Python, JavaScript or TypeScript file of tests
-	}
-	if strings.Contains(a, " ") {
-		return false // a JavaScript test's title, or its full name
-	}
-	if !strings.Contains(a, "/") && (strings.HasPrefix(a, "test_") || strings.Contains(a, ".test_")) {
-		return false // a bare Python test, or pytest's JUnit dialect
-	}
-	if a == "." || a == "./..." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") || strings.HasSuffix(a, "/...") {
-		return true
-	}
-	if strings.HasPrefix(a, "Test") {
-		return false
-	}
-	return !strings.Contains(a, ".Test")
+	return false
 }
 
 type oracleState int
@@ -329,7 +303,7 @@ func (s *Session) localize(ctx context.Context, tests []string) (Observation, er
 	if len(tests) == 0 {
 		return problem("Name the failing tests to localize."), nil
 	}
-	sp, err := s.env.Runner.Localize(ctx, s.ws.Dir, tests, suspectsShown)
+	sp, err := s.env.Lang.Localize(ctx, s.ws.Dir, tests, suspectsShown)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Observation{}, fmt.Errorf("localize %s: %w", strings.Join(tests, " "), ctx.Err())
@@ -381,7 +355,7 @@ func (s *Session) listTests(ctx context.Context, pkgs, tests []string) (Observat
 	if len(pkgs) == 0 {
 		return problem("Name the packages whose tests to list (\"./...\", \"./cmd/x\")."), nil
 	}
-	listed, err := s.env.Runner.List(ctx, s.ws.Dir, pkgs)
+	listed, err := s.env.Lang.List(ctx, s.ws.Dir, pkgs)
 	if err != nil && len(listed) == 0 {
 		if ctx.Err() != nil {
 			return Observation{}, fmt.Errorf("list tests: %w", ctx.Err())

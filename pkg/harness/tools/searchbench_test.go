@@ -387,7 +387,7 @@ func BenchmarkSearchGoTree(b *testing.B) {
 		b.ReportMetric(float64(allocs), "allocs/build")
 		runtime.KeepAlive(idx)
 	})
-	s := NewSession(Env{Runner: harnesstest.Runner(), OutputLimit: 8000, TestRunFloor: 2 * time.Minute}, ws, taskForBench(), All())
+	s := NewSession(Env{Lang: harnesstest.Go(), OutputLimit: 8000, TestRunFloor: 2 * time.Minute}, ws, taskForBench(), All())
 	defer s.Close()
 	if _, err := s.index(); err != nil {
 		b.Fatal(err)

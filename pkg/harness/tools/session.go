@@ -31,10 +31,9 @@ const (
 
 // Env is what the tools work with besides the workspace and the task.
 type Env struct {
-	// Runner runs tests; Lang, when set, is the repository's language
-	// driver (nil: Go, through Runner).
-	Runner TestRunner
-	Lang   Language
+	// Lang is the repository's language driver: it runs and names the
+	// tests, checks edits and indexes declarations. A session needs one.
+	Lang Language
 	// Patcher turns edit instructions into blocks; nil: edits need
 	// blocks.
 	Patcher Patcher

@@ -14,7 +14,7 @@ import (
 // testEnv is the tools' environment as a harness with its default
 // configuration gives it.
 func testEnv(t *testing.T) Env {
-	return Env{Runner: harnesstest.Runner(), OutputLimit: 8000, TestRunFloor: 2 * time.Minute, Log: zaptest.NewLogger(t)}
+	return Env{Lang: harnesstest.Go(), OutputLimit: 8000, TestRunFloor: 2 * time.Minute, Log: zaptest.NewLogger(t)}
 }
 
 // newTestSession is a session of all the tools on the fixture, closed

@@ -87,7 +87,7 @@ func Define[A any](name string, kind Kind, description string, run func(*Session
 		}
 		return run(s, ctx, args)
 	}
-	if _, err := t.describe(goWords); err != nil {
+	if _, err := t.describe(neutralWords); err != nil {
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
 	return t

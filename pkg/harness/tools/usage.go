@@ -8,14 +8,14 @@ import (
 	"strings"
 )
 
-// specOf is the registered tool's spec, in Go's words; nil for an
+// specOf is the registered tool's spec, in neutral words; nil for an
 // unknown name.
 func specOf(name string) *Spec {
 	t, ok := lookup(registered, name)
 	if !ok {
 		return nil
 	}
-	s := t.Spec(goWords)
+	s := t.Spec(neutralWords)
 	return &s
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/lang/python"
-	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // Drivers are the drivers of the configuration, in order of preference
@@ -22,7 +21,7 @@ import (
 func Drivers(cfg config.Languages, tests time.Duration) []lang.Driver {
 	py, nd := cfg.Python, cfg.Node
 	return []lang.Driver{
-		golang.Driver{Tests: testrun.Runner{Timeout: tests}},
+		golang.Driver{Tests: golang.Runner{Timeout: tests}, CheckTimeout: 3 * time.Minute},
 		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: tests, SetupTimeout: py.SetupTimeout},
 		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: tests, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	}

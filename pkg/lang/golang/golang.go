@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/codeindex"
-	"github.com/redfix/redfix/pkg/findings"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -21,7 +20,7 @@ import (
 // Driver runs Go repositories. The zero Driver uses testrun's defaults.
 type Driver struct {
 	// Tests runs go test (its timeouts and output caps).
-	Tests testrun.Runner
+	Tests Runner
 	// CheckTimeout bounds each static check's command (0: the sandbox's
 	// default).
 	CheckTimeout time.Duration
@@ -108,8 +107,9 @@ func requires(gomod string) bool {
 	return false
 }
 
-// Resolve is testrun.Resolve.
-func (Driver) Resolve(dir, id string) (testrun.Target, error) { return testrun.Resolve(dir, id) }
+// Resolve names a test canonically: "import/path.TestX/sub" (see the
+// package function Resolve).
+func (Driver) Resolve(dir, id string) (testrun.Target, error) { return Resolve(dir, id) }
 
 // Run runs go test on the tests.
 func (d Driver) Run(ctx context.Context, dir string, ids []string, count int) (testrun.Outcome, error) {
@@ -160,33 +160,6 @@ func (Driver) PackageOf(dir, rel string) (string, bool) {
 		return ".", true
 	}
 	return "./" + d, true
-}
-
-// Check runs gofmt on the Go files, and go build then go vet on the
-// packages that hold them.
-func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
-	c := findings.Checks{Timeout: d.CheckTimeout}
-	seen := map[string]bool{}
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".go") {
-			continue
-		}
-		if fi, err := untrusted.Lstat(dir, f); err == nil && fi.Mode().IsRegular() {
-			c.Gofmt = append(c.Gofmt, f)
-		}
-		if pkg, ok := d.PackageOf(dir, f); ok && !seen[pkg] {
-			seen[pkg] = true
-			c.Build, c.Vet = append(c.Build, pkg), append(c.Vet, pkg)
-		}
-	}
-	if len(c.Gofmt)+len(c.Build) == 0 {
-		return nil, nil
-	}
-	fs, err := findings.Run(ctx, dir, c)
-	if err != nil {
-		return nil, fmt.Errorf("go checks: %w", err)
-	}
-	return fs, nil
 }
 
 // IsTestFile: _test.go files, and anything under testdata.

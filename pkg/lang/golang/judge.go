@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/quote"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -22,7 +21,7 @@ import (
 // its doc comment), the package-level variables and constants of the test
 // files it uses, then the data files its strings name.
 func (Driver) QuoteTest(dir, id string) []quote.Source {
-	t, err := testrun.Resolve(dir, id)
+	t, err := Resolve(dir, id)
 	if err != nil {
 		return nil
 	}

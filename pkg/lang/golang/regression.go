@@ -9,7 +9,6 @@ import (
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
 	"github.com/redfix/redfix/pkg/sandbox"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -23,7 +22,7 @@ func (Driver) RegressionScope(ctx context.Context, dir string, patch []unidiff.F
 		pkgs[p] = true
 	}
 	for _, id := range failing {
-		if t, err := testrun.Resolve(dir, id); err == nil {
+		if t, err := Resolve(dir, id); err == nil {
 			pkgs[t.Dir] = true
 		}
 	}
@@ -50,7 +49,7 @@ func (Driver) RegressionTerms() (none, deps string) {
 // failing id ("import/path.TestX", "the build of import/path") belongs
 // to; all of them when it cannot tell.
 func (Driver) PackageOfFailure(dir, id string, batch []string) []string {
-	mod, err := testrun.Module(dir)
+	mod, err := Module(dir)
 	if err != nil {
 		return batch
 	}

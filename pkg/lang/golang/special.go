@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/lang/gaterules"
-	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 )
 
@@ -56,7 +55,7 @@ func (d Driver) SpecialCases(dir string, patch []unidiff.File, failing []string,
 func failingTestLiterals(dir string, ids []string) map[string]gaterules.Literal {
 	lits := map[string]gaterules.Literal{}
 	for _, id := range ids {
-		t, err := testrun.Resolve(dir, id)
+		t, err := Resolve(dir, id)
 		if err != nil {
 			continue
 		}

@@ -75,6 +75,7 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 		return testrun.Spectra{}, err
 	}
 	defer s.done()
+	s.titles = titlesOf(r)
 	if runner == vitest && !s.has("@vitest/coverage-v8/package.json") {
 		return testrun.Spectra{}, errors.New("localize: vitest measures coverage through @vitest/coverage-v8, which the repository does not install")
 	}

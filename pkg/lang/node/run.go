@@ -125,6 +125,7 @@ func (d Driver) run(ctx context.Context, dir string, r *resolver, targets []test
 	}
 	defer s.done()
 	runner := runnerOf(dir)
+	s.titles = titlesOf(r)
 	asked := targets
 	if runner == nodeTest {
 		asked = suitesAsFiles(r, targets)

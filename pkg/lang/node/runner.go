@@ -69,7 +69,7 @@ const neverMatches = "^redfix: load only, run no test$"
 // the files and runs no test (Build, List).
 func (s *session) command(runner, name string, targets []testrun.Target, collect bool) ([]string, []string, error) {
 	report := filepath.Join(s.outbox, reportName(name))
-	paths, pattern := selection(runner, targets)
+	paths, pattern := selection(runner, targets, s.titles)
 	if collect {
 		pattern = neverMatches
 	}
@@ -156,52 +156,4 @@ func (s *session) command(runner, name string, targets []testrun.Target, collect
 		return nil, nil, fmt.Errorf("node: no runner %q", runner)
 	}
 	return args, env, nil
-}
-
-// selection is what targets ask the runner to run: the files and
-// directories, and a name pattern when they name tests (empty when a whole
-// file or directory is asked, which runs everything of it anyway).
-//
-// jest, vitest and mocha match a pattern against a test's describe blocks
-// and title joined by spaces; node:test against each test's own title.
-// The pattern is anchored and escaped: it asks for those names exactly (a
-// describe block's name asks for its tests). What else it matches (one
-// name joined differently) is run, and left out when the report is read.
-func selection(runner string, targets []testrun.Target) (paths []string, pattern string) {
-	seen := map[string]bool{}
-	var names []string
-	whole := false
-	for _, t := range targets {
-		if !seen[t.ImportPath] {
-			seen[t.ImportPath] = true
-			paths = append(paths, t.ImportPath)
-		}
-		if t.IsPackage() {
-			whole = true
-			continue
-		}
-		parts := strings.Split(t.Test, " > ")
-		if runner == nodeTest {
-			// A describe block's name would run every test in it.
-			names = append(names, regexp.QuoteMeta(parts[len(parts)-1]))
-			continue
-		}
-		names = append(names, regexp.QuoteMeta(strings.Join(parts, " "))+`(?: .*)?`)
-	}
-	if whole || len(names) == 0 {
-		return paths, ""
-	}
-	return paths, "^(?:" + strings.Join(dedup(names), "|") + ")$"
-}
-
-func dedup(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

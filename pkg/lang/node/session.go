@@ -28,7 +28,10 @@ type session struct {
 	mounts  []sandbox.Mount
 	scratch []string
 	node    string
-	undo    []func()
+	// titles are the declared titles of the tests asked for, by id (see
+	// titlesOf): the runner's name pattern selects them exactly.
+	titles map[string][]string
+	undo   []func()
 }
 
 // session prepares the checkout at dir (see prepare) and makes its outbox.

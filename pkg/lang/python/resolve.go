@@ -209,12 +209,17 @@ func (r *resolver) moduleFile(dotted string) string {
 
 // node turns a JUnit classname and name into a node id's file and test:
 // the file is the longest start of the classname that is a module of the
-// checkout, the rest its classes. ok is false when no start is.
+// checkout, the rest its classes; or, for a doctest, the rest is the
+// doctest's dotted name (see doctest). ok is false when no start is.
 func (r *resolver) node(classname, name string) (file, test string, ok bool) {
 	comps := strings.Split(classname, ".")
 	for k := len(comps); k >= 1; k-- {
 		if f := r.moduleFile(strings.Join(comps[:k], ".")); f != "" {
-			return f, strings.Join(append(append([]string(nil), comps[k:]...), name), "::"), true
+			rest := append(append([]string(nil), comps[k:]...), name)
+			if len(rest) > 1 && r.doctest(f, comps[:k], rest) {
+				return f, strings.Join(rest, "."), true
+			}
+			return f, strings.Join(rest, "::"), true
 		}
 	}
 	return "", "", false

@@ -1,4 +1,4 @@
-package testrun
+package golang
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/testrun"
 )
 
 func TestSplit(t *testing.T) {
@@ -61,10 +63,10 @@ func TestResolve(t *testing.T) {
 	if got.ID != "example.com/m/a.TestAdd/small" || got.Dir != "./a" || got.Func() != "TestAdd" {
 		t.Fatalf("Resolve = %+v", got)
 	}
-	if _, err := Resolve(dir, "TestOK"); !errors.Is(err, ErrAmbiguous) {
+	if _, err := Resolve(dir, "TestOK"); !errors.Is(err, testrun.ErrAmbiguous) {
 		t.Fatalf("TestOK is in two packages: err = %v", err)
 	}
-	if _, err := Resolve(dir, "TestNope"); !errors.Is(err, ErrNotFound) {
+	if _, err := Resolve(dir, "TestNope"); !errors.Is(err, testrun.ErrNotFound) {
 		t.Fatalf("err = %v, want not found", err)
 	}
 	if got, err := Resolve(dir, "example.com/m/b.TestOK"); err != nil || got.Dir != "./b" {
@@ -111,7 +113,7 @@ func TestPackageTargets(t *testing.T) {
 	if got.ID != "example.com/m/b" || got.Dir != "./b" || !got.IsPackage() {
 		t.Errorf("Resolve(package) = %+v", got)
 	}
-	if _, err := Resolve(dir, "example.com/m/nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := Resolve(dir, "example.com/m/nope"); !errors.Is(err, testrun.ErrNotFound) {
 		t.Errorf("Resolve(no such package) = %v, want ErrNotFound", err)
 	}
 	ctx := context.Background()
@@ -143,5 +145,23 @@ func TestPackageTargets(t *testing.T) {
 	}
 	if len(b.Failed) != 0 {
 		t.Errorf("Build ran tests: %+v", b.Failed)
+	}
+}
+
+// A test is declared where its package's test files declare its function;
+// a package where its directory is.
+func TestDeclaresTest(t *testing.T) {
+	dir := module(t)
+	for id, want := range map[string]bool{
+		"example.com/m/a.TestAdd/small": true,
+		"example.com/m/b.TestOK":        true,
+		"example.com/m/b":               true,
+		"example.com/m/b.TestAdd":       false,
+		"example.com/m/z.TestAdd":       false,
+		"TestNope":                      false,
+	} {
+		if got := (Driver{}).DeclaresTest(dir, id); got != want {
+			t.Errorf("DeclaresTest(%s) = %v, want %v", id, got, want)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package testrun
+package golang
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/pkg/testrun"
 )
 
 // repo writes files into a new git repository (one commit) and returns its
@@ -149,9 +151,9 @@ func TestTable(t *testing.T) {
 }
 `,
 	})
-	for _, run := range []func() (Outcome, error){
-		func() (Outcome, error) { return Runner{}.Run(ctx(t), dir, []string{"TestTable"}, 1) },
-		func() (Outcome, error) { return Runner{}.RunPackages(ctx(t), dir, []string{"./..."}) },
+	for _, run := range []func() (testrun.Outcome, error){
+		func() (testrun.Outcome, error) { return Runner{}.Run(ctx(t), dir, []string{"TestTable"}, 1) },
+		func() (testrun.Outcome, error) { return Runner{}.RunPackages(ctx(t), dir, []string{"./..."}) },
 	} {
 		o, err := run()
 		if err != nil {
@@ -348,7 +350,7 @@ func TestListTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Listed{
+	want := []testrun.Listed{
 		{ImportPath: "example.com/m/a", Tests: []string{"TestOne", "TestTwo"}},
 		{ImportPath: "example.com/m/b"},
 		{ImportPath: "example.com/m/b/c", Tests: []string{"TestThree"}},
