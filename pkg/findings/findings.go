@@ -77,6 +77,13 @@ func Run(ctx context.Context, dir string, c Checks) ([]Finding, error) {
 // finding excuses one head finding with its key), and how many head
 // findings were already there.
 func Compare(head, base []Finding) (fresh []Finding, old int) {
+	fresh, before := Split(head, base)
+	return fresh, len(before)
+}
+
+// Split divides head's findings into those base does not have (each base
+// finding excuses one head finding with its key) and those it has.
+func Split(head, base []Finding) (fresh, before []Finding) {
 	known := map[string]int{}
 	for _, f := range base {
 		known[f.Key]++
@@ -84,12 +91,12 @@ func Compare(head, base []Finding) (fresh []Finding, old int) {
 	for _, f := range head {
 		if known[f.Key] > 0 {
 			known[f.Key]--
-			old++
+			before = append(before, f)
 			continue
 		}
 		fresh = append(fresh, f)
 	}
-	return fresh, old
+	return fresh, before
 }
 
 // Texts are the findings' texts.

@@ -31,45 +31,46 @@ func (s *Session) checksOf(rel string) string {
 // of the task's commit. It returns the findings that the task's commit
 // does not have (the edit's), empty when there are none, and how many
 // findings were there before. Files of no language have none.
-func (s *Session) diagnose(ctx context.Context, rel string) (fresh string, old int, err error) {
+func (s *Session) diagnose(ctx context.Context, rel string) (fresh string, old []string, err error) {
 	return s.diagnoseWith(ctx, s.env.Lang, rel)
 }
 
 // diagnoseWith runs the driver's checks on the edited file, in the
 // workspace and in a checkout of the task's commit.
-func (s *Session) diagnoseWith(ctx context.Context, l Language, rel string) (fresh string, old int, err error) {
+func (s *Session) diagnoseWith(ctx context.Context, l Language, rel string) (fresh string, old []string, err error) {
 	if !l.IsSource(rel) {
-		return "", 0, nil
+		return "", nil, nil
 	}
 	head, err := l.Check(ctx, s.ws.Dir, []string{rel})
 	if err != nil {
-		return "", 0, fmt.Errorf("static analysis of %s: %w", rel, err)
+		return "", nil, fmt.Errorf("static analysis of %s: %w", rel, err)
 	}
 	if len(head) == 0 {
-		return "", 0, nil
+		return "", nil, nil
 	}
 	baseRoot, err := s.baseCheckout(ctx)
 	if err != nil {
-		return "", 0, err
+		return "", nil, err
 	}
 	var base []findings.Finding
 	if _, err := os.Stat(filepath.Join(baseRoot, filepath.FromSlash(rel))); err == nil {
 		if base, err = l.Check(ctx, baseRoot, []string{rel}); err != nil {
-			return "", 0, fmt.Errorf("static analysis of %s at %s: %w", rel, task.Short(s.t.Commit), err)
+			return "", nil, fmt.Errorf("static analysis of %s at %s: %w", rel, task.Short(s.t.Commit), err)
 		}
 	}
 	return newFindings(head, base)
 }
 
 // newFindings are the findings of head that base does not have, as the
-// edit's observation shows them, and how many were there before.
-func newFindings(head, base []findings.Finding) (string, int, error) {
-	news, old := findings.Compare(head, base)
+// edit's observation shows them, and the texts of those that were there
+// before.
+func newFindings(head, base []findings.Finding) (string, []string, error) {
+	news, old := findings.Split(head, base)
 	texts := findings.Texts(news)
 	if len(texts) > 40 {
 		texts = append(texts[:40], fmt.Sprintf("… and %d more", len(texts)-40))
 	}
-	return trimLines(strings.Join(texts, "\n"), 60), old, nil
+	return trimLines(strings.Join(texts, "\n"), 60), findings.Texts(old), nil
 }
 
 // baseCheckout is a checkout of the task's commit next to the workspace,

@@ -138,14 +138,14 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	shownDiff := clip.Middle(diff, max(s.env.OutputLimit/2, 1000))
 	b.WriteString(shownDiff)
 	switch checks := s.checksOf(rel); {
-	case diags == "" && old == 0:
+	case diags == "" && len(old) == 0:
 		fmt.Fprintf(&b, "\nStatic analysis (%s): clean.\n", checks)
 	case diags == "":
-		fmt.Fprintf(&b, "\nStatic analysis (%s): no new finding (%d finding(s) were there before this edit; they are not this edit's).\n", checks, old)
+		fmt.Fprintf(&b, "\nStatic analysis (%s): no new finding; %s before this edit, not this edit's:\n%s", checks, plural(len(old), "finding was there", "findings were there"), listOld(old))
 	default:
 		b.WriteString("\nStatic analysis found problems this edit brought:\n" + diags + "\n")
-		if old > 0 {
-			fmt.Fprintf(&b, "(%d other finding(s) were there before this edit; they are not this edit's.)\n", old)
+		if len(old) > 0 {
+			fmt.Fprintf(&b, "%s there before this edit, not this edit's:\n%s", plural(len(old), "other finding was", "other findings were"), listOld(old))
 		}
 	}
 	return Observation{Content: b.String(), Edit: &EditResult{Applied: true, Diff: shownDiff, Diagnostics: diags}}, nil
@@ -179,4 +179,23 @@ func outOfBounds(blocks []Block) string {
 		}
 	}
 	return ""
+}
+
+// maxOldShown bounds the findings from before an edit that its
+// observation names.
+const maxOldShown = 5
+
+// listOld names the findings that were there before an edit, one a line,
+// the first maxOldShown of them.
+func listOld(old []string) string {
+	var b strings.Builder
+	for i, f := range old {
+		if i == maxOldShown {
+			fmt.Fprintf(&b, "  … and %d more\n", len(old)-maxOldShown)
+			break
+		}
+		line, _, _ := strings.Cut(f, "\n")
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	return b.String()
 }

@@ -103,8 +103,9 @@ func TestEdit(t *testing.T) {
 	}
 }
 
-// A file with formatting debt: a clean edit reports no finding, and an edit
-// that formats a line badly reports that line alone.
+// A file with formatting debt: a clean edit reports no finding of its own
+// and names the ones that were there, and an edit that formats a line
+// badly reports that line alone.
 func TestEditFeedbackCountsOnlyNewFindings(t *testing.T) {
 	f := harnesstest.Calc(t)
 	debt := "package calc\n\n// Scale multiplies.\nfunc Scale(a, k int) int {\nreturn a*k\n}\n\n// Half halves.\nfunc Half(a int) int {\n  return a/2\n}\n"
@@ -125,7 +126,8 @@ func TestEditFeedbackCountsOnlyNewFindings(t *testing.T) {
 
 	clean := "<<<<<<< SEARCH\n// Half halves.\n=======\n// Half halves a, rounding\n// toward zero, as integer\n// division does; it is\n// used by the layout code\n// and must stay cheap.\n>>>>>>> REPLACE\n"
 	obs := do(t, s, Edit, EditArgs{Path: "calc/debt.go", Blocks: clean})
-	wantContent(t, obs, false, "no new finding", "were there before this edit")
+	// The findings from before are named, not only counted.
+	wantContent(t, obs, false, "no new finding", "were there before this edit", "return a*k")
 	if obs.Edit == nil || obs.Edit.Diagnostics != "" {
 		t.Fatalf("diagnostics of a clean edit = %+v", obs.Edit)
 	}
