@@ -134,16 +134,27 @@ func (s *Session) runTests(ctx context.Context, args RunTestsArgs) (Observation,
 	return Observation{Content: content, IsError: isErr, Tests: res}, nil
 }
 
+// verdictOf heads a run's report: PASS when every test asked for ran and
+// passed, FAIL when something failed (a test, a build, a test that ran
+// with them, a timeout), and INCOMPLETE when nothing failed but not every
+// test asked for ran (unknown names, tests that did not run): a run that
+// failed nothing is never called a failure.
+func verdictOf(out testrun.Outcome) string {
+	switch {
+	case out.OK():
+		return "PASS"
+	case len(out.Failed)+len(out.Build)+len(out.Others) > 0 || out.TimedOut:
+		return "FAIL"
+	}
+	return "INCOMPLETE"
+}
+
 // runReport is a test run's outcome as run_tests shows it: the verdict,
 // what did not build, the failures with their output, the rest by name.
 // defaulted: the run was of the task's failing tests, by default.
 func runReport(out testrun.Outcome, defaulted bool, oracleState oracleState) string {
 	var b strings.Builder
-	verdict := "PASS"
-	if !out.OK() {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(&b, "%s: %s", verdict, out.Summary())
+	fmt.Fprintf(&b, "%s: %s", verdictOf(out), out.Summary())
 	switch {
 	case defaulted:
 		b.WriteString(" (the task's failing tests)")

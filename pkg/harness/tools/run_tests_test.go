@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/harness/harnesstest"
+	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testrun"
 )
 
 func TestRunTests(t *testing.T) {
@@ -33,7 +35,7 @@ func TestRunTests(t *testing.T) {
 
 	// A name that exists nowhere does not stop the others.
 	obs = do(t, s, RunTests, RunTestsArgs{Tests: []string{"TestNope", "TestSub"}})
-	wantContent(t, obs, false, "FAIL: 1 passed, 0 failed, 1 unknown", "Not found: resolve TestNope", "Passed: example.com/calc/calc.TestSub")
+	wantContent(t, obs, false, "INCOMPLETE: 1 passed, 0 failed, 1 unknown", "Not found: resolve TestNope", "Passed: example.com/calc/calc.TestSub")
 
 	// A package runs whole; an explicit list is not labelled as the task's.
 	obs = do(t, s, RunTests, RunTestsArgs{Tests: []string{"./calc"}})
@@ -61,5 +63,28 @@ func TestRunTestsLocalize(t *testing.T) {
 		"calc/calc.go:10 score 1.00 (run by 1 failing, 0 passing): return a - b")
 	if obs.Tests == nil || len(obs.Tests.Suspects) == 0 || obs.Tests.Suspects[0].File != "calc/calc.go" {
 		t.Fatalf("suspects = %+v", obs.Tests)
+	}
+}
+
+// A run heads its report FAIL only when something failed: a run in which
+// nothing failed but a test asked for did not run is INCOMPLETE.
+func TestRunVerdicts(t *testing.T) {
+	failed := []task.Failure{{Package: "p", Test: "TestA"}}
+	for _, c := range []struct {
+		name string
+		out  testrun.Outcome
+		want string
+	}{
+		{"all passed", testrun.Outcome{Passed: []string{"p.TestA"}}, "PASS"},
+		{"one failed", testrun.Outcome{Failed: failed}, "FAIL"},
+		{"did not build", testrun.Outcome{Build: failed}, "FAIL"},
+		{"timed out", testrun.Outcome{Passed: []string{"p.TestA"}, TimedOut: true}, "FAIL"},
+		{"did not run", testrun.Outcome{Passed: []string{"p.TestA"}, Missing: []string{"p.TestB"}}, "INCOMPLETE"},
+		{"unknown", testrun.Outcome{Passed: []string{"p.TestA"}, Missing: []string{"TestNope"}, Unknown: []string{"resolve TestNope"}}, "INCOMPLETE"},
+		{"failed and unknown", testrun.Outcome{Failed: failed, Missing: []string{"TestNope"}, Unknown: []string{"resolve TestNope"}}, "FAIL"},
+	} {
+		if got := verdictOf(c.out); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
 	}
 }
