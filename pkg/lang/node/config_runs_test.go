@@ -27,13 +27,17 @@ func TestRunnersLoadTheirConfigurationFiles(t *testing.T) {
 		{"vitest.config.ts", "vitest.config.ts", vitestCfg, nodetest.Price, nodetest.PriceTest, true},
 		{"vitest.config.mts", "vitest.config.mts", vitestCfg, nodetest.Price, nodetest.PriceTest, true},
 		{"vite.config.mts", "vite.config.mts", "/// <reference types=\"vitest/config\" />\nimport { defineConfig } from 'vite'\n\nexport default defineConfig({ test: { environment: 'node' } })\n", nodetest.Price, nodetest.PriceTest, true},
+		{"jest.config.ts", "", "", nodetest.CartTS, nodetest.CartPassing, false},
 		{"jest.config.js", "jest.config.js", "module.exports = { testEnvironment: 'node', testMatch: ['**/src/**/*.test.js'] };\n", nodetest.Cart, nodetest.CartTest, true},
 		{".mocharc.yml", ".mocharc.yml", "spec: test/**/*.test.js\nrecursive: true\n", nodetest.Words, nodetest.WordsTest, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			commit := "config: " + c.file + "\n\n-- " + c.file + " --\n" + c.config
-			ctx, d, dir := fixture(t, append(slices.Clone(c.history), commit)...)
+			history := slices.Clone(c.history)
+			if c.file != "" {
+				history = append(history, "config: "+c.file+"\n\n-- "+c.file+" --\n"+c.config)
+			}
+			ctx, d, dir := fixture(t, history...)
 			for run := range 2 {
 				o, err := d.Run(ctx, dir, []string{c.test}, 1)
 				if err != nil {

@@ -16,7 +16,7 @@ import (
 //go:embed projects
 var projects embed.FS
 
-// Project is the fixture project name ("price", "cart", "words", "tally")
+// Project is the fixture project name ("price", "cart", "cartts", "words", "tally")
 // as a txtar archive whose comment is msg: a history's first commit.
 func Project(name, msg string) string {
 	ar := txtar.Archive{Comment: []byte(msg + "\n\n")}
@@ -203,6 +203,11 @@ const (
 	CartFailure    = "expect(received).toBe(expected) // Object.is equality; Expected: 10; Received: 4"
 	CartFrame      = "src/cart.test.js:9"
 )
+
+// CartTS is cart's first commit configured in TypeScript: jest.config.ts,
+// which jest reads through ts-node 10.9.2 (typescript 5.9.3), both locked;
+// every test passes, CartPassing among them.
+var CartTS = []string{Project("cartts", "cart: jest configured in TypeScript")}
 
 // Words is a JavaScript project tested with mocha 12.0.3 (its tests in
 // test/, nested describe blocks), one commit, every test passing;
