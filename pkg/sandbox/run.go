@@ -73,6 +73,15 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 			return Result{}, fmt.Errorf("sandbox: fill directory: %w", err)
 		}
 	}
+	// Two setups that fill one directory (a package manager's download
+	// cache, shared by a repository's lockfiles) run one after the other:
+	// one giving the directory back to redfix's user (seal) while the
+	// other still writes it as the sandbox's would fail the second.
+	unlock, err := lockFills(ctx, m.fill)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
 	scratch, err := os.MkdirTemp(b.scratchRoot(), "run-")
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: scratch directory: %w", err)

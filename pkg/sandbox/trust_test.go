@@ -206,3 +206,30 @@ func TestUntrustedRunsHaveCachesOfTheirOwn(t *testing.T) {
 		t.Fatalf("a trusted run read what a fork's setup filled: %v\n%s", err, res.Output)
 	}
 }
+
+// Two setups that fill one directory at once (two lockfiles' installs
+// sharing a download cache) both write it: the one that ends first gives
+// the directory back to redfix only once the other is not writing it.
+func TestSetupsFillingOneDirectoryBothWriteIt(t *testing.T) {
+	b := confined(t, Config{})
+	ctx := With(WithRepo(context.Background(), "acme/shared-fill"), b)
+	shared := filepath.Join(CacheDir(ctx), "downloads")
+	results := make(chan string, 2)
+	for _, name := range []string{"first", "second"} {
+		go func() {
+			ws := workspace(t)
+			script := fmt.Sprintf(`for i in 1 2 3 4 5 6 7 8 9 10; do echo x > %s/%s-$i || { echo FAILED; exit 1; }; sleep 0.05; done; echo DONE`, shared, name)
+			res, err := b.Run(WithTree(ctx, ws), Cmd{Dir: ws, Args: []string{"sh", "-c", script}, Setup: true, Fill: []string{shared}, Timeout: time.Minute})
+			if err != nil {
+				results <- err.Error()
+				return
+			}
+			results <- res.Output
+		}()
+	}
+	for range 2 {
+		if out := <-results; !strings.Contains(out, "DONE") {
+			t.Errorf("a setup could not fill the directory it shares:\n%s", out)
+		}
+	}
+}
