@@ -32,7 +32,8 @@ type Allow struct{ endpoints map[string]bool }
 // defaultPorts are the ports of the schemes registries are named with.
 var defaultPorts = map[string]string{"http": "80", "https": "443"}
 
-// ParseAllow makes the set of endpoints of registry URLs ("https://host",
+// ParseAllow makes the set of endpoints of registry URLs (a scheme, a host
+// and an optional port and path, such as a loopback index's
 // "http://127.0.0.1:8080/simple") and bare "host:port" endpoints. Local
 // schemes (file://) and the words tools use for "no registry" ("off",
 // "direct") name no endpoint and are skipped.

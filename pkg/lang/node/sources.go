@@ -24,8 +24,8 @@ type registry struct {
 	raw                string
 }
 
-// parseRegistry reads a registry URL ("https://registry.example/",
-// "https://host/api/npm/remote").
+// parseRegistry reads a registry URL: a scheme and a host, and a path when
+// the registry is served under one (a repository manager's remote).
 func parseRegistry(s string) (registry, error) {
 	u, err := url.Parse(strings.TrimSpace(s))
 	if err != nil {
