@@ -245,7 +245,9 @@ type Triage struct {
 	ClaimTTL   time.Duration `yaml:"claim_ttl"`
 	VerdictTTL time.Duration `yaml:"verdict_ttl"`
 	// ReportAckWait is how long a report held by a bot that stopped
-	// heartbeating waits before another bot triages it; ReportRetryDelay
+	// heartbeating waits before another bot triages it (also a report the
+	// server handed out as it stopped, which no bot received: short, as a
+	// triage heartbeats every third of it); ReportRetryDelay
 	// the first delay after a failed triage (doubling up to 5 min);
 	// ReportMaxAge how long a failing report is retried before it is parked.
 	ReportAckWait    time.Duration `yaml:"report_ack_wait"`
@@ -348,7 +350,7 @@ func Default() Config {
 		Redis:   Redis{Prefix: "redfix", WaitTimeout: time.Second, TaskRetention: 90 * 24 * time.Hour, RetentionSweepInterval: time.Hour},
 		LLM:     LLM{Provider: "openai", Timeout: 2 * time.Minute, MaxRetries: 4, ToolFormat: "native"},
 		Triage: Triage{Reruns: 5, MaxBisectSteps: 32, MaxGroupsPerReport: 20, ClaimTTL: 5 * time.Minute, VerdictTTL: 6 * time.Hour,
-			ReportAckWait: 10 * time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
+			ReportAckWait: time.Minute, ReportRetryDelay: 5 * time.Second, ReportMaxAge: 24 * time.Hour},
 		Harness: Harness{MaxSteps: 40, Samples: 1, SampleTemperature: 0.7, FeedbackRounds: 1},
 		Validators: Validators{
 			OracleRuns:       3,

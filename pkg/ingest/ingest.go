@@ -170,7 +170,7 @@ const (
 	DefaultStream        = "REDFIX_REPORTS"
 	DefaultSubject       = "redfix.reports"
 	DefaultConsumer      = "triage"
-	DefaultAckWait       = 10 * time.Minute
+	DefaultAckWait       = time.Minute
 	DefaultRetryDelay    = 5 * time.Second
 	DefaultMaxRetryDelay = 5 * time.Minute
 	DefaultMaxAge        = 24 * time.Hour
