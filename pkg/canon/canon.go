@@ -23,13 +23,25 @@ func Line(s string) string {
 
 // Tokens cuts a line into tokens: identifiers and numbers whole, quoted
 // strings whole, every other character on its own; spacing is dropped.
-func Tokens(s string) []string {
+func Tokens(s string) []string { return TokensWithout(s, nil) }
+
+// TokensWithout is Tokens leaving out comments: where a token could start,
+// comment says how many bytes of rest are a comment (0: none there).
+func TokensWithout(s string, comment func(rest string) int) []string {
 	var out []string
 	for i := 0; i < len(s); {
 		c := s[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
 			i++
+			continue
+		}
+		if comment != nil {
+			if n := comment(s[i:]); n > 0 {
+				i += n
+				continue
+			}
+		}
+		switch {
 		case c == '"' || c == '\'' || c == '`':
 			j := i + 1
 			for j < len(s) && s[j] != c {

@@ -383,45 +383,22 @@ func canonTokens(kind code, lines []string) []string {
 	return out
 }
 
+// lineTokens is a line's tokens (canon.Tokens) without its comments: the
+// kind's line comments and /* … */ within the line.
 func lineTokens(kind code, s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
+	return canon.TokensWithout(s, func(rest string) int {
 		switch {
-		case c == ' ' || c == '\t' || c == '\r':
-			i++
-		case kind.commentAt(s[i:]):
-			return out
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			end := strings.Index(s[i+2:], "*/")
+		case kind.commentAt(rest):
+			return len(rest)
+		case strings.HasPrefix(rest, "/*"):
+			end := strings.Index(rest[2:], "*/")
 			if end < 0 {
-				return out
+				return len(rest)
 			}
-			i += end + 4
-		case c == '"' || c == '\'' || c == '`':
-			j := i + 1
-			for j < len(s) && s[j] != c {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j+1, len(s))
-			out = append(out, s[i:j])
-			i = j
-		case isWord(c):
-			j := i
-			for j < len(s) && isWord(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		default:
-			out = append(out, s[i:i+1])
-			i++
+			return end + 4
 		}
-	}
-	return out
+		return 0
+	})
 }
 
 func isWord(c byte) bool {
