@@ -47,7 +47,10 @@ func confine(ctx context.Context, cfg config.Config, log *zap.Logger) (context.C
 	}
 	// Relative paths (`--config redfix.yaml`) are made absolute by
 	// sandbox.New, from this working directory.
-	hide := append([]string{cfg.DataDir, cfg.Publish.Dir, cfg.File, cfg.GitHub.PrivateKeyFile, cfg.NATS.CredentialsFile, cfg.Checkouts.MirrorDir}, cfg.SecretFiles...)
+	// A run's data directory is hidden inside its data directory's: the
+	// commands see neither, and reach the caches through a directory of the
+	// sandbox's own, whatever modes the host's directories above them have.
+	hide := append([]string{cfg.RunOf, cfg.DataDir, cfg.Publish.Dir, cfg.File, cfg.GitHub.PrivateKeyFile, cfg.NATS.CredentialsFile, cfg.Checkouts.MirrorDir}, cfg.SecretFiles...)
 	box, err := sandbox.New(ctx, sandbox.Config{
 		Mode:         sc.Mode,
 		Network:      sc.Network,

@@ -56,6 +56,11 @@ type Config struct {
 	// commands run for repositories must not read them.
 	File        string   `yaml:"-"`
 	SecretFiles []string `yaml:"-"`
+	// RunOf is the data directory that a one-shot command's run directory
+	// (DataDir, made by RunDir) lies in, with the caches and the other
+	// runs: hidden from the commands run for repositories like DataDir.
+	// Empty where DataDir is the data directory itself.
+	RunOf string `yaml:"-"`
 }
 
 // GitHub configures the GitHub API: a plain token, or a GitHub App (app id

@@ -46,6 +46,6 @@ func (c *Config) RunDir(prefix string, log *zap.Logger) (cleanup func(), err err
 	if err != nil {
 		return nil, fmt.Errorf("make this run's directory: %w", err)
 	}
-	c.DataDir = dir
+	c.RunOf, c.DataDir = c.DataDir, dir
 	return func() { _ = os.RemoveAll(dir) }, nil
 }

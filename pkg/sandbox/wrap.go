@@ -72,6 +72,8 @@ func (a *bwrapArgs) add(xs ...string) { a.args = append(a.args, xs...) }
 
 // mountTmpfs mounts an empty tmpfs of size bytes at p with the given mode.
 func (a *bwrapArgs) mountTmpfs(p string, size int64, perms string) {
+	a.parents(p)
+	a.made[p] = true
 	a.add("--perms", perms, "--size", strconv.FormatInt(size, 10), "--tmpfs", p)
 	a.tmpfs = append(a.tmpfs, p)
 }
