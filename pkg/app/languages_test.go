@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/config"
@@ -59,7 +60,7 @@ func TestLanguagesDetectAndOverride(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := node.Driver{Node: "/opt/node/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, Timeout: testTimeout, SetupTimeout: 7, CheckTimeout: 9}
-	if nd, ok := dr.(node.Driver); !ok || nd != want {
+	if nd, ok := dr.(node.Driver); !ok || !reflect.DeepEqual(nd, want) {
 		t.Errorf("node driver = %#v, want %#v", dr, want)
 	}
 }

@@ -55,6 +55,11 @@ type Driver struct {
 	// MaxOutput caps the output kept of each command (0: the sandbox's
 	// default). Test results are read from the JUnit report, whole.
 	MaxOutput int
+	// TestEnv ("NAME=value") and TestArgs are the repository's test
+	// settings (WithTests): every pytest sees the variables and takes the
+	// options. Groups are the dependency groups setup installs (none: the
+	// tests' own where the project declares them).
+	TestEnv, TestArgs, Groups []string
 }
 
 // Name is "python".
