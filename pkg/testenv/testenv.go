@@ -179,13 +179,14 @@ func groupName(g string) bool {
 
 // CheckOptions refuses the first argument that is one of refused's
 // options (option → why the driver does not take it from a repository):
-// the option itself, the option with "=" and its value, or a one-letter
-// option with its value glued on ("-kfoo").
+// the option itself, the option with "=" and its value, one of its dotted
+// sub-options ("--coverage.enabled"), or a one-letter option with its
+// value glued on ("-kfoo").
 func CheckOptions(args []string, refused map[string]string) error {
 	for _, a := range args {
 		for opt, why := range refused {
 			short := len(opt) == 2 && opt[0] == '-' && opt[1] != '-'
-			if a == opt || strings.HasPrefix(a, opt+"=") || short && strings.HasPrefix(a, opt) {
+			if a == opt || strings.HasPrefix(a, opt+"=") || strings.HasPrefix(a, opt+".") || short && strings.HasPrefix(a, opt) {
 				return fmt.Errorf("%q: %s", a, why)
 			}
 		}
