@@ -17,7 +17,7 @@ func TestSettingsReachGoTest(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := writeModule(t, map[string]string{
-		"zone/zone_test.go": "package zone\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestZone(t *testing.T) {\n\tif n, _ := time.Unix(0, 0).Zone(); n != \"EST\" {\n\t\tt.Fatalf(\"zone %s\", n)\n\t}\n}\n",
+		"zone/zone_test.go":   "package zone\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestZone(t *testing.T) {\n\tif n, _ := time.Unix(0, 0).Zone(); n != \"EST\" {\n\t\tt.Fatalf(\"zone %s\", n)\n\t}\n}\n",
 		"zone/tagged_test.go": "//go:build zone\n\npackage zone\n\nimport \"testing\"\n\nfunc TestTagged(t *testing.T) {}\n",
 	})
 	d := Driver{}
