@@ -34,7 +34,7 @@ func TestLanguagesDetectAndOverride(t *testing.T) {
 	cfg := config.Default()
 	cfg.Languages.Repos = []config.LanguageRepo{{Pattern: "acme/*", Driver: "python"}, {Pattern: "web/*", Driver: "node"}}
 	cfg.Languages.Node = config.Node{Node: "/opt/node/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, SetupTimeout: 7, CheckTimeout: 9}
-	d, err := languages(cfg)
+	d, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

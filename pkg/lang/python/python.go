@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -60,6 +62,16 @@ type Driver struct {
 	// options. Groups are the dependency groups setup installs (none: the
 	// tests' own where the project declares them).
 	TestEnv, TestArgs, Groups []string
+	// Log takes setup's warnings (a requirement outside the tests' groups
+	// that did not install); nil drops them.
+	Log *zap.Logger
+}
+
+func (d Driver) log() *zap.Logger {
+	if d.Log == nil {
+		return zap.NewNop()
+	}
+	return d.Log
 }
 
 // Name is "python".
