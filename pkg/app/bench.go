@@ -108,7 +108,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// happen; on lines for a log they would only repeat the results.
 		pipe.Progress = func(stage, detail string) { progress.Step(stage + ": " + detail) }
 	}
-	langs, err := languages(cfg)
+	langs, err := languages(cfg, log)
 	if err != nil {
 		return err
 	}

@@ -119,7 +119,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The sample's driver is chosen from its files as any repository's is;
 	// its CI report and the check of the published branch run through it.
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, log)
 	if err != nil {
 		return err
 	}

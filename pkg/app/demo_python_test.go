@@ -127,7 +127,7 @@ func TestDemoVerifiesThePythonSampleThroughItsDriver(t *testing.T) {
 	clearEnv(t)
 	pythontest.Require(t)
 	ctx := context.Background()
-	drivers, err := languages(config.Default())
+	drivers, err := languages(config.Default(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
 	if len(s.Forges.Drivers()) == 0 || cfg.GitHub.KeepInterval <= 0 {
 		return nil, nil
 	}
-	langs, err := languages(cfg)
+	langs, err := languages(cfg, s.log)
 	if err != nil {
 		return nil, err
 	}

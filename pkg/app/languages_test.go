@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/redfix/redfix/pkg/config"
@@ -33,7 +34,7 @@ func TestLanguagesDetectAndOverride(t *testing.T) {
 	cfg := config.Default()
 	cfg.Languages.Repos = []config.LanguageRepo{{Pattern: "acme/*", Driver: "python"}, {Pattern: "web/*", Driver: "node"}}
 	cfg.Languages.Node = config.Node{Node: "/opt/node/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, SetupTimeout: 7, CheckTimeout: 9}
-	d, err := languages(cfg)
+	d, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestLanguagesDetectAndOverride(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := node.Driver{Node: "/opt/node/bin/node", CacheDir: "/var/cache/redfix-node", InstallScripts: true, Timeout: testTimeout, SetupTimeout: 7, CheckTimeout: 9}
-	if nd, ok := dr.(node.Driver); !ok || nd != want {
+	if nd, ok := dr.(node.Driver); !ok || !reflect.DeepEqual(nd, want) {
 		t.Errorf("node driver = %#v, want %#v", dr, want)
 	}
 }

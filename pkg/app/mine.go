@@ -71,7 +71,7 @@ func Mine(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mine: the repository's tests run UNCONFINED: %s\n", sbox)
 	}
 	ctx = sandbox.WithRepo(ctx, abs)
-	langs, err := languages(cfg)
+	langs, err := languages(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func writeDemoTask(ctx context.Context, cfg config.Config, out string, stdout io
 	}
 	// The blame commit, found as triage finds it for the bot: re-runs at
 	// the head and the bisection from CI's last green commit.
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, nil)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func NewPipelineWith(cfg config.Config, ledger worker.Ledger, forges *forge.Forg
 // newPipeline is NewPipelineWith with onModelError, when set, hearing the
 // class of every failed model call (llm.ErrorClass).
 func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, onModelError func(class string), log *zap.Logger) (*worker.Pipeline, error) {
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, log)
 	if err != nil {
 		return nil, err
 	}

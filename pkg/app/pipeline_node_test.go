@@ -59,7 +59,7 @@ func nodeConfig(t *testing.T) config.Config {
 // through the node driver) and returns it with the task of its failure.
 func (c nodeCase) sample(t *testing.T, ctx context.Context, cfg config.Config) (demo.Sample, task.Task) {
 	t.Helper()
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,7 +207,7 @@ func TestPipelineRepairsPython(t *testing.T) {
 	cfg.DataDir = t.TempDir()
 	cfg.LLM.BaseURL, cfg.LLM.APIKey, cfg.LLM.Model = model.URL, "test-key", "test-model"
 	cfg.Harness.FeedbackRounds = 0
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

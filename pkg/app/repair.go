@@ -100,7 +100,7 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
 		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
 	}
-	v, err := reproduceForRepair(ctx, cfg, abs, head, blame, tests, reruns, stdout)
+	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, tests, reruns, stdout)
 	if err != nil {
 		return err
 	}
@@ -130,13 +130,13 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 // repository at abs, as triage does (every test re-run, each with its own
 // evidence), through the driver chosen from the clone; without blame it
 // bisects too, probing back from head for a commit where they pass.
-func reproduceForRepair(ctx context.Context, cfg config.Config, abs, head, blame string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
+func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head, blame string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
 	what := "reproducing"
 	if blame == "" {
 		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
 	}
 	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, log)
 	if err != nil {
 		return triage.Verdict{}, err
 	}

@@ -200,7 +200,7 @@ func TestRepairTypeScriptWithoutBlame(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,9 @@ func centralPolicy(cfg config.Config, forks forkOptIns, repo string) repoconfig.
 			c.RepairsPerDay = n
 		}
 	}
+	if t, ok := cfg.Languages.TestsFor(repo); ok {
+		c.Tests, c.TestsLocked = t.Settings, t.Locked
+	}
 	for _, r := range cfg.Languages.Repos {
 		if ok, _ := path.Match(r.Pattern, repo); ok {
 			c.Driver = r.Driver

@@ -105,7 +105,7 @@ func TestGitHubRevertWhenRepairFails(t *testing.T) {
 	// Asked again (as /redfix revert does): the culprit's revert, not a
 	// second one.
 	mirrors := &workspace.Mirrors{Dir: filepath.Join(t.TempDir(), "mirrors"), Auth: svc.sys.Forges.GitEnv}
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (s *System) commandReverter(cfg config.Config) command.Reverter {
 	if len(s.Forges.Drivers()) == 0 || !cfg.Revert.Enabled {
 		return nil
 	}
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, s.log)
 	if err != nil {
 		s.log.Warn("reverts on request are off: the language drivers", zap.Error(err))
 		return nil

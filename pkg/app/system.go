@@ -314,7 +314,7 @@ type TriageEvent = triage.Outcome
 // RunTriage triages stored submissions until ctx ends. onEvent, when set,
 // hears of every group's outcome.
 func (s *System) RunTriage(ctx context.Context, cfg config.Config, onEvent func(TriageEvent)) error {
-	langs, err := languages(cfg)
+	langs, err := languages(cfg, s.log)
 	if err != nil {
 		return err
 	}

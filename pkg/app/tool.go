@@ -119,7 +119,7 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The tools work through the clone's language driver, as a job's do;
 	// on a clone no driver knows, the tools that only read still work and
 	// the others are refused with the reason (tools.Unknown).
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, log)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func triageCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		b.Cache = store.New(rdb, cfg.Redis.Prefix)
 	}
-	langs, err := languages(cfg)
+	langs, err := languages(cfg, log)
 	if err != nil {
 		return err
 	}

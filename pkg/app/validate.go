@@ -72,7 +72,7 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	}
 	ctx = sandbox.WithRepo(ctx, abs)
 	log = log.With(zap.String("repo", abs))
-	drivers, err := languages(cfg)
+	drivers, err := languages(cfg, log)
 	if err != nil {
 		return asUsage("validate", err)
 	}

@@ -437,3 +437,40 @@ func TestLanguagesNode(t *testing.T) {
 		}
 	}
 }
+
+// TestLanguagesTests: languages.tests gives repositories' test settings,
+// checked as a repository's own file's are, the first match winning.
+func TestLanguagesTests(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "redfix.yaml")
+	write := func(yaml string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("languages:\n  tests:\n    - pattern: acme/luxon\n      env: {TZ: America/New_York}\n      locked: true\n    - pattern: acme/*\n      args: [--doctest-modules]\n      dependency_groups: [test]\n")
+	cfg, err := Load(file, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := cfg.Languages.TestsFor("acme/luxon"); !ok || !got.Locked || got.String() != "env TZ=America/New_York" {
+		t.Errorf("acme/luxon: %+v, %v", got, ok)
+	}
+	if got, ok := cfg.Languages.TestsFor("acme/x"); !ok || got.Locked || got.String() != "args --doctest-modules; dependency groups test" {
+		t.Errorf("acme/x: %+v, %v", got, ok)
+	}
+	if _, ok := cfg.Languages.TestsFor("other/x"); ok {
+		t.Error("other/x has test settings")
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"languages:\n  tests:\n    - pattern: acme/*\n      env: {NPM_TOKEN: x}\n", "languages.tests[0].env: NPM_TOKEN looks like a credential's name"},
+		{"languages:\n  tests:\n    - pattern: acme/*\n      env: {NODE_OPTIONS: --require=/x}\n", "languages.tests[0].env: NODE_OPTIONS (NODE_…) belongs to a tool"},
+		{"languages:\n  tests:\n    - pattern: \"[\"\n", "languages.tests[0].pattern"},
+		{"languages:\n  tests:\n    - pattern: acme/*\n      command: make test\n", "command"},
+	} {
+		write(c.yaml)
+		if _, err := Load(file, env(nil)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"path"
 	"time"
+
+	"github.com/redfix/redfix/pkg/testenv"
 )
 
 // Languages configures the language drivers: which one runs a repository's
@@ -19,6 +21,30 @@ type Languages struct {
 	Python Python `yaml:"python"`
 	// Node configures the Node driver (JavaScript and TypeScript).
 	Node Node `yaml:"node"`
+	// Tests are the test settings of the repositories matching a pattern:
+	// the first entry whose pattern matches wins.
+	Tests []LanguageTests `yaml:"tests"`
+}
+
+// LanguageTests are what the tests of the repositories matching Pattern
+// need of every run (checked as a .redfix.yaml's tests: section is).
+// Locked holds those repositories' own tests: sections to these settings;
+// otherwise theirs are laid on them.
+type LanguageTests struct {
+	Pattern          string `yaml:"pattern"`
+	testenv.Settings `yaml:",inline"`
+	Locked           bool `yaml:"locked"`
+}
+
+// TestsFor is the entry of languages.tests for repo (path.Match on the
+// repository as jobs name it), ok false when none matches.
+func (l Languages) TestsFor(repo string) (LanguageTests, bool) {
+	for _, t := range l.Tests {
+		if m, _ := path.Match(t.Pattern, repo); m {
+			return t, true
+		}
+	}
+	return LanguageTests{}, false
 }
 
 // LanguageRepo names the driver of the repositories matching Pattern.
@@ -85,6 +111,12 @@ func (l Languages) validate() []error {
 		if !knownDrivers[r.Driver] {
 			errs = append(errs, fmt.Errorf("languages.repos[%d].driver must be go, python or node, got %q", i, r.Driver))
 		}
+	}
+	for i, t := range l.Tests {
+		if _, err := path.Match(t.Pattern, ""); err != nil || t.Pattern == "" {
+			errs = append(errs, fmt.Errorf("languages.tests[%d].pattern %q is not a pattern", i, t.Pattern))
+		}
+		errs = append(errs, t.Check(fmt.Sprintf("languages.tests[%d]", i))...)
 	}
 	if l.Python.SetupTimeout < 0 {
 		errs = append(errs, fmt.Errorf("languages.python.setup_timeout must not be negative, got %s", l.Python.SetupTimeout))

@@ -30,6 +30,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/findings"
+	"github.com/redfix/redfix/pkg/testenv"
 	"github.com/redfix/redfix/pkg/testrun"
 )
 
@@ -168,4 +169,34 @@ func (d *Drivers) For(repo, dir string) (Driver, error) {
 		return nil, fmt.Errorf("%s: %w (known: %s)", repo, ErrNoDriver, strings.Join(d.Names(), ", "))
 	}
 	return best, nil
+}
+
+// Configurable is a driver that runs a repository's tests with what they
+// need (its .redfix.yaml's tests: section, or the central configuration's):
+// every test command it runs (Run, RunPackages, Build, List, Localize)
+// sees the variables and takes the arguments, and its setup installs the
+// dependency groups. WithTests refuses an argument that would change what
+// redfix reads back or which tests run, naming it and why.
+type Configurable interface {
+	WithTests(s testenv.Settings) (Driver, error)
+}
+
+// Configure is d running a repository's tests with s: d itself when s
+// changes nothing, an error when d cannot take settings or refuses them.
+// It is the one way settings reach a driver: triage's reruns and
+// bisection, the agent's run_tests and the gates all run through the
+// driver it returns.
+func Configure(d Driver, s testenv.Settings) (Driver, error) {
+	if s.IsZero() {
+		return d, nil
+	}
+	c, ok := d.(Configurable)
+	if !ok {
+		return nil, fmt.Errorf("the %s driver takes no test settings (%s)", d.Name(), s)
+	}
+	cd, err := c.WithTests(s)
+	if err != nil {
+		return nil, fmt.Errorf("the %s driver refuses the test settings: %w", d.Name(), err)
+	}
+	return cd, nil
 }

@@ -280,6 +280,9 @@ func bisectionRuns(bis task.Bisection) string {
 }
 
 func writeFlakiness(b *strings.Builder, t task.Task) {
+	if t.TestSettings != "" {
+		fmt.Fprintf(b, "Every run of the tests had the repository's test settings: %s.\n\n", code(t.TestSettings))
+	}
 	fl := t.Flakiness
 	if fl.Runs == 0 {
 		b.WriteString("_Not measured: the failure was not re-run._\n\n")

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/redfix/redfix/pkg/testenv"
 )
 
 // FileName is the file's name at the top of a repository.
@@ -36,6 +38,8 @@ type File struct {
 	Limits    *Limits    `yaml:"limits"`
 	Revert    *Revert    `yaml:"revert"`
 	Forks     *bool      `yaml:"forks"`
+	// Tests are what the repository's tests need of every run.
+	Tests *testenv.Settings `yaml:"tests"`
 }
 
 // Paths are globs over paths in the repository ("internal/**", "*.pb.go").
@@ -44,7 +48,10 @@ type Paths struct {
 	Deny  []string `yaml:"deny"`
 }
 
-// Languages override the driver and the test command.
+// Languages override the driver. TestCommand is read and never used:
+// redfix runs each language's test runner itself, to read its report; a
+// file that names one has it held (see Narrow), and tests.args adds the
+// runner's options instead.
 type Languages struct {
 	Driver      string `yaml:"driver"`
 	TestCommand string `yaml:"test_command"`
@@ -82,11 +89,12 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // keys are the known keys of each mapping, by its place in the file.
 var keys = map[string][]string{
-	"":          {"version", "enabled", "paths", "languages", "reviewers", "labels", "limits", "revert", "forks"},
+	"":          {"version", "enabled", "paths", "languages", "reviewers", "labels", "limits", "revert", "forks", "tests"},
 	"paths":     {"allow", "deny"},
 	"languages": {"driver", "test_command"},
 	"limits":    {"open_pull_requests", "repairs_per_day"},
 	"revert":    {"enabled", "max_age", "first_paths"},
+	"tests":     {"env", "args", "dependency_groups"},
 }
 
 // Drivers are the language drivers a file may name.
@@ -265,6 +273,34 @@ func (f File) validate(root *yaml.Node) []error {
 			if err := CheckGlob(g); err != nil {
 				bad("revert.first_paths", "item %d: %v", i+1, err)
 			}
+		}
+	}
+	if f.Tests != nil {
+		errs = append(errs, testsErrors(root, *f.Tests)...)
+	}
+	return errs
+}
+
+// testsErrors are the problems of the tests: section (testenv.Check),
+// each with the line of the key it is about (a variable's own).
+func testsErrors(root *yaml.Node, t testenv.Settings) []error {
+	type part struct {
+		key string
+		s   testenv.Settings
+	}
+	parts := []part{{"tests.args", testenv.Settings{Args: t.Args}}, {"tests.dependency_groups", testenv.Settings{DependencyGroups: t.DependencyGroups}}}
+	if len(t.Env) > testenv.MaxVars {
+		parts = append(parts, part{"tests.env", testenv.Settings{Env: t.Env}})
+	} else {
+		for _, kv := range (testenv.Settings{Env: t.Env}).Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			parts = append(parts, part{"tests.env." + k, testenv.Settings{Env: map[string]string{k: v}}})
+		}
+	}
+	var errs []error
+	for _, p := range parts {
+		for _, err := range p.s.Check("tests") {
+			errs = append(errs, fmt.Errorf("line %d: %w", lineOf(root, p.key), err))
 		}
 	}
 	return errs

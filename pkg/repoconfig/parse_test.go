@@ -19,6 +19,7 @@ labels: [redfix, bot]
 limits: {open_pull_requests: 2, repairs_per_day: 5}
 revert: {enabled: true, max_age: 12h, first_paths: ["migrations/**"]}
 forks: false
+tests: {env: {TZ: America/New_York, LC_ALL: C.UTF-8}, args: [--doctest-modules], dependency_groups: [test]}
 `, nil},
 		{"version only", "version: 1\n", nil},
 		{"empty", "", []string{"empty", "version: 1"}},
@@ -41,6 +42,13 @@ forks: false
 		{"not a mapping", "- version: 1\n", []string{"line 1", "mapping"}},
 		{"two documents", "version: 1\n---\nversion: 1\n", []string{"second YAML document"}},
 		{"not YAML", "version: [1\n", []string{"not YAML"}},
+		{"a secret-looking variable", "version: 1\ntests:\n  env:\n    TZ: UTC\n    GITHUB_TOKEN: x\n", []string{"line 5", "tests.env: GITHUB_TOKEN looks like a credential's name (it has TOKEN)", "never get credentials"}},
+		{"a variable of redfix's tools", "version: 1\ntests: {env: {PYTHONPATH: /x}}\n", []string{"line 2", "tests.env: PYTHONPATH (PYTHON…) belongs to a tool"}},
+		{"the sandbox's variable", "version: 1\ntests: {env: {HOME: /x, LD_PRELOAD: /x.so}}\n", []string{"HOME is set by redfix or the sandbox", "LD_PRELOAD (LD_…)"}},
+		{"a value of two lines", "version: 1\ntests: {env: {TZ: \"a\\nb\"}}\n", []string{"tests.env.TZ: the value is more than one line"}},
+		{"a bare word as an argument", "version: 1\ntests:\n  args: [tests/test_a.py]\n", []string{"line 3", `tests.args: item 1: "tests/test_a.py" is not an option`}},
+		{"a bad group", "version: 1\ntests: {dependency_groups: [\"a b\"]}\n", []string{"tests.dependency_groups", "not a group's name"}},
+		{"an unknown key of tests", "version: 1\ntests: {environment: {TZ: UTC}}\n", []string{`unknown key "tests.environment"`, "known: env, args, dependency_groups"}},
 		{"too large", "version: 1\n#" + strings.Repeat("x", MaxFileBytes), []string{"bytes, more than"}},
 	}
 	for _, c := range cases {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/redfix/redfix/pkg/testenv"
 )
 
 // Central is what the central configuration allows one repository: the
@@ -17,9 +19,11 @@ type Central struct {
 	// Driver is the language driver the central configuration names for
 	// the repository ("" leaves it to detection).
 	Driver string
-	// RepoCommands lets a repository name its own test command (still run
-	// in the sandbox).
-	RepoCommands bool
+	// Tests are the central test settings of the repository; TestsLocked
+	// holds a file's tests: section to them (a repository cannot name its
+	// own), else the file's settings are laid on them (testenv.Merge).
+	Tests       testenv.Settings
+	TestsLocked bool
 	// RepairsPerDay and OpenPullRequests are the central limits (0: none).
 	RepairsPerDay    int
 	OpenPullRequests int
@@ -46,12 +50,12 @@ type Policy struct {
 	// Allow glob (when there are any) and no Deny glob. The central
 	// allowed paths are enforced by the gates on their own, so both hold.
 	Allow, Deny []string
-	// Driver overrides detection ("" detects); TestCommand, when set, is
-	// the repository's own test command (only where central allows it).
-	Driver      string
-	TestCommand string
-	Reviewers   []string
-	Labels      []string
+	// Driver overrides detection ("" detects).
+	Driver string
+	// Tests are what every run of the repository's tests needs.
+	Tests     testenv.Settings
+	Reviewers []string
+	Labels    []string
 	// RepairsPerDay and OpenPullRequests are the limits (0: none).
 	RepairsPerDay    int
 	OpenPullRequests int
@@ -69,7 +73,7 @@ type Policy struct {
 func FromCentral(c Central) Policy {
 	return Policy{
 		Enabled: c.Enabled, Driver: c.Driver, RepairsPerDay: c.RepairsPerDay, OpenPullRequests: c.OpenPullRequests,
-		Forks: c.Forks, Revert: RevertPolicy{Enabled: c.Revert.Enabled, MaxAge: c.Revert.MaxAge, FirstPaths: slices.Clone(c.Revert.FirstPaths)},
+		Forks: c.Forks, Tests: c.Tests, Revert: RevertPolicy{Enabled: c.Revert.Enabled, MaxAge: c.Revert.MaxAge, FirstPaths: slices.Clone(c.Revert.FirstPaths)},
 		Source: "central configuration",
 	}
 }
@@ -103,12 +107,15 @@ func Narrow(c Central, f File, commit string) Policy {
 				p.Driver = d
 			}
 		}
-		if tc := f.Languages.TestCommand; tc != "" {
-			if c.RepoCommands {
-				p.TestCommand = tc
-			} else {
-				held("languages.test_command", "ignored: the central configuration does not let repositories name their test command")
-			}
+		if f.Languages.TestCommand != "" {
+			held("languages.test_command", "ignored: redfix runs the language's test runner itself, to read its report; tests.args adds options to it")
+		}
+	}
+	if f.Tests != nil {
+		if c.TestsLocked {
+			held("tests", "ignored: the central configuration sets this repository's test settings and does not let it name its own")
+		} else {
+			p.Tests = c.Tests.Merge(*f.Tests)
 		}
 	}
 	p.Reviewers = slices.Clone(f.Reviewers)

@@ -5,13 +5,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redfix/redfix/pkg/testenv"
 )
 
 func TestNarrowNeverWidens(t *testing.T) {
-	open := Central{Enabled: true, RepoCommands: true, RepairsPerDay: 10, OpenPullRequests: 3, Forks: true,
+	open := Central{Enabled: true, RepairsPerDay: 10, OpenPullRequests: 3, Forks: true,
 		Revert: RevertPolicy{Enabled: true, MaxAge: 24 * time.Hour}}
 	shut := Central{Enabled: false, Driver: "python", RepairsPerDay: 2, Revert: RevertPolicy{Enabled: false, MaxAge: 6 * time.Hour}}
 	unlimited := Central{Enabled: true}
+	centralTests := Central{Enabled: true, Tests: testenv.Settings{Env: map[string]string{"TZ": "UTC", "LANG": "C.UTF-8"}, Args: []string{"-x1"}}}
+	locked := centralTests
+	locked.TestsLocked = true
 	cases := []struct {
 		name    string
 		central Central
@@ -29,8 +34,15 @@ func TestNarrowNeverWidens(t *testing.T) {
 		{"no limits keep central's", open, "reviewers: [alice]", func(p Policy) bool { return p.RepairsPerDay == 10 && p.OpenPullRequests == 3 }, nil},
 		{"driver where central detects", open, "languages: {driver: node}", func(p Policy) bool { return p.Driver == "node" }, nil},
 		{"driver central pinned", shut, "languages: {driver: go}", func(p Policy) bool { return p.Driver == "python" }, []string{"languages.driver"}},
-		{"test command allowed", open, `languages: {test_command: "make test"}`, func(p Policy) bool { return p.TestCommand == "make test" }, nil},
-		{"test command not allowed", shut, `languages: {test_command: "make test"}`, func(p Policy) bool { return p.TestCommand == "" }, []string{"languages.test_command"}},
+		{"a test command is never taken", open, `languages: {test_command: "make test"}`, func(p Policy) bool { return p.Tests.IsZero() }, []string{"languages.test_command"}},
+		{"tests where central has none", open, "tests: {env: {TZ: America/New_York}, args: [--doctest-modules], dependency_groups: [test]}", func(p Policy) bool {
+			return p.Tests.String() == "env TZ=America/New_York; args --doctest-modules; dependency groups test"
+		}, nil},
+		{"tests laid on central's", centralTests, "tests: {env: {TZ: America/New_York}, args: [-x2]}", func(p Policy) bool {
+			return p.Tests.String() == "env LANG=C.UTF-8 TZ=America/New_York; args -x1 -x2"
+		}, nil},
+		{"central's tests without a section", centralTests, "reviewers: [alice]", func(p Policy) bool { return p.Tests.String() == "env LANG=C.UTF-8 TZ=UTC; args -x1" }, nil},
+		{"central forbids a repository's tests", locked, "tests: {env: {TZ: America/New_York}}", func(p Policy) bool { return p.Tests.String() == "env LANG=C.UTF-8 TZ=UTC; args -x1" }, []string{"tests"}},
 		{"revert off", open, "revert: {enabled: false}", func(p Policy) bool { return !p.Revert.Enabled }, nil},
 		{"cannot turn revert on", shut, "revert: {enabled: true, first_paths: [db/**]}", func(p Policy) bool { return !p.Revert.Enabled && len(p.Revert.FirstPaths) == 0 }, []string{"revert.enabled", "revert.first_paths"}},
 		{"shorter revert age", open, "revert: {max_age: 2h}", func(p Policy) bool { return p.Revert.MaxAge == 2*time.Hour }, nil},

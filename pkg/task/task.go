@@ -177,8 +177,12 @@ type Task struct {
 	// run failed ("" for the repository's own commits); PolicyCommit is
 	// then the commit of the default branch whose .redfix.yaml governs the
 	// task (the fork's own copy is its author's to write).
-	Fork         string    `json:"fork,omitempty"`
-	PolicyCommit string    `json:"policy_commit,omitempty"`
+	Fork         string `json:"fork,omitempty"`
+	PolicyCommit string `json:"policy_commit,omitempty"`
+	// TestSettings are the repository's test settings every run of its
+	// tests used ("env TZ=America/New_York; args --doctest-modules"; its
+	// .redfix.yaml's tests: section or the central configuration's).
+	TestSettings string    `json:"test_settings,omitempty"`
 	Failures     []Failure `json:"failures"`
 	Flakiness    Flakiness `json:"flakiness"`
 	// FlakinessByTest is the re-run evidence test by test.

@@ -137,16 +137,18 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 		return lost(err)
 	}
 	tk.Commit = ws.Commit
-	if reason, err := p.language(work, ws, log); err != nil || reason != "" {
+	langReason, err := p.language(work, ws, log)
+	tk.TestSettings = p.tests
+	if err != nil || langReason != "" {
 		if lostTo() != "" || err != nil {
 			return lost(err)
 		}
 		if p.setupFailed {
-			o, err := p.fail(ctx, tk, out, reason, log)
+			o, err := p.fail(ctx, tk, out, langReason, log)
 			decided = err == nil
 			return o, err
 		}
-		return decide(reason)
+		return decide(langReason)
 	}
 	// A test file that did not collect is a build failure of the file; a
 	// file named by CI's absolute path is named by the checkout's.

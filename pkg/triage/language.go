@@ -49,6 +49,11 @@ func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *za
 	case err != nil:
 		return "", fmt.Errorf("choose the language of %s: %w", p.in.Repo, err)
 	}
+	if d, err = p.configure(ctx, d, log); err != nil {
+		p.langChosen, p.setupFailed = true, true
+		p.langReason = "cannot run its tests: " + err.Error()
+		return p.langReason, nil
+	}
 	p.lang, p.runner = d, bindRunner(t.runner, d)
 	log.Info("language", zap.String("driver", d.Name()))
 	if err := d.Setup(ctx, ws.Dir); err != nil {
@@ -65,6 +70,23 @@ func (p *process) language(ctx context.Context, ws *workspace.Workspace, log *za
 	}
 	p.langChosen = true
 	return "", nil
+}
+
+// configure is d running the tests as the repository's policy says
+// (its tests: settings, lang.Configure); an error names the policy's
+// source and what the driver refused.
+func (p *process) configure(ctx context.Context, d lang.Driver, log *zap.Logger) (lang.Driver, error) {
+	pol, err := p.repoPolicy(ctx, log)
+	if err != nil || pol == nil || pol.Tests.IsZero() {
+		return d, err
+	}
+	cd, err := lang.Configure(d, pol.Tests)
+	if err != nil {
+		return nil, fmt.Errorf("the test settings of its %s: %w", pol.Source, err)
+	}
+	p.tests = pol.Tests.String()
+	log.Info("test settings", zap.String("tests", p.tests), zap.String("source", pol.Source))
+	return cd, nil
 }
 
 // bindRunner is the runner of a report whose driver is d: r when it runs

@@ -98,6 +98,9 @@ type process struct {
 	langChosen  bool
 	langReason  string
 	setupFailed bool
+	// tests are the repository's test settings every run used, as the
+	// task shows them (testenv.Settings.String; "" none).
+	tests string
 	// The repository's policy at the commit, read once (see repoPolicy).
 	policy     *repoconfig.Policy
 	policyRead bool

@@ -80,7 +80,7 @@ func (p *Pipeline) attempts(ctx context.Context, t task.Task, pol *repoconfig.Po
 	par := min(max(p.Parallel, 1), k)
 	cands := make([]*candidate, k)
 	sem := make(chan struct{}, par)
-	job := &jobLanguage{driver: driver(pol)}
+	job := jobLanguageOf(pol)
 	var wg sync.WaitGroup
 	for i := range cands {
 		cands[i] = &candidate{n: i + 1, paths: paths(pol)}

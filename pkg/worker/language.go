@@ -10,6 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testenv"
 	"github.com/redfix/redfix/pkg/validators"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -47,8 +48,11 @@ type LanguageAgent interface {
 // jobLanguage is the driver of one job, chosen once, from the first of its
 // candidates' checkouts to be ready (they are checkouts of one commit).
 type jobLanguage struct {
-	// driver is the one the repository's policy names ("" detects).
+	// driver is the one the repository's policy names ("" detects);
+	// tests its test settings, from source (lang.Configure).
 	driver string
+	tests  testenv.Settings
+	source string
 	once   sync.Once
 	l      Language
 	err    error
@@ -78,6 +82,12 @@ func (p *Pipeline) language(ctx context.Context, j *jobLanguage, t task.Task, ws
 				err = Permanent(err)
 			}
 			j.err = fmt.Errorf("choose the language of %s: %w", t.Repo, err)
+			return
+		}
+		// Every run of the job's tests (the agent's, the gates') goes
+		// through the configured driver.
+		if d, err = lang.Configure(d, j.tests); err != nil {
+			j.err = Permanent(fmt.Errorf("the test settings of %s's %s: %w", t.Repo, j.source, err))
 			return
 		}
 		j.l = d

@@ -81,10 +81,11 @@ func labels(pol *repoconfig.Policy) []string {
 	return pol.Labels
 }
 
-// driver is the language driver the policy names ("" to detect).
-func driver(pol *repoconfig.Policy) string {
+// jobLanguageOf is a job's driver as the policy names it: its driver ("" to
+// detect) and its test settings.
+func jobLanguageOf(pol *repoconfig.Policy) *jobLanguage {
 	if pol == nil {
-		return ""
+		return &jobLanguage{}
 	}
-	return pol.Driver
+	return &jobLanguage{driver: pol.Driver, tests: pol.Tests, source: pol.Source}
 }

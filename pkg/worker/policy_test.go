@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/task"
+	"github.com/redfix/redfix/pkg/testenv"
 )
 
 type policies struct {
@@ -56,11 +57,15 @@ func TestRepoPolicyStopsOrShapesTheTask(t *testing.T) {
 			}
 		})
 	}
-	pol := &repoconfig.Policy{Deny: []string{"a/**"}, Reviewers: []string{"alice"}, Labels: []string{"bot"}, Driver: "node"}
+	pol := &repoconfig.Policy{Deny: []string{"a/**"}, Reviewers: []string{"alice"}, Labels: []string{"bot"}, Driver: "node",
+		Tests: testenv.Settings{Env: map[string]string{"TZ": "UTC"}}, Source: ".redfix.yaml at abc"}
 	if paths(pol) == nil || paths(&repoconfig.Policy{}) != nil || paths(nil) != nil {
 		t.Error("paths: a rule only when the policy names paths")
 	}
-	if reviewers(pol)[0] != "alice" || labels(pol)[0] != "bot" || driver(pol) != "node" || reviewers(nil) != nil || driver(nil) != "" {
+	if reviewers(pol)[0] != "alice" || labels(pol)[0] != "bot" || jobLanguageOf(pol).driver != "node" || reviewers(nil) != nil || jobLanguageOf(nil).driver != "" {
 		t.Error("the policy's reviewers, labels and driver are not passed on")
+	}
+	if j := jobLanguageOf(pol); j.tests.String() != "env TZ=UTC" || j.source != pol.Source {
+		t.Errorf("the policy's test settings are not passed on: %+v", j)
 	}
 }

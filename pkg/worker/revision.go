@@ -58,7 +58,12 @@ func (p *Pipeline) Revise(ctx context.Context, t task.Task, rev job.Revision) (O
 			c.blameDiff, c.blameSubject, c.blameBody = bc.Diff, bc.Subject, bc.Body
 		}
 	}
-	if c.lang, err = p.language(ctx, &jobLanguage{}, rt, ws); err != nil {
+	// The policy's driver and test settings, as the task's repair had them.
+	pol, _, err := p.repoPolicy(ctx, t, log)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if c.lang, err = p.language(ctx, jobLanguageOf(pol), rt, ws); err != nil {
 		return Outcome{}, err
 	}
 	agent := p.NewAgent()

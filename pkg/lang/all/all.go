@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
@@ -17,20 +19,20 @@ import (
 
 // Drivers are the drivers of the configuration, in order of preference
 // when two detect a checkout as strongly. tests bounds each test command
-// a driver runs.
-func Drivers(cfg config.Languages, tests time.Duration) []lang.Driver {
+// a driver runs; log takes the drivers' warnings (nil drops them).
+func Drivers(cfg config.Languages, tests time.Duration, log *zap.Logger) []lang.Driver {
 	py, nd := cfg.Python, cfg.Node
 	return []lang.Driver{
 		golang.Driver{Tests: golang.Runner{Timeout: tests}, CheckTimeout: 3 * time.Minute},
-		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: tests, SetupTimeout: py.SetupTimeout},
+		python.Driver{Python: py.Interpreter, IndexURL: py.IndexURL, AllowSdists: py.AllowSdists, Pyflakes: py.Pyflakes, Timeout: tests, SetupTimeout: py.SetupTimeout, Log: log},
 		node.Driver{Node: nd.Node, CacheDir: nd.CacheDir, Registry: nd.Registry, InstallScripts: nd.InstallScripts, Timeout: tests, SetupTimeout: nd.SetupTimeout, CheckTimeout: nd.CheckTimeout},
 	}
 }
 
 // New is the configuration's drivers, with the repositories it names for a
 // driver whatever their files say.
-func New(cfg config.Languages, tests time.Duration) (*lang.Drivers, error) {
-	d := lang.New(Drivers(cfg, tests)...)
+func New(cfg config.Languages, tests time.Duration, log *zap.Logger) (*lang.Drivers, error) {
+	d := lang.New(Drivers(cfg, tests, log)...)
 	for _, r := range cfg.Repos {
 		if err := d.Override(r.Pattern, r.Driver); err != nil {
 			return nil, fmt.Errorf("configure languages: %w", err)

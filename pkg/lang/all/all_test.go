@@ -16,7 +16,7 @@ import (
 // driver refused with the ones it could have named.
 func TestNew(t *testing.T) {
 	var cfg config.Languages
-	d, err := New(cfg, time.Minute)
+	d, err := New(cfg, time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestNew(t *testing.T) {
 		t.Errorf("drivers = %s", got)
 	}
 	cfg.Repos = []config.LanguageRepo{{Pattern: "acme/*", Driver: "cobol"}}
-	if _, err := New(cfg, time.Minute); err == nil || !strings.Contains(err.Error(), "go, node, python") {
+	if _, err := New(cfg, time.Minute, nil); err == nil || !strings.Contains(err.Error(), "go, node, python") {
 		t.Errorf("an override naming no driver: %v", err)
 	}
 }
@@ -34,7 +34,7 @@ func TestNew(t *testing.T) {
 // driver is), registered with the others by one line, is chosen for its
 // checkouts, and the others stay chosen for theirs.
 func TestALanguageIsAPackageAndOneLine(t *testing.T) {
-	drivers := lang.New(append(Drivers(config.Languages{}, time.Minute),
+	drivers := lang.New(append(Drivers(config.Languages{}, time.Minute, nil),
 		toylang.Driver{}, // the registration line
 	)...)
 	for _, c := range []struct{ marker, want string }{{"toy.mod", "toy"}, {"go.mod", "go"}, {"pyproject.toml", "python"}} {

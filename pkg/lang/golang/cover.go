@@ -131,8 +131,10 @@ func (r Runner) coverBinary(ctx context.Context, dir, pkgDir, outbox string) (st
 	}
 	bin := f.Name()
 	f.Close()
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox,
-		Args: []string{"go", "test", "-c", "-cover", "-covermode=set", "-coverpkg=./...", "-o", bin, pkgDir}})
+	build, _ := r.coverArgs()
+	args := append([]string{"go", "test", "-c", "-cover", "-covermode=set", "-coverpkg=./..."}, build...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox, Env: r.Env,
+		Args: append(args, "-o", bin, pkgDir)})
 	if err != nil {
 		return "", fmt.Errorf("localize: build the tests of %s with coverage: %w", pkgDir, err)
 	}
@@ -157,8 +159,9 @@ func (r Runner) coverOne(ctx context.Context, dir, pkgDir, bin, outbox, pattern,
 	prof := f.Name()
 	f.Close()
 	defer os.Remove(prof)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: run, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox,
-		Args: []string{bin, "-test.run", pattern, "-test.count", "1", "-test.coverprofile", prof}})
+	_, opts := r.coverArgs()
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: run, Timeout: r.Timeout, MaxOutput: 64 << 10, Outbox: outbox, Env: r.Env,
+		Args: append([]string{bin, "-test.run", pattern, "-test.count", "1", "-test.coverprofile", prof}, opts...)})
 	if err != nil {
 		return nil, false, fmt.Errorf("localize: run %s: %w", pattern, err)
 	}

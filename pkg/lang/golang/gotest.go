@@ -23,6 +23,10 @@ type Runner struct {
 	// MaxOutput caps the text output kept in Outcome.Output. The test
 	// results are read from the whole of go test's output regardless.
 	MaxOutput int
+	// Env ("NAME=value") and Args are the repository's test settings
+	// (Driver.WithTests): every go test sees the variables, and takes the
+	// options before its packages.
+	Env, Args []string
 }
 
 // Run runs the tests ids in the module at dir, count times each. The tests
@@ -208,8 +212,8 @@ func (r Runner) goTest(ctx context.Context, dir string, args []string) (testrun.
 		_, _ = io.Copy(io.Discard, pr)
 		done <- parsed{rep, err}
 	}()
-	cmd := append([]string{"go", "test", "-json"}, args...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: cmd, Timeout: r.Timeout, MaxOutput: r.MaxOutput, Stdout: pw})
+	cmd := append(append([]string{"go", "test", "-json"}, r.Args...), args...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: cmd, Env: r.Env, Timeout: r.Timeout, MaxOutput: r.MaxOutput, Stdout: pw})
 	pw.Close()
 	p := <-done
 	if err != nil {
@@ -268,8 +272,8 @@ func pkgDir(mod, imp string) string {
 // running their parent. A package that does not build is an error that
 // carries the compiler's output.
 func (r Runner) List(ctx context.Context, dir string, pkgs []string) ([]testrun.Listed, error) {
-	args := append([]string{"go", "test", "-list", "^Test"}, pkgs...)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Timeout: r.Timeout, MaxOutput: r.MaxOutput})
+	args := append(append([]string{"go", "test", "-list", "^Test"}, r.Args...), pkgs...)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: args, Env: r.Env, Timeout: r.Timeout, MaxOutput: r.MaxOutput})
 	if err != nil {
 		return nil, fmt.Errorf("list the tests of %s: %w", strings.Join(pkgs, " "), err)
 	}

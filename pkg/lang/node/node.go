@@ -59,6 +59,10 @@ type Driver struct {
 	// MaxOutput caps the output kept of each command (0: the sandbox's
 	// default). Test results are read from the runner's report, whole.
 	MaxOutput int
+	// TestEnv ("NAME=value") and TestArgs are the repository's test
+	// settings (WithTests): every runner's process sees the variables,
+	// over the driver's own defaults, and takes the options.
+	TestEnv, TestArgs []string
 }
 
 // Name is "node".

@@ -73,10 +73,15 @@ func (s *session) command(runner, name string, targets []testrun.Target, collect
 	if collect {
 		pattern = neverMatches
 	}
-	var args, env []string
+	var args []string
+	// The repository's variables (WithTests) come before the runner's
+	// own, which win; its options follow redfix's, before the selection.
+	env := append([]string(nil), s.d.TestEnv...)
+	extra := s.d.TestArgs
 	switch runner {
 	case vitest:
 		args = []string{s.node, s.bin(entries[vitest]), "run", "--reporter=json", "--outputFile=" + report, "--passWithNoTests", "--watch=false"}
+		args = append(args, extra...)
 		if pattern != "" {
 			args = append(args, "--testNamePattern="+pattern)
 		}
@@ -88,6 +93,7 @@ func (s *session) command(runner, name string, targets []testrun.Target, collect
 	case jest:
 		args = []string{s.node, s.bin(entries[jest]), "--ci", "--json", "--outputFile=" + report, "--testLocationInResults",
 			"--passWithNoTests", "--watchman=false", "--color=false", "--cacheDirectory=/tmp/jest-cache"}
+		args = append(args, extra...)
 		if pattern != "" {
 			args = append(args, "--testNamePattern="+pattern)
 		}
@@ -120,6 +126,7 @@ func (s *session) command(runner, name string, targets []testrun.Target, collect
 			return nil, nil, err
 		}
 		args = []string{s.node, s.bin(entries[mocha]), "--reporter", reporter, "--no-color"}
+		args = append(args, extra...)
 		if collect {
 			args = append(args, "--dry-run")
 			pattern = ""
@@ -144,6 +151,7 @@ func (s *session) command(runner, name string, targets []testrun.Target, collect
 			return nil, nil, err
 		}
 		args = []string{s.node, "--test", "--test-reporter=" + reporter, "--test-reporter-destination=" + report}
+		args = append(args, extra...)
 		if pattern != "" {
 			args = append(args, "--test-name-pattern="+pattern)
 		}

@@ -3,6 +3,7 @@ package python
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,24 +19,31 @@ const maxDepFileBytes = 1 << 20
 type declaredBy struct {
 	Requirement string `json:"requirement"`
 	From        string `json:"from"`
+	// Optional: its install may fail without failing the setup.
+	Optional bool `json:"optional"`
 }
 
 // maxIncludeDepth bounds requirement files including one another.
 const maxIncludeDepth = 5
 
 // declared is what a checkout's requirement files declare, made fit for
-// pip: requirement lines (and the few global options kept), constraint
+// pip: requirement lines (and the few global options kept), each with the
+// dependency group of the file it is from (groups, "" the base), constraint
 // lines, the files read, and what was left out and why.
 type declared struct {
 	requirements []string
-	constraints  []string
-	files        []string
-	notes        []string
+	groups       []string
+	// named are the groups the root files are named for, sorted.
+	named       []string
+	constraints []string
+	files       []string
+	notes       []string
 }
 
 // readRequirements reads the requirement files of the checkout at dir: the
-// root's requirements*.txt and requirements/*.txt (files about docs left
-// out), and the files they include with -r and -c, beneath the checkout.
+// root's requirements*.txt, *-requirements.txt and requirements/*.txt
+// (files about docs left out), the base's first (see fileGroup), and the
+// files they include with -r and -c, beneath the checkout.
 //
 // Only plain names from the configured index are kept for pip (see
 // requirement), and the few options that narrow which of its releases are
@@ -51,7 +59,7 @@ func readRequirements(dir string) declared {
 	var roots []string
 	if ents, err := untrusted.ReadDir(dir, "."); err == nil {
 		for _, e := range ents {
-			if n := e.Name(); strings.HasPrefix(n, "requirements") && strings.HasSuffix(n, ".txt") && !strings.Contains(n, "doc") {
+			if n := e.Name(); strings.HasSuffix(n, ".txt") && (strings.HasPrefix(n, "requirements") || strings.HasSuffix(n, "requirements.txt")) && !strings.Contains(n, "doc") {
 				roots = append(roots, n)
 			}
 		}
@@ -63,16 +71,30 @@ func readRequirements(dir string) declared {
 			}
 		}
 	}
-	sort.Strings(roots)
+	// The base's files first: a file of a group that includes the base
+	// (-r requirements.txt) must not make the base that group's.
+	sort.Slice(roots, func(i, j int) bool {
+		bi, bj := fileGroup(roots[i]) == "", fileGroup(roots[j]) == ""
+		if bi != bj {
+			return bi
+		}
+		return roots[i] < roots[j]
+	})
 	seen := map[string]bool{}
 	for _, rel := range roots {
-		d.read(dir, rel, false, 0, seen)
+		g := fileGroup(rel)
+		if g != "" && !slices.Contains(d.named, g) {
+			d.named = append(d.named, g)
+		}
+		d.read(dir, rel, g, false, 0, seen)
 	}
+	slices.Sort(d.named)
 	return d
 }
 
-// read reads one requirement file (constraints: a constraints file).
-func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[string]bool) {
+// read reads one requirement file of group (constraints: a constraints
+// file).
+func (d *declared) read(dir, rel, group string, constraints bool, depth int, seen map[string]bool) {
 	if seen[rel] {
 		return
 	}
@@ -96,6 +118,7 @@ func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[s
 				d.constraints = append(d.constraints, req)
 			default:
 				d.requirements = append(d.requirements, req)
+				d.groups = append(d.groups, group)
 			}
 			continue
 		}
@@ -108,7 +131,7 @@ func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[s
 			case depth >= maxIncludeDepth:
 				leftOut(fmt.Sprintf("included more than %d deep", maxIncludeDepth))
 			default:
-				d.read(dir, inc, constraints || opt == "-c" || opt == "--constraint", depth+1, seen)
+				d.read(dir, inc, group, constraints || opt == "-c" || opt == "--constraint", depth+1, seen)
 			}
 			continue
 		}
@@ -118,6 +141,7 @@ func (d *declared) read(dir, rel string, constraints bool, depth int, seen map[s
 			leftOut(why)
 		case kept != "" && !constraints:
 			d.requirements = append(d.requirements, kept)
+			d.groups = append(d.groups, group)
 		}
 	}
 }

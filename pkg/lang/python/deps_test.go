@@ -67,9 +67,14 @@ after-comment
 	if !slices.Equal(d.constraints, []string{"urllib3<3"}) {
 		t.Errorf("constraints = %q", d.constraints)
 	}
-	wantFiles := []string{"requirements-test.txt", "requirements.txt", "requirements/base.txt", "constraints.txt", "requirements/dev.txt"}
+	// The base's files first, then the groups' (a group's file that
+	// includes the base does not make it the group's).
+	wantFiles := []string{"requirements.txt", "requirements/base.txt", "constraints.txt", "requirements-test.txt", "requirements/dev.txt"}
 	if !slices.Equal(d.files, wantFiles) {
 		t.Errorf("files = %q, want %q", d.files, wantFiles)
+	}
+	if g := d.groups; len(g) != len(want) || g[0] != "" || g[len(g)-1] != "dev" || !slices.Equal(d.named, []string{"dev", "test"}) {
+		t.Errorf("groups = %q (files named for %q); want the base's, then dev's pytest-mock, of files named for dev and test", g, d.named)
 	}
 	for _, note := range []string{
 		`requirements.txt:5: "-e ." left out: editable installs`,
@@ -395,7 +400,7 @@ dependencies = ["evil @ git+https://vcs.example/evil.git"]
 test = ["https://files.example/evil-1.0-py3-none-any.whl"]
 
 [dependency-groups]
-dev = ["evil-2.0.tar.gz"]
+tests = ["evil-2.0.tar.gz"]
 `,
 		"setup.cfg": `[metadata]
 name = app
@@ -416,7 +421,7 @@ testing =
 	for _, note := range []string{
 		`pyproject.toml [project] dependencies: "evil @ git+https://vcs.example/evil.git" left out: ` + whyDirect,
 		`pyproject.toml [project.optional-dependencies] test: "https://files.example/evil-1.0-py3-none-any.whl" left out: ` + whyURL,
-		`pyproject.toml [dependency-groups] dev: "evil-2.0.tar.gz" left out: ` + whyArchive,
+		`pyproject.toml [dependency-groups] tests: "evil-2.0.tar.gz" left out: ` + whyArchive,
 		`setup.cfg [options] install_requires: "other @ http://127.0.0.1:9/other.tar.gz" left out: ` + whyDirect,
 		`setup.cfg [options.extras_require] testing: "hg+https://vcs.example/x#egg=x" left out: ` + whyVCS,
 	} {

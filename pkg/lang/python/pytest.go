@@ -121,13 +121,16 @@ func writePlugin(outbox string) error {
 
 // pytest runs one pytest process in the checkout, its JUnit report written
 // into outbox as junit-<name>.xml and read back from there. pre are
-// arguments before pytest's own (coverage's), extra pytest's options.
+// arguments before pytest's own (coverage's), extra pytest's options; the
+// repository's test settings (WithTests) follow them.
 func (d Driver) pytest(ctx context.Context, env pyEnv, dir, outbox, name string, pre, extra, args []string, vars ...string) (invocation, error) {
 	junit := "junit-" + name + ".xml"
 	cmd := append([]string{env.python}, pre...)
 	cmd = append(cmd, pytestArgs(dir, filepath.Join(outbox, junit))...)
 	cmd = append(cmd, extra...)
+	cmd = append(cmd, d.TestArgs...)
 	cmd = append(cmd, args...)
+	vars = append(append([]string(nil), d.TestEnv...), vars...)
 	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: cmd, Env: env.vars(outbox, vars...), Timeout: d.Timeout, MaxOutput: d.MaxOutput, Outbox: outbox})
 	if err != nil {
 		return invocation{}, fmt.Errorf("pytest in %s: %w", dir, err)

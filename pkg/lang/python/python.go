@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/untrusted"
 )
 
@@ -55,6 +57,21 @@ type Driver struct {
 	// MaxOutput caps the output kept of each command (0: the sandbox's
 	// default). Test results are read from the JUnit report, whole.
 	MaxOutput int
+	// TestEnv ("NAME=value") and TestArgs are the repository's test
+	// settings (WithTests): every pytest sees the variables and takes the
+	// options. Groups are the dependency groups setup installs (none: the
+	// tests' own where the project declares them).
+	TestEnv, TestArgs, Groups []string
+	// Log takes setup's warnings (a requirement outside the tests' groups
+	// that did not install); nil drops them.
+	Log *zap.Logger
+}
+
+func (d Driver) log() *zap.Logger {
+	if d.Log == nil {
+		return zap.NewNop()
+	}
+	return d.Log
 }
 
 // Name is "python".

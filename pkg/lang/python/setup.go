@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -28,7 +30,7 @@ var depsScript string
 
 // recipe names how a virtual environment is made: a change to the making
 // changes it, and with it every environment's key.
-const recipe = "redfix-python-venv/2"
+const recipe = "redfix-python-venv/3"
 
 // readyFile marks a virtual environment made whole; it holds the key.
 const readyFile = ".redfix-ready"
@@ -97,31 +99,35 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 		return pyEnv{}, err
 	}
 	defer os.RemoveAll(outbox)
-	probe, err := d.probe(ctx, base, dir, outbox)
+	probe, err := d.probe(ctx, base, dir, outbox, decl.named)
 	if err != nil {
 		return pyEnv{}, err
 	}
 	env.notes = append(env.notes, probe.Notes...)
-	reqs := decl.requirements
+	reqs, optional, notes := d.chosen(decl, probe.TestsDeclared)
+	env.notes = append(env.notes, notes...)
 	for _, r := range probe.Requires {
 		req, why := requirement(r.Requirement)
-		if why != "" {
+		switch {
+		case why != "":
 			env.notes = append(env.notes, fmt.Sprintf("%s: %q left out: %s", r.From, r.Requirement, why))
-			continue
+		case r.Optional:
+			optional = append(optional, req)
+		default:
+			reqs = append(reqs, req)
 		}
-		reqs = append(reqs, req)
 	}
 	reqs = append(reqs, probe.Missing...)
-	if len(reqs) == 0 {
+	if len(reqs)+len(optional) == 0 {
 		return env, nil
 	}
-	key := venvKey(base, probe.Version, d.IndexURL, d.AllowSdists, reqs, decl.constraints)
+	key := venvKey(base, probe.Version, d.IndexURL, d.AllowSdists, reqs, optional, decl.constraints)
 	venv := filepath.Join(sandbox.CacheDir(ctx), "python", "venv-"+key[:24])
 	env.python = filepath.Join(venv, "bin", "python")
 	if ready(venv, key) {
 		return env, nil
 	}
-	if err := d.makeVenv(ctx, base, venv, key, outbox, reqs, decl.constraints, env.notes); err != nil {
+	if err := d.makeVenv(ctx, base, venv, key, outbox, wants{reqs, optional, decl.constraints}, env.notes); err != nil {
 		return pyEnv{}, err
 	}
 	return env, nil
@@ -129,10 +135,11 @@ func (d Driver) prepare(ctx context.Context, dir string) (pyEnv, error) {
 
 // probed is what the dependency script says (scripts/deps.py).
 type probed struct {
-	Requires []declaredBy `json:"requires"`
-	Missing  []string     `json:"missing"`
-	Version  string       `json:"version"`
-	Notes    []string     `json:"notes"`
+	Requires      []declaredBy `json:"requires"`
+	Missing       []string     `json:"missing"`
+	Version       string       `json:"version"`
+	Notes         []string     `json:"notes"`
+	TestsDeclared bool         `json:"tests_declared"`
 }
 
 // maxProbeBytes bounds the dependency script's answer.
@@ -141,7 +148,9 @@ const maxProbeBytes = 4 << 20
 // probe runs the dependency script on copies of the checkout's
 // pyproject.toml and setup.cfg, made in outbox by redfix (sized, never
 // through a link), in isolated mode: nothing of the checkout is imported.
-func (d Driver) probe(ctx context.Context, base, dir, outbox string) (probed, error) {
+// It is told the groups asked for and those the requirement files are
+// named for (fileGroups), to choose the same groups.
+func (d Driver) probe(ctx context.Context, base, dir, outbox string, fileGroups []string) (probed, error) {
 	args := []string{base, "-I", "-c", depsScript}
 	for _, name := range []string{"pyproject.toml", "setup.cfg"} {
 		data, err := untrusted.ReadFile(dir, name, maxDepFileBytes)
@@ -155,6 +164,7 @@ func (d Driver) probe(ctx context.Context, base, dir, outbox string) (probed, er
 		}
 		args = append(args, cp)
 	}
+	args = append(args, strings.Join(d.asked(), ","), strings.Join(fileGroups, ","))
 	out := &cappedWriter{max: maxProbeBytes}
 	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: outbox, Args: args, Timeout: d.CheckTimeout, MaxOutput: d.MaxOutput, Stdout: out, Outbox: outbox})
 	if err != nil {
@@ -171,7 +181,7 @@ func (d Driver) probe(ctx context.Context, base, dir, outbox string) (probed, er
 }
 
 // venvKey names a virtual environment by what makes it.
-func venvKey(base, version, index string, sdists bool, reqs, constraints []string) string {
+func venvKey(base, version, index string, sdists bool, reqs, optional, constraints []string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s\n%s\nsdists=%v\n", recipe, base, version, index, sdists)
 	if real, err := filepath.EvalSymlinks(base); err == nil {
@@ -179,6 +189,9 @@ func venvKey(base, version, index string, sdists bool, reqs, constraints []strin
 	}
 	for _, r := range reqs {
 		fmt.Fprintf(h, "R %s\n", r)
+	}
+	for _, o := range optional {
+		fmt.Fprintf(h, "O %s\n", o)
 	}
 	for _, c := range constraints {
 		fmt.Fprintf(h, "C %s\n", c)
@@ -192,11 +205,16 @@ func ready(venv, key string) bool {
 	return err == nil && string(data) == key
 }
 
+// wants are what a virtual environment is made of: the requirements
+// whose install must succeed, those whose install may fail (a warning),
+// and the constraints.
+type wants struct{ required, optional, constraints []string }
+
 // makeVenv makes the virtual environment venv, under a lock that jobs of
 // the same repository share, unless another job made it meanwhile. The
 // environment is the setup's to fill (sandbox.Cmd.Fill), with pip's
 // download cache; every other command sees both read-only.
-func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, reqs, constraints, notes []string) error {
+func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, w wants, notes []string) error {
 	if err := os.MkdirAll(filepath.Dir(venv), 0o755); err != nil {
 		return fmt.Errorf("python setup: %w", err)
 	}
@@ -232,31 +250,24 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 			return err
 		}
 	}
-	reqFile := filepath.Join(outbox, "requirements.txt")
-	lines := append([]string(nil), reqs...)
-	if len(constraints) > 0 {
-		cFile := filepath.Join(outbox, "constraints.txt")
-		if err := os.WriteFile(cFile, []byte(strings.Join(constraints, "\n")+"\n"), 0o644); err != nil {
-			return fmt.Errorf("python setup: %w", err)
-		}
-		lines = append([]string{"-c " + cFile}, lines...)
-	}
-	if err := os.WriteFile(reqFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		return fmt.Errorf("python setup: %w", err)
-	}
 	if s.registries, err = d.registries(base, py); err != nil {
 		return err
 	}
-	args := []string{py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off"}
-	if d.IndexURL != "" {
-		args = append(args, "--index-url", d.IndexURL)
+	all := append(append([]string(nil), w.required...), w.optional...)
+	err = s.install(ctx, py, "requirements", all, w.constraints)
+	if err != nil && len(w.optional) > 0 {
+		// Something did not install: the required alone must, and each
+		// optional requirement may fail, a warning.
+		err = nil
+		if len(w.required) > 0 {
+			err = s.install(ctx, py, "required", w.required, w.constraints)
+		}
+		if err == nil {
+			s.installEach(ctx, py, w.optional, w.constraints)
+		}
 	}
-	if !d.AllowSdists && !untrusted.Trusting {
-		args = append(args, "--only-binary", ":all:")
-	}
-	args = append(args, "-r", reqFile)
-	if err := s.cmd(ctx, args...); err != nil {
-		msg := fmt.Sprintf("%v\n(the requirements: %s", err, strings.Join(lines, "; "))
+	if err != nil {
+		msg := fmt.Sprintf("%v\n(the requirements: %s", err, strings.Join(w.required, "; "))
 		if !d.AllowSdists {
 			msg += "; wheels only: what the index has only as a source distribution is not built unless the driver allows it (allow_sdists)"
 		}
@@ -271,6 +282,52 @@ func (d Driver) makeVenv(ctx context.Context, base, venv, key, outbox string, re
 	}
 	ok = true
 	return nil
+}
+
+// install pip-installs reqs (with constraints) into the environment of py,
+// from a requirements file named for what it holds; an error names the
+// command and its output.
+func (s setup) install(ctx context.Context, py, name string, reqs, constraints []string) error {
+	lines := append([]string(nil), reqs...)
+	if len(constraints) > 0 {
+		cFile := filepath.Join(s.outbox, "constraints.txt")
+		if err := os.WriteFile(cFile, []byte(strings.Join(constraints, "\n")+"\n"), 0o644); err != nil {
+			return fmt.Errorf("python setup: %w", err)
+		}
+		lines = append([]string{"-c " + cFile}, lines...)
+	}
+	reqFile := filepath.Join(s.outbox, name+".txt")
+	if err := os.WriteFile(reqFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("python setup: %w", err)
+	}
+	args := []string{py, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--progress-bar", "off"}
+	if s.d.IndexURL != "" {
+		args = append(args, "--index-url", s.d.IndexURL)
+	}
+	if !s.d.AllowSdists && !untrusted.Trusting {
+		args = append(args, "--only-binary", ":all:")
+	}
+	return s.cmd(ctx, append(args, "-r", reqFile)...)
+}
+
+// installEach installs the optional requirements one by one (with their
+// files' global options), after the required ones: each that fails is a
+// warning naming it, and the setup goes on.
+func (s setup) installEach(ctx context.Context, py string, optional, constraints []string) {
+	var opts, reqs []string
+	for _, r := range optional {
+		if strings.HasPrefix(r, "-") {
+			opts = append(opts, r)
+		} else {
+			reqs = append(reqs, r)
+		}
+	}
+	for i, r := range reqs {
+		if err := s.install(ctx, py, fmt.Sprintf("optional-%d", i), append(append([]string(nil), opts...), r), constraints); err != nil {
+			s.d.log().Warn("python setup: a requirement the tests' groups do not name did not install; the setup goes on without it",
+				zap.String("requirement", r), zap.String("error", clip.Middle(err.Error(), 2<<10)))
+		}
+	}
 }
 
 // setup runs a virtual environment's setup commands: the directories they
