@@ -24,7 +24,7 @@ import (
 )
 
 // GateName is the name of the judge's gate.
-const GateName = "judge"
+const GateName = task.GateJudge
 
 // Input is what the judge sees.
 type Input struct {

@@ -57,6 +57,10 @@ type Links struct {
 	Attachments string
 }
 
+// UnreviewedNotice heads the body of a pull request whose patch no model
+// reviewed.
+const UnreviewedNotice = "> [!WARNING]\n> **Not reviewed by a model.** No judge passed this change (the offline policy wrote it, or no model was configured): the gates below are all that checked it. It opens as a draft; review it with more care than a judged one."
+
 // MaxBodyChars is GitHub's limit on a pull request's body.
 const MaxBodyChars = 65536
 
@@ -125,6 +129,9 @@ func bodyWith(pr PullRequest, l Links, diffBytes, limit int) (string, string) {
 	at := code(task.Short(t.Commit))
 	if t.Branch != "" {
 		at += " on " + code(t.Branch)
+	}
+	if !task.Reviewed(pr.Gates) {
+		b.WriteString(UnreviewedNotice + "\n\n")
 	}
 	fmt.Fprintf(&b, "redfix found %s failing at %s and proposes the change below. Every gate it ran is listed with its verdict; the agent's whole trajectory is attached.\n\n",
 		plural(len(t.Failures), "test", "tests"), at)

@@ -108,7 +108,12 @@ func bodyProblems(body string, pr PullRequest, withLinks bool) []string {
 	}
 
 	// The blocks redfix writes, and no more.
-	want := map[string]int{"Heading": 7 + len(t.Failures), "Blockquote": 1, "Table": 1}
+	// (The summary's quote, and the notice when no judge passed it.)
+	quotes := 1
+	if !task.Reviewed(pr.Gates) {
+		quotes++
+	}
+	want := map[string]int{"Heading": 7 + len(t.Failures), "Blockquote": quotes, "Table": 1}
 	for k, n := range want {
 		if d.Kinds[k] != n {
 			bad("%d %s nodes, want %d", d.Kinds[k], k, n)

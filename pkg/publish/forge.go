@@ -59,6 +59,10 @@ type Mirrors interface {
 // Label is put on every pull request redfix opens.
 const Label = "redfix"
 
+// UnreviewedLabel marks a pull request whose patch no model reviewed (the
+// judge did not pass it: the offline policy, a run without a model).
+const UnreviewedLabel = "redfix:unreviewed"
+
 // TrajectoryRefPrefix is where the trajectories are pushed: one branch per
 // task, refs/heads/redfix-trajectories/<group>/<task>, holding a single
 // commit (no parent, not the pull request's branch) with trajectory.jsonl,
@@ -212,7 +216,8 @@ func (g *Forge) openChange(ctx context.Context, pr PullRequest) (string, error) 
 		return url, nil
 	}
 
-	draft := judgeDidNotRun(pr.Gates)
+	// A patch no model reviewed opens as a draft, labelled so.
+	draft := !task.Reviewed(pr.Gates)
 	created, err := r.cr.OpenChangeRequest(ctx, r.id, forge.NewChangeRequest{Title: title, Head: branch, Base: r.base, Body: body, Draft: draft})
 	if err != nil {
 		// A create whose answer was lost, or a worker that won the race
@@ -227,7 +232,11 @@ func (g *Forge) openChange(ctx context.Context, pr PullRequest) (string, error) 
 		return "", fmt.Errorf("publish task %s: open the pull request: %w", t.ID, err)
 	}
 	log = log.With(zap.String("pull_request", created.URL))
-	for _, l := range append([]string{Label}, pr.Labels...) {
+	labels := append([]string{Label}, pr.Labels...)
+	if draft {
+		labels = append(labels, UnreviewedLabel)
+	}
+	for _, l := range labels {
 		if err := r.cr.AddLabel(ctx, r.id, created.Number, l); err != nil {
 			log.Warn("label the pull request", zap.String("label", l), zap.Error(err))
 		}
@@ -419,17 +428,6 @@ func (r *forgeRepo) links(t task.Task, tests map[string]testFile) Links {
 			return r.cr.FileURL(r.info, t.Commit, tf.path, tf.line)
 		},
 	}
-}
-
-// judgeDidNotRun reports a judge gate that is not a pass: the pull request
-// is then a draft.
-func judgeDidNotRun(gates []task.Gate) bool {
-	for _, g := range gates {
-		if g.Name == "judge" {
-			return g.Verdict != task.GatePass
-		}
-	}
-	return true
 }
 
 // refSafe makes s usable as one component of a branch name.

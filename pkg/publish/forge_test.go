@@ -190,8 +190,12 @@ func TestGitHubPublishOpensOnePullRequest(t *testing.T) {
 	if p.Title != Title(pr) || p.Head != Branch(pr.Task) || p.Base != "main" || !p.Draft {
 		t.Errorf("pull request: title %q head %q base %q draft %v", p.Title, p.Head, p.Base, p.Draft)
 	}
-	if len(p.Labels) != 1 || p.Labels[0] != Label {
-		t.Errorf("labels %v", p.Labels)
+	// No judge passed it: a draft, labelled and headed as unreviewed.
+	if strings.Join(p.Labels, ",") != Label+","+UnreviewedLabel {
+		t.Errorf("labels %v, want %s and %s", p.Labels, Label, UnreviewedLabel)
+	}
+	if !strings.HasPrefix(p.Body, UnreviewedNotice) {
+		t.Errorf("the body of an unreviewed patch does not start with the notice:\n%.300s", p.Body)
 	}
 	if strings.Join(p.Reviewers, ",") != "jane,calc-owner" || strings.Join(p.TeamReviewers, ",") != "calc-team" {
 		t.Errorf("reviewers %v, teams %v; want the blame's author and the test's code owners", p.Reviewers, p.TeamReviewers)
@@ -256,8 +260,12 @@ func TestGitHubPublishIsReadyForReviewWhenTheJudgeAccepted(t *testing.T) {
 	if _, err := pub.Publish(context.Background(), f.pr(task.GatePass)); err != nil {
 		t.Fatal(err)
 	}
-	if p := f.pulls(); len(p) != 1 || p[0].Draft {
+	p := f.pulls()
+	if len(p) != 1 || p[0].Draft {
 		t.Fatalf("pull requests %+v, want one, not a draft", p)
+	}
+	if strings.Join(p[0].Labels, ",") != Label || strings.Contains(p[0].Body, "Not reviewed by a model") {
+		t.Errorf("a judged patch is marked unreviewed: labels %v, body:\n%.300s", p[0].Labels, p[0].Body)
 	}
 }
 

@@ -26,8 +26,8 @@ func TestGitHubPublishAsksTheRepositorysReviewersAndLabels(t *testing.T) {
 		t.Fatalf("%d pull requests, want 1", len(pulls))
 	}
 	p := pulls[0]
-	if strings.Join(p.Labels, ",") != Label+",bot-fix" {
-		t.Errorf("labels %v; want %s and bot-fix", p.Labels, Label)
+	if strings.Join(p.Labels, ",") != Label+",bot-fix,"+UnreviewedLabel {
+		t.Errorf("labels %v; want %s, bot-fix and %s", p.Labels, Label, UnreviewedLabel)
 	}
 	if strings.Join(p.Reviewers, ",") != "jane,calc-owner,alice" || strings.Join(p.TeamReviewers, ",") != "calc-team,payments" {
 		t.Errorf("reviewers %v, teams %v; want the file's alice and payments after redfix's own", p.Reviewers, p.TeamReviewers)

@@ -318,6 +318,23 @@ func Passed(gates []Gate, optional ...string) bool {
 	return true
 }
 
+// GateJudge is the gate where a model reviews the patch (pkg/judge).
+const GateJudge = "judge"
+
+// Reviewed reports whether a model reviewed the patch and passed it: its
+// judge gate ran and passed. A patch no model reviewed (the offline
+// policy's, a run without a judge) is marked unreviewed wherever it is
+// shown: a draft pull request with the unreviewed label and a notice at
+// the top of its body, and a line in worker repair's report.
+func Reviewed(gates []Gate) bool {
+	for _, g := range gates {
+		if g.Name == GateJudge {
+			return g.Verdict == GatePass
+		}
+	}
+	return false
+}
+
 // Round verdicts: how one round of a candidate ended.
 const (
 	RoundAccepted  = "accepted"   // every gate passed

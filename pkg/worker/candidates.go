@@ -59,17 +59,10 @@ type candidate struct {
 
 // accepted reports whether every gate passed (the judge may not have run).
 func (c *candidate) accepted() bool {
-	return c.err == nil && c.status == "" && task.Passed(c.gates, "judge")
+	return c.err == nil && c.status == "" && task.Passed(c.gates, task.GateJudge)
 }
 
-func (c *candidate) judged() bool {
-	for _, g := range c.gates {
-		if g.Name == "judge" && g.Verdict == task.GatePass {
-			return true
-		}
-	}
-	return false
-}
+func (c *candidate) judged() bool { return task.Reviewed(c.gates) }
 
 // attempts runs p.samples() candidates, at most p.Parallel at a time, each
 // in a workspace of its own, and returns them all; the caller closes their

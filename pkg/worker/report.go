@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/markdown"
+	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -65,6 +66,9 @@ func (a *RepairReport) Write() error {
 	b.WriteString("\n## Outcome\n\n")
 	if o := a.Outcome; o != nil {
 		fmt.Fprintf(&b, "Stopped: %s\n\n", markdown.Text(StopLine(*o)))
+		if o.Status == task.StatusPublished && !task.Reviewed(o.Gates) {
+			b.WriteString("Not reviewed by a model: no judge passed this patch (the offline policy wrote it, or no model was configured); it was published as a draft, labelled " + markdown.Code(publish.UnreviewedLabel) + ".\n\n")
+		}
 		if a.Err != nil {
 			b.WriteString("Error:\n\n" + markdown.CodeBlock("text", clip.Middle(a.Err.Error(), 16<<10)))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/markdown"
 	"github.com/redfix/redfix/pkg/markdown/markdowntest"
+	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/redact"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -71,5 +72,30 @@ func TestAttemptReportOfHostileText(t *testing.T) {
 	shown = strings.ReplaceAll(d.Shown, markdown.Joiner, "")
 	if flat := strings.Join(strings.Fields(evil), " "); strings.Count(shown, flat) < 10 {
 		t.Errorf("with rounds: the hostile text reads back as itself %d times, want 10 or more:\n%s", strings.Count(shown, flat), b)
+	}
+}
+
+// A published patch no judge passed is said to be unreviewed; one the
+// judge passed is not.
+func TestRepairReportMarksAnUnreviewedPatch(t *testing.T) {
+	t.Parallel()
+	for _, judge := range []string{"", task.GateNotRun, task.GatePass} {
+		gates := []task.Gate{{Name: "oracle", Verdict: task.GatePass}}
+		if judge != "" {
+			gates = append(gates, task.Gate{Name: task.GateJudge, Verdict: judge})
+		}
+		a := &RepairReport{Dir: t.TempDir(), Started: time.Now(), Redactor: redact.New(),
+			Outcome: &Outcome{Status: task.StatusPublished, PullRequest: "file:///pr", Gates: gates}}
+		if err := a.Write(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(a.Dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(string(b), "Not reviewed by a model") && strings.Contains(string(b), publish.UnreviewedLabel)
+		if said != (judge != task.GatePass) {
+			t.Errorf("judge %q: unreviewed said %v:\n%s", judge, said, b)
+		}
 	}
 }
