@@ -145,7 +145,8 @@ func checkDashboardInBrowser(t *testing.T, url string) {
 		`id="land-rate">—`, `0 landed of 0 decided, last 30 days (1 published)`, // the demo's pull request is not decided
 		`id="publish-rate">100.0%`,
 		`data-chart="daily"`, `data-chart="weekly"`, `class="publish-rate"`, `class="bar"`,
-		`id="recent-prs"`, pr.TaskID, `<td class="published">published</td>`,
+		`id="recent-prs"`, pr.TaskID, // the offline policy's patch, no model reviewed it:
+		`<td class="published">published <span class="unreviewed" title="no model reviewed this patch">unreviewed</span></td>`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the page in the browser lacks %s", want)

@@ -108,7 +108,8 @@ func (h Recorder) RecordRepair(ctx context.Context, t task.Task, out worker.Outc
 			return err
 		}
 	}
-	return h.Store.RecordPullRequest(ctx, series.PullRequest{TaskID: t.ID, Repo: series.Repo(t.Repo), URL: out.PullRequest, Title: t.Title(), At: now})
+	return h.Store.RecordPullRequest(ctx, series.PullRequest{TaskID: t.ID, Repo: series.Repo(t.Repo), URL: out.PullRequest, Title: t.Title(), At: now,
+		Unreviewed: !task.Reviewed(out.Gates)})
 }
 
 // TriageFailed keeps a report triage settled without triaging it; class

@@ -52,6 +52,8 @@ type PullRequest struct {
 	URL    string    `json:"url"`
 	Title  string    `json:"title,omitempty"`
 	At     time.Time `json:"at"`
+	// Unreviewed: no model reviewed its patch (task.Reviewed).
+	Unreviewed bool `json:"unreviewed,omitempty"`
 }
 
 // TriageFailure is a report triage gave up on, with why.

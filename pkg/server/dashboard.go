@@ -48,7 +48,7 @@ var dashboardTmpl = template.Must(template.New("dashboard").Funcs(template.FuncM
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222;max-width:1300px}
 h2{margin-top:1.6em;border-bottom:1px solid #eee}
 table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
-.n{text-align:right}.published,.landed,.landed_with_edits{color:#176f2c}.failed,.no_patch,.closed_unmerged{color:#a33}.dropped{color:#777}
+.n{text-align:right}.published,.landed,.landed_with_edits{color:#176f2c}.failed,.no_patch,.closed_unmerged{color:#a33}.dropped{color:#777}.unreviewed{color:#8a5a00;font-size:smaller}
 .banner{background:#fde2e1;border:1px solid #c33;padding:.6em 1em;margin:1em 0;font-weight:600}
 .cards{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;min-width:11em}
 .card b{display:block;font-size:1.7em}.muted{color:#777}.legend span{margin-right:1em}
@@ -81,7 +81,7 @@ table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding
 {{with .Land}}{{if .Overall.Published}}<p>On the forges: {{if .Overall.LandRate}}{{landRate .Overall.LandRate}} of the decided pull requests landed ({{.Overall.Landed}} of {{decided .Overall}}; {{.Overall.LandedWithEdits}} after a human's edits){{else}}no pull request decided yet, so no land rate{{end}}. {{.Overall.Published}} published: {{.Overall.Open}} open, {{.Overall.ClosedUnmerged}} closed unmerged{{if .Overall.ClosedByBot}} ({{.Overall.ClosedByBot}} by redfix itself: no longer needed, or conflicting with the default branch){{end}}; changes requested on {{.Overall.ChangesRequested}}.{{if .Overall.Reviewed}} Mean time to first review {{dur .Overall.MeanSecondsToFirstReview}}.{{end}}{{if .Overall.Landed}} Mean time to land {{dur .Overall.MeanSecondsToLand}}.{{end}}</p>{{end}}{{end}}
 <h3>Recent pull requests</h3>
 {{if .PullRequests}}<table id="recent-prs"><tr><th>opened</th><th>repository</th><th>failing test</th><th>state</th><th>pull request</th></tr>
-{{range .PullRequests}}<tr><td>{{when .At}}</td><td>{{.Repo}}</td><td><a href="/api/v1/tasks/{{.TaskID}}">{{.Title}}</a></td><td class="{{.State}}">{{.State}}</td><td>{{if .Link}}<a href="{{.Link}}">{{.URL}}</a>{{else}}{{.URL}}{{end}}</td></tr>
+{{range .PullRequests}}<tr><td>{{when .At}}</td><td>{{.Repo}}</td><td><a href="/api/v1/tasks/{{.TaskID}}">{{.Title}}</a></td><td class="{{.State}}">{{.State}}{{if .Unreviewed}} <span class="unreviewed" title="no model reviewed this patch">unreviewed</span>{{end}}</td><td>{{if .Link}}<a href="{{.Link}}">{{.URL}}</a>{{else}}{{.URL}}{{end}}</td></tr>
 {{end}}</table>{{else}}<p class="muted">None yet.</p>{{end}}
 
 <h2>By repository</h2>

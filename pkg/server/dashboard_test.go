@@ -65,7 +65,7 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		must(st.RecordTimeToPR(ctx, now, d))
 	}
 	must(st.RecordPullRequest(ctx, series.PullRequest{TaskID: "t1", Repo: "acme/shop", URL: "https://github.com/acme/shop/pull/9", Title: "TestTier", At: now}))
-	must(st.RecordPullRequest(ctx, series.PullRequest{TaskID: "t2", Repo: local, URL: "/tmp/out/redfix-t2", Title: "TestLocal", At: now}))
+	must(st.RecordPullRequest(ctx, series.PullRequest{TaskID: "t2", Repo: local, URL: "/tmp/out/redfix-t2", Title: "TestLocal", At: now, Unreviewed: true}))
 	must(st.RecordTriageFailure(ctx, series.TriageFailure{Submission: "s9", Class: "invalid", Reason: "bad <script>alert(1)</script> report", At: now}))
 
 	opts := Options{
@@ -92,7 +92,8 @@ func TestDashboardHistoryAndStoreDown(t *testing.T) {
 		`<td>flaky</td><td class="n">3</td>`, `<td>duplicate</td><td class="n">1</td>`, `<td>oracle</td><td class="n">1</td>`,
 		`<td>invalid</td><td class="n">1</td>`,
 		`<td>tokens per repair</td><td class="n">1000</td>`, `<td>cost per repair</td><td class="n">$0.0200</td>`,
-		`<a href="https://github.com/acme/shop/pull/9">`, `<td class="landed">landed</td>`, `<td class="published">published</td>`,
+		`<a href="https://github.com/acme/shop/pull/9">`, `<td class="landed">landed</td>`, // reviewed: no mark
+		`<td class="published">published <span class="unreviewed" title="no model reviewed this patch">unreviewed</span></td>`,
 		`bad &lt;script&gt;alert(1)&lt;/script&gt; report`,
 	} {
 		if !strings.Contains(page, want) {
