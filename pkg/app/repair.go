@@ -35,14 +35,15 @@ func Repair(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // repairCommand is Repair with the environment read through getenv.
 func repairCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var (
-		repoPath, blame, out string
-		tests                stringList
-		reruns               int
+		repoPath, blame, good, out string
+		tests                      stringList
+		reruns                     int
 	)
 	fs := newCommandLine("repair", stderr, getenv)
 	fs.StringVar(&repoPath, "repo", ".", "the local clone; its HEAD must fail the test")
 	fs.Var(&tests, "test", "the failing test, as reports name it or bare (TestParse/sub); repeatable")
 	fs.StringVar(&blame, "blame", "", "the commit that broke the test (default: found by bisection)")
+	fs.StringVar(&good, "good", "", "a commit where the test passes: bisection searches from it to HEAD (default: probing back from HEAD)")
 	fs.StringVar(&out, "out", "", "directory for the pull request and the report of the attempt (default: REPO/../redfix-pull-requests)")
 	fs.IntVar(&reruns, "reruns", triage.DefaultReruns, "runs at HEAD to tell a reliable failure from a flaky one")
 	if err := fs.parse(args); err != nil {
@@ -55,6 +56,9 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 	defer func() { _ = log.Sync() }()
 	if len(tests) == 0 {
 		return Usage("repair: --test is required")
+	}
+	if blame != "" && good != "" {
+		return Usage("repair: give --blame (the commit that broke the test) or --good (where to bisect from), not both")
 	}
 	// What repair prints holds the repository's text (test names and
 	// output, commit subjects) and the agent's: nothing in it may drive
@@ -100,7 +104,14 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
 		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
 	}
-	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, tests, reruns, stdout)
+	if good != "" {
+		sha, err := repo.Resolve(ctx, good)
+		if err != nil {
+			return fmt.Errorf("repair: --good: %w", err)
+		}
+		good = sha
+	}
+	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, good, tests, reruns, stdout)
 	if err != nil {
 		return err
 	}
@@ -129,10 +140,14 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 // reproduceForRepair reproduces the tests at head in a clone of the
 // repository at abs, as triage does (every test re-run, each with its own
 // evidence), through the driver chosen from the clone; without blame it
-// bisects too, probing back from head for a commit where they pass.
-func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head, blame string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
+// bisects too, from good, or probing back from head for a commit where
+// they pass.
+func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head, blame, good string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
 	what := "reproducing"
-	if blame == "" {
+	switch {
+	case blame == "" && good != "":
+		what = "reproducing and bisecting from " + task.Short(good) + " (--good)"
+	case blame == "":
 		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
 	}
 	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
@@ -141,7 +156,7 @@ func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger,
 		return triage.Verdict{}, err
 	}
 	if blame == "" {
-		v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, "", head, tests, reruns)
+		v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, good, head, tests, reruns)
 		if err != nil {
 			return v, fmt.Errorf("reproduce and bisect: %w", err)
 		}

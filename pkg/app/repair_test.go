@@ -16,9 +16,11 @@ import (
 )
 
 // Without --blame, repair finds the commit that broke the test by
-// bisection (probing back from HEAD for a good commit), says so, and the
-// pull request names it; the attempt is reported under --out. With no
-// model configured, the offline policy's patch fixes the boundary.
+// bisection, here from the commit --good names (probing back from HEAD is
+// the Python and TypeScript repairs' way: TestRepairPythonDoctestWithoutBlame,
+// TestRepairTypeScriptWithoutBlame), says so, and the pull request names
+// it; the attempt is reported under --out. With no model configured, the
+// offline policy's patch fixes the boundary.
 func TestRepairWithoutBlameBisects(t *testing.T) {
 	clearEnv(t)
 	ctx := context.Background()
@@ -29,8 +31,19 @@ func TestRepairWithoutBlameBisects(t *testing.T) {
 	broke := breakingCommit(t, s.Dir)
 	out := filepath.Join(t.TempDir(), "prs")
 	var stdout, stderr bytes.Buffer
-	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--out", out}, &stdout, &stderr); err != nil {
+	both := []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--good", s.Good, "--blame", broke}
+	if err := Repair(ctx, both, &stdout, &stderr); ExitCode(err) != 2 || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("--good with --blame: %v", err)
+	}
+	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--good", "no-such-commit"}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--good") {
+		t.Fatalf("--good naming no commit: %v", err)
+	}
+	stdout.Reset()
+	if err := Repair(ctx, []string{"--repo", s.Dir, "--test", "TestVolumeDiscount/at_threshold", "--good", s.Good, "--out", out}, &stdout, &stderr); err != nil {
 		t.Fatalf("repair: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "bisecting from "+s.Good[:12]+" (--good)") {
+		t.Errorf("repair does not say it bisects from --good:\n%s", stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "blame: "+broke[:12]) || !strings.Contains(stdout.String(), "found by bisection") {
 		t.Errorf("repair does not say which commit bisection blamed:\n%s", stdout.String())
