@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/redfix/redfix/pkg/bench"
+	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
+	"github.com/redfix/redfix/pkg/triage"
 )
 
 // Bench is `worker bench`: every task of a tasks file replayed through the
@@ -115,6 +118,7 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	r := &bench.Runner{
 		Repairer: pipe, Policy: pipe.Policy, Languages: langs,
 		K: k, Jobs: jobs, Results: results, WorkDir: filepath.Join(cfg.DataDir, "bench"),
+		Bisector: benchBisector{langs: langs, reruns: cfg.Triage.Reruns},
 		Progress: progress, Log: log,
 	}
 	res, runErr := r.Run(ctx, tasks)
@@ -139,4 +143,23 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(progressTo, "report: %s\n", htmlPath)
 	}
 	return runErr
+}
+
+// benchBisector finds a bench task's blame from its good commit with
+// triage's investigation: the tests reproduced at the bad commit, then
+// bisected.
+type benchBisector struct {
+	langs  triage.Languages
+	reruns int
+}
+
+func (b benchBisector) Bisect(ctx context.Context, repo, good, bad string, tests []string) (task.Bisection, error) {
+	v, err := triage.Investigate(ctx, b.langs, bisect.Bisector{}, repo, good, bad, tests, b.reruns)
+	if err != nil {
+		return task.Bisection{}, err
+	}
+	if v.Bisection == nil || v.Bisection.Blame == "" {
+		return task.Bisection{}, fmt.Errorf("no commit blamed: %s", v.BisectError)
+	}
+	return *v.Bisection, nil
 }

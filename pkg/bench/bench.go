@@ -48,9 +48,18 @@ type Runner struct {
 	Results string
 	// WorkDir holds the tasks' repositories and checkouts ("": the
 	// system's temporary directory).
-	WorkDir  string
+	WorkDir string
+	// Bisector finds the blame of a task that names a good commit instead
+	// (Task.Good), as triage would; required only by such tasks.
+	Bisector Bisector
 	Progress Progress
 	Log      *zap.Logger
+}
+
+// Bisector finds the commit between good and bad (in the repository at
+// repo) that broke tests, as triage's bisection does.
+type Bisector interface {
+	Bisect(ctx context.Context, repo, good, bad string, tests []string) (task.Bisection, error)
 }
 
 // Result is what one task's replay did: a line of the results file.
@@ -72,8 +81,10 @@ type Result struct {
 	// RevertOffered: an episode found no fix but that undoing the culprit
 	// passes, and the revert, scored as a patch would be, solves the task:
 	// an answer an on-call engineer can act on, counted apart from fixes.
-	RevertOffered bool    `json:"revert_offered,omitempty"`
-	Seconds       float64 `json:"seconds"`
+	RevertOffered bool `json:"revert_offered,omitempty"`
+	// Bisected is the blame bench found from the task's good commit.
+	Bisected string  `json:"bisected,omitempty"`
+	Seconds  float64 `json:"seconds"`
 }
 
 // Sample is one episode of a task, with its gates' verdicts and its score.
@@ -270,6 +281,9 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 	if err != nil {
 		return fail(err)
 	}
+	if t.Good != "" {
+		res.Bisected = prep.blame.Blame
+	}
 	trajDir := filepath.Join(r.Results+".d", safeName(t.ID))
 	if err := os.MkdirAll(trajDir, 0o755); err != nil {
 		return fail(err)
@@ -429,6 +443,11 @@ func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
 		}
 		p.blame = task.Bisection{Blame: c.SHA, Bad: p.commit, Subject: c.Subject, Author: c.Author}
 	}
+	if t.Good != "" {
+		if p.blame, err = r.bisect(ctx, t, p); err != nil {
+			return p, err
+		}
+	}
 
 	// The tests fail there, as the task says; their failures are what the
 	// agent is told.
@@ -582,4 +601,25 @@ func (r *Runner) scoreRevert(ctx context.Context, p prepared, t Task) (bool, str
 		why = "the culprit's revert: " + why
 	}
 	return ok, why, err
+}
+
+// bisect finds the blame of a task that names its good commit, in the
+// task's repository up to its base.
+func (r *Runner) bisect(ctx context.Context, t Task, p prepared) (task.Bisection, error) {
+	if r.Bisector == nil {
+		return task.Bisection{}, fmt.Errorf("good %s: this bench cannot bisect", t.Good)
+	}
+	repo := gitrepo.Repo{Dir: p.repo}
+	good, err := repo.Resolve(ctx, t.Good)
+	if err != nil {
+		return task.Bisection{}, fmt.Errorf("good %s is not in the history of the task's base: %w", t.Good, err)
+	}
+	b, err := r.Bisector.Bisect(ctx, p.repo, good, p.commit, t.Tests)
+	if err != nil {
+		return task.Bisection{}, fmt.Errorf("bisect from good %s: %w", task.Short(good), err)
+	}
+	if c, err := repo.Show(ctx, b.Blame); err == nil {
+		b.Subject, b.Author = c.Subject, c.Author
+	}
+	return b, nil
 }

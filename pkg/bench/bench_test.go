@@ -388,16 +388,24 @@ package calc
 	tasks := []Task{
 		{ID: "culprit", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Blame: shas[1]},
 		{ID: "innocent", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Blame: shas[2]},
+		// No blame, the last good commit: bench bisects, and the agent
+		// is shown what the bisection blames.
+		{ID: "from-good", Repo: dir, Base: shas[2], Tests: []string{"TestAdd"}, Good: shas[0][:10]},
 	}
 	rep := &scripted{steps: []scriptedStep{{revert: true}}}
-	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: filepath.Join(t.TempDir(), "r.jsonl")}
+	bis := &fixedBisector{blame: shas[1]}
+	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Results: filepath.Join(t.TempDir(), "r.jsonl"), Bisector: bis}
 	res, err := r.Run(ctx, tasks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 2 || res[0].Error != "" || res[1].Error != "" {
+	if len(res) != 3 || res[0].Error != "" || res[1].Error != "" || res[2].Error != "" {
 		t.Fatalf("results: %+v", res)
 	}
+	if bis.good != shas[0] || bis.tests != "TestAdd" || res[2].Bisected != shas[1] || !res[2].RevertOffered {
+		t.Errorf("from the good commit: bisected from %q for %q, blamed %q, revert offered %v; want from %s, blame %s, offered", bis.good, bis.tests, res[2].Bisected, res[2].RevertOffered, shas[0], shas[1])
+	}
+	res = res[:2]
 	if s := res[0].Samples[0]; !s.RevertPasses || !s.RevertSolves || res[0].SolvedK || !res[0].RevertOffered {
 		t.Errorf("the culprit's revert: %+v (offered %v)", s, res[0].RevertOffered)
 	}
@@ -414,5 +422,38 @@ package calc
 	}
 	if !strings.Contains(table.String(), "1 more answered by a revert") || !strings.Contains(table.String(), "revert") {
 		t.Errorf("the table does not show the revert:\n%s", table.String())
+	}
+}
+
+// fixedBisector blames one commit and remembers what it was asked.
+type fixedBisector struct {
+	blame       string
+	good, tests string
+}
+
+func (f *fixedBisector) Bisect(_ context.Context, _, good, bad string, tests []string) (task.Bisection, error) {
+	f.good, f.tests = good, strings.Join(tests, ",")
+	return task.Bisection{Good: good, Bad: bad, Blame: f.blame}, nil
+}
+
+// A task names its blame or its good commit, not both, and one with a
+// patch of tests cannot be bisected.
+func TestTaskWithAGoodCommit(t *testing.T) {
+	t.Parallel()
+	base := Task{ID: "a", Repo: ".", Base: "HEAD", Tests: []string{"TestX"}}
+	for _, c := range []struct {
+		change func(*Task)
+		want   string
+	}{
+		{func(t *Task) { t.Good = "abc" }, ""},
+		{func(t *Task) { t.Good, t.Blame = "abc", "def" }, "not both"},
+		{func(t *Task) { t.Good, t.TestPatch = "abc", "--- a/x_test.go" }, "in the history"},
+	} {
+		tk := base
+		c.change(&tk)
+		err := tk.Validate()
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", tk, err, c.want)
+		}
 	}
 }

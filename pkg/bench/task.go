@@ -46,6 +46,11 @@ type Task struct {
 	// bisection names it: the agent is shown it, and the revert gate
 	// checks against it. Mined fixes have none (their bug may be old).
 	Blame string `json:"blame,omitempty"`
+	// Good, instead of Blame, is a commit where the tests pass (CI's last
+	// green run): bench bisects from it to Base as triage does, and the
+	// agent is shown the commit the bisection blames. Not with TestPatch:
+	// the tests must be in the history to be bisected.
+	Good string `json:"good,omitempty"`
 	// Golden is the fix's change to non-test files, for comparison only.
 	Golden string `json:"golden_patch,omitempty"`
 	// LinesChanged counts the golden patch's added and removed lines.
@@ -76,6 +81,12 @@ func (t Task) Validate() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("task %q: missing %s", t.ID, strings.Join(missing, ", "))
+	}
+	switch {
+	case t.Good != "" && t.Blame != "":
+		return fmt.Errorf("task %q: good and blame: name the blame, or the good commit to bisect from, not both", t.ID)
+	case t.Good != "" && strings.TrimSpace(t.TestPatch) != "":
+		return fmt.Errorf("task %q: good with a test_patch: the tests must be in the history to be bisected", t.ID)
 	}
 	return nil
 }
