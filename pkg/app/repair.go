@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,9 +16,12 @@ import (
 	"github.com/redfix/redfix/pkg/clip"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
+	"github.com/redfix/redfix/pkg/testenv"
 	"github.com/redfix/redfix/pkg/triage"
 	"github.com/redfix/redfix/pkg/worker"
 )
@@ -111,7 +115,27 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		good = sha
 	}
-	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, good, tests, reruns, stdout)
+	pipe, err := NewPipeline(cfg, nil, log)
+	if err != nil {
+		return err
+	}
+	// The repository's .redfix.yaml, as a worker reads it: its test
+	// settings reach the reproduction and the bisection too.
+	pol, err := pipe.RepoPolicies.Load(ctx, abs, head)
+	var inv *repoconfig.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		// As a worker: said, and the central configuration applies.
+		fmt.Fprintf(stdout, "%s; the central configuration applies\n", clip.OneLine(err.Error(), 300))
+		rec.Note("%s; the central configuration applies", err)
+	case err != nil:
+		return fmt.Errorf("repair: the repository's policy at %s: %w", task.Short(head), err)
+	}
+	if !pol.Tests.IsZero() {
+		fmt.Fprintf(stdout, "test settings (%s): %s\n", pol.Source, pol.Tests)
+		rec.Note("test settings (%s): %s", pol.Source, pol.Tests)
+	}
+	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, good, tests, reruns, pol.Tests, stdout)
 	if err != nil {
 		return err
 	}
@@ -134,7 +158,7 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 		noteBisection(ctx, repo, v, &t, rec, stdout)
 	}
 
-	return repairTask(ctx, cfg, log, t, rec, stdout, stderr)
+	return repairTask(ctx, pipe, t, rec, stdout, stderr)
 }
 
 // reproduceForRepair reproduces the tests at head in a clone of the
@@ -142,7 +166,7 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 // evidence), through the driver chosen from the clone; without blame it
 // bisects too, from good, or probing back from head for a commit where
 // they pass.
-func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head, blame, good string, tests []string, reruns int, stdout io.Writer) (triage.Verdict, error) {
+func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head, blame, good string, tests []string, reruns int, settings testenv.Settings, stdout io.Writer) (triage.Verdict, error) {
 	what := "reproducing"
 	switch {
 	case blame == "" && good != "":
@@ -151,10 +175,11 @@ func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger,
 		what = "reproducing and bisecting (no --blame: probing back from HEAD for a commit where the tests pass)"
 	}
 	fmt.Fprintf(stdout, "%s %s at %s …\n", what, strings.Join(tests, ", "), task.Short(head))
-	drivers, err := languages(cfg, log)
+	all, err := languages(cfg, log)
 	if err != nil {
 		return triage.Verdict{}, err
 	}
+	drivers := configuredLanguages{Languages: all, tests: settings}
 	if blame == "" {
 		v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, good, head, tests, reruns)
 		if err != nil {
@@ -191,11 +216,7 @@ func noteBisection(ctx context.Context, repo gitrepo.Repo, v triage.Verdict, t *
 // repairTask runs the pipeline on the task t, reproduced, as a worker
 // would, prints its stages and how it stopped, and writes the report of
 // the attempt.
-func repairTask(ctx context.Context, cfg config.Config, log *zap.Logger, t task.Task, rec *worker.RepairReport, stdout, stderr io.Writer) error {
-	pipe, err := NewPipeline(cfg, nil, log)
-	if err != nil {
-		return err
-	}
+func repairTask(ctx context.Context, pipe *worker.Pipeline, t task.Task, rec *worker.RepairReport, stdout, stderr io.Writer) error {
 	p := &stagePrinter{w: stdout, t0: time.Now()}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
 	o, err := pipe.Repair(ctx, t)
@@ -216,4 +237,20 @@ func repairTask(ctx context.Context, cfg config.Config, log *zap.Logger, t task.
 	fmt.Fprintf(stdout, "stopped: published %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	fmt.Fprintf(stdout, "pull request: %s\n", strings.TrimPrefix(o.PullRequest, "file://"))
 	return nil
+}
+
+// configuredLanguages chooses a driver as its Languages do and gives it the
+// repository's test settings (lang.Configure), as triage and the workers
+// do with the repository's policy.
+type configuredLanguages struct {
+	triage.Languages
+	tests testenv.Settings
+}
+
+func (c configuredLanguages) For(repo, dir string) (lang.Driver, error) {
+	d, err := c.Languages.For(repo, dir)
+	if err != nil {
+		return nil, err
+	}
+	return lang.Configure(d, c.tests)
 }
