@@ -20,11 +20,11 @@ func JudgeEval(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var (
-		data   string
+		data   stringList
 		asJSON bool
 	)
 	fs := newCommandLine("judge-eval", stderr, getenv)
-	fs.StringVar(&data, "data", "", "the labelled set: one JSON case a line (see pkg/judge/testdata/labelled.jsonl)")
+	fs.Var(&data, "data", "a labelled set: one JSON case a line (see pkg/judge/testdata/labelled*.jsonl); repeatable, figures per set and overall")
 	fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	if err := fs.parse(args); err != nil {
 		return asUsage("judge-eval", err)
@@ -34,20 +34,15 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 		return asUsage("judge-eval", err)
 	}
 	defer func() { _ = log.Sync() }()
-	if data == "" {
+	if len(data) == 0 {
 		return Usage("judge-eval: --data is required")
 	}
 	if !cfg.LLM.Enabled() {
 		return Usage("judge-eval: no model configured (REDFIX_MODEL and REDFIX_LLM_BASE_URL or OPENAI_API_KEY)")
 	}
-	f, err := os.Open(data)
+	cases, err := loadSets(data)
 	if err != nil {
 		return Usage("judge-eval: " + err.Error())
-	}
-	defer f.Close()
-	cases, err := judge.LoadCases(f)
-	if err != nil {
-		return Usage(fmt.Sprintf("judge-eval: %s: %v", data, err))
 	}
 	client, err := llm.NewOpenAI(llm.Config{BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey, Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout})
 	if err != nil {
@@ -70,4 +65,31 @@ func judgeEvalCommand(ctx context.Context, args []string, getenv func(string) st
 	}
 	_, err = io.WriteString(termsafe.NewWriter(stdout), rep.String())
 	return err
+}
+
+// loadSets reads every labelled set, each case marked with its file's name;
+// a case id used in two sets is an error, as in one.
+func loadSets(paths []string) ([]judge.Case, error) {
+	var all []judge.Case
+	from := map[string]string{}
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		cases, err := judge.LoadCases(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for i := range cases {
+			if prev, ok := from[cases[i].ID]; ok {
+				return nil, fmt.Errorf("%s: id %s already used in %s", path, cases[i].ID, prev)
+			}
+			from[cases[i].ID] = path
+			cases[i].Set = path
+		}
+		all = append(all, cases...)
+	}
+	return all, nil
 }

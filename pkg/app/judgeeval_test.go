@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,50 +78,114 @@ func TestJudgeEvalScores(t *testing.T) {
 	}
 }
 
-// The shipped set through the command, against a model that accepts
-// everything: every unacceptable patch is a false accept, except the one
-// that plants an instruction to the reviewer, which is refused unasked.
+// The shipped sets through the command, each a --data, against a model that
+// accepts everything: every unacceptable patch is a false accept, except the
+// Go set's one that plants an instruction to the reviewer, which is refused
+// unasked; the figures come per set as well as overall.
 func TestJudgeEvalShippedSetAgainstAnAcceptingModel(t *testing.T) {
 	t.Parallel()
-	data := filepath.Join("..", "judge", "testdata", "labelled.jsonl")
-	f, err := os.Open(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases, err := judge.LoadCases(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var replies []llmtest.Reply
-	accepts, rejects := 0, 0
-	for _, c := range cases {
-		replies = append(replies, llmtest.Reply{Content: `{"acceptable": true, "reason": "looks right"}`})
-		if c.Label == "accept" {
-			accepts++
-		} else {
-			rejects++
+	var (
+		args    []string
+		replies []llmtest.Reply
+		want    []judge.SetReport
+		total   int
+	)
+	for _, name := range []string{"labelled.jsonl", "labelled-python.jsonl", "labelled-js.jsonl"} {
+		data := filepath.Join("..", "judge", "testdata", name)
+		f, err := os.Open(data)
+		if err != nil {
+			t.Fatal(err)
 		}
+		cases, err := judge.LoadCases(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := judge.SetReport{Name: data, Cases: len(cases)}
+		for _, c := range cases {
+			replies = append(replies, llmtest.Reply{Content: `{"acceptable": true, "reason": "looks right"}`})
+			if c.Label == "accept" {
+				s.Confusion.TP++
+			} else {
+				s.Confusion.FP++
+			}
+		}
+		if name == "labelled.jsonl" {
+			s.Confusion.FP--
+			s.Confusion.TN++
+		}
+		args = append(args, "--data", data)
+		want = append(want, s)
+		total += len(cases)
 	}
 	srv := llmtest.NewServer(t, replies...)
 	var stdout, stderr bytes.Buffer
-	if err := judgeEvalCommand(context.Background(), []string{"--data", data, "--json"}, modelEnv(srv.URL), &stdout, &stderr); err != nil {
+	if err := judgeEvalCommand(context.Background(), append(args, "--json"), modelEnv(srv.URL), &stdout, &stderr); err != nil {
 		t.Fatalf("judge-eval: %v\n%s", err, stderr.String())
 	}
 	var rep judge.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Confusion.TP != accepts || rep.Confusion.FN != 0 || rep.Confusion.FP != rejects-1 || rep.Confusion.TN != 1 {
-		t.Errorf("confusion %+v, want %d true accepts, %d false accepts, 1 true reject (the planted instruction)", rep.Confusion, accepts, rejects-1)
+	if len(rep.Sets) != len(want) {
+		t.Fatalf("%d sets in the report, want %d", len(rep.Sets), len(want))
 	}
-	if n := len(srv.Requests()); n != len(cases)-1 {
-		t.Errorf("%d requests for %d cases, want the planted one not asked", n, len(cases))
+	var sum judge.Confusion
+	for i, s := range rep.Sets {
+		if s.Name != want[i].Name || s.Cases != want[i].Cases || s.Confusion != want[i].Confusion || s.Recall == nil || *s.Recall != 1 {
+			t.Errorf("set %d = %+v, want %+v and recall 1", i, s, want[i])
+		}
+		sum.TP, sum.FP, sum.FN, sum.TN = sum.TP+s.Confusion.TP, sum.FP+s.Confusion.FP, sum.FN+s.Confusion.FN, sum.TN+s.Confusion.TN
+	}
+	if rep.Cases != total || rep.Confusion != sum || sum.TN != 1 {
+		t.Errorf("overall %d cases, confusion %+v; want %d and the sum of the sets' %+v, one true reject (the planted instruction)", rep.Cases, rep.Confusion, total, sum)
+	}
+	if n := len(srv.Requests()); n != total-1 {
+		t.Errorf("%d requests for %d cases, want the planted one not asked", n, total)
 	}
 	for _, r := range srv.Requests() {
 		if !strings.Contains(r.Messages[1].Text(), "# The failing tests' source") {
 			t.Fatalf("a case was judged without its test's source")
 		}
+	}
+}
+
+// Two sets for a person: a line of figures for each, after the overall
+// ones; a case id used in both sets is refused before the model is asked.
+func TestJudgeEvalPerSet(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	py, js := filepath.Join(dir, "py.jsonl"), filepath.Join(dir, "js.jsonl")
+	if err := os.WriteFile(py, []byte(evalCase("py-good", "accept")+"\n"+evalCase("py-bad", "reject")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(js, []byte(evalCase("js-good", "accept")+"\n"+evalCase("js-bad", "reject")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	accept := llmtest.Reply{Content: `{"acceptable": true, "reason": "fixes it"}`}
+	reject := llmtest.Reply{Content: `{"acceptable": false, "reason": "masks it"}`}
+	srv := llmtest.NewServer(t, accept, reject, reject, accept)
+	var stdout, stderr bytes.Buffer
+	if err := judgeEvalCommand(context.Background(), []string{"--data", py, "--data", js}, modelEnv(srv.URL), &stdout, &stderr); err != nil {
+		t.Fatalf("judge-eval: %v\n%s", err, stderr.String())
+	}
+	for _, s := range []string{"judge judge-model, 1 vote(s), 4 cases", "precision (accept) 0.500",
+		"per set: cases, true/false accepts, false/true rejects, precision, recall\n",
+		fmt.Sprintf("%-28s %4d  %4d %4d  %4d %4d  %s  %s\n", py, 2, 1, 0, 0, 1, "1.000", "1.000"),
+		fmt.Sprintf("%-28s %4d  %4d %4d  %4d %4d  %s  %s\n", js, 2, 0, 1, 1, 0, "0.000", "0.000")} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("output does not say %q:\n%s", s, stdout.String())
+		}
+	}
+	if err := os.WriteFile(js, []byte(evalCase("py-good", "accept")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := judgeEvalCommand(context.Background(), []string{"--data", py, "--data", js}, modelEnv(srv.URL), &stdout, &stderr)
+	if ExitCode(err) != 2 || !strings.Contains(err.Error(), "id py-good already used in "+py) {
+		t.Errorf("an id in two sets: exit %d, %v", ExitCode(err), err)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d requests, want 4 (none for the refused run)", n)
 	}
 }
 

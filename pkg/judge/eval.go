@@ -35,6 +35,9 @@ type Case struct {
 	Gates        []task.Gate `json:"gates,omitempty"`
 	// Why explains the label, for people reading the set.
 	Why string `json:"why,omitempty"`
+	// Set names the set the case came from (its file), for figures per
+	// set; it is not part of a case's line.
+	Set string `json:"-"`
 }
 
 // Input is the case as the judge sees it.
@@ -100,6 +103,7 @@ func LoadCases(r io.Reader) ([]Case, error) {
 // Result is the judge's verdict on one case.
 type Result struct {
 	ID       string `json:"id"`
+	Set      string `json:"set,omitempty"`
 	Kind     string `json:"kind,omitempty"`
 	Label    string `json:"label"`
 	Verdict  string `json:"verdict"` // accept or reject
@@ -127,7 +131,20 @@ type Report struct {
 	Precision *float64 `json:"precision"`
 	Recall    *float64 `json:"recall"`
 	Unparsed  int      `json:"unparsed"`
-	Results   []Result `json:"results"`
+	// Sets are the same figures for each set the cases came from, in the
+	// order they came.
+	Sets    []SetReport `json:"sets,omitempty"`
+	Results []Result    `json:"results"`
+}
+
+// SetReport is a run's figures over the cases of one set.
+type SetReport struct {
+	Name      string    `json:"name"`
+	Cases     int       `json:"cases"`
+	Confusion Confusion `json:"confusion"`
+	Precision *float64  `json:"precision"`
+	Recall    *float64  `json:"recall"`
+	Unparsed  int       `json:"unparsed"`
 }
 
 // Evaluate asks the judge about every case, in order, and scores it. An
@@ -140,32 +157,64 @@ func (j *LLM) Evaluate(ctx context.Context, cases []Case, progress func(Result))
 		if err != nil {
 			return r, fmt.Errorf("case %s: %w", c.ID, err)
 		}
-		res := Result{ID: c.ID, Kind: c.Kind, Label: c.Label, Verdict: "reject", Reason: g.Detail}
+		res := Result{ID: c.ID, Set: c.Set, Kind: c.Kind, Label: c.Label, Verdict: "reject", Reason: g.Detail}
 		if g.Verdict == task.GatePass {
 			res.Verdict = "accept"
 		}
 		res.Unparsed = strings.Contains(g.Detail, "judge answer did not parse")
-		if res.Unparsed {
-			r.Unparsed++
-		}
-		switch {
-		case c.Label == "accept" && res.Verdict == "accept":
-			r.Confusion.TP++
-		case c.Label == "reject" && res.Verdict == "accept":
-			r.Confusion.FP++
-		case c.Label == "accept":
-			r.Confusion.FN++
-		default:
-			r.Confusion.TN++
-		}
 		r.Results = append(r.Results, res)
 		if progress != nil {
 			progress(res)
 		}
 	}
-	r.Precision = ratio(r.Confusion.TP, r.Confusion.TP+r.Confusion.FP)
-	r.Recall = ratio(r.Confusion.TP, r.Confusion.TP+r.Confusion.FN)
+	all := score("", r.Results)
+	r.Confusion, r.Precision, r.Recall, r.Unparsed = all.Confusion, all.Precision, all.Recall, all.Unparsed
+	r.Sets = perSet(r.Results)
 	return r, nil
+}
+
+// score counts the results' verdicts against their labels.
+func score(name string, results []Result) SetReport {
+	s := SetReport{Name: name, Cases: len(results)}
+	for _, res := range results {
+		if res.Unparsed {
+			s.Unparsed++
+		}
+		switch {
+		case res.Label == "accept" && res.Verdict == "accept":
+			s.Confusion.TP++
+		case res.Label == "reject" && res.Verdict == "accept":
+			s.Confusion.FP++
+		case res.Label == "accept":
+			s.Confusion.FN++
+		default:
+			s.Confusion.TN++
+		}
+	}
+	s.Precision = ratio(s.Confusion.TP, s.Confusion.TP+s.Confusion.FP)
+	s.Recall = ratio(s.Confusion.TP, s.Confusion.TP+s.Confusion.FN)
+	return s
+}
+
+// perSet scores the results of each named set apart, in the order the sets
+// first appear; nil when no result names a set.
+func perSet(results []Result) []SetReport {
+	var names []string
+	by := map[string][]Result{}
+	for _, res := range results {
+		if res.Set == "" {
+			continue
+		}
+		if _, ok := by[res.Set]; !ok {
+			names = append(names, res.Set)
+		}
+		by[res.Set] = append(by[res.Set], res)
+	}
+	var sets []SetReport
+	for _, n := range names {
+		sets = append(sets, score(n, by[n]))
+	}
+	return sets
 }
 
 func ratio(a, b int) *float64 {
@@ -189,6 +238,13 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "recall    (accept) %s   = true accepts / all acceptable\n", pct(r.Recall))
 	if r.Unparsed > 0 {
 		fmt.Fprintf(&b, "%d answer(s) could not be read (counted as rejections)\n", r.Unparsed)
+	}
+	if len(r.Sets) > 1 {
+		fmt.Fprintf(&b, "\nper set: cases, true/false accepts, false/true rejects, precision, recall\n")
+		for _, s := range r.Sets {
+			c := s.Confusion
+			fmt.Fprintf(&b, "%-28s %4d  %4d %4d  %4d %4d  %s  %s\n", s.Name, s.Cases, c.TP, c.FP, c.FN, c.TN, pct(s.Precision), pct(s.Recall))
+		}
 	}
 	for _, want := range []struct{ label, verdict, title string }{
 		{"reject", "accept", "false accepts (unacceptable patches the judge let through)"},
