@@ -110,8 +110,8 @@ func (b *Box) env(m mounts, cmd Cmd) []string {
 			write = build
 		}
 		read := []string{build}
-		if seed := b.seedDir(); seed != "" {
-			read = append(read, seed)
+		if b.seedDir() != "" {
+			read = append(read, seedMount) // where wrap shows it
 		}
 		env = append(env,
 			"GOCACHE="+filepath.Join(m.scratch, "go-cache"),

@@ -18,12 +18,13 @@ import (
 // binary) serves them from init, before anything else runs.
 const helperMarker = "redfix-sandbox-helper"
 
-// Where the sandbox shows the helper and the egress proxy's socket: a
-// directory of the sandbox's private /tmp that bubblewrap makes.
+// Where the sandbox shows the helper, the egress proxy's socket and the
+// Go seed: a directory of the sandbox's private /tmp that bubblewrap makes.
 const (
 	helperDir    = "/tmp/.redfix"
 	helperPath   = helperDir + "/helper"
 	egressSocket = helperDir + "/egress.sock"
+	seedMount    = helperDir + "/go-seed"
 )
 
 func init() {

@@ -96,3 +96,41 @@ func digest(t *testing.T, dir string) [32]byte {
 	copy(sum[:], h.Sum(nil))
 	return sum
 }
+
+// The seed is read wherever it lies on the host: beneath a directory the
+// sandbox's user cannot enter (a root redfix's user cache directory outside
+// $HOME and /tmp, 0700), it is shown at a path of the sandbox's own. Before,
+// it was shown at its own path, unreachable, and every build compiled the
+// standard library again, silently. (A redfix that is not root runs its
+// commands as itself: this passes either way there.)
+func TestTheSeedIsReadBeneathAClosedDirectory(t *testing.T) {
+	closed, err := os.MkdirTemp("/var/tmp", "redfix-closed-")
+	if err != nil {
+		t.Fatalf("a directory outside /tmp and $HOME: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(closed) })
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := confined(t, Config{SeedCache: filepath.Join(closed, "seed")})
+	key, err := b.seedKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A seed made already: its entries and its completion mark.
+	build := filepath.Join(b.cfg.SeedCache, key, "go-build")
+	if err := os.MkdirAll(build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(build, "entry"), []byte("seeded\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.cfg.SeedCache, key, "complete"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := sh(t, WithRepo(context.Background(), "acme/seeded"), b, workspace(t),
+		`for d in $(echo "$`+goCacheReadEnv+`" | tr : ' '); do cat "$d/entry" 2>/dev/null; done; echo done`)
+	if !res.OK() || !strings.Contains(res.Output, "seeded") {
+		t.Fatalf("the seed is not readable in the sandbox:\n%s", res.Output)
+	}
+}

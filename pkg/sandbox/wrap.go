@@ -152,7 +152,10 @@ func (b *Box) wrap(ctx context.Context, cmd Cmd, m mounts) ([]string, error) {
 		a.bind(kind, m.cache, m.cache)
 	}
 	if seed := b.seedDir(); seed != "" && !m.goEnvOff {
-		a.bind("--ro-bind-try", seed, seed)
+		// At a path of the sandbox's own: the seed's directory on the
+		// host may lie beneath one the sandbox's user cannot enter (the
+		// user cache directory's redfix, a data directory of mode 0700).
+		a.bind("--ro-bind-try", seed, seedMount)
 	}
 	for _, f := range m.fill {
 		a.bind("--bind", f, f)
