@@ -56,12 +56,6 @@ type Runner struct {
 	Log      *zap.Logger
 }
 
-// Bisector finds the commit between good and bad (in the repository at
-// repo) that broke tests, as triage's bisection does.
-type Bisector interface {
-	Bisect(ctx context.Context, repo, good, bad string, tests []string) (task.Bisection, error)
-}
-
 // Result is what one task's replay did: a line of the results file.
 type Result struct {
 	ID           string   `json:"id"`
@@ -601,25 +595,4 @@ func (r *Runner) scoreRevert(ctx context.Context, p prepared, t Task) (bool, str
 		why = "the culprit's revert: " + why
 	}
 	return ok, why, err
-}
-
-// bisect finds the blame of a task that names its good commit, in the
-// task's repository up to its base.
-func (r *Runner) bisect(ctx context.Context, t Task, p prepared) (task.Bisection, error) {
-	if r.Bisector == nil {
-		return task.Bisection{}, fmt.Errorf("good %s: this bench cannot bisect", t.Good)
-	}
-	repo := gitrepo.Repo{Dir: p.repo}
-	good, err := repo.Resolve(ctx, t.Good)
-	if err != nil {
-		return task.Bisection{}, fmt.Errorf("good %s is not in the history of the task's base: %w", t.Good, err)
-	}
-	b, err := r.Bisector.Bisect(ctx, p.repo, good, p.commit, t.Tests)
-	if err != nil {
-		return task.Bisection{}, fmt.Errorf("bisect from good %s: %w", task.Short(good), err)
-	}
-	if c, err := repo.Show(ctx, b.Blame); err == nil {
-		b.Subject, b.Author = c.Subject, c.Author
-	}
-	return b, nil
 }
