@@ -177,6 +177,23 @@ func groupName(g string) bool {
 	return true
 }
 
+// Refusal is options a driver does not take from a repository, and why.
+type Refusal struct {
+	Why     string
+	Options []string
+}
+
+// Refuse is refusals as CheckOptions reads them: option → why.
+func Refuse(refusals ...Refusal) map[string]string {
+	m := map[string]string{}
+	for _, r := range refusals {
+		for _, o := range r.Options {
+			m[o] = r.Why
+		}
+	}
+	return m
+}
+
 // CheckOptions refuses the first argument that is one of refused's
 // options (option → why the driver does not take it from a repository):
 // the option itself, the option with "=" and its value, one of its dotted

@@ -9,26 +9,14 @@ import (
 // node:test's, whichever the repository uses) a repository may not add,
 // and why: redfix sets them, or they change which tests run, or whether
 // the runner runs them at all.
-var refusedOptions = func() map[string]string {
-	m := map[string]string{}
-	add := func(why string, opts ...string) {
-		for _, o := range opts {
-			m[o] = why
-		}
-	}
-	add("redfix sets it: it reads the runner's report from where its own reporter writes it",
-		"--reporter", "--reporters", "-R", "--outputFile", "--json", "--test-reporter", "--test-reporter-destination",
-		"--cacheDirectory", "--coverage", "--collectCoverage", "--coverageDirectory", "--coverageReporters",
-		"--experimental-test-coverage", "--rootDir", "--root", "--dir")
-	add("it chooses which tests run, or stops before all have: which tests run is redfix's to say",
-		"--testNamePattern", "-t", "--grep", "-g", "--fgrep", "-f", "--invert", "--test-name-pattern", "--test-skip-pattern",
-		"--test-only", "--only", "--bail", "-b", "--onlyChanged", "-o", "--changed", "--changedSince", "--lastCommit",
-		"--findRelatedTests", "--related", "--testPathPattern", "--testPathPatterns", "--shard", "--selectProjects", "--project")
-	add("the runner would run no test, or wait for a person",
-		"--watch", "--watchAll", "-w", "--listTests", "--showConfig", "--help", "-h", "--version", "-v", "--dry-run",
-		"--inspect", "--inspect-brk", "--ui")
-	return m
-}()
+var refusedOptions = testenv.Refuse(
+	testenv.Refusal{Why: "redfix sets it: it reads the runner's report from where its own reporter writes it",
+		Options: []string{"--reporter", "--reporters", "-R", "--outputFile", "--json", "--test-reporter", "--test-reporter-destination", "--cacheDirectory", "--coverage", "--collectCoverage", "--coverageDirectory", "--coverageReporters", "--experimental-test-coverage", "--rootDir", "--root", "--dir"}},
+	testenv.Refusal{Why: "it chooses which tests run, or stops before all have: which tests run is redfix's to say",
+		Options: []string{"--testNamePattern", "-t", "--grep", "-g", "--fgrep", "-f", "--invert", "--test-name-pattern", "--test-skip-pattern", "--test-only", "--only", "--bail", "-b", "--onlyChanged", "-o", "--changed", "--changedSince", "--lastCommit", "--findRelatedTests", "--related", "--testPathPattern", "--testPathPatterns", "--shard", "--selectProjects", "--project"}},
+	testenv.Refusal{Why: "the runner would run no test, or wait for a person",
+		Options: []string{"--watch", "--watchAll", "-w", "--listTests", "--showConfig", "--help", "-h", "--version", "-v", "--dry-run", "--inspect", "--inspect-brk", "--ui"}},
+)
 
 // WithTests is d running every test runner's process with s's variables
 // (over the driver's own CI=true, NO_COLOR=1, FORCE_COLOR=0,

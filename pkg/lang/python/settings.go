@@ -10,23 +10,16 @@ import (
 // refusedOptions are pytest's options a repository may not add, and why:
 // redfix sets them, or they change which tests run, where the report is
 // written, or whether pytest runs tests at all.
-var refusedOptions = func() map[string]string {
-	m := map[string]string{}
-	add := func(why string, opts ...string) {
-		for _, o := range opts {
-			m[o] = why
-		}
-	}
-	add("redfix sets it: it reads pytest's JUnit report from where it asks for it, with node ids relative to the checkout",
-		"--junitxml", "--junit-xml", "--junit-prefix", "--rootdir", "-o", "--override-ini", "-c", "--config-file", "--confcutdir", "--pyargs")
-	add("it chooses which tests run, or stops before all have: which tests run is redfix's to say",
-		"-k", "--deselect", "-x", "--exitfirst", "--maxfail", "--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first",
-		"--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--co", "--collect-only", "--collectonly")
-	add("pytest would run no test",
-		"-h", "--help", "-V", "--version", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers", "--setup-only", "--setup-plan")
-	add("it waits for a person", "--pdb", "--trace", "--pdbcls")
-	return m
-}()
+var refusedOptions = testenv.Refuse(
+	testenv.Refusal{Why: "redfix sets it: it reads pytest's JUnit report from where it asks for it, with node ids relative to the checkout",
+		Options: []string{"--junitxml", "--junit-xml", "--junit-prefix", "--rootdir", "-o", "--override-ini", "-c", "--config-file", "--confcutdir", "--pyargs"}},
+	testenv.Refusal{Why: "it chooses which tests run, or stops before all have: which tests run is redfix's to say",
+		Options: []string{"-k", "--deselect", "-x", "--exitfirst", "--maxfail", "--lf", "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--co", "--collect-only", "--collectonly"}},
+	testenv.Refusal{Why: "pytest would run no test",
+		Options: []string{"-h", "--help", "-V", "--version", "--fixtures", "--funcargs", "--fixtures-per-test", "--markers", "--setup-only", "--setup-plan"}},
+	testenv.Refusal{Why: "it waits for a person",
+		Options: []string{"--pdb", "--trace", "--pdbcls"}},
+)
 
 // WithTests is d running every pytest (and coverage) invocation with s's
 // variables and options (after redfix's own, before the tests), and
