@@ -134,6 +134,8 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 	if !pol.Tests.IsZero() {
 		fmt.Fprintf(stdout, "test settings (%s): %s\n", pol.Source, pol.Tests)
 		rec.Note("test settings (%s): %s", pol.Source, pol.Tests)
+		// As triage's tasks do: the pull request's evidence shows them.
+		t.TestSettings = pol.Tests.String()
 	}
 	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, good, tests, reruns, pol.Tests, stdout)
 	if err != nil {

@@ -9,14 +9,35 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/task"
 )
 
-// worker repair reads the repository's .redfix.yaml as a worker does: its
-// test settings reach the reproduction too. A test that passes only in New
-// York's time zone, which the file sets, passes at HEAD: nothing to repair
-// (without the settings it failed there, and the agent went after it).
-func TestRepairRunsTheTestsWithTheRepositorysSettings(t *testing.T) {
-	clearEnv(t)
+// zoneCommits are a module whose test passes only in New York's time zone
+// (as a date library's suite may need, and its CI sets): at 00:00 UTC on 1
+// January 2024 it is 19:00 there, evening. The second commit adds Weekend
+// and, beside it, makes the evening start an hour late.
+var zoneCommits = []map[string]string{
+	{
+		"go.mod": "module example.com/zone\n\ngo 1.22\n",
+		"zone.go": "package zone\n\nimport \"time\"\n\n// Hour is the local hour at the Unix time ts.\nfunc Hour(ts int64) int { return time.Unix(ts, 0).Hour() }\n\n" +
+			"// Evening says whether the Unix time ts is 19:00 or later, local time.\nfunc Evening(ts int64) bool {\n\treturn Hour(ts) >= 19\n}\n",
+		"zone_test.go": "package zone\n\nimport \"testing\"\n\n" +
+			"// In New York, midnight UTC on 1 January 2024 is 19:00.\n" +
+			"func TestEvening(t *testing.T) {\n\tif !Evening(1704067200) {\n\t\tt.Fatalf(\"Evening at %d:00 = false, want true\", Hour(1704067200))\n\t}\n}\n",
+	},
+	{
+		"zone.go": "package zone\n\nimport \"time\"\n\n// Hour is the local hour at the Unix time ts.\nfunc Hour(ts int64) int { return time.Unix(ts, 0).Hour() }\n\n" +
+			"// Evening says whether the Unix time ts is 19:00 or later, local time.\nfunc Evening(ts int64) bool {\n\treturn Hour(ts) > 19\n}\n\n" +
+			"// Weekend says whether the Unix time ts falls on a Saturday or a Sunday.\nfunc Weekend(ts int64) bool {\n\td := time.Unix(ts, 0).Weekday()\n\treturn d == time.Saturday || d == time.Sunday\n}\n",
+	},
+	{"README.md": "zone tells the local time of day.\n"},
+}
+
+// zoneRepo makes the zone module's history, its .redfix.yaml setting the
+// time zone its tests need when settings is true; it returns the checkout
+// and the commits, oldest first.
+func zoneRepo(t *testing.T, settings bool) (string, []string) {
+	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "zone")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -26,27 +47,66 @@ func TestRepairRunsTheTestsWithTheRepositorysSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, body := range map[string]string{
-		"go.mod":       "module example.com/zone\n\ngo 1.22\n",
-		".redfix.yaml": "version: 1\ntests:\n  env:\n    TZ: America/New_York\n",
-		"zone.go":      "package zone\n\nimport \"time\"\n\n// Hour is the local hour at the Unix time ts.\nfunc Hour(ts int64) int { return time.Unix(ts, 0).Hour() }\n",
-		"zone_test.go": "package zone\n\nimport \"testing\"\n\n" +
-			"// In New York, midnight UTC on 1 January 2024 is 19:00.\n" +
-			"func TestHour(t *testing.T) {\n\tif got := Hour(1704067200); got != 19 {\n\t\tt.Fatalf(\"Hour = %d, want 19\", got)\n\t}\n}\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+	var shas []string
+	for i, files := range zoneCommits {
+		if i == 0 && settings {
+			files[".redfix.yaml"] = "version: 1\ntests:\n  env:\n    TZ: America/New_York\n"
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		delete(files, ".redfix.yaml")
+		sha, err := repo.CommitAll(ctx, "zone: commit "+string(rune('1'+i)))
+		if err != nil {
 			t.Fatal(err)
 		}
+		shas = append(shas, sha)
 	}
-	if _, err := repo.CommitAll(ctx, "zone: Hour"); err != nil {
-		t.Fatal(err)
-	}
+	return dir, shas
+}
+
+// A repository whose tests need a time zone, as its CI sets: with its
+// .redfix.yaml naming the variable, worker repair reproduces the failure
+// with it (the test passes at CI's green commit), bisects to the commit
+// that broke it, repairs it and passes the gates; without, the test fails
+// at the green commit too, and repair refuses, naming the test and that
+// commit and pointing to the tests: section, rather than repair a
+// failure of the environment.
+func TestRepairRunsTheTestsWithTheRepositorysSettings(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+
+	dir, shas := zoneRepo(t, true)
+	out := filepath.Join(t.TempDir(), "prs")
 	var stdout, stderr bytes.Buffer
-	err = Repair(ctx, []string{"--repo", dir, "--test", "TestHour", "--blame", "HEAD", "--reruns", "2", "--out", t.TempDir()}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "nothing to repair") {
-		t.Fatalf("repair: %v, want the test passing with the repository's settings\n%s", err, stdout.String())
+	if err := Repair(ctx, []string{"--repo", dir, "--test", "TestEvening", "--good", shas[0], "--reruns", "2", "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("repair with the repository's settings: %v\n%s", err, stdout.String())
 	}
 	if !strings.Contains(stdout.String(), "test settings (.redfix.yaml at ") || !strings.Contains(stdout.String(), "TZ=America/New_York") {
 		t.Errorf("repair does not say which test settings it ran with:\n%s", stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "blame: "+task.Short(shas[1])) {
+		t.Errorf("repair does not blame %s:\n%s", task.Short(shas[1]), stdout.String())
+	}
+	pr := readPR(t, out)
+	if !strings.Contains(pr.patch, "+\treturn Hour(ts) >= 19") || strings.Contains(pr.patch, "-func Weekend") {
+		t.Errorf("the patch does not restore the evening's start alone:\n%s", pr.patch)
+	}
+	if !strings.Contains(pr.body, "TZ=America/New_York") {
+		t.Errorf("the pull request does not show the test settings its evidence ran with:\n%s", pr.body)
+	}
+
+	dir, shas = zoneRepo(t, false)
+	stdout.Reset()
+	err := Repair(ctx, []string{"--repo", dir, "--test", "TestEvening", "--good", shas[0], "--reruns", "2", "--out", t.TempDir()}, &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("repair without the settings went on:\n%s", stdout.String())
+	}
+	for _, want := range []string{"not reproducible here", "TestEvening", task.Short(shas[0]), "tests: section"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("repair's refusal %q does not say %q", err, want)
+		}
 	}
 }

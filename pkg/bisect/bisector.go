@@ -23,6 +23,14 @@ import (
 // returned with it holds what was learned.
 var ErrCannotBisect = errors.New("cannot bisect")
 
+// ErrFailsAtGood wraps, beside ErrCannotBisect, a bisection whose given
+// good commit fails the tests too: a commit the caller (CI) saw green is
+// red here, so the environment the tests ran in differs from the caller's
+// (a time zone, a variable, an option the tests need), and no commit of
+// the range can be blamed. It is not returned when no good was given and
+// the probed start failed (the root commit is tried then).
+var ErrFailsAtGood = errors.New("tests already fail at good")
+
 // DefaultProbeLimit is how far back, in first-parent commits, Bisect looks
 // for a good commit when it is given none, before it tries the root commit.
 const DefaultProbeLimit = 64
@@ -207,7 +215,7 @@ func (b Bisector) bisect(ctx context.Context, repo gitrepo.Repo, good, bad strin
 			return res, err
 		case FindingFailsGood:
 			if !probed {
-				return res, fmt.Errorf("bisect: tests already fail at good %s (%.1f%% sure; flake rate about %.0f%%): %w", task.Short(goodSHA), 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
+				return res, fmt.Errorf("bisect: %w %s (%.1f%% sure; flake rate about %.0f%%): %w", ErrFailsAtGood, task.Short(goodSHA), 100*f.Confidence, 100*f.FlakeRate, ErrCannotBisect)
 			}
 			// The root is the last resort: it may fail as well.
 			if goodSHA, err = b.fromRoot(ctx, repo, goodSHA, badSHA); err != nil {

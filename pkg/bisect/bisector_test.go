@@ -92,9 +92,10 @@ func TestBisectRefusesWhatItCannotBisect(t *testing.T) {
 		tests     []string
 		want      string
 		cannot    bool // errors.Is(err, ErrCannotBisect)
+		failsGood bool // errors.Is(err, ErrFailsAtGood)
 	}{
 		"passes at bad":       {good: shas[0], bad: shas[3], want: "tests pass at bad " + task.Short(shas[3]), cannot: true},
-		"fails at good":       {good: shas[7], bad: shas[10], want: "tests already fail at good " + task.Short(shas[7]), cannot: true},
+		"fails at good":       {good: shas[7], bad: shas[10], want: "tests already fail at good " + task.Short(shas[7]), cannot: true, failsGood: true},
 		"good after bad":      {good: shas[10], bad: shas[8], want: "is not an ancestor", cannot: true},
 		"same commit":         {good: shas[10], bad: shas[10], want: "same commit", cannot: true},
 		"out of steps":        {b: Bisector{Lang: goLang, MaxSteps: 3}, good: shas[0], bad: shas[10], want: "gave up after 3 steps", cannot: true},
@@ -114,6 +115,9 @@ func TestBisectRefusesWhatItCannotBisect(t *testing.T) {
 			if errors.Is(err, ErrCannotBisect) != c.cannot {
 				t.Errorf("errors.Is(%v, ErrCannotBisect) = %v, want %v", err, !c.cannot, c.cannot)
 			}
+			if errors.Is(err, ErrFailsAtGood) != c.failsGood {
+				t.Errorf("errors.Is(%v, ErrFailsAtGood) = %v, want %v", err, !c.failsGood, c.failsGood)
+			}
 		})
 	}
 }
@@ -126,7 +130,8 @@ func TestBisectFindsNoGoodCommit(t *testing.T) {
 	f.Commit("docs", map[string]string{"README": "calc\n"})
 	bad := f.Commit("more docs", map[string]string{"README": "calc, still broken\n"})
 	bis, err := Bisector{Lang: goLang}.Bisect(ctx, f.Dir, "", bad, []string{"TestAdd"})
-	if !errors.Is(err, ErrCannotBisect) || !strings.Contains(err.Error(), "no commit where the tests pass") {
+	// No good was given: the probed start failing is not ErrFailsAtGood.
+	if !errors.Is(err, ErrCannotBisect) || errors.Is(err, ErrFailsAtGood) || !strings.Contains(err.Error(), "no commit where the tests pass") {
 		t.Fatalf("err = %v", err)
 	}
 	// Every commit fails: the search runs them until it is sure the

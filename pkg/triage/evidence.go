@@ -76,6 +76,8 @@ func (p *process) testEvidence(ctx, work context.Context, lostTo func() string, 
 	switch {
 	case lostTo() != "":
 		return bis, nil, "", err
+	case errors.Is(err, bisect.ErrFailsAtGood) && p.in.Good != "":
+		return bis, nil, "", &noVerdictError{reason: FailsAtGood(ids, p.in.Good)}
 	case errors.Is(err, bisect.ErrCannotBisect):
 		bisErr = err
 	case err != nil:
@@ -240,4 +242,26 @@ func localBuildFailures(ci, local []task.Failure) []task.Failure {
 		}
 	}
 	return out
+}
+
+// noVerdictError ends a group's triage with no verdict on the failure:
+// its task is saved failed with reason, and the failure's next report
+// takes the group over (takeOverFrom).
+type noVerdictError struct{ reason string }
+
+func (e *noVerdictError) Error() string { return e.reason }
+
+// FailsAtGood is why a failure is not repaired when its tests fail at the
+// good commit, where CI saw them pass (or a person said they do): redfix's runs differ from CI's, so
+// neither the blame nor a patch's test results could be trusted. The
+// usual cause is a setting the tests need that CI's workflow gives them
+// (a time zone, a locale, a variable, a runner option), which the
+// repository's .redfix.yaml can name.
+func FailsAtGood(tests []string, good string) string {
+	verb := "fail"
+	if len(tests) == 1 {
+		verb = "fails"
+	}
+	return fmt.Sprintf("not reproducible here: %s %s at %s too, a commit CI saw green: the tests run differently under redfix than in CI; name what they need (variables such as TZ, runner options) in .redfix.yaml's tests: section",
+		strings.Join(tests, ", "), verb, task.Short(good))
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -166,6 +167,12 @@ func (p *process) group(ctx context.Context, g Group, log *zap.Logger) (Outcome,
 	}
 	if lostTo() != "" {
 		return lost(err)
+	}
+	var nv *noVerdictError
+	if errors.As(err, &nv) {
+		o, err := p.fail(ctx, tk, out, nv.reason, log)
+		decided = err == nil
+		return o, err
 	}
 	if err != nil {
 		return out, err

@@ -170,6 +170,8 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 		v.Verdict = VerdictAddedFailing
 	}
 	switch {
+	case errors.Is(err, bisect.ErrFailsAtGood) && good != "":
+		return v, fmt.Errorf("investigate %s: %w", repoPath, &noVerdictError{reason: FailsAtGood(ids, good)})
 	case errors.Is(err, bisect.ErrCannotBisect):
 		v.BisectError = err.Error()
 	case err != nil:
