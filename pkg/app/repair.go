@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/lang"
-	"github.com/redfix/redfix/pkg/repoconfig"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
@@ -121,22 +119,15 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	// The repository's .redfix.yaml, as a worker reads it: its test
 	// settings reach the reproduction and the bisection too.
-	pol, err := pipe.RepoPolicies.Load(ctx, abs, head)
-	var inv *repoconfig.InvalidError
-	switch {
-	case errors.As(err, &inv):
-		// As a worker: said, and the central configuration applies.
-		fmt.Fprintf(stdout, "%s; the central configuration applies\n", clip.OneLine(err.Error(), 300))
-		rec.Note("%s; the central configuration applies", err)
-	case err != nil:
-		return fmt.Errorf("repair: the repository's policy at %s: %w", task.Short(head), err)
+	pol, err := clonePolicy(ctx, cfg, log, abs, head, func(s string) {
+		sayTo(stdout)(s)
+		rec.Note("%s", s)
+	})
+	if err != nil {
+		return fmt.Errorf("repair: %w", err)
 	}
-	if !pol.Tests.IsZero() {
-		fmt.Fprintf(stdout, "test settings (%s): %s\n", pol.Source, pol.Tests)
-		rec.Note("test settings (%s): %s", pol.Source, pol.Tests)
-		// As triage's tasks do: the pull request's evidence shows them.
-		t.TestSettings = pol.Tests.String()
-	}
+	// As triage's tasks do: the pull request's evidence shows them.
+	t.TestSettings = pol.Tests.String()
 	v, err := reproduceForRepair(ctx, cfg, log, abs, head, blame, good, tests, reruns, pol.Tests, stdout)
 	if err != nil {
 		return err
@@ -181,7 +172,7 @@ func reproduceForRepair(ctx context.Context, cfg config.Config, log *zap.Logger,
 	if err != nil {
 		return triage.Verdict{}, err
 	}
-	drivers := configuredLanguages{Languages: all, tests: settings}
+	drivers := withTests(all, settings)
 	if blame == "" {
 		v, err := triage.Investigate(ctx, drivers, bisect.Bisector{}, abs, good, head, tests, reruns)
 		if err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,44 @@ func TestRepairRunsTheTestsWithTheRepositorysSettings(t *testing.T) {
 	for _, want := range []string{"not reproducible here", "TestEvening", task.Short(shas[0]), "tests: section"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("repair's refusal %q does not say %q", err, want)
+		}
+	}
+}
+
+// bot triage and worker validate read the clone's .redfix.yaml as the
+// service does: triage bisects the zone module to the commit that broke it
+// with the file's time zone, and refuses, naming the test and the green
+// commit, without it; validate accepts the fix with the file's time zone
+// (its oracle runs the test there) and rejects it without (in UTC the
+// evening test fails whatever the fix).
+func TestTriageAndValidateRunTheTestsWithTheRepositorysSettings(t *testing.T) {
+	clearEnv(t)
+	ctx := context.Background()
+	for _, settings := range []bool{true, false} {
+		dir, shas := zoneRepo(t, settings)
+		var stdout, stderr bytes.Buffer
+		err := triageCommand(ctx, []string{"--repo", dir, "--test", "TestEvening", "--good", shas[0], "--reruns", "2", "--json"}, noEnv, &stdout, &stderr)
+		switch {
+		case settings && err != nil:
+			t.Errorf("triage with the settings: %v\n%s", err, stderr.String())
+		case settings && !strings.Contains(stdout.String(), `"blame": "`+shas[1]):
+			t.Errorf("triage with the settings does not blame %s:\n%s", task.Short(shas[1]), stdout.String())
+		case settings && !strings.Contains(stderr.String(), "TZ=America/New_York"):
+			t.Errorf("triage does not say which test settings it ran with:\n%s", stderr.String())
+		case !settings && (err == nil || !strings.Contains(err.Error(), "not reproducible here") || !strings.Contains(err.Error(), task.Short(shas[0]))):
+			t.Errorf("triage without the settings: %v, want a refusal naming %s", err, task.Short(shas[0]))
+		}
+
+		fixed := strings.Replace(zoneCommits[1]["zone.go"], "Hour(ts) > 19", "Hour(ts) >= 19", 1)
+		l := ledger{dir: dir}
+		patch := writePatch(t, l.patchOf(t, map[string]string{"zone.go": fixed}))
+		stdout.Reset()
+		err = validateCommand(ctx, []string{"--repo", dir, "--patch", patch, "--test", "TestEvening", "--blame", shas[1]}, noEnv, &stdout, &stderr)
+		if settings && err != nil {
+			t.Errorf("validate with the settings: %v\n%s", err, stdout.String())
+		}
+		if !settings && !errors.Is(err, ErrRejected) {
+			t.Errorf("validate without the settings: %v, want the fix rejected (its test fails in UTC)\n%s", err, stdout.String())
 		}
 	}
 }

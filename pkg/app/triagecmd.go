@@ -10,6 +10,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/bisect"
+	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/store"
 	"github.com/redfix/redfix/pkg/termsafe"
@@ -83,7 +84,21 @@ func triageCommand(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
-	v, err := triage.Investigate(ctx, langs, b, *repo, *good, *bad, tests, *reruns)
+	// The clone's .redfix.yaml at the failing commit, as the service reads
+	// it: every run has its test settings.
+	abs, err := filepath.Abs(*repo)
+	if err != nil {
+		return err
+	}
+	at, err := (gitrepo.Repo{Dir: abs}).Resolve(ctx, *bad)
+	if err != nil {
+		return fmt.Errorf("triage: --bad: %w", err)
+	}
+	pol, err := clonePolicy(ctx, cfg, log, abs, at, sayTo(termsafe.NewWriter(stderr)))
+	if err != nil {
+		return fmt.Errorf("triage: %w", err)
+	}
+	v, err := triage.Investigate(ctx, withTests(langs, pol.Tests), b, *repo, *good, *bad, tests, *reruns)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/judge"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/llm"
@@ -76,12 +77,22 @@ func validateCommand(ctx context.Context, args []string, getenv func(string) str
 	if err != nil {
 		return asUsage("validate", err)
 	}
+	// The clone's .redfix.yaml at HEAD, as a worker reads it: the gates
+	// run its tests with its test settings.
+	head, err := (gitrepo.Repo{Dir: abs}).Resolve(ctx, "HEAD")
+	if err != nil {
+		return Usage(fmt.Sprintf("validate: %s is not a git repository with commits: %v", abs, err))
+	}
+	pol, err := clonePolicy(ctx, cfg, log, abs, head, sayTo(termsafe.NewWriter(stderr)))
+	if err != nil {
+		return Machinery(fmt.Errorf("validate: %w", err))
+	}
 	j, err := newJudge(cfg, log)
 	if err != nil {
 		return Machinery(err)
 	}
 	// The clone's driver runs its tests, and the gates'.
-	validator := worker.Validator{Languages: drivers, Gates: validators.New(validatorsConfig(cfg, drivers), log), Judge: j}
+	validator := worker.Validator{Languages: withTests(drivers, pol.Tests), Gates: validators.New(validatorsConfig(cfg, drivers), log), Judge: j}
 	v, err := validator.Validate(ctx, worker.ValidateRequest{Repo: abs, Patch: string(patch), PatchName: patchPath, Tests: tests, Blame: blame})
 	if err != nil {
 		return validateError(abs, err)
