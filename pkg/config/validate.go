@@ -30,6 +30,25 @@ func (c Config) Validate() error {
 	if c.HTTP.ReadOpen && (c.HTTP.ReadToken != "" || c.HTTP.TrustedUserHeader != "") {
 		errs = append(errs, errors.New("http.read_open (REDFIX_READ_OPEN) opens reading to anyone, and http.read_token or http.trusted_user_header closes it: choose one"))
 	}
+	errs = append(errs, c.validateTriage()...)
+	errs = append(errs, c.Revert.validate()...)
+	errs = append(errs, c.validateWorker()...)
+	errs = append(errs, c.validateRuntime()...)
+	errs = append(errs, c.validatePublish()...)
+	errs = append(errs, c.validateServers()...)
+	errs = append(errs, c.validateGitRemotes()...)
+	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
+	errs = append(errs, c.GitHub.validateKeep()...)
+	errs = append(errs, c.GitLab.validate()...)
+	errs = append(errs, c.validateModel()...)
+	errs = append(errs, c.Languages.validate()...)
+	errs = append(errs, c.Sandbox.validate()...)
+	return errors.Join(errs...)
+}
+
+// validateTriage checks the triage, harness and gate settings.
+func (c Config) validateTriage() []error {
+	var errs []error
 	if c.Triage.Reruns < 1 {
 		errs = append(errs, fmt.Errorf("triage.reruns must be at least 1, got %d", c.Triage.Reruns))
 	}
@@ -59,7 +78,12 @@ func (c Config) Validate() error {
 	if c.Validators.MaxPatchLines < 0 || c.Validators.MaxPatchFiles < 0 {
 		errs = append(errs, fmt.Errorf("validators.max_patch_lines and max_patch_files must not be negative, got %d and %d", c.Validators.MaxPatchLines, c.Validators.MaxPatchFiles))
 	}
-	errs = append(errs, c.Revert.validate()...)
+	return errs
+}
+
+// validateWorker checks the review, judge and worker settings.
+func (c Config) validateWorker() []error {
+	var errs []error
 	if c.Review.MaxRevisions < 0 {
 		errs = append(errs, fmt.Errorf("review.max_revisions must not be negative, got %d", c.Review.MaxRevisions))
 	}
@@ -75,6 +99,14 @@ func (c Config) Validate() error {
 	if c.Worker.Slots < 1 {
 		errs = append(errs, fmt.Errorf("worker.slots must be at least 1, got %d", c.Worker.Slots))
 	}
+	return errs
+}
+
+// validateRuntime checks how the service runs: NATS's credentials and
+// deliveries, Redis's retention, the start-up wait, the log level and the
+// repositories the API accepts (validateServers checks their addresses).
+func (c Config) validateRuntime() []error {
+	var errs []error
 	if n := nonEmpty(c.NATS.User+c.NATS.Password, c.NATS.Token, c.NATS.CredentialsFile); n > 1 {
 		errs = append(errs, errors.New("nats: set one of user and password, token, or credentials_file"))
 	}
@@ -101,6 +133,12 @@ func (c Config) Validate() error {
 	if _, err := repourl.NewAllowlist(c.HTTP.AllowRepos...); err != nil {
 		errs = append(errs, fmt.Errorf("http.allow_repos: %w", err))
 	}
+	return errs
+}
+
+// validatePublish checks where fixes are published and the GitHub App.
+func (c Config) validatePublish() []error {
+	var errs []error
 	switch c.PublishMode() {
 	case "local":
 	case "github":
@@ -126,32 +164,31 @@ func (c Config) Validate() error {
 	if c.Checkouts.MaxMirrorBytes < 0 {
 		errs = append(errs, fmt.Errorf("checkouts.max_mirror_bytes must not be negative, got %d", c.Checkouts.MaxMirrorBytes))
 	}
-	errs = append(errs, c.validateServers()...)
-	errs = append(errs, c.validateGitRemotes()...)
-	errs = append(errs, c.GitHub.GitHubEvents.validate()...)
-	errs = append(errs, c.GitHub.validateKeep()...)
-	errs = append(errs, c.GitLab.validate()...)
-	errs = append(errs, c.validateModel()...)
-	errs = append(errs, c.Languages.validate()...)
-	switch c.Sandbox.Mode {
+	return errs
+}
+
+// validate checks the sandbox settings.
+func (s Sandbox) validate() []error {
+	var errs []error
+	switch s.Mode {
 	case "auto", "required", "off":
 	default:
-		errs = append(errs, fmt.Errorf("sandbox.mode must be auto, required or off, got %q", c.Sandbox.Mode))
+		errs = append(errs, fmt.Errorf("sandbox.mode must be auto, required or off, got %q", s.Mode))
 	}
-	if _, err := egress.ParseAllow(c.Sandbox.Registries...); err != nil {
+	if _, err := egress.ParseAllow(s.Registries...); err != nil {
 		errs = append(errs, fmt.Errorf("sandbox.registries: %w", err))
 	}
-	if c.Sandbox.UID < 0 || c.Sandbox.GID < 0 {
-		errs = append(errs, fmt.Errorf("sandbox.uid and sandbox.gid must not be negative, got %d and %d", c.Sandbox.UID, c.Sandbox.GID))
+	if s.UID < 0 || s.GID < 0 {
+		errs = append(errs, fmt.Errorf("sandbox.uid and sandbox.gid must not be negative, got %d and %d", s.UID, s.GID))
 	}
-	if c.Sandbox.GoCache != "per_repo" && c.Sandbox.GoCache != "shared" {
-		errs = append(errs, fmt.Errorf("sandbox.go_cache must be per_repo or shared, got %q", c.Sandbox.GoCache))
+	if s.GoCache != "per_repo" && s.GoCache != "shared" {
+		errs = append(errs, fmt.Errorf("sandbox.go_cache must be per_repo or shared, got %q", s.GoCache))
 	}
-	if c.Sandbox.MemoryMB < 64 || c.Sandbox.TmpMB < 1 || c.Sandbox.FileSizeMB < 1 || c.Sandbox.CPUTime < time.Second {
+	if s.MemoryMB < 64 || s.TmpMB < 1 || s.FileSizeMB < 1 || s.CPUTime < time.Second {
 		errs = append(errs, fmt.Errorf("sandbox limits too small to run anything: memory_mb %d (at least 64), tmp_mb %d, file_size_mb %d, cpu_time %s (at least 1s)",
-			c.Sandbox.MemoryMB, c.Sandbox.TmpMB, c.Sandbox.FileSizeMB, c.Sandbox.CPUTime))
+			s.MemoryMB, s.TmpMB, s.FileSizeMB, s.CPUTime))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // nonEmpty counts the non-empty strings.
