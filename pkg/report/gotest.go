@@ -270,58 +270,9 @@ func (c *collector) result() Result {
 }
 
 func (c *collector) finishPackage(p *pkgState, res *Result) {
-	// A test that never ended failed if it is the one that panicked or
-	// timed out (its output says so); the others did not run.
-	for _, name := range p.order {
-		t := p.tests[name]
-		if !t.running {
-			continue
-		}
-		out := t.out.String()
-		if hasPanic(out) {
-			t.runs.Fail++
-			if !t.hasFailure {
-				t.failure, t.hasFailure = out, true
-			}
-			continue
-		}
-		if t.runs == (Runs{}) {
-			res.NotRun = append(res.NotRun, p.name+"."+name)
-		}
-	}
-	// A panic in a subtest is printed under its parent, after the
-	// subtest's own "--- FAIL" line: it is the failure of the subtests
-	// that failed without a word.
-	for _, name := range p.order {
-		t := p.tests[name]
-		if !t.hasFailure || !hasPanic(t.failure) {
-			continue
-		}
-		moved := false
-		for _, other := range p.order {
-			o := p.tests[other]
-			if strings.HasPrefix(other, name+"/") && o.hasFailure && Message(o.failure) == "" {
-				o.failure += panicText(t.failure)
-				moved = true
-			}
-		}
-		if moved {
-			t.failure = strings.Replace(t.failure, panicText(t.failure), "", 1)
-		}
-	}
-	failedChild := map[string]bool{}
-	for _, name := range p.order {
-		if t := p.tests[name]; t.runs.Fail > 0 {
-			for parent := name; ; {
-				i := strings.LastIndexByte(parent, '/')
-				if i < 0 {
-					break
-				}
-				parent = parent[:i]
-				failedChild[parent] = true
-			}
-		}
-	}
+	p.settleUnfinished(res)
+	p.movePanicsToSubtests()
+	failedChild := p.failedParents()
 	for _, name := range p.order {
 		t := p.tests[name]
 		id := p.name + "." + name
@@ -363,8 +314,78 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 	if p.result == "" {
 		res.Incomplete = append(res.Incomplete, p.name)
 	}
-	// The package failed with no failing test: it did not build, or its
-	// TestMain, init or a goroutine outside any test failed.
+	c.packageFailure(p, res)
+	sort.Strings(res.NotRun)
+}
+
+// settleUnfinished decides the tests that never ended: failed if it is
+// the one that panicked or timed out (its output says so); the others did
+// not run.
+func (p *pkgState) settleUnfinished(res *Result) {
+	for _, name := range p.order {
+		t := p.tests[name]
+		if !t.running {
+			continue
+		}
+		out := t.out.String()
+		if hasPanic(out) {
+			t.runs.Fail++
+			if !t.hasFailure {
+				t.failure, t.hasFailure = out, true
+			}
+			continue
+		}
+		if t.runs == (Runs{}) {
+			res.NotRun = append(res.NotRun, p.name+"."+name)
+		}
+	}
+}
+
+// movePanicsToSubtests: a panic in a subtest is printed under its parent,
+// after the subtest's own "--- FAIL" line: it is the failure of the
+// subtests that failed without a word.
+func (p *pkgState) movePanicsToSubtests() {
+	for _, name := range p.order {
+		t := p.tests[name]
+		if !t.hasFailure || !hasPanic(t.failure) {
+			continue
+		}
+		moved := false
+		for _, other := range p.order {
+			o := p.tests[other]
+			if strings.HasPrefix(other, name+"/") && o.hasFailure && Message(o.failure) == "" {
+				o.failure += panicText(t.failure)
+				moved = true
+			}
+		}
+		if moved {
+			t.failure = strings.Replace(t.failure, panicText(t.failure), "", 1)
+		}
+	}
+}
+
+// failedParents are the tests with a failing subtest, at any depth.
+func (p *pkgState) failedParents() map[string]bool {
+	failedChild := map[string]bool{}
+	for _, name := range p.order {
+		if t := p.tests[name]; t.runs.Fail > 0 {
+			for parent := name; ; {
+				i := strings.LastIndexByte(parent, '/')
+				if i < 0 {
+					break
+				}
+				parent = parent[:i]
+				failedChild[parent] = true
+			}
+		}
+	}
+	return failedChild
+}
+
+// packageFailure records the package's own failure when it failed with no
+// failing test: it did not build, or its TestMain, init or a goroutine
+// outside any test failed.
+func (c *collector) packageFailure(p *pkgState, res *Result) {
 	noTestFailed := true
 	for _, t := range p.tests {
 		if t.runs.Fail > 0 {
@@ -385,7 +406,6 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 		DescribeBuild(&f)
 		res.BuildErrors = append(res.BuildErrors, f)
 	}
-	sort.Strings(res.NotRun)
 }
 
 // stripFailLine drops go test's "FAIL\tpkg\t0.1s" summary lines.
