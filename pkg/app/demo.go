@@ -2,11 +2,13 @@ package app
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -28,6 +30,7 @@ import (
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/worker"
 )
 
 // stagePrinter prints the demo's stages for a person, one line each.
@@ -58,29 +61,14 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := demo.CheckLanguage(*sampleLang); err != nil {
 		return Usage("demo: --lang: " + err.Error())
 	}
-	cfg, log, err := fs.load(stderr, func(cfg *config.Config) {
-		if cfg.NATS.URL != "" || cfg.Redis.External() {
-			// The demo is the embedded default; it never touches real servers.
-			fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
-			cfg.NATS.URL, cfg.NATS.URLs, cfg.NATS.Replicas = "", nil, 1
-			cfg.Redis.Addr, cfg.Redis.Sentinel, cfg.Redis.ClusterAddrs, cfg.Redis.WaitReplicas = "", config.RedisSentinel{}, nil, 0
-		}
-		if cfg.Log.Level == "info" {
-			// Stage lines tell the story; the log keeps warnings and errors.
-			cfg.Log.Level = "warn"
-		}
-	})
+	cfg, log, err := fs.load(stderr, demoConfig(stderr))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
 	// Listen first: an address beyond loopback with no ingest token is
 	// refused as `bot serve` refuses it, before anything is built.
-	addr := "127.0.0.1:0"
-	if *serve != "" {
-		addr = *serve
-	}
-	ln, err := listen(cfg, addr, log)
+	ln, err := listen(cfg, cmp.Or(*serve, "127.0.0.1:0"), log)
 	if err != nil {
 		return err
 	}
@@ -111,11 +99,7 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The stages name tests, commits and what the gates found.
 	p := &stagePrinter{w: termsafe.NewWriter(stdout), t0: time.Now()}
-	policy := "offline policy (no model configured; the judge will not run)"
-	if cfg.LLM.Enabled() {
-		policy = "LLM policy and judge: " + cfg.LLM.Model
-	}
-	p.print("start", "redfix demo → %s; %s; sandbox: %s", outDir, policy, sbox)
+	p.print("start", "redfix demo → %s; %s; sandbox: %s", outDir, demoPolicy(cfg), sbox)
 
 	// The sample's driver is chosen from its files as any repository's is;
 	// its CI report and the check of the published branch run through it.
@@ -123,41 +107,121 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sample, err := demo.BuildWith(ctx, filepath.Join(outDir, "repo"), demo.Options{Lang: *sampleLang, Drivers: drivers})
+	sample, err := buildDemoSample(ctx, p, filepath.Join(outDir, "repo"), demo.Options{Lang: *sampleLang, Drivers: drivers})
 	if err != nil {
 		return err
 	}
-	rep, err := report.Parse(sample.Report)
-	if err != nil {
-		return fmt.Errorf("sample CI report: %w", err)
-	}
-	p.print("ci", "sample repository %s: %d commits; CI at %s: %d tests, %d failing", sample.Dir, len(sample.Commits), task.Short(sample.Head), rep.Total, len(rep.Failures))
-	for _, f := range rep.Failures {
-		p.print("ci", "  FAIL %s: %s", f.ID(), f.Message)
-	}
 
-	// The demo's API accepts its own repository, and only that.
-	cfg.HTTP.AllowRepos = []string{sample.Dir}
-	// Its dashboard reads with no setup on loopback; on another address
-	// reading follows `bot serve`'s rule.
-	cfg.HTTP.ReadOpen = cfg.HTTP.ReadOpen || loopback(ln.Addr()) && cfg.HTTP.ReadToken == "" && cfg.HTTP.TrustedUserHeader == ""
-	sys, err := Start(base, cfg, log)
+	sys, pipe, err := startDemoSystem(base, &cfg, log, sbox, ln.Addr(), sample, p, stderr)
 	if err != nil {
 		return err
 	}
 	defer sys.Close()
+	defer runDemo(base, cfg, log, sys, pipe, ln, p)()
+
+	// Ingest: CI posts its report to the bot, as any CI would. The demo
+	// names the delivery itself, so that its wait for the triage is
+	// registered before the report can be triaged.
+	baseURL := "http://" + ln.Addr().String()
+	delivery := fmt.Sprintf("demo-%d", time.Now().UnixNano())
+	wait := sys.Expect(delivery)
+	defer wait.Release()
+	if err := postDemoReport(ctx, cfg, p, baseURL, delivery, sample); err != nil {
+		return err
+	}
+	tasks, err := wait.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	result := demoResults(ctx, p, sample, tasks)
+	if result != nil && !errors.Is(result, ErrNoPatch) {
+		return result
+	}
+	if *serve == "" {
+		p.print("done", "dashboard was at %s/ ; pull requests under %s", baseURL, outDir)
+		return result
+	}
+	p.print("serving", "dashboard at %s/ (JSON at %s/api/v1/stats); pull requests under %s; interrupt to stop", baseURL, baseURL, outDir)
+	<-base.Done()
+	return result
+}
+
+// startDemoSystem starts the demo's bot and worker in process, on base;
+// cfg's API is opened to the sample's repository alone (and its
+// dashboard to reads on loopback), and the pipeline prints its stages.
+func startDemoSystem(base context.Context, cfg *config.Config, log *zap.Logger, sbox sandbox.Status, addr net.Addr, sample demo.Sample, p *stagePrinter, stderr io.Writer) (*System, *worker.Pipeline, error) {
+	// The demo's API accepts its own repository, and only that.
+	cfg.HTTP.AllowRepos = []string{sample.Dir}
+	// Its dashboard reads with no setup on loopback; on another address
+	// reading follows `bot serve`'s rule.
+	cfg.HTTP.ReadOpen = cfg.HTTP.ReadOpen || loopback(addr) && cfg.HTTP.ReadToken == "" && cfg.HTTP.TrustedUserHeader == ""
+	sys, err := Start(base, *cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	sys.SetSandbox(sbox)
 	// Triage's reproduction and bisection are the demo's longest quiet
 	// stretch: on a terminal, a line per test run on stderr.
 	sys.TriageRunner = triage.ReportRuns(nil, bench.StageLines(stderr))
 	p.print("servers", "embedded NATS JetStream in process (store on disk, no port), embedded Redis protocol at %s; each needs a secret of this run's", sys.RedisAddr)
 
-	pipe, err := sys.NewPipeline(cfg)
+	pipe, err := sys.NewPipeline(*cfg)
 	if err != nil {
-		return err
+		sys.Close()
+		return nil, nil, err
 	}
 	pipe.Progress = func(stage, detail string) { p.print(stage, "%s", detail) }
+	return sys, pipe, nil
+}
 
+// demoPolicy says who repairs and reviews in the demo.
+func demoPolicy(cfg config.Config) string {
+	if cfg.LLM.Enabled() {
+		return "LLM policy and judge: " + cfg.LLM.Model
+	}
+	return "offline policy (no model configured; the judge will not run)"
+}
+
+// demoConfig is the demo's configuration: the embedded default whatever
+// servers are configured, and a log of warnings and errors beside its
+// stage lines.
+func demoConfig(stderr io.Writer) func(*config.Config) {
+	return func(cfg *config.Config) {
+		if cfg.NATS.URL != "" || cfg.Redis.External() {
+			// The demo is the embedded default; it never touches real servers.
+			fmt.Fprintln(stderr, "demo: ignoring the configured NATS and Redis; the demo runs its own in process")
+			cfg.NATS.URL, cfg.NATS.URLs, cfg.NATS.Replicas = "", nil, 1
+			cfg.Redis.Addr, cfg.Redis.Sentinel, cfg.Redis.ClusterAddrs, cfg.Redis.WaitReplicas = "", config.RedisSentinel{}, nil, 0
+		}
+		if cfg.Log.Level == "info" {
+			// Stage lines tell the story; the log keeps warnings and errors.
+			cfg.Log.Level = "warn"
+		}
+	}
+}
+
+// buildDemoSample writes the sample repository at dir and prints what its
+// CI saw.
+func buildDemoSample(ctx context.Context, p *stagePrinter, dir string, opt demo.Options) (demo.Sample, error) {
+	sample, err := demo.BuildWith(ctx, dir, opt)
+	if err != nil {
+		return sample, err
+	}
+	rep, err := report.Parse(sample.Report)
+	if err != nil {
+		return sample, fmt.Errorf("sample CI report: %w", err)
+	}
+	p.print("ci", "sample repository %s: %d commits; CI at %s: %d tests, %d failing", sample.Dir, len(sample.Commits), task.Short(sample.Head), rep.Total, len(rep.Failures))
+	for _, f := range rep.Failures {
+		p.print("ci", "  FAIL %s: %s", f.ID(), f.Message)
+	}
+	return sample, nil
+}
+
+// runDemo serves the bot's API on ln and runs the triage and worker loops
+// of sys until the returned stop is called (on base, so that --serve
+// keeps them up after the demo's timeout).
+func runDemo(base context.Context, cfg config.Config, log *zap.Logger, sys *System, pipe *worker.Pipeline, ln net.Listener, p *stagePrinter) (stop func()) {
 	srv := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
 	var wg sync.WaitGroup
 	runCtx, stopRun := context.WithCancel(base)
@@ -175,21 +239,18 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			log.Error("worker loop", zap.Error(err))
 		}
 	}()
-	defer func() {
+	return func() {
 		stopRun()
 		shutdown, done := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(shutdown)
 		done()
 		wg.Wait()
-	}()
+	}
+}
 
-	// Ingest: CI posts its report to the bot, as any CI would. The demo
-	// names the delivery itself, so that its wait for the triage is
-	// registered before the report can be triaged.
-	baseURL := "http://" + ln.Addr().String()
-	delivery := fmt.Sprintf("demo-%d", time.Now().UnixNano())
-	wait := sys.Expect(delivery)
-	defer wait.Release()
+// postDemoReport posts the sample's CI report to the bot at baseURL as a
+// CI would, under the delivery id the demo waits for.
+func postDemoReport(ctx context.Context, cfg config.Config, p *stagePrinter, baseURL, delivery string, sample demo.Sample) error {
 	q := url.Values{"repo": {sample.Dir}, "commit": {sample.Head}, "good": {sample.Good}, "branch": {"main"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, baseURL+"/api/v1/reports?"+q.Encode(), bytes.NewReader(sample.Report))
 	if err != nil {
@@ -214,11 +275,12 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	_ = json.Unmarshal(body, &accepted)
 	p.print("ingest", "POST %s/api/v1/reports → %s, stored on JetStream as %s", baseURL, resp.Status, accepted.ID)
+	return nil
+}
 
-	tasks, err := wait.Wait(ctx)
-	if err != nil {
-		return err
-	}
+// demoResults prints the demo's tasks and checks each published fix's
+// branch (verify): ErrNoPatch when none was published.
+func demoResults(ctx context.Context, p *stagePrinter, sample demo.Sample, tasks []task.Task) error {
 	published := 0
 	for _, t := range tasks {
 		switch t.Status {
@@ -231,17 +293,10 @@ func Demo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			p.print("result", "task %s: %s: %s", t.ID, t.Status, t.Reason)
 		}
 	}
-	var result error
 	if published == 0 {
-		result = ErrNoPatch
+		return ErrNoPatch
 	}
-	if *serve == "" {
-		p.print("done", "dashboard was at %s/ ; pull requests under %s", baseURL, outDir)
-		return result
-	}
-	p.print("serving", "dashboard at %s/ (JSON at %s/api/v1/stats); pull requests under %s; interrupt to stop", baseURL, baseURL, outDir)
-	<-base.Done()
-	return result
+	return nil
 }
 
 // reportType is the media type of a CI report: JUnit XML or go test -json.
