@@ -94,24 +94,8 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 	t := task.Task{ID: "repair-" + task.Short(head), Repo: abs, Commit: head, Status: task.StatusRunning, CreatedAt: time.Now().UTC()}
 	rec := &worker.RepairReport{Dir: filepath.Join(out, t.ID), Started: time.Now(), Redactor: redactor(cfg)}
 
-	if blame != "" {
-		sha, err := repo.Resolve(ctx, blame)
-		if err != nil {
-			return fmt.Errorf("repair: --blame: %w", err)
-		}
-		c, err := repo.Show(ctx, sha)
-		if err != nil {
-			return err
-		}
-		t.Bisection = task.Bisection{Blame: sha, Bad: head, Subject: c.Subject, Author: c.Author}
-		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
-	}
-	if good != "" {
-		sha, err := repo.Resolve(ctx, good)
-		if err != nil {
-			return fmt.Errorf("repair: --good: %w", err)
-		}
-		good = sha
+	if good, err = resolveRepairRevs(ctx, repo, blame, good, &t, rec); err != nil {
+		return err
 	}
 	pipe, err := NewPipeline(cfg, nil, log)
 	if err != nil {
@@ -132,6 +116,45 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
+	if err := takeReproduction(v, &t, tests, stdout); err != nil {
+		return err
+	}
+	rec.Task = &t
+	if blame == "" {
+		noteBisection(ctx, repo, v, &t, rec, stdout)
+	}
+
+	return repairTask(ctx, pipe, t, rec, stdout, stderr)
+}
+
+// resolveRepairRevs resolves --blame into the task t's bisection (noted in
+// the report of the attempt) and returns --good resolved.
+func resolveRepairRevs(ctx context.Context, repo gitrepo.Repo, blame, good string, t *task.Task, rec *worker.RepairReport) (string, error) {
+	if blame != "" {
+		sha, err := repo.Resolve(ctx, blame)
+		if err != nil {
+			return "", fmt.Errorf("repair: --blame: %w", err)
+		}
+		c, err := repo.Show(ctx, sha)
+		if err != nil {
+			return "", err
+		}
+		t.Bisection = task.Bisection{Blame: sha, Bad: t.Commit, Subject: c.Subject, Author: c.Author}
+		rec.Note("blame: %s %q (given with --blame)", task.Short(sha), c.Subject)
+	}
+	if good == "" {
+		return "", nil
+	}
+	sha, err := repo.Resolve(ctx, good)
+	if err != nil {
+		return "", fmt.Errorf("repair: --good: %w", err)
+	}
+	return sha, nil
+}
+
+// takeReproduction prints each test's runs at HEAD and takes those that
+// failed, and their evidence, into the task t: an error when none failed.
+func takeReproduction(v triage.Verdict, t *task.Task, tests []string, stdout io.Writer) error {
 	var failures []task.Failure
 	for _, e := range v.Evidence {
 		if e.Failure != nil {
@@ -140,18 +163,13 @@ func repairCommand(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stdout, "  %s: failed %d of %d runs (%s)\n", e.Test, e.Failures, e.Runs, e.Verdict())
 	}
 	if len(failures) == 0 {
-		return fmt.Errorf("repair: %s passes at %s (%d runs): nothing to repair", strings.Join(tests, ", "), task.Short(head), v.Flakiness.Runs)
+		return fmt.Errorf("repair: %s passes at %s (%d runs): nothing to repair", strings.Join(tests, ", "), task.Short(t.Commit), v.Flakiness.Runs)
 	}
 	t.Failures = failures
-	t.Fingerprint = triage.Fingerprint(abs, failures[0])
+	t.Fingerprint = triage.Fingerprint(t.Repo, failures[0])
 	t.Flakiness = v.Flakiness
 	t.FlakinessByTest = triage.ByTest(v.Evidence)
-	rec.Task = &t
-	if blame == "" {
-		noteBisection(ctx, repo, v, &t, rec, stdout)
-	}
-
-	return repairTask(ctx, pipe, t, rec, stdout, stderr)
+	return nil
 }
 
 // reproduceForRepair reproduces the tests at head in a clone of the
