@@ -112,13 +112,14 @@ func TestRepairRunsTheTestsWithTheRepositorysSettings(t *testing.T) {
 	}
 }
 
-// bot triage and worker validate read the clone's .redfix.yaml as the
-// service does: triage bisects the zone module to the commit that broke it
+// bot triage, worker tool and worker validate read the clone's
+// .redfix.yaml as the service does: run_tests fails at 19:00 with the
+// file's time zone and at 0:00 without; triage bisects the zone module to the commit that broke it
 // with the file's time zone, and refuses, naming the test and the green
 // commit, without it; validate accepts the fix with the file's time zone
 // (its oracle runs the test there) and rejects it without (in UTC the
 // evening test fails whatever the fix).
-func TestTriageAndValidateRunTheTestsWithTheRepositorysSettings(t *testing.T) {
+func TestTriageToolAndValidateRunTheTestsWithTheRepositorysSettings(t *testing.T) {
 	clearEnv(t)
 	ctx := context.Background()
 	for _, settings := range []bool{true, false} {
@@ -134,6 +135,16 @@ func TestTriageAndValidateRunTheTestsWithTheRepositorysSettings(t *testing.T) {
 			t.Errorf("triage does not say which test settings it ran with:\n%s", stderr.String())
 		case !settings && (err == nil || !strings.Contains(err.Error(), "not reproducible here") || !strings.Contains(err.Error(), task.Short(shas[0]))):
 			t.Errorf("triage without the settings: %v, want a refusal naming %s", err, task.Short(shas[0]))
+		}
+
+		// worker tool's run_tests, as a job's: the failure message says
+		// which hour the test saw.
+		stdout.Reset()
+		if err := Tool(ctx, []string{"--repo", dir, "--test", "TestEvening", "run_tests"}, &stdout, &stderr); err != nil && !errors.Is(err, ErrToolProblem) {
+			t.Fatalf("tool run_tests: %v", err)
+		}
+		if hour := map[bool]string{true: "at 19:00", false: "at 0:00"}[settings]; !strings.Contains(stdout.String(), hour) {
+			t.Errorf("run_tests (settings %v) does not fail %s:\n%s", settings, hour, stdout.String())
 		}
 
 		fixed := strings.Replace(zoneCommits[1]["zone.go"], "Hour(ts) > 19", "Hour(ts) >= 19", 1)

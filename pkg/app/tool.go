@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"go.uber.org/zap"
+
+	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
 	"github.com/redfix/redfix/pkg/harness/llmpolicy"
@@ -73,31 +76,11 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer func() { _ = log.Sync() }()
 
-	abs, err := filepath.Abs(repoPath)
+	ws, t, err := toolTask(ctx, repoPath, tests, blame)
 	if err != nil {
 		return err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	repo := gitrepo.Repo{Dir: abs}
-	head, err := repo.Resolve(ctx, "HEAD")
-	if err != nil {
-		return fmt.Errorf("tool: %s is not a git repository with commits: %w", abs, err)
-	}
-	ws := &workspace.Workspace{Dir: abs, Commit: head, Repo: repo}
-	t := task.Task{ID: "tool-" + task.Short(head), Repo: abs, Commit: head}
-	for _, id := range tests {
-		// The id as reports write it; Failure.ID gives it back unchanged.
-		t.Failures = append(t.Failures, task.Failure{Test: id})
-	}
-	if blame != "" {
-		sha, err := repo.Resolve(ctx, blame)
-		if err != nil {
-			return fmt.Errorf("tool: --blame: %w", err)
-		}
-		t.Bisection = task.Bisection{Blame: sha, Bad: head}
-	}
+	abs := ws.Dir
 
 	defer limitMemory(cfg, log)()
 	// The clone's commands (run_tests, the static analysis after an edit)
@@ -107,30 +90,13 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx = sandbox.WithTree(sandbox.WithRepo(ctx, abs), abs)
-	var patcher tools.Patcher
-	if cfg.LLM.Enabled() {
-		client, err := llm.NewClient(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
-			Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries}, log)
-		if err != nil {
-			return fmt.Errorf("model client: %w", err)
-		}
-		patcher = llmpolicy.NewPatcher(client, log)
-	}
-	// The tools work through the clone's language driver, as a job's do;
-	// on a clone no driver knows, the tools that only read still work and
-	// the others are refused with the reason (tools.Unknown).
-	drivers, err := languages(cfg, log)
+	patcher, err := toolPatcher(cfg, log)
 	if err != nil {
 		return err
 	}
-	var l tools.Language
-	switch drv, err := drivers.For(abs, abs); {
-	case err == nil:
-		l = drv
-	case errors.Is(err, lang.ErrNoDriver):
-		l = tools.Unknown(err)
-	default:
-		return fmt.Errorf("tool: %w", err)
+	l, err := toolLanguage(ctx, cfg, log, abs, t.Commit, stderr)
+	if err != nil {
+		return err
 	}
 	h := harness.New(harness.Config{MaxSteps: cfg.Harness.MaxSteps}, nil, l, patcher, log)
 	obs, err := h.Execute(ctx, ws, t, harness.Action{Name: name, Args: raw})
@@ -147,4 +113,72 @@ func Tool(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return ErrToolProblem
 	}
 	return nil
+}
+
+// toolTask is the workspace of the clone at repoPath (its HEAD, edited in
+// place) and the task the tools act for: the failing tests as given, and
+// the blame commit.
+func toolTask(ctx context.Context, repoPath string, tests []string, blame string) (*workspace.Workspace, task.Task, error) {
+	abs, err := filepath.Abs(repoPath)
+	if err != nil {
+		return nil, task.Task{}, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	repo := gitrepo.Repo{Dir: abs}
+	head, err := repo.Resolve(ctx, "HEAD")
+	if err != nil {
+		return nil, task.Task{}, fmt.Errorf("tool: %s is not a git repository with commits: %w", abs, err)
+	}
+	t := task.Task{ID: "tool-" + task.Short(head), Repo: abs, Commit: head}
+	for _, id := range tests {
+		// The id as reports write it; Failure.ID gives it back unchanged.
+		t.Failures = append(t.Failures, task.Failure{Test: id})
+	}
+	if blame != "" {
+		sha, err := repo.Resolve(ctx, blame)
+		if err != nil {
+			return nil, t, fmt.Errorf("tool: --blame: %w", err)
+		}
+		t.Bisection = task.Bisection{Blame: sha, Bad: head}
+	}
+	return &workspace.Workspace{Dir: abs, Commit: head, Repo: repo}, t, nil
+}
+
+// toolPatcher is the model that turns edit instructions into edits, when
+// one is configured.
+func toolPatcher(cfg config.Config, log *zap.Logger) (tools.Patcher, error) {
+	if !cfg.LLM.Enabled() {
+		return nil, nil
+	}
+	client, err := llm.NewClient(llm.Config{Provider: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
+		Model: cfg.LLM.Model, Timeout: cfg.LLM.Timeout, MaxRetries: cfg.LLM.MaxRetries}, log)
+	if err != nil {
+		return nil, fmt.Errorf("model client: %w", err)
+	}
+	return llmpolicy.NewPatcher(client, log), nil
+}
+
+// toolLanguage is the clone's language driver, as a job's tools have it:
+// with the test settings of its .redfix.yaml at head. On a clone no
+// driver knows, the tools that only read still work and the others are
+// refused with the reason (tools.Unknown).
+func toolLanguage(ctx context.Context, cfg config.Config, log *zap.Logger, abs, head string, stderr io.Writer) (tools.Language, error) {
+	drivers, err := languages(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	pol, err := clonePolicy(ctx, cfg, log, abs, head, sayTo(termsafe.NewWriter(stderr)))
+	if err != nil {
+		return nil, fmt.Errorf("tool: %w", err)
+	}
+	switch drv, err := withTests(drivers, pol.Tests).For(abs, abs); {
+	case err == nil:
+		return drv, nil
+	case errors.Is(err, lang.ErrNoDriver):
+		return tools.Unknown(err), nil
+	default:
+		return nil, fmt.Errorf("tool: %w", err)
+	}
 }
