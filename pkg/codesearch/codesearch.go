@@ -191,39 +191,15 @@ func search(ctx context.Context, dir string, files []string, patterns []Pattern,
 		return nil, -1, fmt.Errorf("search %s: %w", dir, err)
 	}
 	defer root.Close()
-	var (
-		entries, made []*entry
-		verify        bool
-		grams         [][]uint32
-	)
+	s := &searchRun{root: root, files: files, patterns: patterns, opt: opt, ix: ix,
+		results: make([]searchResult, len(files)), best: len(patterns)}
 	if ix != nil {
-		entries, verify = ix.snapshot(files)
-		made = make([]*entry, len(files))
-		grams = make([][]uint32, len(patterns))
+		s.entries, s.verify = ix.snapshot(files)
+		s.made = make([]*entry, len(files))
+		s.grams = make([][]uint32, len(patterns))
 		for t, p := range patterns {
-			grams[t] = trigrams(p.needs)
+			s.grams[t] = trigrams(p.needs)
 		}
-	}
-	type result struct {
-		tier int
-		hits Hits
-	}
-	results := make([]result, len(files))
-	// best is the lowest tier that matched so far: files need not try
-	// looser ones than it any more.
-	var (
-		mu   sync.Mutex
-		best = len(patterns)
-		next int
-	)
-	take := func() (int, int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(files) {
-			return -1, best
-		}
-		next++
-		return next - 1, best
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	var wg sync.WaitGroup
@@ -231,102 +207,160 @@ func search(ctx context.Context, dir string, files []string, patterns []Pattern,
 	for w := 0; w < workers; w++ {
 		go func() {
 			defer wg.Done()
-			var (
-				buf, lower []byte
-				gs         gramSet
-			)
-			for {
-				i, limit := take()
-				if i < 0 || ctx.Err() != nil {
-					return
-				}
-				limit = min(limit, len(patterns)-1)
-				var e *entry
-				if ix != nil {
-					e = entries[i]
-					if e != nil && verify && !e.current(root, files[i]) {
-						e = nil
-					}
-					if e != nil {
-						// Read the file only when a pattern's
-						// trigrams may all be in it.
-						t := 0
-						for t <= limit && !e.may(grams[t]) {
-							t++
-						}
-						if t > limit {
-							continue
-						}
-					}
-				}
-				data, st, grown := readFile(root, files[i], buf)
-				buf = grown
-				lower = lower[:0]
-				if ix != nil && e == nil {
-					// Indexed as it is read: the filter is made from
-					// the lowered text the patterns need anyway.
-					e = &entry{skip: true}
-					if data != nil {
-						lower = appendLower(lower, data)
-						e = gs.newEntry(lower, st.Size(), st.ModTime())
-					} else if st != nil {
-						e.size, e.mtime = st.Size(), st.ModTime()
-					}
-					made[i] = e
-				}
-				if data == nil {
-					continue
-				}
-				for t := 0; t <= limit; t++ {
-					p := patterns[t]
-					if e != nil && !e.may(grams[t]) {
-						continue
-					}
-					if len(p.needs) > 0 || p.fold {
-						if p.fold && len(lower) == 0 {
-							lower = appendLower(lower, data)
-						}
-						hay := data
-						if p.fold {
-							hay = lower
-						}
-						if !containsAll(hay, p.needs) {
-							continue
-						}
-					}
-					h := p.matchLines(data, lower, opt)
-					if len(h.Lines) == 0 {
-						continue
-					}
-					h.File = files[i]
-					results[i] = result{tier: t, hits: h}
-					mu.Lock()
-					best = min(best, t)
-					mu.Unlock()
-					break
-				}
-			}
+			s.work(ctx)
 		}()
 	}
 	wg.Wait()
 	if ix != nil {
 		// A search cut short has not checked every file: the next one
 		// checks them again.
-		ix.store(files, made, verify && ctx.Err() != nil)
+		ix.store(files, s.made, s.verify && ctx.Err() != nil)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, -1, fmt.Errorf("search %s: %w", dir, err)
 	}
-	if best == len(patterns) {
+	if s.best == len(patterns) {
 		return nil, -1, nil
 	}
 	var out []Hits
-	for _, r := range results {
-		if len(r.hits.Lines) > 0 && r.tier == best {
+	for _, r := range s.results {
+		if len(r.hits.Lines) > 0 && r.tier == s.best {
 			out = append(out, r.hits)
 		}
 	}
-	return out, best, nil
+	return out, s.best, nil
+}
+
+// searchRun is one search's state, shared by its workers.
+type searchRun struct {
+	root     *os.Root
+	files    []string
+	patterns []Pattern
+	opt      Options
+	// ix, when given: entries are its filters of files as they were,
+	// made those of this search, grams each pattern's trigrams; verify
+	// says whether an entry must be checked against its file first.
+	ix            *Index
+	entries, made []*entry
+	verify        bool
+	grams         [][]uint32
+	results       []searchResult // by file
+	mu            sync.Mutex
+	// best is the lowest tier that matched so far: files need not try
+	// looser ones than it any more; next is the next file to search.
+	best, next int
+}
+
+// searchResult is a file's hits for the tightest pattern (tier) it
+// matched.
+type searchResult struct {
+	tier int
+	hits Hits
+}
+
+// scratch is a worker's buffers, reused from file to file.
+type scratch struct {
+	buf, lower []byte
+	gs         gramSet
+}
+
+// take is the next file to search and the loosest tier worth trying.
+func (s *searchRun) take() (int, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next >= len(s.files) {
+		return -1, s.best
+	}
+	s.next++
+	return s.next - 1, s.best
+}
+
+// work searches files until none is left or ctx ends.
+func (s *searchRun) work(ctx context.Context) {
+	var sc scratch
+	for {
+		i, limit := s.take()
+		if i < 0 || ctx.Err() != nil {
+			return
+		}
+		limit = min(limit, len(s.patterns)-1)
+		e, skip := s.filter(i, limit)
+		if skip {
+			continue
+		}
+		data, st, grown := readFile(s.root, s.files[i], sc.buf)
+		sc.buf = grown
+		sc.lower = sc.lower[:0]
+		if s.ix != nil && e == nil {
+			// Indexed as it is read: the filter is made from the lowered
+			// text the patterns need anyway.
+			e = &entry{skip: true}
+			if data != nil {
+				sc.lower = appendLower(sc.lower, data)
+				e = sc.gs.newEntry(sc.lower, st.Size(), st.ModTime())
+			} else if st != nil {
+				e.size, e.mtime = st.Size(), st.ModTime()
+			}
+			s.made[i] = e
+		}
+		if data != nil {
+			s.match(i, limit, data, &sc, e)
+		}
+	}
+}
+
+// filter is the index's entry of file i, when it is current, and whether
+// the file can be skipped unread: no pattern up to limit has all its
+// trigrams in it.
+func (s *searchRun) filter(i, limit int) (*entry, bool) {
+	if s.ix == nil {
+		return nil, false
+	}
+	e := s.entries[i]
+	if e != nil && s.verify && !e.current(s.root, s.files[i]) {
+		e = nil
+	}
+	if e == nil {
+		return nil, false
+	}
+	t := 0
+	for t <= limit && !e.may(s.grams[t]) {
+		t++
+	}
+	return e, t > limit
+}
+
+// match records the file i's hits for the tightest pattern up to limit
+// that matches its text data.
+func (s *searchRun) match(i, limit int, data []byte, sc *scratch, e *entry) {
+	for t := 0; t <= limit; t++ {
+		p := s.patterns[t]
+		if e != nil && !e.may(s.grams[t]) {
+			continue
+		}
+		if len(p.needs) > 0 || p.fold {
+			if p.fold && len(sc.lower) == 0 {
+				sc.lower = appendLower(sc.lower, data)
+			}
+			hay := data
+			if p.fold {
+				hay = sc.lower
+			}
+			if !containsAll(hay, p.needs) {
+				continue
+			}
+		}
+		h := p.matchLines(data, sc.lower, s.opt)
+		if len(h.Lines) == 0 {
+			continue
+		}
+		h.File = s.files[i]
+		s.results[i] = searchResult{tier: t, hits: h}
+		s.mu.Lock()
+		s.best = min(s.best, t)
+		s.mu.Unlock()
+		return
+	}
 }
 
 // readFile reads a regular, text file no larger than MaxFileSize, opened
