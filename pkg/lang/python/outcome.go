@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -89,130 +88,14 @@ func aliasesOf(dir string) []string {
 	return nil
 }
 
-// finish adds up the runs into all (see Run).
+// finish adds up the runs into all (see Run): testrun.Tally, with the
+// driver's rule of which ids a target holds.
 func finish(all testrun.Outcome, targets []testrun.Target, runs []results, timedOut []bool, own bool) testrun.Outcome {
-	leaves := map[string]*report.Runs{}
-	var order []string
-	firstFailure := map[string]task.Failure{}
-	builds := map[string]bool{}
-	for _, b := range all.Build {
-		builds[b.Package] = true
+	rs := make([]testrun.Run, len(runs))
+	for i, r := range runs {
+		rs[i] = testrun.Run{Passed: r.passed, Skipped: r.skipped, Failed: r.failed, Build: r.build}
 	}
-	count := func(id string) *report.Runs {
-		c := leaves[id]
-		if c == nil {
-			c = &report.Runs{}
-			leaves[id] = c
-			order = append(order, id)
-		}
-		return c
-	}
-	// What each target did in each run: a failure when a test under it
-	// failed (or, for a file or directory, did not collect), else a pass
-	// when one passed, else a skip when one was skipped.
-	targetRuns := map[string]*report.Runs{}
-	ran := map[string]bool{}
-	for i, rs := range runs {
-		for _, id := range rs.passed {
-			count(id).Pass++
-		}
-		for _, id := range rs.skipped {
-			count(id).Skip++
-		}
-		for _, f := range rs.failed {
-			id := f.ID()
-			count(id).Fail++
-			if _, ok := firstFailure[id]; !ok {
-				firstFailure[id] = f
-			}
-		}
-		for _, b := range rs.build {
-			if !builds[b.Package] {
-				builds[b.Package] = true
-				all.Build = append(all.Build, b)
-			}
-		}
-		for _, t := range targets {
-			var fail, pass, skip bool
-			for _, f := range rs.failed {
-				fail = fail || under(t, f.ID())
-			}
-			for _, id := range rs.passed {
-				pass = pass || under(t, id)
-			}
-			for _, id := range rs.skipped {
-				skip = skip || under(t, id)
-			}
-			if t.IsPackage() && (brokenFor(t, rs.build) || timedOut[i]) {
-				fail = true
-			}
-			c := targetRuns[t.ID]
-			if c == nil {
-				c = &report.Runs{}
-				targetRuns[t.ID] = c
-			}
-			switch {
-			case fail:
-				c.Fail++
-			case pass:
-				c.Pass++
-			case skip:
-				c.Skip++
-			}
-			if fail || pass || skip {
-				ran[t.ID] = true
-			}
-		}
-	}
-	asked := func(id string) bool {
-		if !own {
-			return true
-		}
-		for _, t := range targets {
-			if under(t, id) {
-				return true
-			}
-		}
-		return false
-	}
-	passed := map[string]bool{}
-	for _, id := range order {
-		c := leaves[id]
-		if !asked(id) {
-			if c.Fail > 0 {
-				all.Others = append(all.Others, firstFailure[id])
-			}
-			continue
-		}
-		all.Runs[id] = *c
-		switch {
-		case c.Fail > 0:
-			all.Failed = append(all.Failed, firstFailure[id])
-		case c.Pass > 0:
-			all.Passed = append(all.Passed, id)
-			passed[id] = true
-		}
-	}
-	for _, t := range targets {
-		c := targetRuns[t.ID]
-		if own && c != nil && ran[t.ID] {
-			all.Runs[t.ID] = *c
-			if c.Fail == 0 && c.Pass > 0 && !passed[t.ID] {
-				all.Passed = append(all.Passed, t.ID)
-			}
-		}
-		if ran[t.ID] || brokenFor(t, all.Build) || !own {
-			continue
-		}
-		all.Missing = append(all.Missing, t.ID)
-		for _, to := range timedOut {
-			if to {
-				all.Incomplete = append(all.Incomplete, t.ImportPath)
-				break
-			}
-		}
-	}
-	return all
+	return testrun.Tally(all, targets, rs, timedOut, own, testrun.Scope{Under: under, BrokenFor: brokenFor})
 }
 
 // pytestFailed says, for each target's file or directory, that pytest
