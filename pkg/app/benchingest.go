@@ -65,41 +65,16 @@ func BenchIngest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer srv.Close()
 
-	cfg := config.Default()
-	cfg.DataDir = filepath.Join(dir, "data")
-	cfg.NATS.URL, cfg.Redis.Addr = srv.NATSURL, srv.RedisAddr
-	cfg.HTTP.AllowRepos = []string{benchRepo}
-	cfg.GitRemotes = []config.GitRemote{{Prefix: benchRemote}}
-	cfg.Log.Format, cfg.Log.Level = "json", "info"
-	if *logFile == "" {
-		*logFile = filepath.Join(dir, "bot.log")
-	}
-	lf, err := os.Create(*logFile)
+	addr, stopBot, err := startBenchBot(ctx, dir, srv, *logFile)
 	if err != nil {
 		return err
 	}
-	defer lf.Close()
-	log, err := cfg.Log.Build(lf, nil)
-	if err != nil {
-		return err
-	}
-	sys, err := Start(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer sys.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	hs := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
+	defer stopBot()
 
 	// Each poster writes its report into a buffer of its own: a copy of
 	// 6 KB and nine digits, not a report made whole each time.
 	reports := ingestbench.NewReports(*size)
-	post := ingestbench.Poster{Addr: ln.Addr().String(), Repo: benchRepo, Commit: "0123456789abcdef0123456789abcdef01234567"}
+	post := ingestbench.Poster{Addr: addr, Repo: benchRepo, Commit: "0123456789abcdef0123456789abcdef01234567"}
 	nc, err := nats.Connect(srv.NATSURL, nats.Name("redfix-bench"))
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", srv.NATSURL, err)
@@ -151,6 +126,49 @@ func BenchIngest(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errors.New("bench-ingest: some reports or publishes failed (see above)")
 	}
 	return nil
+}
+
+// startBenchBot starts a bot on the benchmark's servers srv, its data
+// under dir and its log (JSON, level info, as in production) in logFile
+// (under dir when ""), serving its API on a loopback port: addr; stop
+// stops it.
+func startBenchBot(ctx context.Context, dir string, srv *ingestbench.Servers, logFile string) (addr string, stop func(), err error) {
+	cfg := config.Default()
+	cfg.DataDir = filepath.Join(dir, "data")
+	cfg.NATS.URL, cfg.Redis.Addr = srv.NATSURL, srv.RedisAddr
+	cfg.HTTP.AllowRepos = []string{benchRepo}
+	cfg.GitRemotes = []config.GitRemote{{Prefix: benchRemote}}
+	cfg.Log.Format, cfg.Log.Level = "json", "info"
+	if logFile == "" {
+		logFile = filepath.Join(dir, "bot.log")
+	}
+	lf, err := os.Create(logFile)
+	if err != nil {
+		return "", nil, err
+	}
+	log, err := cfg.Log.Build(lf, nil)
+	if err != nil {
+		lf.Close()
+		return "", nil, err
+	}
+	sys, err := Start(ctx, cfg, log)
+	if err != nil {
+		lf.Close()
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		sys.Close()
+		lf.Close()
+		return "", nil, err
+	}
+	hs := server.HTTPServer(sys.Handler(cfg), server.DefaultTimeouts)
+	go func() { _ = hs.Serve(ln) }()
+	return ln.Addr().String(), func() {
+		hs.Close()
+		sys.Close()
+		lf.Close()
+	}, nil
 }
 
 // startProfiles starts the profiles asked for; stop writes them.
