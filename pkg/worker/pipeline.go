@@ -276,6 +276,26 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}()
 	best := choose(cands)
+	out := attemptsOutcome(cands, best)
+	p.charge(ctx, log, t.Repo, out.Spend)
+	if err != nil {
+		// What the agent did until then is kept: it says why it stopped.
+		return out, err
+	}
+	if len(cands) > 1 {
+		log.Info("candidates ranked", zap.Int("candidates", len(cands)), zap.Int("chosen", best.n), zap.Bool("accepted", best.accepted()))
+		p.progress("choose", "candidate %d of %d", best.n, len(cands))
+	}
+	if !best.accepted() {
+		return p.noPatch(ctx, t, best, pol, out, log), nil
+	}
+	return p.publish(ctx, t, best, pol, out, log)
+}
+
+// attemptsOutcome is the outcome of the attempts cands, best chosen among
+// them: its patch, trajectory and gates, and what all of them spent and
+// which gates rejected their rounds.
+func attemptsOutcome(cands []*candidate, best *candidate) Outcome {
 	out := Outcome{Agent: best.res, Trajectory: best.traj.Bytes(), Gates: best.gates,
 		Candidates: len(cands), Chosen: best.n, Rounds: best.rounds, Steps: best.steps}
 	var all []task.Round
@@ -292,31 +312,32 @@ func (p *Pipeline) Repair(ctx context.Context, t task.Task) (Outcome, error) {
 		}
 	}
 	out.AllRounds = BoundRounds(all, best.n)
-	p.charge(ctx, log, t.Repo, out.Spend)
-	if err != nil {
-		// What the agent did until then is kept: it says why it stopped.
-		return out, err
+	return out
+}
+
+// noPatch is the outcome when the chosen attempt was not accepted: why it
+// stopped, and the culprit's revert offered instead where the policy
+// allows one.
+func (p *Pipeline) noPatch(ctx context.Context, t task.Task, best *candidate, pol *repoconfig.Policy, out Outcome, log *zap.Logger) Outcome {
+	out.Status, out.Reason = best.status, best.story(best.reason)
+	if best.err != nil {
+		out.Status, out.Reason = task.StatusNoPatch, best.story(best.err.Error())
 	}
-	if len(cands) > 1 {
-		log.Info("candidates ranked", zap.Int("candidates", len(cands)), zap.Int("chosen", best.n), zap.Bool("accepted", best.accepted()))
-		p.progress("choose", "candidate %d of %d", best.n, len(cands))
+	if len(best.gates) > 0 {
+		log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
 	}
-	if !best.accepted() {
-		out.Status, out.Reason = best.status, best.story(best.reason)
-		if best.err != nil {
-			out.Status, out.Reason = task.StatusNoPatch, best.story(best.err.Error())
+	if out.Status == task.StatusNoPatch {
+		if url, ok := p.revert(ctx, t, revert.NoPatch, pol, log); ok {
+			out.Status, out.PullRequest = task.StatusPublished, url
+			out.Reason = "reverted the culprit: " + out.Reason
 		}
-		if len(best.gates) > 0 {
-			log.Info("patch rejected", zap.String("gates", failedGates(best.gates)))
-		}
-		if out.Status == task.StatusNoPatch {
-			if url, ok := p.revert(ctx, t, revert.NoPatch, pol, log); ok {
-				out.Status, out.PullRequest = task.StatusPublished, url
-				out.Reason = "reverted the culprit: " + out.Reason
-			}
-		}
-		return out, nil
 	}
+	return out
+}
+
+// publish opens the pull request of the accepted attempt best, once per
+// failure group across workers (the ledger's claim), and records it.
+func (p *Pipeline) publish(ctx context.Context, t task.Task, best *candidate, pol *repoconfig.Policy, out Outcome, log *zap.Logger) (Outcome, error) {
 	res, gates, blameSubject := best.res, best.gates, best.blameSubject
 
 	// The claim's owner is this delivery of the task's job, not the task:
