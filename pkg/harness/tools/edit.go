@@ -38,38 +38,11 @@ type Patcher interface {
 }
 
 func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) {
-	if strings.TrimSpace(args.Path) == "" {
-		return problem("A path is required: edit changes one file."), nil
+	f, refused := s.editTarget(ctx, args.Path)
+	if refused != nil {
+		return *refused, nil
 	}
-	_, rel, bad := s.resolve(args.Path)
-	if bad != nil {
-		return *bad, nil
-	}
-	if rel == "." {
-		return problem("%q is the repository root, not a file.", args.Path), nil
-	}
-	if r := pathsFrom(ctx); r != nil {
-		if ok, rule := r.PathAllowed(rel); !ok {
-			return problem("%s may not be changed: refused by %s. A patch that changes it is rejected; fix the failure in files the repository lets redfix change.", rel, rule), nil
-		}
-	}
-	exists := true
-	var content string
-	mode := fs.FileMode(0o644)
-	info, err := untrusted.Lstat(s.ws.Dir, rel)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		exists = false
-	case err != nil && !errors.Is(err, untrusted.ErrLink):
-		return problem("Cannot read %s: %v.", rel, err), nil
-	case err == nil && info.IsDir():
-		return problem("%s is a directory; edit changes one file.", rel), nil
-	default:
-		if content, err = s.ws.ReadText(rel, maxReadFile); err != nil {
-			return s.unreadable(ctx, rel, err), nil
-		}
-		mode = info.Mode().Perm()
-	}
+	rel, content, exists := f.rel, f.content, f.exists
 
 	text := args.Blocks
 	via := ""
@@ -80,8 +53,8 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 		case s.env.Patcher == nil:
 			return problem("No patcher is configured to turn instructions into edits; give SEARCH/REPLACE blocks:\n%s", BlockFormat), nil
 		}
-		text, err = s.env.Patcher.Blocks(ctx, rel, content, args.Instructions)
-		if err != nil {
+		var err error
+		if text, err = s.env.Patcher.Blocks(ctx, rel, content, args.Instructions); err != nil {
 			return Observation{}, fmt.Errorf("patcher writing blocks for %s: %w", rel, err)
 		}
 		via = " (written by the patcher from the instructions)"
@@ -108,7 +81,7 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if exists && updated == content {
 		return editFailed("The blocks%s change nothing in %s.", via, rel), nil
 	}
-	if err := s.ws.WriteFile(rel, []byte(updated), mode); err != nil {
+	if err := s.ws.WriteFile(rel, []byte(updated), f.mode); err != nil {
 		if errors.Is(err, untrusted.ErrLink) || errors.Is(err, untrusted.ErrNotRegular) || errors.Is(err, workspace.ErrOutside) {
 			return editFailed("%s cannot be written: %v.", rel, err), nil
 		}
@@ -121,6 +94,61 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	}
 	s.reindex(rel)
 
+	return s.edited(ctx, rel, exists, len(blocks), via)
+}
+
+// editFile is the file an edit changes: its path in the checkout, its
+// text and mode, and whether it exists yet.
+type editFile struct {
+	rel     string
+	content string
+	mode    fs.FileMode
+	exists  bool
+}
+
+// asRefusal is o, an observation that refuses the edit.
+func asRefusal(o Observation) *Observation { return &o }
+
+// editTarget is the file at path an edit may change, read; or why not:
+// no path, outside the checkout, refused by the repository's paths rules,
+// a directory, unreadable.
+func (s *Session) editTarget(ctx context.Context, path string) (editFile, *Observation) {
+	if strings.TrimSpace(path) == "" {
+		return editFile{}, asRefusal(problem("A path is required: edit changes one file."))
+	}
+	_, rel, bad := s.resolve(path)
+	if bad != nil {
+		return editFile{}, bad
+	}
+	if rel == "." {
+		return editFile{}, asRefusal(problem("%q is the repository root, not a file.", path))
+	}
+	if r := pathsFrom(ctx); r != nil {
+		if ok, rule := r.PathAllowed(rel); !ok {
+			return editFile{}, asRefusal(problem("%s may not be changed: refused by %s. A patch that changes it is rejected; fix the failure in files the repository lets redfix change.", rel, rule))
+		}
+	}
+	f := editFile{rel: rel, exists: true, mode: fs.FileMode(0o644)}
+	info, err := untrusted.Lstat(s.ws.Dir, rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f.exists = false
+	case err != nil && !errors.Is(err, untrusted.ErrLink):
+		return editFile{}, asRefusal(problem("Cannot read %s: %v.", rel, err))
+	case err == nil && info.IsDir():
+		return editFile{}, asRefusal(problem("%s is a directory; edit changes one file.", rel))
+	default:
+		if f.content, err = s.ws.ReadText(rel, maxReadFile); err != nil {
+			return editFile{}, asRefusal(s.unreadable(ctx, rel, err))
+		}
+		f.mode = info.Mode().Perm()
+	}
+	return f, nil
+}
+
+// edited is the observation of an edit applied to rel: its diff and what
+// the static analysis says of the file now.
+func (s *Session) edited(ctx context.Context, rel string, exists bool, blocks int, via string) (Observation, error) {
 	diff, err := s.fileDiff(ctx, rel)
 	if err != nil {
 		return Observation{}, err
@@ -134,7 +162,7 @@ func (s *Session) edit(ctx context.Context, args EditArgs) (Observation, error) 
 	if !exists {
 		verb = "Created"
 	}
-	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(len(blocks), "block", "blocks"), via)
+	fmt.Fprintf(&b, "%s %s: %s applied%s.\n\n", verb, rel, plural(blocks, "block", "blocks"), via)
 	shownDiff := clip.Middle(diff, max(s.env.OutputLimit/2, 1000))
 	b.WriteString(shownDiff)
 	switch checks := s.checksOf(rel); {
