@@ -22,18 +22,12 @@ var longFunctions = []string{
 	"pkg/harness/offline/candidates.go:rank",
 	"pkg/bench/mine.go:Mine",
 	"pkg/harness/offline/reading.go:nextRead",
-	"pkg/codesearch/codesearch.go:search",
-	"pkg/worker/pipeline.go:Repair",
 	"pkg/lang/python/localize.go:Localize",
 	"pkg/harness/offline/decide.go:decide",
 	"pkg/bench/bench.go:prepare",
 	"pkg/bench/mine_examine.go:examine",
 	"pkg/harness/offline/mutate.go:mutations",
 	"pkg/app/bench.go:Bench",
-	"pkg/lang/python/outcome.go:finish",
-	"pkg/app/benchingest.go:BenchIngest",
-	"pkg/lang/node/outcome.go:finish",
-	"pkg/harness/tools/edit.go:edit",
 	"pkg/harness/offline/jsfuncs.go:jsMask",
 }
 
