@@ -161,27 +161,7 @@ type fileStat struct {
 // continues where the first stopped. It stops between test runs when ctx
 // ends; the commit in flight is decided again by the next run.
 func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
-	if o.Head == "" {
-		o.Head = "HEAD"
-	}
-	if o.MaxLines <= 0 {
-		o.MaxLines = 200
-	}
-	if o.Runs <= 0 {
-		o.Runs = 3
-	}
-	if o.FlakeRate <= 0 || o.FlakeRate >= 1 {
-		o.FlakeRate = DefaultFlakeRate
-	}
-	if o.FlakeError <= 0 || o.FlakeError >= 1 {
-		o.FlakeError = DefaultFlakeError
-	}
-	if o.Log == nil {
-		o.Log = zap.NewNop()
-	}
-	if o.Progress == nil {
-		o.Progress = nopProgress{}
-	}
+	o = o.withDefaults()
 	sum := MineSummary{Skipped: map[string]int{}, Retry: map[string]int{}, Kinds: map[string]int{}}
 	abs, err := filepath.Abs(o.Repo)
 	if err != nil {
@@ -198,37 +178,10 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 	}
 	sum.Commits = len(history)
 
-	done := map[string]bool{}
-	err = readLines(StatePath(o.Out), func(line []byte) error {
-		var v Verdict
-		if err := json.Unmarshal(line, &v); err != nil {
-			return err
-		}
-		if v.Retry || Retryable(v.Skip) {
-			return nil // tried again
-		}
-		if !done[v.Commit] {
-			done[v.Commit] = true
-			sum.count(v)
-		}
-		return nil
-	})
-	if err != nil {
-		return sum, fmt.Errorf("read the mine's state: %w", err)
-	}
-	tasks, err := ReadTasksFile(o.Out)
+	done, err := resume(o.Out, &sum)
 	if err != nil {
 		return sum, err
 	}
-	for _, t := range tasks {
-		// A task written just before an interruption that kept its verdict
-		// from the state file.
-		if t.Fix != "" && !done[t.Fix] {
-			done[t.Fix] = true
-			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true, Kind: t.Kind})
-		}
-	}
-	sum.Resumed = len(done)
 
 	// The driver is chosen once, from the checkout at the head.
 	ws, err := workspace.Open(ctx, abs, head, "")
@@ -263,51 +216,9 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		if err := ctx.Err(); err != nil {
 			return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", err)
 		}
-		v := Verdict{Commit: c.sha, Subject: c.subject}
-		skip := classify(l, c, o.MaxLines)
-		if c.missing != "" {
-			skip = skipf(SkipMissing, "git object %s is not in the clone", c.missing)
-		}
-		if skip == nil && isGo(l) {
-			if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
-				if ctx.Err() != nil {
-					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
-				}
-				skip = skipf(SkipNoModule, "no go.mod at the repository's root (the code predates Go modules)")
-			}
-		}
-		if skip != nil {
-			v.Skip, v.Reason = skip.kind, skip.reason
-		} else {
-			started := time.Now()
-			t, skip, err := examine(ctx, o, l, ws, c, abs)
-			if err != nil {
-				if ctx.Err() != nil {
-					return sum, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
-				}
-				// A git object the commit needs is gone: this commit is
-				// skipped, naming it, and the history goes on.
-				if obj := missingObject(err); obj != "" {
-					skip = skipf(SkipMissing, "git object %s is not in the clone", obj)
-				} else {
-					o.Log.Warn("a commit's tests could not run", zap.String("commit", c.sha), zap.String("error", cleanText(err.Error(), 2000)))
-					skip = skipf(SkipEnv, "%s", cleanText(err.Error(), 300))
-				}
-			}
-			v.Examined, v.Seconds = !Retryable(skip.kindOr()) && skip.kindOr() != SkipMissing, time.Since(started).Seconds()
-			if skip != nil {
-				v.Skip, v.Reason, v.Retry = skip.kind, skip.reason, Retryable(skip.kind)
-				if skip.kind == SkipTestsBuild {
-					v.Kind, _ = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, NewAPI: true})
-				}
-			} else {
-				t.Kind, t.KindWhy = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, OldBehaviour: true})
-				v.Kind = t.Kind
-				v.Qualified, v.Tests = true, t.Tests
-				if err := appendLine(o.Out, t); err != nil {
-					return sum, err
-				}
-			}
+		v, err := decideCommit(ctx, o, l, ws, src, c)
+		if err != nil {
+			return sum, err
 		}
 		if err := appendLine(StatePath(o.Out), v); err != nil {
 			return sum, err
@@ -318,6 +229,123 @@ func Mine(ctx context.Context, o MineOptions) (MineSummary, error) {
 		o.Progress.Done(verdictLine(v), v.Examined)
 	}
 	return sum, nil
+}
+
+// withDefaults is o with its zero settings given their defaults.
+func (o MineOptions) withDefaults() MineOptions {
+	if o.Head == "" {
+		o.Head = "HEAD"
+	}
+	if o.MaxLines <= 0 {
+		o.MaxLines = 200
+	}
+	if o.Runs <= 0 {
+		o.Runs = 3
+	}
+	if o.FlakeRate <= 0 || o.FlakeRate >= 1 {
+		o.FlakeRate = DefaultFlakeRate
+	}
+	if o.FlakeError <= 0 || o.FlakeError >= 1 {
+		o.FlakeError = DefaultFlakeError
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Progress == nil {
+		o.Progress = nopProgress{}
+	}
+	return o
+}
+
+// resume reads what earlier runs of the mine decided into sum: the commits
+// done (those to try again apart), from the state file and the tasks
+// file out.
+func resume(out string, sum *MineSummary) (map[string]bool, error) {
+	done := map[string]bool{}
+	err := readLines(StatePath(out), func(line []byte) error {
+		var v Verdict
+		if err := json.Unmarshal(line, &v); err != nil {
+			return err
+		}
+		if v.Retry || Retryable(v.Skip) {
+			return nil // tried again
+		}
+		if !done[v.Commit] {
+			done[v.Commit] = true
+			sum.count(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the mine's state: %w", err)
+	}
+	tasks, err := ReadTasksFile(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tasks {
+		// A task written just before an interruption that kept its verdict
+		// from the state file.
+		if t.Fix != "" && !done[t.Fix] {
+			done[t.Fix] = true
+			sum.count(Verdict{Commit: t.Fix, Qualified: true, Examined: true, Kind: t.Kind})
+		}
+	}
+	sum.Resumed = len(done)
+	return done, nil
+}
+
+// decideCommit decides the commit c of the history: skipped (and why), or
+// examined in the workspace ws, its task appended to the tasks file when
+// it qualifies. An error stops the mine.
+func decideCommit(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, src gitrepo.Repo, c commit) (Verdict, error) {
+	v := Verdict{Commit: c.sha, Subject: c.subject}
+	skip := classify(l, c, o.MaxLines)
+	if c.missing != "" {
+		skip = skipf(SkipMissing, "git object %s is not in the clone", c.missing)
+	}
+	if skip == nil && isGo(l) {
+		if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
+			if ctx.Err() != nil {
+				return v, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
+			}
+			skip = skipf(SkipNoModule, "no go.mod at the repository's root (the code predates Go modules)")
+		}
+	}
+	if skip != nil {
+		v.Skip, v.Reason = skip.kind, skip.reason
+	} else {
+		started := time.Now()
+		t, skip, err := examine(ctx, o, l, ws, c, src.Dir)
+		if err != nil {
+			if ctx.Err() != nil {
+				return v, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
+			}
+			// A git object the commit needs is gone: this commit is
+			// skipped, naming it, and the history goes on.
+			if obj := missingObject(err); obj != "" {
+				skip = skipf(SkipMissing, "git object %s is not in the clone", obj)
+			} else {
+				o.Log.Warn("a commit's tests could not run", zap.String("commit", c.sha), zap.String("error", cleanText(err.Error(), 2000)))
+				skip = skipf(SkipEnv, "%s", cleanText(err.Error(), 300))
+			}
+		}
+		v.Examined, v.Seconds = !Retryable(skip.kindOr()) && skip.kindOr() != SkipMissing, time.Since(started).Seconds()
+		if skip != nil {
+			v.Skip, v.Reason, v.Retry = skip.kind, skip.reason, Retryable(skip.kind)
+			if skip.kind == SkipTestsBuild {
+				v.Kind, _ = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, NewAPI: true})
+			}
+		} else {
+			t.Kind, t.KindWhy = ClassifyChange(ChangeEvidence{Subject: c.subject, Body: c.body, OldBehaviour: true})
+			v.Kind = t.Kind
+			v.Qualified, v.Tests = true, t.Tests
+			if err := appendLine(o.Out, t); err != nil {
+				return v, err
+			}
+		}
+	}
+	return v, nil
 }
 
 func (s *MineSummary) count(v Verdict) {

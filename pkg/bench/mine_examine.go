@@ -28,11 +28,6 @@ import (
 
 // examine runs a candidate's tests with the fix and without it.
 func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, c commit, repo string) (Task, *skipped, error) {
-	r := ws.Repo
-	o.Progress.Step(task.Short(c.sha) + " with the fix")
-	if err := r.Checkout(ctx, c.sha); err != nil {
-		return Task{}, nil, err
-	}
 	var testFiles, codeFiles []string
 	for _, f := range c.files {
 		if l.IsTestFile(f.path) {
@@ -41,102 +36,19 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 			codeFiles = append(codeFiles, f.path)
 		}
 	}
-	if err := l.Setup(ctx, ws.Dir); err != nil {
-		if ctx.Err() != nil {
-			return Task{}, nil, ctx.Err()
-		}
-		return Task{}, setupSkip(l, "", err), nil
-	}
-	ids, skip, err := fixTests(ctx, l, ws.Dir, testFiles)
+	passing, skip, err := withTheFix(ctx, o, l, ws, c, testFiles)
 	if err != nil || skip != nil {
 		return Task{}, skip, err
 	}
-	withFix, err := runs(ctx, o, l, ws.Dir, ids)
+	failing, skip, err := withoutTheFix(ctx, o, l, ws, c, testFiles, passing)
+	if err != nil || skip != nil {
+		return Task{}, skip, err
+	}
+	pkgs, known, err := otherFailures(ctx, o, l, ws, c, failing)
 	if err != nil {
 		return Task{}, nil, err
 	}
-	if skip := envSkip(l, withFix, "with the fix"); skip != nil {
-		return Task{}, skip, nil
-	}
-	if len(withFix.Build) > 0 {
-		return Task{}, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
-	}
-	if needsNetwork(l, failureText(withFix)) {
-		return Task{}, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
-	}
-	passing, flakyFix := steady(withFix, ids, true, o.SteadyRuns())
-	if len(passing) == 0 {
-		if len(flakyFix) > 0 {
-			return Task{}, skipf(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
-		}
-		return Task{}, skipf(SkipFailFix, "no test of the changed test files passes with the fix"), nil
-	}
-
-	o.Progress.Step(task.Short(c.sha) + " without the fix")
-	if err := r.Checkout(ctx, c.parent); err != nil {
-		return Task{}, nil, err
-	}
-	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
-		return Task{}, nil, err
-	}
-	// The old code may declare other dependencies.
-	if err := l.Setup(ctx, ws.Dir); err != nil {
-		if ctx.Err() != nil {
-			return Task{}, nil, ctx.Err()
-		}
-		return Task{}, setupSkip(l, "without the fix: ", err), nil
-	}
-	without, err := runs(ctx, o, l, ws.Dir, passing)
-	if err != nil {
-		return Task{}, nil, err
-	}
-	if skip := envSkip(l, without, "without the fix"); skip != nil {
-		return Task{}, skip, nil
-	}
-	if needsNetwork(l, failureText(without)) {
-		return Task{}, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
-	}
-	if len(without.Build) > 0 {
-		return Task{}, skipf(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
-	}
-	failing, flaky := steady(without, passing, false, o.SteadyRuns())
-	if len(failing) == 0 {
-		if len(flaky) > 0 {
-			return Task{}, skipf(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
-		}
-		return Task{}, skipf(SkipPassOld, "the fix's tests pass with the old code too"), nil
-	}
-	if len(flaky) > 0 {
-		o.Log.Info("flaky tests left out of a task", zap.String("commit", c.sha), zap.Strings("flaky", flaky))
-	}
-
-	// The other tests of the failing tests' packages, with the fix: those
-	// that fail there are no patch's fault.
-	o.Progress.Step(task.Short(c.sha) + " the packages' other tests")
-	if err := r.Checkout(ctx, c.sha); err != nil {
-		return Task{}, nil, err
-	}
-	var pkgs, dirs []string
-	for _, id := range failing {
-		t, err := l.Resolve(ws.Dir, id)
-		if err != nil {
-			return Task{}, nil, err
-		}
-		if !slices.Contains(pkgs, t.ImportPath) {
-			pkgs, dirs = append(pkgs, t.ImportPath), append(dirs, packageDir(l, t))
-		}
-	}
-	all, err := l.RunPackages(ctx, ws.Dir, dirs)
-	if err != nil {
-		return Task{}, nil, err
-	}
-	var known []string
-	for _, f := range all.Failed {
-		if id := f.ID(); !slices.Contains(failing, id) && !slices.Contains(known, id) {
-			known = append(known, id)
-		}
-	}
-
+	r := ws.Repo
 	testPatch, err := r.Git(ctx, append([]string{"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", c.parent, c.sha, "--"}, testFiles...)...)
 	if err != nil {
 		return Task{}, nil, err
@@ -155,6 +67,120 @@ func examine(ctx context.Context, o MineOptions, l Language, ws *workspace.Works
 		ID: taskID(repo, c.sha), Repo: repo, Base: c.parent, TestPatch: testPatch, Tests: failing,
 		Packages: pkgs, KnownFailures: known, Golden: golden, LinesChanged: lines, Fix: c.sha, Subject: c.subject,
 	}, nil, nil
+}
+
+// withTheFix runs the fix's tests (those of its test files) at the fix:
+// the ids that pass steadily there, or why the commit is skipped.
+func withTheFix(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, c commit, testFiles []string) ([]string, *skipped, error) {
+	o.Progress.Step(task.Short(c.sha) + " with the fix")
+	if err := ws.Repo.Checkout(ctx, c.sha); err != nil {
+		return nil, nil, err
+	}
+	if err := l.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, setupSkip(l, "", err), nil
+	}
+	ids, skip, err := fixTests(ctx, l, ws.Dir, testFiles)
+	if err != nil || skip != nil {
+		return nil, skip, err
+	}
+	withFix, err := runs(ctx, o, l, ws.Dir, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	if skip := envSkip(l, withFix, "with the fix"); skip != nil {
+		return nil, skip, nil
+	}
+	if len(withFix.Build) > 0 {
+		return nil, skipf(SkipBuild, "%s", firstLine(withFix.Build[0].Message, withFix.Build[0].Output)), nil
+	}
+	if needsNetwork(l, failureText(withFix)) {
+		return nil, skipf(SkipNetwork, "a test reaches for the network with the fix"), nil
+	}
+	passing, flakyFix := steady(withFix, ids, true, o.SteadyRuns())
+	if len(passing) == 0 {
+		if len(flakyFix) > 0 {
+			return nil, skipf(SkipFlaky, "with the fix %s", strings.Join(flakyFix, "; ")), nil
+		}
+		return nil, skipf(SkipFailFix, "no test of the changed test files passes with the fix"), nil
+	}
+	return passing, nil, nil
+}
+
+// withoutTheFix runs the passing tests against the code before the fix
+// (its parent with the fix's test files): those that fail steadily there,
+// or why the commit is skipped.
+func withoutTheFix(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, c commit, testFiles, passing []string) ([]string, *skipped, error) {
+	o.Progress.Step(task.Short(c.sha) + " without the fix")
+	r := ws.Repo
+	if err := r.Checkout(ctx, c.parent); err != nil {
+		return nil, nil, err
+	}
+	if err := takeFiles(ctx, r, c.sha, testFiles); err != nil {
+		return nil, nil, err
+	}
+	// The old code may declare other dependencies.
+	if err := l.Setup(ctx, ws.Dir); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, setupSkip(l, "without the fix: ", err), nil
+	}
+	without, err := runs(ctx, o, l, ws.Dir, passing)
+	if err != nil {
+		return nil, nil, err
+	}
+	if skip := envSkip(l, without, "without the fix"); skip != nil {
+		return nil, skip, nil
+	}
+	if needsNetwork(l, failureText(without)) {
+		return nil, skipf(SkipNetwork, "a test reaches for the network without the fix"), nil
+	}
+	if len(without.Build) > 0 {
+		return nil, skipf(SkipTestsBuild, "the fix's tests do not build against the old code: %s", firstLine(without.Build[0].Message, without.Build[0].Output)), nil
+	}
+	failing, flaky := steady(without, passing, false, o.SteadyRuns())
+	if len(failing) == 0 {
+		if len(flaky) > 0 {
+			return nil, skipf(SkipFlaky, "without the fix %s", strings.Join(flaky, "; ")), nil
+		}
+		return nil, skipf(SkipPassOld, "the fix's tests pass with the old code too"), nil
+	}
+	if len(flaky) > 0 {
+		o.Log.Info("flaky tests left out of a task", zap.String("commit", c.sha), zap.Strings("flaky", flaky))
+	}
+	return failing, nil, nil
+}
+
+// otherFailures runs the other tests of the failing tests' packages with
+// the fix: those that fail there (known) are no patch's fault.
+func otherFailures(ctx context.Context, o MineOptions, l Language, ws *workspace.Workspace, c commit, failing []string) (pkgs, known []string, err error) {
+	o.Progress.Step(task.Short(c.sha) + " the packages' other tests")
+	if err := ws.Repo.Checkout(ctx, c.sha); err != nil {
+		return nil, nil, err
+	}
+	var dirs []string
+	for _, id := range failing {
+		t, err := l.Resolve(ws.Dir, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !slices.Contains(pkgs, t.ImportPath) {
+			pkgs, dirs = append(pkgs, t.ImportPath), append(dirs, packageDir(l, t))
+		}
+	}
+	all, err := l.RunPackages(ctx, ws.Dir, dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range all.Failed {
+		if id := f.ID(); !slices.Contains(failing, id) && !slices.Contains(known, id) {
+			known = append(known, id)
+		}
+	}
+	return pkgs, known, nil
 }
 
 // runs runs the tests o.Runs times, each in a test process of its own as
