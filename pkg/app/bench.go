@@ -7,12 +7,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.uber.org/zap"
+
 	"github.com/redfix/redfix/pkg/bench"
 	"github.com/redfix/redfix/pkg/bisect"
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/termsafe"
 	"github.com/redfix/redfix/pkg/triage"
+	"github.com/redfix/redfix/pkg/worker"
 )
 
 // Bench is `worker bench`: every task of a tasks file replayed through the
@@ -47,20 +50,8 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if k < 1 || jobs < 1 {
 		return Usage("bench: --k and --jobs must be at least 1")
 	}
-	switch policy {
-	case "":
-		policy = "offline"
-		if cfg.LLM.Enabled() {
-			policy = "llm"
-		}
-	case "offline":
-		cfg.LLM = config.LLM{}
-	case "llm":
-		if !cfg.LLM.Enabled() {
-			return Usage("bench: --policy llm needs a model (llm.model or REDFIX_MODEL, with its base URL and key)")
-		}
-	default:
-		return Usage(fmt.Sprintf("bench: --policy %q: want offline or llm", policy))
+	if policy, err = benchPolicy(&cfg, policy); err != nil {
+		return err
 	}
 	tasks, err := bench.ReadTasksFile(tasksPath)
 	if err != nil {
@@ -94,22 +85,14 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !sbox.Confined {
 		fmt.Fprintf(stderr, "bench: the repositories' tests and the agent's commands run UNCONFINED: %s\n", sbox)
 	}
-	pipe, err := NewPipelineWith(cfg, nil, nil, log)
-	if err != nil {
-		return err
-	}
-	pipe.Publisher, pipe.Ledger, pipe.Checkouts = bench.Withheld{}, nil, nil
-	pipe.Samples, pipe.Parallel = 1, 1
-
 	progressTo := stdout
 	if asJSON {
 		progressTo = stderr
 	}
 	progress := bench.NewProgress(progressTo, "tasks")
-	if bench.IsTerminal(progressTo) {
-		// The repair's stages (agent rounds, gates) on the bar as they
-		// happen; on lines for a log they would only repeat the results.
-		pipe.Progress = func(stage, detail string) { progress.Step(stage + ": " + detail) }
+	pipe, err := benchPipeline(cfg, log, progress, bench.IsTerminal(progressTo))
+	if err != nil {
+		return err
 	}
 	langs, err := languages(cfg, log)
 	if err != nil {
@@ -123,18 +106,13 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res, runErr := r.Run(ctx, tasks)
 	sum := bench.Summarize(pipe.Policy, k, res)
-	// Task IDs, subjects and errors are the repositories' text.
 	if asJSON {
+		// Task IDs, subjects and errors are the repositories' text.
 		if err := bench.WriteJSON(termsafe.NewJSONWriter(stdout), res, sum); err != nil {
 			return err
 		}
-	} else {
-		text := termsafe.NewWriter(stdout)
-		fmt.Fprintln(text)
-		if err := bench.WriteTable(text, res, sum); err != nil {
-			return err
-		}
-		fmt.Fprintf(text, "results: %s\n", results)
+	} else if err := writeBenchTable(stdout, res, sum, results); err != nil {
+		return err
 	}
 	if htmlPath != "" {
 		if err := bench.WriteHTML(htmlPath, filepath.Dir(results), res, tasks, sum); err != nil {
@@ -143,6 +121,57 @@ func Bench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(progressTo, "report: %s\n", htmlPath)
 	}
 	return runErr
+}
+
+// benchPipeline is the worker's pipeline as bench runs it: one episode at
+// a time, nothing published (the patch is withheld for scoring), and on a
+// terminal the repair's stages (agent rounds, gates) on the bar as they
+// happen; on lines for a log they would only repeat the results.
+func benchPipeline(cfg config.Config, log *zap.Logger, progress bench.Progress, terminal bool) (*worker.Pipeline, error) {
+	pipe, err := NewPipelineWith(cfg, nil, nil, log)
+	if err != nil {
+		return nil, err
+	}
+	pipe.Publisher, pipe.Ledger, pipe.Checkouts = bench.Withheld{}, nil, nil
+	pipe.Samples, pipe.Parallel = 1, 1
+	if terminal {
+		pipe.Progress = func(stage, detail string) { progress.Step(stage + ": " + detail) }
+	}
+	return pipe, nil
+}
+
+// benchPolicy is the policy bench runs, from --policy and whether cfg
+// names a model: a usage error when llm is asked for without one. The
+// offline policy runs with no model, the judge's included.
+func benchPolicy(cfg *config.Config, policy string) (string, error) {
+	switch policy {
+	case "":
+		if cfg.LLM.Enabled() {
+			return "llm", nil
+		}
+		return "offline", nil
+	case "offline":
+		cfg.LLM = config.LLM{}
+		return policy, nil
+	case "llm":
+		if !cfg.LLM.Enabled() {
+			return "", Usage("bench: --policy llm needs a model (llm.model or REDFIX_MODEL, with its base URL and key)")
+		}
+		return policy, nil
+	}
+	return "", Usage(fmt.Sprintf("bench: --policy %q: want offline or llm", policy))
+}
+
+// writeBenchTable prints bench's results as a table, for a person (task
+// IDs, subjects and errors are the repositories' text).
+func writeBenchTable(stdout io.Writer, res []bench.Result, sum bench.Summary, results string) error {
+	text := termsafe.NewWriter(stdout)
+	fmt.Fprintln(text)
+	if err := bench.WriteTable(text, res, sum); err != nil {
+		return err
+	}
+	fmt.Fprintf(text, "results: %s\n", results)
+	return nil
 }
 
 // benchBisector finds a bench task's blame from its good commit with
