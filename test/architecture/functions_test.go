@@ -20,14 +20,11 @@ const maxFuncLines = 100
 var longFunctions = []string{
 	"pkg/harness/harness.go:run",
 	"pkg/harness/offline/candidates.go:rank",
-	"pkg/bench/mine.go:Mine",
 	"pkg/harness/offline/reading.go:nextRead",
 	"pkg/lang/python/localize.go:Localize",
 	"pkg/harness/offline/decide.go:decide",
 	"pkg/bench/bench.go:prepare",
-	"pkg/bench/mine_examine.go:examine",
 	"pkg/harness/offline/mutate.go:mutations",
-	"pkg/app/bench.go:Bench",
 	"pkg/harness/offline/jsfuncs.go:jsMask",
 }
 
