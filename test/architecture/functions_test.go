@@ -21,7 +21,6 @@ var longFunctions = []string{
 	"pkg/harness/harness.go:run",
 	"pkg/harness/offline/candidates.go:rank",
 	"pkg/harness/offline/reading.go:nextRead",
-	"pkg/lang/python/localize.go:Localize",
 	"pkg/harness/offline/decide.go:decide",
 	"pkg/bench/bench.go:prepare",
 	"pkg/harness/offline/mutate.go:mutations",

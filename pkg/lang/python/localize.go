@@ -50,29 +50,9 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 		return testrun.Spectra{}, err
 	}
 	r := newResolver(dir)
-	var targets []testrun.Target
-	var dirs []string
-	seen := map[string]bool{}
-	for _, id := range ids {
-		t, err := r.resolve(id)
-		if err != nil {
-			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
-				continue
-			}
-			return testrun.Spectra{}, err
-		}
-		targets = append(targets, t)
-		d := t.Dir
-		if t.IsPackage() && !strings.HasSuffix(t.ImportPath, ".py") {
-			d = t.ImportPath
-		}
-		if !seen[d] {
-			seen[d] = true
-			dirs = append(dirs, d)
-		}
-	}
-	if len(targets) == 0 {
-		return testrun.Spectra{}, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), dir, testrun.ErrNotFound)
+	targets, dirs, err := localizeTargets(r, dir, ids)
+	if err != nil {
+		return testrun.Spectra{}, err
 	}
 	env, outbox, done, err := d.session(ctx, dir)
 	if err != nil {
@@ -106,7 +86,51 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 	if inv.readErr != nil {
 		return testrun.Spectra{}, fmt.Errorf("localize: run %s with coverage: %v:\n%s", strings.Join(args, " "), inv.readErr, strings.TrimSpace(inv.res.Output))
 	}
-	rs := r.results(inv)
+	sp := spectraOf(r.results(inv), targets)
+	if len(sp.Failing) == 0 {
+		return sp, nil
+	}
+	ranBy, err := d.coveredLines(ctx, env, dir, outbox, rc, sp)
+	if err != nil {
+		return sp, err
+	}
+	sp.Suspects = suspects(sp, ranBy, n)
+	return sp, nil
+}
+
+// localizeTargets resolves the ids that name tests of the checkout at dir,
+// and the directories to collect them from: none is ErrNotFound.
+func localizeTargets(r *resolver, dir string, ids []string) ([]testrun.Target, []string, error) {
+	var targets []testrun.Target
+	var dirs []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		t, err := r.resolve(id)
+		if err != nil {
+			if errors.Is(err, testrun.ErrNotFound) || errors.Is(err, testrun.ErrAmbiguous) {
+				continue
+			}
+			return nil, nil, err
+		}
+		targets = append(targets, t)
+		d := t.Dir
+		if t.IsPackage() && !strings.HasSuffix(t.ImportPath, ".py") {
+			d = t.ImportPath
+		}
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	if len(targets) == 0 {
+		return nil, nil, fmt.Errorf("localize: none of %s is a test of %s: %w", strings.Join(ids, ", "), dir, testrun.ErrNotFound)
+	}
+	return targets, dirs, nil
+}
+
+// spectraOf are the ids of the coverage run's results: the targets'
+// failing tests, and the passing tests that are not targets.
+func spectraOf(rs results, targets []testrun.Target) testrun.Spectra {
 	failing := map[string]bool{}
 	passing := map[string]bool{}
 	var sp testrun.Spectra
@@ -125,20 +149,33 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 			sp.Passing = append(sp.Passing, id)
 		}
 	}
-	if len(sp.Failing) == 0 {
-		return sp, nil
+	return sp
+}
+
+// coveredLine is a line of a source file a test ran.
+type coveredLine struct {
+	file string
+	n    int
+}
+
+// coveredLines are the source lines each test of sp ran, from coverage.py's
+// report (its contexts) of the run configured by rc.
+func (d Driver) coveredLines(ctx context.Context, env pyEnv, dir, outbox, rc string, sp testrun.Spectra) (map[string][]coveredLine, error) {
+	measured := map[string]bool{}
+	for _, id := range append(append([]string(nil), sp.Failing...), sp.Passing...) {
+		measured[id] = true
 	}
 	js := filepath.Join(outbox, "coverage.json")
 	res, err := d.runTool(ctx, dir, outbox, env.vars(outbox), env.python, "-m", "coverage", "json", "--rcfile="+rc, "--show-contexts", "-q", "-o", js)
 	if err != nil {
-		return sp, fmt.Errorf("localize: %w", err)
+		return nil, fmt.Errorf("localize: %w", err)
 	}
 	if !res.OK() {
-		return sp, fmt.Errorf("localize: coverage json: %s", strings.TrimSpace(res.Output))
+		return nil, fmt.Errorf("localize: coverage json: %s", strings.TrimSpace(res.Output))
 	}
 	data, err := readOutbox(outbox, "coverage.json", maxCoverageBytes)
 	if err != nil {
-		return sp, fmt.Errorf("localize: %w", err)
+		return nil, fmt.Errorf("localize: %w", err)
 	}
 	var cov struct {
 		Files map[string]struct {
@@ -146,14 +183,9 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 		} `json:"files"`
 	}
 	if err := json.Unmarshal(data, &cov); err != nil {
-		return sp, fmt.Errorf("localize: read coverage.py's report: %w", err)
+		return nil, fmt.Errorf("localize: read coverage.py's report: %w", err)
 	}
-	// The lines each measured test ran.
-	type line struct {
-		file string
-		n    int
-	}
-	ranBy := map[string][]line{}
+	ranBy := map[string][]coveredLine{}
 	for file, f := range cov.Files {
 		file = path.Clean(filepath.ToSlash(file))
 		if (Driver{}).IsTestFile(file) || !strings.HasSuffix(file, ".py") || strings.HasPrefix(file, "../") || path.IsAbs(file) {
@@ -165,12 +197,18 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 				continue
 			}
 			for _, c := range ctxs {
-				if failing[c] || passing[c] {
-					ranBy[c] = append(ranBy[c], line{file, n})
+				if measured[c] {
+					ranBy[c] = append(ranBy[c], coveredLine{file, n})
 				}
 			}
 		}
 	}
+	return ranBy, nil
+}
+
+// suspects are the n lines most suspect by the spectrum of what sp's
+// failing and passing tests ran (ranBy).
+func suspects(sp testrun.Spectra, ranBy map[string][]coveredLine, n int) []testrun.Suspect {
 	var spectrum testrun.Spectrum
 	add := func(ids []string, failed bool) {
 		for _, id := range ids {
@@ -186,8 +224,7 @@ func (d Driver) Localize(ctx context.Context, dir string, ids []string, n int) (
 	}
 	add(sp.Failing, true)
 	add(sp.Passing, false)
-	sp.Suspects = spectrum.Suspects(n)
-	return sp, nil
+	return spectrum.Suspects(n)
 }
 
 // neighbours are up to max of the collected tests that no target asks
