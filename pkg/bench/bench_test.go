@@ -96,7 +96,7 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 	dir, shas := buildHistory(t, ctx, history[:2])
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	runner := golang.Runner{Timeout: 5 * time.Minute}
-	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, Languages: lang.New(golang.Driver{Tests: runner})}); err != nil {
+	if _, err := Mine(ctx, MineOptions{Repo: dir, Out: out, FlakeError: steadyError, Languages: lang.New(golang.Driver{Tests: runner})}); err != nil {
 		t.Fatal(err)
 	}
 	tasks, err := ReadTasksFile(out)

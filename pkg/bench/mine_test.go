@@ -294,7 +294,7 @@ func TestMineQualifiesFixesAndSaysWhyItSkipsTheRest(t *testing.T) {
 	dir, shas := buildHistory(t, ctx, history)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	var progress bytes.Buffer
-	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Progress: NewProgress(&progress, "commits")}
+	o := MineOptions{Repo: dir, Out: out, MaxLines: 6, FlakeError: steadyError, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}}), Progress: NewProgress(&progress, "commits")}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +396,7 @@ func TestMineResumesWithinItsBoundAndStopsWhenCancelled(t *testing.T) {
 
 	// An interruption between the task and its verdict: the task is kept,
 	// and the commit is not examined again.
-	o := MineOptions{Repo: dir, Out: out, Max: 1, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
+	o := MineOptions{Repo: dir, Out: out, Max: 1, FlakeError: steadyError, Languages: lang.New(golang.Driver{Tests: golang.Runner{Timeout: 5 * time.Minute}})}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)

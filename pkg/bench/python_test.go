@@ -305,7 +305,7 @@ func TestPythonHistoryMinedAndBenched(t *testing.T) {
 	ctx = sandbox.WithRepo(ctx, dir)
 	out := filepath.Join(t.TempDir(), "tasks.jsonl")
 	var progress bytes.Buffer
-	o := MineOptions{Repo: dir, Out: out, MaxLines: 12, Languages: langs, Progress: NewProgress(&progress, "commits")}
+	o := MineOptions{Repo: dir, Out: out, MaxLines: 12, FlakeError: steadyError, Languages: langs, Progress: NewProgress(&progress, "commits")}
 	sum, err := Mine(ctx, o)
 	if err != nil {
 		t.Fatal(err)

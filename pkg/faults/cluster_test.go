@@ -37,7 +37,6 @@ const clusterGroups = 3
 type clusterSetup struct {
 	natsURLs        []string
 	replicas        int
-	redisAddr       string   // one server, or
 	sentinelMaster  string   // a primary found through
 	sentinelAddrs   []string // these Sentinels
 	waitReplicas    int
@@ -58,11 +57,8 @@ func (c clusterSetup) yaml() string {
 		}
 		return "[" + strings.Join(out, ", ") + "]"
 	}
-	redisLine := fmt.Sprintf("redis: {addr: %q, prefix: %q}", c.redisAddr, c.prefix)
-	if c.sentinelMaster != "" {
-		redisLine = fmt.Sprintf("redis: {sentinel: {master: %q, addrs: %s}, prefix: %q, wait_replicas: %d, wait_timeout: 2s}",
-			c.sentinelMaster, q(c.sentinelAddrs), c.prefix, c.waitReplicas)
-	}
+	redisLine := fmt.Sprintf("redis: {sentinel: {master: %q, addrs: %s}, prefix: %q, wait_replicas: %d, wait_timeout: 2s}",
+		c.sentinelMaster, q(c.sentinelAddrs), c.prefix, c.waitReplicas)
 	return fmt.Sprintf(`log: {level: info, format: console}
 http: {addr: %q, allow_repos: [%q]}
 nats: {urls: %s, replicas: %d, ack_wait: %s, max_deliver: 20}
@@ -230,23 +226,6 @@ func TestClusterSurvivesNodeLoss(t *testing.T) {
 	}, began)
 }
 
-// The same run against one nats-server and one redis-server, with the bot
-// killed: the single-server forms still work.
-func TestSingleServersSurviveBotLoss(t *testing.T) {
-	wholeRun(t)
-	began := time.Now()
-	n := testsvc.StartNATS(t)
-	r := testsvc.StartRedis(t, "")
-	s, repos := clusterRepos(t)
-	failing, _ := soakReports(s.Report)
-	setup := clusterSetup{
-		natsURLs: []string{n.URL()}, replicas: 1, redisAddr: r.Addr(),
-		prefix: "single", pubDir: t.TempDir(), allow: filepath.Dir(repos[0]) + "/**",
-		reportAckWait: 5 * time.Second, jobAckWait: 6 * time.Second, workerHeartbeat: time.Second,
-	}
-	runCluster(t, setup, repos, s, failing, clusterFaults{}, began)
-}
-
 // wholeRun skips a whole-run fault test under -short: it runs a dozen
 // processes for minutes.
 func wholeRun(t *testing.T) {
@@ -373,12 +352,7 @@ func runCluster(t *testing.T, setup clusterSetup, repos []string, s demo.Sample,
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rdb redis.UniversalClient
-	if f.redis != nil {
-		rdb = redis.NewFailoverClient(&redis.FailoverOptions{MasterName: setup.sentinelMaster, SentinelAddrs: setup.sentinelAddrs})
-	} else {
-		rdb = redis.NewClient(&redis.Options{Addr: setup.redisAddr})
-	}
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: setup.sentinelMaster, SentinelAddrs: setup.sentinelAddrs})
 	t.Cleanup(func() { _ = rdb.Close() })
 	st := clusterState{t: t, js: js, rdb: rdb, pfx: setup.prefix, dir: setup.pubDir}
 
