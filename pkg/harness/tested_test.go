@@ -31,9 +31,9 @@ func TestRunCountsPatchesTested(t *testing.T) {
 		NewAction(tools.RunTests, "reproduce", tools.RunTestsArgs{}), // no edit: no candidate
 		edit("a - b", "a * b"), run, // candidate 1
 		edit("a * b", "b - a"), run, // candidate 2
-		edit("b - a", "a - b"), // back to the commit: nothing to count
+		edit("b - a", "a - b"),      // back to the commit: nothing to count
 		edit("a - b", "a * b"), run, // candidate 1 again: not counted twice
-		edit("a * b", "a / b"), // never tested
+		edit("a * b", "a / b"),      // never tested
 		edit("a / b", "a + b"), run, // candidate 3: the fix
 		NewAction(tools.RunTests, "the tests around it", tools.RunTestsArgs{Tests: []string{"TestAdd", "TestSub"}}),
 	}}
