@@ -97,6 +97,7 @@ type Sample struct {
 	RejectedBy []string `json:"rejected_by,omitempty"`
 	Steps      int      `json:"steps"`
 	Stop       string   `json:"stop,omitempty"`
+	Tried               // the candidate patches the episode tested
 	Tokens     int      `json:"tokens"`
 	Calls      int      `json:"calls"`
 	CostUSD    float64  `json:"cost_usd"`
@@ -308,7 +309,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 				s.RejectedBy = append(s.RejectedBy, g.Name)
 			}
 		}
-		s.Steps, s.Stop = o.Steps, o.Agent.Stop
+		s.Steps, s.Stop, s.Tried = o.Steps, o.Agent.Stop, triedOf(o.Agent)
 		if s.Steps == 0 {
 			s.Steps = o.Agent.Steps
 		}

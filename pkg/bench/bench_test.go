@@ -39,6 +39,9 @@ type scriptedStep struct {
 	rejectBy  string
 	// revert: no patch, and the agent says only undoing the culprit passed.
 	revert bool
+	// tested and before: the candidate patches the episode tested, and
+	// those before its final one.
+	tested, before int
 }
 
 func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, error) {
@@ -66,7 +69,8 @@ func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, err
 	if err != nil {
 		return worker.Outcome{}, err
 	}
-	o := worker.Outcome{Agent: harness.Result{Patch: patch, Steps: 3, Stop: "exit", RevertPasses: st.revert}, Steps: 3,
+	o := worker.Outcome{Agent: harness.Result{Patch: patch, Steps: 3, Stop: "exit", RevertPasses: st.revert,
+		PatchesTested: st.tested, TriedBefore: st.before}, Steps: 3,
 		Trajectory: []byte(`{"step":1,"policy":"scripted","action":{"name":"read_file","args":{"path":"calc.go"}},"observation":{"content":"package calc"}}` + "\n")}
 	switch {
 	case st.published:
@@ -106,11 +110,12 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 
 	rep := &scripted{steps: []scriptedStep{
 		// The right fix, published: a solved episode, the golden change.
-		{files: map[string]string{"calc.go": fixedCalc}, published: true},
+		// Found third (two candidates tested before it).
+		{files: map[string]string{"calc.go": fixedCalc}, published: true, tested: 3, before: 2},
 		// The test edited to pass: published by a lax gate, not solved.
-		{files: map[string]string{"add_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n"}, published: true},
+		{files: map[string]string{"add_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n"}, published: true, tested: 1},
 		// Right for Add, but Mul broken: rejected by the regression gate.
-		{files: map[string]string{"calc.go": strings.Replace(fixedCalc, "a * b", "a + b", 1)}, rejectBy: "regression"},
+		{files: map[string]string{"calc.go": strings.Replace(fixedCalc, "a * b", "a + b", 1)}, rejectBy: "regression", tested: 4, before: 4},
 	}}
 	results := filepath.Join(t.TempDir(), "results.jsonl")
 	r := &Runner{Repairer: rep, Policy: "scripted", Languages: lang.New(golang.Driver{Tests: runner}), K: 3, Results: results}
@@ -134,6 +139,14 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 	if !res[0].Solved1 || !res[0].SolvedK {
 		t.Errorf("solved at 1 %v, at k %v", res[0].Solved1, res[0].SolvedK)
 	}
+	// Each episode's candidates tried, as its result counted them, in the
+	// results file.
+	if s[0].Tried != (Tried{3, 2}) || s[1].Tried != (Tried{1, 0}) || s[2].Tried != (Tried{4, 4}) {
+		t.Errorf("tried: %+v %+v %+v", s[0].Tried, s[1].Tried, s[2].Tried)
+	}
+	if line, _ := os.ReadFile(results); !strings.Contains(string(line), `"patches_tested":3,"tried_before":2`) {
+		t.Errorf("the results file lacks the first episode's count:\n%s", line)
+	}
 	// The agent's checkout holds the fix's tests on the old code, and no
 	// trace of the fix in its history.
 	if !rep.hasTest {
@@ -149,14 +162,15 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 
 	sum := Summarize("scripted", 3, res)
 	if sum.SR1 != 1 || sum.Published != 2 || sum.PublishedSolved != 1 || sum.Precision == nil || *sum.Precision != 0.5 ||
-		sum.RejectedBy["regression"] != 1 || sum.Golden["same"] != 1 || sum.Steps != 9 {
+		sum.RejectedBy["regression"] != 1 || sum.Golden["same"] != 1 || sum.Steps != 9 || sum.TriedBefore == nil || *sum.TriedBefore != 2 {
 		t.Errorf("summary: %+v", sum)
 	}
 	var table strings.Builder
 	if err := WriteTable(&table, res, sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"SR@1 100.0% (1), SR@3 100.0% (1)", "precision 50.0% (1 right)", "rejected by: regression 1", "2/3 (1 right)"} {
+	for _, want := range []string{"SR@1 100.0% (1), SR@3 100.0% (1)", "precision 50.0% (1 right)", "rejected by: regression 1", "2/3 (1 right)",
+		"tried before", "2/0✗/4✗", "candidates tried before the right one: 2.0 per solved episode"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -170,7 +184,8 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 	if s[0].Trajectory != link {
 		t.Errorf("trajectory %q, want %q", s[0].Trajectory, link)
 	}
-	for _, want := range []string{"read_file", "episode 3", "the golden fix", "func Add(a, b int) int { return a &#43; b }"} {
+	for _, want := range []string{"read_file", "episode 3", "the golden fix", "func Add(a, b int) int { return a &#43; b }",
+		"<th>tried before</th>", "<td>2/0✗/4✗</td>", "3 candidate patch(es) tested, 2 before the final one"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML report lacks %q", want)
 		}

@@ -46,6 +46,10 @@ type Summary struct {
 	RejectedBy map[string]int `json:"rejected_by"`
 	// Golden counts patches by their comparison with the golden fix.
 	Golden map[string]int `json:"golden"`
+	// TriedBefore is the mean number of candidate patches the solved
+	// episodes tested before the one that solved them (absent when none
+	// solved).
+	TriedBefore *float64 `json:"tried_before_mean,omitempty"`
 	// Totals over every episode.
 	Steps   int     `json:"steps"`
 	Tokens  int     `json:"tokens"`
@@ -103,6 +107,9 @@ func Summarize(policy string, k int, results []Result) Summary {
 		p := float64(s.PublishedSolved) / float64(s.Published)
 		s.Precision = &p
 	}
+	if m, ok := meanTriedBefore(results); ok {
+		s.TriedBefore = &m
+	}
 	return s
 }
 
@@ -110,10 +117,10 @@ func Summarize(policy string, k int, results []Result) Summary {
 // totals.
 func WriteTable(w io.Writer, results []Result, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "task\tlines\tSR@1\tSR@%d\tpublished\tsteps\ttokens\tcost\twall\trejected by\tvs golden\n", s.K)
+	fmt.Fprintf(tw, "task\tlines\tSR@1\tSR@%d\tpublished\tsteps\ttried before\ttokens\tcost\twall\trejected by\tvs golden\n", s.K)
 	for _, r := range results {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t%d\terror\t\t\t\t\t\t%.0fs\t\t\n", r.ID, r.LinesChanged, r.Seconds)
+			fmt.Fprintf(tw, "%s\t%d\terror\t\t\t\t\t\t\t%.0fs\t\t\n", r.ID, r.LinesChanged, r.Seconds)
 			continue
 		}
 		var steps, tokens, pub, pubSolved int
@@ -135,9 +142,9 @@ func WriteTable(w io.Writer, results []Result, s Summary) error {
 			}
 			golden[e.Golden]++
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d (%d right)\t%d\t%d\t$%.4f\t%.0fs\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d (%d right)\t%d\t%s\t%d\t$%.4f\t%.0fs\t%s\t%s\n",
 			r.ID, r.LinesChanged, yesNo(r.Solved1), answerK(r), pub, len(r.Samples), pubSolved,
-			steps, tokens, cost, r.Seconds, counts(rejected), counts(golden))
+			steps, triedColumn(r), tokens, cost, r.Seconds, counts(rejected), counts(golden))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -173,6 +180,9 @@ func (s Summary) Line() string {
 		n := float64(s.Episodes)
 		fmt.Fprintf(&b, "per episode: %.1f steps, %.0f tokens, %.1f model calls, $%.4f; %.0fs of wall time in all\n",
 			float64(s.Steps)/n, float64(s.Tokens)/n, float64(s.Calls)/n, s.CostUSD/n, s.Seconds)
+	}
+	if s.TriedBefore != nil {
+		fmt.Fprintf(&b, "candidates tried before the right one: %.1f per solved episode\n", *s.TriedBefore)
 	}
 	fmt.Fprintf(&b, "rejected by: %s; against the golden fix: %s", counts(s.RejectedBy), counts(s.Golden))
 	return b.String()
@@ -256,12 +266,13 @@ func WriteHTML(path, resultsDir string, results []Result, tasks []Task, s Summar
 		Result
 		Anchor   string
 		Golden   string
+		Tried    string
 		Episodes []episode
 	}
 	base := filepath.Dir(path)
 	var rows []row
 	for _, r := range results {
-		rw := row{Result: r, Anchor: "task-" + safeName(r.ID), Golden: golden[r.ID]}
+		rw := row{Result: r, Anchor: "task-" + safeName(r.ID), Golden: golden[r.ID], Tried: triedColumn(r)}
 		for _, e := range r.Samples {
 			ep := episode{Sample: e, Verdict: sampleVerdict(e)}
 			if e.Trajectory != "" {
@@ -321,11 +332,11 @@ details{margin:.4em 0}
 <h1>redfix bench</h1>
 <pre>{{.Line}}</pre>
 <table>
-<tr><th>task</th><th>fix</th><th>lines</th><th>SR@1</th><th>SR@{{.S.K}}</th><th>episodes</th></tr>
+<tr><th>task</th><th>fix</th><th>lines</th><th>SR@1</th><th>SR@{{.S.K}}</th><th>tried before</th><th>episodes</th></tr>
 {{range .Rows}}<tr>
 <td><a href="#{{.Anchor}}">{{.ID}}</a></td><td>{{.Subject}}</td><td>{{.LinesChanged}}</td>
-{{if .Error}}<td colspan="3" class="err">could not be replayed: {{.Error}}</td>{{else}}
-<td>{{yesNo .Solved1}}</td><td>{{yesNo .SolvedK}}</td>
+{{if .Error}}<td colspan="4" class="err">could not be replayed: {{.Error}}</td>{{else}}
+<td>{{yesNo .Solved1}}</td><td>{{yesNo .SolvedK}}</td><td>{{.Tried}}</td>
 <td>{{range .Episodes}}<div>#{{.N}} {{.Verdict}}{{if .Link}} · <a href="{{.Link}}">trajectory</a>{{end}}</div>{{end}}</td>{{end}}
 </tr>{{end}}
 </table>
@@ -335,7 +346,7 @@ details{margin:.4em 0}
 {{if .Error}}<p class="err">could not be replayed: {{.Error}}</p>{{end}}
 {{range .Episodes}}
 <h3>episode {{.N}}: <span class="{{if .Solved}}solved{{else}}unsolved{{end}}">{{.Verdict}}</span></h3>
-<p>{{.Steps | len}} steps shown of {{.Sample.Steps}}; stopped by {{.Stop}}; {{.Tokens}} tokens, ${{printf "%.4f" .CostUSD}}, {{printf "%.0f" .Seconds}}s.
+<p>{{.Steps | len}} steps shown of {{.Sample.Steps}}; stopped by {{.Stop}}; {{.PatchesTested}} candidate patch(es) tested, {{.TriedBefore}} before the final one; {{.Tokens}} tokens, ${{printf "%.4f" .CostUSD}}, {{printf "%.0f" .Seconds}}s.
 {{if .Reason}}Outcome: {{.Reason}}.{{end}} {{if .Error}}<span class="err">Error: {{.Error}}</span>{{end}}
 {{if .Score}}Score: {{.Score}}.{{end}} Gates: {{range .Gates}}<code>{{.}}</code> {{end}}
 {{if .Link}}<a href="{{.Link}}">trajectory.jsonl</a>{{end}}</p>

@@ -60,6 +60,14 @@ type Result struct {
 	// apply (a SEARCH that matched nothing, a bad block).
 	Edits        int `json:"edits"`
 	EditFailures int `json:"edit_failures"`
+	// PatchesTested counts the candidate patches the episode tested: the
+	// distinct states of the workspace, each a change from the task's
+	// commit, that run_tests ran on after an edit. TriedBefore are those
+	// tested before the final patch was first tested (all of them when the
+	// episode ends with no patch, or with one it never tested): how far
+	// down its list of hypotheses the agent found its answer.
+	PatchesTested int `json:"patches_tested"`
+	TriedBefore   int `json:"tried_before"`
 	// Spend is what the episode's model calls used and cost.
 	Spend llm.Spend `json:"spend"`
 	// History is every step of the episode, earlier rounds' included, for

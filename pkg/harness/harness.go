@@ -162,6 +162,8 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		// passed, kept in case the agent breaks it again before a budget
 		// ends the episode.
 		passing, hasPassing = "", false
+		// tried counts the candidate patches run_tests tested.
+		tried tested
 	)
 	begun, spentBefore, extra := time.Now(), h.spent(), BudgetFrom(ctx)
 	for {
@@ -229,6 +231,13 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 			res.Edits++
 			if !obs.Edit.Applied {
 				res.EditFailures++
+			} else {
+				tried.edited()
+			}
+		}
+		if obs.Tests != nil && tried.needsDiff() {
+			if d, err := ws.Diff(ctx); err == nil {
+				tried.ran(d)
 			}
 		}
 		if s.OraclePassed() && obs.Tests != nil {
@@ -289,6 +298,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 			log.Info("kept the last state that passed the failing tests", zap.Int("patch_bytes", len(passing)))
 		}
 	}
+	res.PatchesTested, res.TriedBefore = tried.count(res.Patch)
 	if strings.TrimSpace(res.Patch) != "" {
 		// A patch left behind is the answer, not the revert.
 		res.RevertPasses = false
@@ -303,6 +313,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		zap.Int("step", res.Steps), zap.String("action", last), zap.String("stop", res.Stop),
 		zap.Bool("tests_passed", res.TestsPassed), zap.Int("patch_bytes", len(res.Patch)),
 		zap.Int("edits", res.Edits), zap.Int("edit_failures", res.EditFailures),
+		zap.Int("patches_tested", res.PatchesTested), zap.Int("tried_before", res.TriedBefore),
 		zap.Int("input_tokens", res.Spend.PromptTokens), zap.Int("cached_tokens", res.Spend.CachedTokens),
 		zap.Int("output_tokens", res.Spend.CompletionTokens), zap.Float64("cost_usd", res.Spend.CostUSD),
 	}

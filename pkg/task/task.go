@@ -358,6 +358,11 @@ type Round struct {
 	Steps   int    `json:"steps"`
 	Stop    string `json:"stop,omitempty"`
 	Verdict string `json:"verdict"`
+	// PatchesTested are the candidate patches the round's episode tested,
+	// TriedBefore those of them tested before its final patch
+	// (harness.Result).
+	PatchesTested int `json:"patches_tested,omitempty"`
+	TriedBefore   int `json:"tried_before,omitempty"`
 	// Reason says in one line why it was not accepted.
 	Reason string `json:"reason,omitempty"`
 	// Gates are the verdicts on its patch (none when no gate ran).

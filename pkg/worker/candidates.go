@@ -206,7 +206,7 @@ func (p *Pipeline) attempt(ctx context.Context, t task.Task, c *candidate, job *
 // on it (c.gates) when it was accepted or rejected, and on no other.
 func (c *candidate) endRound(res harness.Result, mark int, verdict, reason string) {
 	r := task.Round{Candidate: c.n, N: len(c.past) + 1, Steps: res.Steps, Stop: res.Stop, Verdict: verdict,
-		Reason: firstLine(reason), Patch: res.Patch}
+		Reason: firstLine(reason), Patch: res.Patch, PatchesTested: res.PatchesTested, TriedBefore: res.TriedBefore}
 	if verdict == task.RoundRejected || verdict == task.RoundAccepted {
 		r.Gates = append([]task.Gate(nil), c.gates...)
 	}

@@ -81,6 +81,10 @@ type located struct {
 	old        []string // what to put back
 	added      []int    // current line numbers of the hunk's added lines
 	near       []int    // lines next to removed ones
+	// was maps an added line that took a removed one's place (the k-th
+	// line added after a run of removed lines, the k-th removed) to the
+	// line it replaced.
+	was map[int]string
 }
 
 // locateHunk finds the hunk's new side in the file, dropping context lines
@@ -126,17 +130,23 @@ func locateHunk(f *fileModel, h unidiff.Hunk) (located, bool) {
 				best = a
 			}
 		}
-		loc := located{hunk: h, start: best, end: best + len(newSide) - 1, old: oldSide}
+		loc := located{hunk: h, start: best, end: best + len(newSide) - 1, old: oldSide, was: map[int]string{}}
 		n := best
+		var removed []string
 		for _, l := range body {
 			switch l.Kind {
 			case '+':
 				loc.added = append(loc.added, n)
+				if len(removed) > 0 {
+					loc.was[n], removed = removed[0], removed[1:]
+				}
 				n++
 			case ' ':
+				removed = nil
 				n++
 			case '-':
 				loc.near = append(loc.near, n-1, n)
+				removed = append(removed, l.Text)
 			}
 		}
 		return loc, true
@@ -159,6 +169,9 @@ const (
 	scoreNearRemove = 3 // the blame commit removed lines next to it
 	scoreBlameFunc  = 2 // the line is in a function the blame commit changed
 	scoreCalled     = 2 // the line is in a function the failing test calls
+	// scoreRestore: a one-token template puts back the line the blame
+	// commit replaced, the smallest change that undoes what it did there.
+	scoreRestore = 5
 )
 
 // rank scores the suspicious lines and turns them into candidates, most
@@ -177,6 +190,7 @@ func rank(ev evidence) []*Candidate {
 		path string
 		loc  located
 	}
+	restores := map[location]string{} // lines the blame commit replaced, and what they were
 	for _, d := range ev.diffs {
 		f := ev.models[d.NewPath]
 		if f == nil || !isSource(d.NewPath) {
@@ -191,6 +205,9 @@ func rank(ev evidence) []*Candidate {
 				path string
 				loc  located
 			}{d.NewPath, loc})
+			for n, was := range loc.was {
+				restores[location{d.NewPath, n}] = was
+			}
 			for _, n := range loc.added {
 				get(location{d.NewPath, n}).add(scoreBlame, "the blame commit changed this line")
 				markFunc(f, n, func(m int, name string) {
@@ -241,10 +258,15 @@ func rank(ev evidence) []*Candidate {
 			continue
 		}
 		s := sus[l]
+		was, replaced := restores[l]
 		for _, m := range MutationsIn(l.path, text) {
 			c := &Candidate{Path: l.path, Line: l.line, Old: text, New: m.New, Template: m.Template, What: m.What,
 				Score: s.score + m.Prior, Why: s.why,
 				changes: []change{{start: l.line, end: l.line, repl: []string{m.New}}}}
+			if replaced && sameTokens(m.New, was) {
+				c.Score += scoreRestore
+				c.Why = append(append([]string(nil), s.why...), "it puts back the line as it was before the blame commit")
+			}
 			cands = append(cands, c)
 		}
 	}
@@ -302,6 +324,7 @@ func rank(ev evidence) []*Candidate {
 			What:  fmt.Sprintf("undo all %d hunks of the blame commit in %s", len(locs), path.Base(p)),
 			Score: scoreBlame + 1, Why: []string{"the blame commit changed this file"}, changes: ch})
 	}
+	preferNarrow(ev.models, cands)
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
 
 	// Normalize to gofmt's layout, drop what does not parse and what
@@ -326,6 +349,11 @@ func rank(ev evidence) []*Candidate {
 		out = append(out, c)
 	}
 	return out
+}
+
+// sameTokens reports whether two lines read the same but for spacing.
+func sameTokens(a, b string) bool {
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }
 
 func dedupe(s []string) []string {

@@ -120,3 +120,31 @@ func TestRankFrames(t *testing.T) {
 		t.Errorf("first = %s", cands[0].Describe())
 	}
 }
+
+// TestRankRestoresTheReplacedLine: where the blame commit replaced a line,
+// the one-token template that puts it back comes first, ahead of templates
+// with higher priors on the same line (a boundary flip here).
+func TestRankRestoresTheReplacedLine(t *testing.T) {
+	cur := strings.Replace(rankFile, "if x > m {", "if x < m {", 1)
+	diff := `diff --git a/stats/window.go b/stats/window.go
+--- a/stats/window.go
++++ b/stats/window.go
+@@ -13,7 +13,7 @@ func Max(xs []int) int {
+ 	m := xs[0]
+ 	for _, x := range xs {
+-		if x > m {
++		if x < m {
+ 			m = x
+ 		}
+ 	}
+`
+	ev := evidence{models: map[string]*fileModel{"stats/window.go": modelOf("stats/window.go", cur)}, diffs: parseDiff(t, diff),
+		called: map[string]bool{"Max": true}}
+	cands := rank(ev)
+	if len(cands) < 2 {
+		t.Fatalf("candidates: %v", cands)
+	}
+	if c := cands[0]; c.Line != 16 || c.New != "\t\tif x > m {" || !strings.Contains(strings.Join(c.Why, "; "), "as it was before the blame commit") {
+		t.Errorf("first candidate = %s (%s, score %.1f, %v)", c.Describe(), c.Template, c.Score, c.Why)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	TplNot        = "boolean-not"          // remove a !
 	TplNegate     = "boolean-negate"       // if c → if !c
 	TplBoolConst  = "boolean-constant"     // true ↔ false
+	TplSwapArgs   = "swapped-arguments"    // f(a, b) → f(b, a)
 	TplUndoHunk   = "undo-blame-hunk"
 	TplUndoFile   = "undo-blame-file"
 )
@@ -284,6 +285,9 @@ func mutations(d dialect, line string) []Mutation {
 	if d.extra != nil && !decl {
 		out = append(out, d.extra(line, toks)...)
 	}
+	if !decl {
+		out = append(out, swapArgs(line, toks)...)
+	}
 	if m, ok := d.negate(line, toks); ok {
 		out = append(out, m)
 	}
@@ -356,4 +360,35 @@ func negateIf(line string, toks []tok) (Mutation, bool) {
 		repl = "!" + c
 	}
 	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+}
+
+// swapArgs swaps the two arguments of each call on the line whose
+// arguments are single names or literals: `f(total, done)` → `f(done,
+// total)`.
+func swapArgs(line string, toks []tok) []Mutation {
+	var out []Mutation
+	simple := func(t tok) bool {
+		switch t.tok {
+		case token.IDENT, token.INT, token.FLOAT, token.STRING, token.CHAR:
+			return true
+		}
+		return false
+	}
+	for i := 1; i+4 < len(toks); i++ {
+		if toks[i].tok != token.LPAREN || toks[i-1].tok != token.IDENT {
+			continue
+		}
+		a, comma, b, end := toks[i+1], toks[i+2], toks[i+3], toks[i+4]
+		if comma.tok != token.COMMA || end.tok != token.RPAREN || !simple(a) || !simple(b) {
+			continue
+		}
+		x, y := line[a.off:a.end], line[b.off:b.end]
+		if x == y {
+			continue
+		}
+		call := line[toks[i-1].off:toks[i-1].end]
+		out = append(out, Mutation{New: line[:a.off] + y + line[a.end:b.off] + x + line[b.end:], Template: TplSwapArgs,
+			What: "swap the arguments of `" + call + "(" + x + ", " + y + ")`", Prior: 2})
+	}
+	return out
 }

@@ -52,3 +52,29 @@ func keys(m map[string]bool) []string {
 	}
 	return out
 }
+
+// The swapped-arguments template, in each language: a call's two simple
+// arguments change places; a declaration's parameters and a call whose
+// arguments are expressions do not.
+func TestSwapArgs(t *testing.T) {
+	for _, c := range []struct {
+		path, line, want string
+	}{
+		{"a.go", "\treturn Percent(total, done)", "\treturn Percent(done, total)"},
+		{"a.py", "    return percent(total, done)", "    return percent(done, total)"},
+		{"a.ts", "  return percent(total, done);", "  return percent(done, total);"},
+		{"a.go", "func Percent(part, whole int) int {", ""},
+		{"a.py", "def percent(part, whole):", ""},
+		{"a.go", "\treturn Percent(total-1, done)", ""},
+	} {
+		var got []string
+		for _, m := range MutationsIn(c.path, c.line) {
+			if m.Template == TplSwapArgs {
+				got = append(got, m.New)
+			}
+		}
+		if c.want == "" && len(got) > 0 || c.want != "" && (len(got) != 1 || got[0] != c.want) {
+			t.Errorf("%s %q: swaps %q, want %q", c.path, c.line, got, c.want)
+		}
+	}
+}

@@ -26,7 +26,14 @@ type scenario struct {
 	fixable bool
 	// revert: the only change that passes undoes all the blame commit
 	// did to the code, which the policy tries last and does not keep.
-	revert  bool
+	revert bool
+	// fixes are the lines a right patch may add, as they read after it
+	// (each "fix:" line; one of them).
+	fixes []string
+	// misses are the corpus's modes ("unblamed") in which the policy is
+	// known not to find the fix within the budget ("miss:"): logged and
+	// counted, not failed.
+	misses  []string
 	commits [][]txtar.File // each commit's files, named by their paths
 }
 
@@ -62,6 +69,10 @@ func loadScenario(tb testing.TB, file string) scenario {
 		switch k, v, _ := strings.Cut(l, ": "); k {
 		case "failing":
 			sc.failing = v
+		case "fix":
+			sc.fixes = append(sc.fixes, v)
+		case "miss":
+			sc.misses = append(sc.misses, v)
 		case "fixable":
 			if sc.fixable, err = strconv.ParseBool(v); err != nil {
 				tb.Fatalf("%s: fixable: %v", file, err)
