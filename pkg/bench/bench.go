@@ -92,9 +92,10 @@ type Sample struct {
 	Reason    string `json:"reason,omitempty"`
 	Error     string `json:"error,omitempty"`
 	// Gates is each gate's verdict, "name:verdict"; RejectedBy the gates
-	// that failed the patch.
+	// that failed the patch; Evidence each gate's own account (gates.go).
 	Gates      []string `json:"gates,omitempty"`
 	RejectedBy []string `json:"rejected_by,omitempty"`
+	Evidence   Evidence `json:"gate_evidence,omitempty"`
 	Steps      int      `json:"steps"`
 	Stop       string   `json:"stop,omitempty"`
 	Tried               // the candidate patches the episode tested
@@ -303,12 +304,7 @@ func (r *Runner) runTask(ctx context.Context, t Task) Result {
 		}
 		s.Status, s.Reason = string(o.Status), o.Reason
 		s.Published = o.Status == task.StatusPublished
-		for _, g := range o.Gates {
-			s.Gates = append(s.Gates, g.Name+":"+g.Verdict)
-			if g.Verdict == task.GateFail {
-				s.RejectedBy = append(s.RejectedBy, g.Name)
-			}
-		}
+		s.takeGates(o.Gates)
 		s.Steps, s.Stop, s.Tried = o.Steps, o.Agent.Stop, triedOf(o.Agent)
 		if s.Steps == 0 {
 			s.Steps = o.Agent.Steps

@@ -75,10 +75,10 @@ func (s *scripted) Repair(ctx context.Context, t task.Task) (worker.Outcome, err
 	switch {
 	case st.published:
 		o.Status = task.StatusPublished
-		o.Gates = []task.Gate{{Name: "oracle", Verdict: task.GatePass}}
+		o.Gates = []task.Gate{{Name: "oracle", Verdict: task.GatePass, Detail: "3/3 runs passed for each of example.com/calc.TestAdd", ElapsedMS: 2100}}
 	case st.rejectBy != "":
 		o.Status, o.Reason = task.StatusNoPatch, "rejected by "+st.rejectBy
-		o.Gates = []task.Gate{{Name: st.rejectBy, Verdict: task.GateFail}}
+		o.Gates = []task.Gate{{Name: st.rejectBy, Verdict: task.GateFail, Detail: "example.com/calc.TestMul failed: Mul(2, 3) = 5, want 6"}}
 	default:
 		o.Status = task.StatusNoPatch
 	}
@@ -185,16 +185,22 @@ func TestBenchScoresEveryEpisodeOnACleanCopy(t *testing.T) {
 		t.Errorf("trajectory %q, want %q", s[0].Trajectory, link)
 	}
 	for _, want := range []string{"read_file", "episode 3", "the golden fix", "func Add(a, b int) int { return a &#43; b }",
-		"<th>tried before</th>", "<td>2/0✗/4✗</td>", "3 candidate patch(es) tested, 2 before the final one"} {
+		"<th>tried before</th>", "<td>2/0✗/4✗</td>", "3 candidate patch(es) tested, 2 before the final one",
+		"the gates' evidence", "<td>oracle</td><td class=\"\">pass</td><td>2.1 s</td><td><pre>3/3 runs passed for each of example.com/calc.TestAdd</pre></td>",
+		"<td class=\"err\">fail</td><td></td><td><pre>example.com/calc.TestMul failed: Mul(2, 3) = 5, want 6</pre></td>"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML report lacks %q", want)
 		}
 	}
 
-	// A second run replays nothing: the results are read back.
+	// A second run replays nothing: the results are read back, the gates'
+	// evidence with them.
 	again, err := r.Run(ctx, tasks)
 	if err != nil || len(again) != 1 || rep.calls != 3 || !again[0].Solved1 {
 		t.Fatalf("second run: %+v %v (%d calls)", again, err, rep.calls)
+	}
+	if ev := again[0].Samples[2].Evidence; len(ev) != 1 || ev[0].Name != "regression" || !strings.Contains(ev[0].Detail, "Mul(2, 3) = 5") {
+		t.Errorf("the rejected episode's gate evidence, read back: %+v", ev)
 	}
 }
 

@@ -319,7 +319,7 @@ func clipText(s string, n int) string {
 }
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct, "yesNo": yesNo,
+	"pct": pct, "yesNo": yesNo, "secs": func(ms int64) float64 { return float64(ms) / 1000 },
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>redfix bench: {{.S.Policy}}</title>
 <style>
@@ -350,6 +350,10 @@ details{margin:.4em 0}
 {{if .Reason}}Outcome: {{.Reason}}.{{end}} {{if .Error}}<span class="err">Error: {{.Error}}</span>{{end}}
 {{if .Score}}Score: {{.Score}}.{{end}} Gates: {{range .Gates}}<code>{{.}}</code> {{end}}
 {{if .Link}}<a href="{{.Link}}">trajectory.jsonl</a>{{end}}</p>
+{{if .Evidence}}<details open><summary>the gates' evidence</summary><table>
+<tr><th>gate</th><th>verdict</th><th>time</th><th>evidence</th></tr>
+{{range .Evidence}}<tr><td>{{.Name}}</td><td class="{{if eq .Verdict "fail"}}err{{end}}">{{.Verdict}}</td><td>{{if .ElapsedMS}}{{printf "%.1f" (secs .ElapsedMS)}} s{{end}}</td><td><pre>{{.Detail}}</pre></td></tr>
+{{end}}</table></details>{{end}}
 {{if .Patch}}<details><summary>patch (against the golden fix: {{.Golden}})</summary><pre>{{.Patch}}</pre></details>{{end}}
 {{if .Steps}}<details><summary>trajectory</summary>
 {{range .Steps}}<p><b>{{.N}}. {{.Action}}</b> <code>{{.Args}}</code>{{if .Thought}}<br><i>{{.Thought}}</i>{{end}}</p><pre{{if .Error}} class="err"{{end}}>{{.Obs}}</pre>{{end}}
