@@ -17,6 +17,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/lang"
+	"github.com/redfix/redfix/pkg/llm"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -158,28 +159,12 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 		lastKey string
 		repeats int
 		runErr  error
-		// passing is the workspace's diff the last time the oracle tests
-		// passed, kept in case the agent breaks it again before a budget
-		// ends the episode.
-		passing, hasPassing = "", false
-		// tried counts the candidate patches run_tests tested.
-		tried tested
+		w       watch
 	)
 	begun, spentBefore, extra := time.Now(), h.spent(), BudgetFrom(ctx)
 	for {
-		if len(ep.Steps)-base >= h.cfg.MaxSteps {
-			res.Stop = StopBudget
-			res.Summary = fmt.Sprintf("stopped: the budget of %d steps is spent", h.cfg.MaxSteps)
-			break
-		}
-		spentNow, elapsed := h.spent().Sub(spentBefore), time.Since(begun)
-		why := h.cfg.Budget.exhausted(spentNow, elapsed)
-		if why == "" {
-			why = extra.exhausted(spentNow, elapsed)
-		}
-		if why != "" {
-			res.Stop = StopBudget
-			res.Summary = "stopped: " + why
+		if why := h.budgetSpent(len(ep.Steps)-base, spentBefore, begun, extra); why != "" {
+			res.Stop, res.Summary = StopBudget, "stopped: "+why
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -202,62 +187,19 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 			lastKey, repeats = key, 1
 		}
 
-		started := time.Now()
-		var obs tools.Observation
-		if repeats >= h.cfg.MaxRepeats {
-			obs = tools.Observation{IsError: true, Content: fmt.Sprintf(
-				"Not run: %s was asked %d times in a row with the same arguments; the episode stops here.", act.Name, repeats)}
-		} else {
-			obs, err = s.Execute(ctx, act.Name, act.Args)
-			if err != nil {
-				res.Stop = StopError
-				runErr = fmt.Errorf("step %d (%s) of task %s: %w", n, act.Name, t.ID, err)
-				break
-			}
+		step, err := h.step(ctx, s, n, act, repeats, spentAtStep)
+		if err != nil {
+			res.Stop = StopError
+			runErr = fmt.Errorf("step %d (%s) of task %s: %w", n, act.Name, t.ID, err)
+			break
 		}
-		obs.Clip(h.cfg.OutputLimit)
-		step := Step{
-			N:           n,
-			Policy:      h.policy.Name(),
-			Action:      act,
-			Observation: obs,
-			Started:     started,
-			ElapsedMS:   time.Since(started).Milliseconds(),
-		}
-		if d := h.spent().Sub(spentAtStep); d.Calls > 0 {
-			step.Spend = &d
-		}
-		if obs.Edit != nil {
-			res.Edits++
-			if !obs.Edit.Applied {
-				res.EditFailures++
-			} else {
-				tried.edited()
-			}
-		}
-		if obs.Tests != nil && tried.needsDiff() {
-			if d, err := ws.Diff(ctx); err == nil {
-				tried.ran(d)
-			}
-		}
-		if s.OraclePassed() && obs.Tests != nil {
-			if d, err := ws.Diff(ctx); err == nil {
-				passing, hasPassing = d, true
-			}
-		}
+		obs := step.Observation
+		w.observe(ctx, ws, s, obs, &res)
 		ep.Steps = append(ep.Steps, step)
-		if trajectory != nil {
-			line, err := json.Marshal(step)
-			if err != nil {
-				res.Stop = StopError
-				runErr = fmt.Errorf("encode step %d of task %s: %w", n, t.ID, err)
-				break
-			}
-			if _, err := trajectory.Write(append(line, '\n')); err != nil {
-				res.Stop = StopError
-				runErr = fmt.Errorf("write step %d of task %s to the trajectory: %w", n, t.ID, err)
-				break
-			}
+		if err := writeStep(trajectory, step); err != nil {
+			res.Stop = StopError
+			runErr = fmt.Errorf("task %s: %w", t.ID, err)
+			break
 		}
 		log.Debug("step",
 			zap.Int("step", n), zap.String("action", act.Name),
@@ -279,32 +221,129 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	res.Steps = len(ep.Steps) - base
 	res.History = ep.Steps
 	res.TestsPassed = s.OraclePassed()
-	// The patch is wanted even when ctx has ended: the diff is local and
-	// quick.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	patch, err := ws.Diff(dctx)
-	if err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("diff of the workspace of task %s: %w", t.ID, err))
-	}
-	res.Patch = patch
-	// A budget ended the episode after the agent broke a state that passed:
-	// keep the passing one.
-	if !res.TestsPassed && hasPassing && res.Stop != StopExit && patch != passing && err == nil {
-		if rerr := restorePassing(dctx, ws, passing); rerr != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("task %s: %w", t.ID, rerr))
-		} else {
-			res.Patch, res.TestsPassed, res.KeptPassing = passing, true, true
-			log.Info("kept the last state that passed the failing tests", zap.Int("patch_bytes", len(passing)))
-		}
-	}
-	res.PatchesTested, res.TriedBefore = tried.count(res.Patch)
+	runErr = errors.Join(runErr, h.settle(ctx, ws, t, &res, w.passing, w.hasPassing, log))
+	res.PatchesTested, res.TriedBefore = w.tried.count(res.Patch)
 	if strings.TrimSpace(res.Patch) != "" {
 		// A patch left behind is the answer, not the revert.
 		res.RevertPasses = false
 	}
 	res.Spend = h.spent().Sub(spentBefore)
+	logEnd(log, ep, res, runErr)
+	return res, runErr
+}
 
+// step runs the action act as the episode's step n (a repeat past the
+// limit is not run: its observation says so), its observation clipped,
+// with what the policy's call and the action spent since spentAtStep.
+func (h *Harness) step(ctx context.Context, s *tools.Session, n int, act Action, repeats int, spentAtStep llm.Spend) (Step, error) {
+	started := time.Now()
+	var obs tools.Observation
+	if repeats >= h.cfg.MaxRepeats {
+		obs = tools.Observation{IsError: true, Content: fmt.Sprintf(
+			"Not run: %s was asked %d times in a row with the same arguments; the episode stops here.", act.Name, repeats)}
+	} else {
+		var err error
+		if obs, err = s.Execute(ctx, act.Name, act.Args); err != nil {
+			return Step{}, err
+		}
+	}
+	obs.Clip(h.cfg.OutputLimit)
+	step := Step{N: n, Policy: h.policy.Name(), Action: act, Observation: obs,
+		Started: started, ElapsedMS: time.Since(started).Milliseconds()}
+	if d := h.spent().Sub(spentAtStep); d.Calls > 0 {
+		step.Spend = &d
+	}
+	return step, nil
+}
+
+// watch is what an episode keeps from its observations: the candidate
+// patches run_tests tested, and the workspace's diff the last time the
+// oracle tests passed (passing), kept in case the agent breaks it again
+// before a budget ends the episode.
+type watch struct {
+	tried      tested
+	passing    string
+	hasPassing bool
+}
+
+// observe counts the observation's edit into res, and notes the patch
+// its test run tested and whether the oracle tests passed on it.
+func (w *watch) observe(ctx context.Context, ws *workspace.Workspace, s *tools.Session, obs tools.Observation, res *Result) {
+	if obs.Edit != nil {
+		res.Edits++
+		if !obs.Edit.Applied {
+			res.EditFailures++
+		} else {
+			w.tried.edited()
+		}
+	}
+	if obs.Tests != nil && w.tried.needsDiff() {
+		if d, err := ws.Diff(ctx); err == nil {
+			w.tried.ran(d)
+		}
+	}
+	if s.OraclePassed() && obs.Tests != nil {
+		if d, err := ws.Diff(ctx); err == nil {
+			w.passing, w.hasPassing = d, true
+		}
+	}
+}
+
+// budgetSpent says why the episode stops before its next step, after
+// steps of its own: the step budget, or the configuration's or the
+// context's (extra) budget of calls, tokens, cost or time, counted from
+// spentBefore and begun; "" to go on.
+func (h *Harness) budgetSpent(steps int, spentBefore llm.Spend, begun time.Time, extra Budget) string {
+	if steps >= h.cfg.MaxSteps {
+		return fmt.Sprintf("the budget of %d steps is spent", h.cfg.MaxSteps)
+	}
+	spentNow, elapsed := h.spent().Sub(spentBefore), time.Since(begun)
+	if why := h.cfg.Budget.exhausted(spentNow, elapsed); why != "" {
+		return why
+	}
+	return extra.exhausted(spentNow, elapsed)
+}
+
+// writeStep appends the step to the trajectory, a JSON object a line.
+func writeStep(trajectory io.Writer, step Step) error {
+	if trajectory == nil {
+		return nil
+	}
+	line, err := json.Marshal(step)
+	if err != nil {
+		return fmt.Errorf("encode step %d: %w", step.N, err)
+	}
+	if _, err := trajectory.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("write step %d to the trajectory: %w", step.N, err)
+	}
+	return nil
+}
+
+// settle takes the workspace's diff as the episode's patch; when a budget
+// ended the episode after the agent broke a state that passed (passing),
+// the passing state is restored and kept instead. The patch is wanted
+// even when ctx has ended: the diff is local and quick.
+func (h *Harness) settle(ctx context.Context, ws *workspace.Workspace, t task.Task, res *Result, passing string, hasPassing bool, log *zap.Logger) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	patch, err := ws.Diff(dctx)
+	if err != nil {
+		return fmt.Errorf("diff of the workspace of task %s: %w", t.ID, err)
+	}
+	res.Patch = patch
+	if res.TestsPassed || !hasPassing || res.Stop == StopExit || patch == passing {
+		return nil
+	}
+	if err := restorePassing(dctx, ws, passing); err != nil {
+		return fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	res.Patch, res.TestsPassed, res.KeptPassing = passing, true, true
+	log.Info("kept the last state that passed the failing tests", zap.Int("patch_bytes", len(passing)))
+	return nil
+}
+
+// logEnd logs how the episode ended, with its figures.
+func logEnd(log *zap.Logger, ep *Episode, res Result, runErr error) {
 	last := ""
 	if len(ep.Steps) > 0 {
 		last = ep.Steps[len(ep.Steps)-1].Action.Name
@@ -322,7 +361,6 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	} else {
 		log.Info("episode ended", fields...)
 	}
-	return res, runErr
 }
 
 // actionKey identifies an action for repeat detection: its name and its
