@@ -39,6 +39,16 @@ import (
 // Print it with
 //
 //	go test -run 'TestCorpus' -v ./pkg/harness/offline | grep -A30 'corpus:'
+//
+// The tests repair every case with the culprit blamed, in each language,
+// and without a blame commit in Python (the cheapest runs): how the policy
+// ranks without a blame (the failing test's coverage and calls, then the
+// templates' priors) is the same whatever the language, and each driver's
+// coverage is its own tests' (Localize). BenchmarkCorpusNoBlame repairs
+// the Go and TypeScript cases without a blame commit too and prints their
+// tables:
+//
+//	go test -run '^$' -bench CorpusNoBlame -benchtime 1x -v ./pkg/harness/offline
 
 // The corpus's step budgets: with the culprit blamed, the candidates on
 // the lines it changed in the broken function must come first for a repair
@@ -61,7 +71,10 @@ type corpusLang struct {
 	base []txtar.File
 	// driver is the language's driver and the context its commands run
 	// in, for a case.
-	driver func(t *testing.T, name string) (tools.Language, context.Context)
+	driver func(t testing.TB, name string) (tools.Language, context.Context)
+	// unblamedInTests: the tests repair its cases without a blame commit
+	// too (the others' are BenchmarkCorpusNoBlame's).
+	unblamedInTests bool
 }
 
 // corpusRow is a case's line in the table.
@@ -80,17 +93,20 @@ func runCorpus(t *testing.T, cl corpusLang) {
 	if testing.Short() {
 		t.Skip("runs the tests of real repositories")
 	}
-	scs := loadScenarios(t, filepath.Join("corpus", cl.dir))
+	scs := corpusScenarios(t, cl)
+	t.Run("blamed", func(t *testing.T) { runCorpusMode(t, cl, scs, true) })
+	if cl.unblamedInTests {
+		t.Run("unblamed", func(t *testing.T) { runCorpusMode(t, cl, scs, false) })
+	}
+}
+
+// corpusScenarios are the language's cases.
+func corpusScenarios(tb testing.TB, cl corpusLang) []scenario {
+	scs := loadScenarios(tb, filepath.Join("corpus", cl.dir))
 	for _, p := range cl.extra {
-		scs = append(scs, loadScenario(t, filepath.Join("testdata", p)))
+		scs = append(scs, loadScenario(tb, filepath.Join("testdata", p)))
 	}
-	for _, blamed := range []bool{true, false} {
-		mode := "blamed"
-		if !blamed {
-			mode = "unblamed"
-		}
-		t.Run(mode, func(t *testing.T) { runCorpusMode(t, cl, scs, blamed) })
-	}
+	return scs
 }
 
 func runCorpusMode(t *testing.T, cl corpusLang, scs []scenario, blamed bool) {
@@ -107,6 +123,11 @@ func runCorpusMode(t *testing.T, cl corpusLang, scs []scenario, blamed bool) {
 			})
 		}
 	})
+	t.Log(corpusTable(cl, rows, blamed))
+}
+
+// corpusTable is the table of a language's cases.
+func corpusTable(cl corpusLang, rows []corpusRow, blamed bool) string {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
 	var b strings.Builder
 	blame, budget := "the culprit blamed", corpusBudget
@@ -122,12 +143,12 @@ func runCorpusMode(t *testing.T, cl corpusLang, scs []scenario, blamed bool) {
 		fmt.Fprintf(&b, "%-34s %-6v %5d %6d %14d  %s\n", r.name, r.fixed, r.steps, r.tested, r.before, r.stop)
 	}
 	fmt.Fprintf(&b, "fixed %d of %d", fixed, len(rows))
-	t.Log(b.String())
+	return b.String()
 }
 
 // repairCorpusCase makes the case's repository (the first commit good, the
 // second the culprit, blamed or not), repairs it and checks the patch.
-func repairCorpusCase(t *testing.T, cl corpusLang, sc scenario, blamed bool) corpusRow {
+func repairCorpusCase(t testing.TB, cl corpusLang, sc scenario, blamed bool) corpusRow {
 	row := corpusRow{name: sc.name}
 	var archives []string
 	for i, files := range sc.commits {
@@ -216,36 +237,65 @@ func repairCorpusCase(t *testing.T, cl corpusLang, sc scenario, blamed bool) cor
 	return row
 }
 
-func TestCorpusGo(t *testing.T) {
-	runCorpus(t, corpusLang{name: "Go", dir: "go",
-		extra: []string{"repairs/09-sign-beside-new-code.txtar", "repairs/10-boundary-beside-helpers.txtar"},
-		driver: func(t *testing.T, _ string) (tools.Language, context.Context) {
-			return golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, context.Background()
-		}})
-}
+func TestCorpusGo(t *testing.T) { runCorpus(t, goCorpus) }
 
-func TestCorpusPython(t *testing.T) {
-	runCorpus(t, corpusLang{name: "Python (pytest)", dir: "py",
-		base: []txtar.File{
-			{Name: "pyproject.toml", Data: []byte("[project]\nname = \"lib\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")},
-			{Name: "lib/__init__.py"}, {Name: "tests/__init__.py"},
-		},
-		driver: func(t *testing.T, _ string) (tools.Language, context.Context) {
-			pythontest.Require(t)
-			return python.Driver{Timeout: 2 * time.Minute}, context.Background()
-		}})
-}
+var goCorpus = corpusLang{name: "Go", dir: "go",
+	extra: []string{"repairs/09-sign-beside-new-code.txtar", "repairs/10-boundary-beside-helpers.txtar"},
+	driver: func(t testing.TB, _ string) (tools.Language, context.Context) {
+		return golang.Driver{Tests: golang.Runner{Timeout: 2 * time.Minute}}, context.Background()
+	}}
+
+func TestCorpusPython(t *testing.T) { runCorpus(t, pythonCorpus) }
+
+var pythonCorpus = corpusLang{name: "Python (pytest)", dir: "py", unblamedInTests: true,
+	base: []txtar.File{
+		{Name: "pyproject.toml", Data: []byte("[project]\nname = \"lib\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n")},
+		{Name: "lib/__init__.py"}, {Name: "tests/__init__.py"},
+	},
+	driver: func(t testing.TB, _ string) (tools.Language, context.Context) {
+		pythontest.Require(t)
+		return python.Driver{Timeout: 2 * time.Minute}, context.Background()
+	}}
 
 func TestCorpusTypeScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs vitest in real repositories")
 	}
-	// The price fixture project: its pinned vitest and lockfile, whose
-	// packages are installed once into the shared cache.
+	runCorpus(t, typeScriptCorpus())
+}
+
+// typeScriptCorpus is the TypeScript corpus on the price fixture project:
+// its pinned vitest and lockfile, whose packages are installed once into
+// the shared cache.
+func typeScriptCorpus() corpusLang {
 	base := txtar.Parse([]byte(nodetest.Project("price", "price")))
-	runCorpus(t, corpusLang{name: "TypeScript (vitest)", dir: "ts", base: base.Files,
-		driver: func(t *testing.T, name string) (tools.Language, context.Context) {
+	return corpusLang{name: "TypeScript (vitest)", dir: "ts", base: base.Files,
+		driver: func(t testing.TB, name string) (tools.Language, context.Context) {
 			nodetest.Require(t)
 			return node.Driver{CacheDir: nodetest.CacheDir(t), Timeout: 2 * time.Minute}, nodetest.Confined(t, "o/corpus-"+name)
-		}})
+		}}
+}
+
+// BenchmarkCorpusNoBlame repairs the Go and TypeScript corpus without a
+// blame commit, case by case, and prints each language's table (the tests
+// do Python's); a case not repaired fails it as it would a test, but a
+// known miss.
+func BenchmarkCorpusNoBlame(b *testing.B) {
+	for _, cl := range []corpusLang{goCorpus, typeScriptCorpus()} {
+		b.Run(cl.dir, func(b *testing.B) {
+			scs := corpusScenarios(b, cl)
+			var rows []corpusRow
+			for _, sc := range scs {
+				b.Run(sc.name, func(b *testing.B) {
+					for i := 0; i < b.N; i++ {
+						row := repairCorpusCase(b, cl, sc, false)
+						if i == 0 {
+							rows = append(rows, row)
+						}
+					}
+				})
+			}
+			b.Log(corpusTable(cl, rows, false))
+		})
+	}
 }
