@@ -16,13 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/lang/golang"
-	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/unidiff"
 	"github.com/redfix/redfix/pkg/worker"
-	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // Repairer runs the repair pipeline on a task: the agent, the gates and the
@@ -367,142 +364,6 @@ type prepared struct {
 	blame task.Bisection
 	// lang is the repository's driver.
 	lang Language
-}
-
-func (r *Runner) prepare(ctx context.Context, t Task) (prepared, error) {
-	var p prepared
-	if r.WorkDir != "" {
-		if err := os.MkdirAll(r.WorkDir, 0o755); err != nil {
-			return p, err
-		}
-	}
-	dir, err := os.MkdirTemp(r.WorkDir, "redfix-bench-")
-	if err != nil {
-		return p, err
-	}
-	p.dir = dir
-	p.repo = filepath.Join(dir, "repo")
-	if err := os.MkdirAll(p.repo, 0o755); err != nil {
-		return p, err
-	}
-	base := t.Base
-	if st, err := os.Stat(t.Repo); err == nil && st.IsDir() {
-		sha, err := gitrepo.Repo{Dir: t.Repo}.Resolve(ctx, t.Base)
-		if err != nil {
-			return p, fmt.Errorf("base %s in %s: %w", t.Base, t.Repo, err)
-		}
-		base = sha
-	}
-	// Only the history up to the base: the agent cannot find the fix in it.
-	repo, err := gitrepo.Init(ctx, p.repo)
-	if err != nil {
-		return p, err
-	}
-	if err := repo.Fetch(ctx, t.Repo, base); err != nil {
-		return p, fmt.Errorf("fetch the task's base: %w", err)
-	}
-	if _, err := repo.Git(ctx, "checkout", "-q", "-B", "main", "FETCH_HEAD"); err != nil {
-		return p, err
-	}
-	if p.lang, err = language(r.Languages, t.Repo, p.repo); err != nil {
-		return p, err
-	}
-	if strings.TrimSpace(t.TestPatch) != "" {
-		if files, err := patchFiles(t.TestPatch); err != nil {
-			return p, fmt.Errorf("test_patch: %w", err)
-		} else if bad := nonTestFiles(p.lang, files); len(bad) > 0 {
-			return p, fmt.Errorf("test_patch changes files that are not tests: %s", strings.Join(bad, ", "))
-		}
-		pf := filepath.Join(dir, "tests.diff")
-		if err := os.WriteFile(pf, []byte(t.TestPatch), 0o644); err != nil {
-			return p, err
-		}
-		if err := repo.Apply(ctx, pf); err != nil {
-			return p, fmt.Errorf("test_patch does not apply at %s: %w", task.Short(base), err)
-		}
-		if _, err := repo.CommitAll(ctx, "The tests of the task"); err != nil {
-			return p, err
-		}
-	}
-	if p.commit, err = repo.Resolve(ctx, "HEAD"); err != nil {
-		return p, err
-	}
-	if t.Blame != "" {
-		c, err := repo.Show(ctx, t.Blame)
-		if err != nil {
-			return p, fmt.Errorf("blame %s is not in the history of the task's base: %w", t.Blame, err)
-		}
-		p.blame = task.Bisection{Blame: c.SHA, Bad: p.commit, Subject: c.Subject, Author: c.Author}
-	}
-	if t.Good != "" {
-		if p.blame, err = r.bisect(ctx, t, p); err != nil {
-			return p, err
-		}
-	}
-
-	// The tests fail there, as the task says; their failures are what the
-	// agent is told.
-	ws, err := workspace.Open(ctx, p.repo, p.commit, filepath.Join(dir, "ws"))
-	if err != nil {
-		return p, err
-	}
-	defer ws.Close()
-	ctx = sandbox.WithRepo(ctx, p.repo)
-	if err := p.lang.Setup(ctx, ws.Dir); err != nil {
-		return p, fmt.Errorf("set up the task's dependencies: %w", err)
-	}
-	out, err := p.lang.Run(ctx, ws.Dir, t.Tests, 1)
-	if err != nil {
-		return p, fmt.Errorf("reproduce: %w", err)
-	}
-	if len(out.Unknown) > 0 {
-		return p, fmt.Errorf("the task's tests: %s", strings.Join(out.Unknown, "; "))
-	}
-	p.failures = append(append(p.failures, out.Failed...), out.Build...)
-	mod := ""
-	if isGo(p.lang) {
-		if mod, err = golang.Module(ws.Dir); err != nil {
-			return p, err
-		}
-	}
-	// Every test of the task fails (itself or one of its subtests,
-	// parameters or members), or its package does not build.
-	var passing []string
-	for _, id := range t.Tests {
-		tg, err := p.lang.Resolve(ws.Dir, id)
-		if err != nil {
-			return p, err
-		}
-		if d := packageDir(p.lang, tg); len(t.Packages) == 0 && !slices.Contains(p.pkgs, d) {
-			p.pkgs = append(p.pkgs, d)
-		}
-		if len(out.Build) == 0 && !slices.ContainsFunc(out.Failed, func(f task.Failure) bool {
-			return under(f.ID(), tg.ID)
-		}) {
-			passing = append(passing, tg.ID)
-		}
-	}
-	// A test that did not run because another test of its package stopped
-	// the run (a panic ends a Go test binary) is run on its own before the
-	// task is judged invalid.
-	if len(passing) > 0 {
-		if passing, err = p.aloneFailing(ctx, ws.Dir, passing, out); err != nil {
-			return p, err
-		}
-	}
-	if len(passing) > 0 {
-		return p, fmt.Errorf("the task's tests do not fail at its commit: %s (%s)", strings.Join(passing, ", "), out.Summary())
-	}
-	for _, imp := range t.Packages {
-		d := imp // another language's package is named as RunPackages takes it
-		if isGo(p.lang) {
-			d = relDir(mod, imp)
-		}
-		if !slices.Contains(p.pkgs, d) {
-			p.pkgs = append(p.pkgs, d)
-		}
-	}
-	return p, nil
 }
 
 // aloneFailing runs on its own each of the tests (canonical ids) that did
