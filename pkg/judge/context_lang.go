@@ -160,22 +160,83 @@ func fileTestSources(dir string, l Language, file, class, fn string) []Source {
 func declsIn(l Language, rel, src string, lines map[int]bool) map[string]string {
 	out := map[string]string{}
 	syms := symbolsOf(l, rel, src)
+	// A changed line outside any function, in a class (a field, a
+	// decorator, a line between methods), shows the lines around it in
+	// the class, not the class whole: a class may run to thousands of
+	// lines, and the quote is cut at maxChange.
+	inType := map[int]map[int]bool{}
 	for line := range lines {
-		var best *codeindex.Symbol
-		for i, s := range syms {
-			if line < s.Line || line > s.EndLine {
-				continue
-			}
-			isFn := s.Kind == codeindex.KindFunc || s.Kind == codeindex.KindMethod
-			bestFn := best != nil && (best.Kind == codeindex.KindFunc || best.Kind == codeindex.KindMethod)
-			switch {
-			case best == nil, isFn && !bestFn, isFn == bestFn && s.EndLine-s.Line < best.EndLine-best.Line:
-				best = &syms[i]
-			}
+		i := innermost(syms, line)
+		if i < 0 {
+			continue
 		}
-		if best != nil {
-			out[best.Kind+" "+best.QualifiedName()] = lineSpan(src, best.Line, best.EndLine)
+		s := syms[i]
+		if s.Kind == codeindex.KindFunc || s.Kind == codeindex.KindMethod {
+			out[s.Kind+" "+s.QualifiedName()] = lineSpan(src, s.Line, s.EndLine)
+			continue
 		}
+		if inType[i] == nil {
+			inType[i] = map[int]bool{}
+		}
+		inType[i][line] = true
+	}
+	for i, changed := range inType {
+		s := syms[i]
+		// Named without its kind: the index calls every class a struct,
+		// which is Go's word, not the language's.
+		out["in "+s.QualifiedName()] = around(src, s.Line, s.EndLine, changed)
 	}
 	return out
+}
+
+// innermost is the index in syms of the symbol that holds line most
+// closely, a function or method before any other kind; -1 when none does.
+func innermost(syms []codeindex.Symbol, line int) int {
+	best := -1
+	for i, s := range syms {
+		if line < s.Line || line > s.EndLine {
+			continue
+		}
+		isFn := s.Kind == codeindex.KindFunc || s.Kind == codeindex.KindMethod
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := syms[best]
+		bestFn := b.Kind == codeindex.KindFunc || b.Kind == codeindex.KindMethod
+		if isFn && !bestFn || isFn == bestFn && s.EndLine-s.Line < b.EndLine-b.Line {
+			best = i
+		}
+	}
+	return best
+}
+
+// aroundLines is how many lines around a changed line are shown.
+const aroundLines = 3
+
+// around is the lines from..to of src that are within aroundLines of a
+// changed line, with the first and the last (the declaration's head and
+// end) always shown, and "…" where lines are left out.
+func around(src string, from, to int, changed map[int]bool) string {
+	lines := strings.SplitAfter(src, "\n")
+	show := map[int]bool{from: true, to: true}
+	for c := range changed {
+		for n := max(from, c-aroundLines); n <= min(to, c+aroundLines); n++ {
+			show[n] = true
+		}
+	}
+	var b strings.Builder
+	gap := false
+	for n := from; n <= to && n <= len(lines); n++ {
+		if !show[n] {
+			gap = true
+			continue
+		}
+		if gap {
+			b.WriteString("…\n")
+			gap = false
+		}
+		b.WriteString(lines[n-1])
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

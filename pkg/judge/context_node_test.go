@@ -178,3 +178,36 @@ func TestWithContextInJavaScript(t *testing.T) {
 		t.Errorf("adds none = %+v", got)
 	}
 }
+
+// A change outside any method of a class (a field) shows the lines around
+// it in the class, with its head and end, not the class whole, which a
+// long class would cut at the room the judge has before the change; and
+// the class is named without a kind ("struct" is not JavaScript's word).
+func TestWithContextShowsAClassAroundTheChange(t *testing.T) {
+	dir := t.TempDir()
+	var src strings.Builder
+	src.WriteString("export class DateTime {\n  static DEFAULT_ZONE = \"UTC\";\n  constructor(ts) {\n    this.ts = ts;\n  }\n")
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&src, "\n  get part%d() {\n    return this.ts + %d;\n  }\n", i, i)
+	}
+	src.WriteString("}\n")
+	writeTree(t, dir, map[string]string{
+		"package.json":         `{"name":"dt","devDependencies":{"vitest":"4.1.12"}}`,
+		"src/datetime.ts":      src.String(),
+		"src/datetime.test.ts": "import { DateTime } from './datetime';\nit('zone', () => {});\n",
+	})
+	field := "--- a/src/datetime.ts\n+++ b/src/datetime.ts\n@@ -1,3 +1,3 @@\n export class DateTime {\n-  static DEFAULT_ZONE = \"local\";\n+  static DEFAULT_ZONE = \"UTC\";\n   constructor(ts) {\n"
+	in := judge.WithContext(dir, node.Driver{}, judge.Input{Task: task.Task{Failures: []task.Failure{{Package: "src/datetime.test.ts", Test: "zone"}}}, Patch: field})
+	if len(in.Code) != 1 {
+		t.Fatalf("code = %+v", in.Code)
+	}
+	c := in.Code[0]
+	if c.Where != "src/datetime.ts: in DateTime" || strings.Contains(c.Where, "struct") {
+		t.Errorf("where = %q", c.Where)
+	}
+	if !strings.Contains(c.Before, `DEFAULT_ZONE = "local"`) || !strings.Contains(c.After, `DEFAULT_ZONE = "UTC"`) ||
+		!strings.HasPrefix(c.After, "export class DateTime {\n") || !strings.HasSuffix(c.After, "…\n}") ||
+		strings.Contains(c.After, "part10") || len(c.Before) > 400 {
+		t.Errorf("the class around the change:\nbefore %q\nafter %q", c.Before, c.After)
+	}
+}
