@@ -384,8 +384,13 @@ func canonTokens(kind code, lines []string) []string {
 }
 
 // lineTokens is a line's tokens (canon.Tokens) without its comments: the
-// kind's line comments and /* … */ within the line.
+// kind's line comments, /* … */ within the line, and, in a language of //
+// comments, a line that starts with "*": the body or the end of a /* … */
+// block whose opening is on another line (a doc comment's " * @param").
 func lineTokens(kind code, s string) []string {
+	if slices.Contains(kind.comments, "//") && strings.HasPrefix(strings.TrimSpace(s), "*") {
+		return nil
+	}
 	return canon.TokensWithout(s, func(rest string) int {
 		switch {
 		case kind.commentAt(rest):

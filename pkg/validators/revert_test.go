@@ -19,7 +19,7 @@ import (
 // TestRevertByPurpose holds the revert gate to the culprits and patches of
 // testdata/revert: each archive has the files before the culprit (pre/),
 // after it (culprit/) and after the patch (patch/), and a want section: the
-// verdict, then words the detail must hold. Restoring fixes must pass,
+// verdict, then words the detail must hold (or, after "!", must not). Restoring fixes must pass,
 // reverts must not, however they are worded; and no detail may hand over a
 // share of lines to get under.
 func TestRevertByPurpose(t *testing.T) {
@@ -54,6 +54,12 @@ func TestRevertByPurpose(t *testing.T) {
 				t.Errorf("verdict %s, want %s: %s", g.Verdict, verdict, g.Detail)
 			}
 			for _, w := range want[1:] {
+				if not, ok := strings.CutPrefix(w, "!"); ok {
+					if strings.Contains(g.Detail, not) {
+						t.Errorf("detail %q mentions %q", g.Detail, not)
+					}
+					continue
+				}
 				if !strings.Contains(g.Detail, w) {
 					t.Errorf("detail %q does not mention %q", g.Detail, w)
 				}
