@@ -28,7 +28,9 @@ func TestTally(t *testing.T) {
 	one := Target{ID: "b.py::t1", ImportPath: "b.py", Test: "t1"}
 	gone := Target{ID: "c.py::t9", ImportPath: "c.py", Test: "t9"}
 	broken := Target{ID: "d.py", ImportPath: "d.py"}
-	fail := func(pkg, test string) task.Failure { return task.Failure{Package: pkg, Test: test, Message: "boom " + test} }
+	fail := func(pkg, test string) task.Failure {
+		return task.Failure{Package: pkg, Test: test, Message: "boom " + test}
+	}
 	runs := []Run{
 		{Passed: []string{"a.py::p", "b.py::t1"}, Failed: []task.Failure{fail("a.py", "q"), fail("e.py", "other")}, Build: []task.Failure{{Package: "d.py"}}},
 		{Passed: []string{"a.py::p", "a.py::q"}, Skipped: []string{"b.py::t1"}, Build: []task.Failure{{Package: "d.py"}}},
