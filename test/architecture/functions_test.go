@@ -21,7 +21,6 @@ var longFunctions = []string{
 	"pkg/harness/offline/candidates.go:rank",
 	"pkg/harness/offline/reading.go:nextRead",
 	"pkg/harness/offline/decide.go:decide",
-	"pkg/harness/offline/mutate.go:mutations",
 	"pkg/harness/offline/jsfuncs.go:jsMask",
 }
 

@@ -174,124 +174,161 @@ func mutations(d dialect, line string) []Mutation {
 	if !ok || len(toks) == 0 {
 		return nil
 	}
+	m := &mutator{d: d, line: line, trimmed: trimmed, toks: toks}
 	decl := d.decl(line, toks)
-	var out []Mutation
-	add := func(off, end int, repl, tpl, what string, prior float64) {
-		out = append(out, Mutation{New: line[:off] + repl + line[end:], Template: tpl, What: what, Prior: prior})
-	}
-	// in names where a change is when the line has more than one place
-	// it could be: "in `n%2 == 1`".
-	in := func(i int) string {
-		lo, hi := toks[i].off, toks[i].end
-		if i > 0 {
-			lo = toks[i-1].off
-		}
-		if i+1 < len(toks) {
-			hi = toks[i+1].end
-		}
-		return " in `" + line[lo:hi] + "`"
-	}
-	prev := func(i int) token.Token {
-		if i == 0 {
-			return token.ILLEGAL
-		}
-		return toks[i-1].tok
-	}
-	next := func(i int) tok {
-		if i+1 >= len(toks) {
-			return tok{tok: token.ILLEGAL}
-		}
-		return toks[i+1]
-	}
 	for i, t := range toks {
 		if decl && t.tok != token.INT {
 			continue
 		}
-		was := line[t.off:t.end]
-		for _, s := range swaps[t.tok] {
-			to := d.spell(was, s.to)
-			add(t.off, t.end, to, s.tpl, "`"+was+"` → `"+to+"`"+in(i), s.prior)
-		}
-		switch t.tok {
-		case token.ADD, token.SUB:
-			if !endsOperand(prev(i)) || prev(i) == token.STRING || next(i).tok == token.STRING {
-				break
-			}
-			to := token.SUB
-			if t.tok == token.SUB {
-				to = token.ADD
-			}
-			add(t.off, t.end, to.String(), TplArithSign, "`"+t.tok.String()+"` → `"+to.String()+"`"+in(i), 3)
-			if n := next(i); n.tok == token.INT && n.lit == "1" {
-				after := next(i + 1).tok
-				if after != token.MUL && after != token.QUO && after != token.PERIOD {
-					add(toks[i-1].end, n.end, "", TplOffByOne, "drop `"+t.tok.String()+" 1`", 3.5)
-				}
-			}
-		case token.MUL, token.QUO:
-			if !endsOperand(prev(i)) || strings.HasPrefix(trimmed, "var ") {
-				break
-			}
-			if n := next(i); t.tok == token.MUL && n.tok == token.IDENT && i >= 2 && toks[i-2].tok == token.LPAREN {
-				break // a pointer parameter type: (x *T)
-			}
-			to := token.QUO
-			if t.tok == token.QUO {
-				to = token.MUL
-			}
-			add(t.off, t.end, to.String(), TplArithScale, "`"+was+"` → `"+to.String()+"`"+in(i), 1.5)
-		case token.NOT:
-			// Go's "!x" loses its "!"; Python's "not x" (and "x not in
-			// y", "x is not y") its "not ".
-			end := t.end
-			if d.not != "!" && i+1 < len(toks) {
-				end = toks[i+1].off
-			}
-			add(t.off, end, "", TplNot, "remove `"+d.not+"`", 3)
-		case token.INT:
-			n, err := strconv.Atoi(t.lit)
-			if err != nil || prev(i) == token.PERIOD {
-				break
-			}
-			add(t.off, t.end, strconv.Itoa(n+1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n+1)+"`"+in(i), 2)
-			if n > 0 {
-				add(t.off, t.end, strconv.Itoa(n-1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n-1)+"`"+in(i), 2)
-			}
-		case token.IDENT:
-			switch {
-			case t.lit == d.bools[0] || t.lit == d.bools[1]:
-				to := d.bools[0]
-				if t.lit == d.bools[0] {
-					to = d.bools[1]
-				}
-				add(t.off, t.end, to, TplBoolConst, "`"+t.lit+"` → `"+to+"`", 1.5)
-			case d.lenBuiltin && t.lit == "len" && next(i).tok == token.LPAREN:
-				if j := matchParen(toks, i+1); j > 0 {
-					if a := next(j).tok; a != token.ADD && a != token.SUB {
-						add(toks[j].end, toks[j].end, "-1", TplOffByOne, "`len(…)` → `len(…)-1`", 2.5)
-					}
-				}
-			case (prev(i) == token.LBRACK || prev(i) == token.COLON) && (next(i).tok == token.RBRACK || next(i).tok == token.COLON) && inBrackets(toks, i):
-				for _, op := range []string{"-", "+"} {
-					one := op + "1"
-					if d.spaced {
-						one = " " + op + " 1"
-					}
-					add(t.end, t.end, one, TplOffByOne, "index `"+t.lit+"` → `"+t.lit+one+"`", 2.5)
-				}
-			}
-		}
+		m.token(i, t)
 	}
 	if d.extra != nil && !decl {
-		out = append(out, d.extra(line, toks)...)
+		m.out = append(m.out, d.extra(line, toks)...)
 	}
 	if !decl {
-		out = append(out, swapArgs(line, toks)...)
+		m.out = append(m.out, swapArgs(line, toks)...)
 	}
-	if m, ok := d.negate(line, toks); ok {
-		out = append(out, m)
+	if n, ok := d.negate(line, toks); ok {
+		m.out = append(m.out, n)
 	}
-	return out
+	return m.out
+}
+
+// mutator makes the single-token mutations of one line of a dialect,
+// token by token.
+type mutator struct {
+	d             dialect
+	line, trimmed string
+	toks          []tok
+	out           []Mutation
+}
+
+// add is the mutation that replaces the line's bytes off..end with repl.
+func (m *mutator) add(off, end int, repl, tpl, what string, prior float64) {
+	m.out = append(m.out, Mutation{New: m.line[:off] + repl + m.line[end:], Template: tpl, What: what, Prior: prior})
+}
+
+// in names where a change is when the line has more than one place it
+// could be: "in `n%2 == 1`".
+func (m *mutator) in(i int) string {
+	lo, hi := m.toks[i].off, m.toks[i].end
+	if i > 0 {
+		lo = m.toks[i-1].off
+	}
+	if i+1 < len(m.toks) {
+		hi = m.toks[i+1].end
+	}
+	return " in `" + m.line[lo:hi] + "`"
+}
+
+func (m *mutator) prev(i int) token.Token {
+	if i == 0 {
+		return token.ILLEGAL
+	}
+	return m.toks[i-1].tok
+}
+
+func (m *mutator) next(i int) tok {
+	if i+1 >= len(m.toks) {
+		return tok{tok: token.ILLEGAL}
+	}
+	return m.toks[i+1]
+}
+
+// token adds the mutations of the i-th token t: its swaps, and those of
+// its kind.
+func (m *mutator) token(i int, t tok) {
+	was := m.line[t.off:t.end]
+	for _, s := range swaps[t.tok] {
+		to := m.d.spell(was, s.to)
+		m.add(t.off, t.end, to, s.tpl, "`"+was+"` → `"+to+"`"+m.in(i), s.prior)
+	}
+	switch t.tok {
+	case token.ADD, token.SUB:
+		m.arithSign(i, t)
+	case token.MUL, token.QUO:
+		m.arithScale(i, t, was)
+	case token.NOT:
+		// Go's "!x" loses its "!"; Python's "not x" (and "x not in y",
+		// "x is not y") its "not ".
+		end := t.end
+		if m.d.not != "!" && i+1 < len(m.toks) {
+			end = m.toks[i+1].off
+		}
+		m.add(t.off, end, "", TplNot, "remove `"+m.d.not+"`", 3)
+	case token.INT:
+		n, err := strconv.Atoi(t.lit)
+		if err != nil || m.prev(i) == token.PERIOD {
+			break
+		}
+		m.add(t.off, t.end, strconv.Itoa(n+1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n+1)+"`"+m.in(i), 2)
+		if n > 0 {
+			m.add(t.off, t.end, strconv.Itoa(n-1), TplConstant, "`"+t.lit+"` → `"+strconv.Itoa(n-1)+"`"+m.in(i), 2)
+		}
+	case token.IDENT:
+		m.ident(i, t)
+	}
+}
+
+// arithSign flips a binary + or -, and drops a "+ 1" or "- 1".
+func (m *mutator) arithSign(i int, t tok) {
+	if !endsOperand(m.prev(i)) || m.prev(i) == token.STRING || m.next(i).tok == token.STRING {
+		return
+	}
+	to := token.SUB
+	if t.tok == token.SUB {
+		to = token.ADD
+	}
+	m.add(t.off, t.end, to.String(), TplArithSign, "`"+t.tok.String()+"` → `"+to.String()+"`"+m.in(i), 3)
+	if n := m.next(i); n.tok == token.INT && n.lit == "1" {
+		after := m.next(i + 1).tok
+		if after != token.MUL && after != token.QUO && after != token.PERIOD {
+			m.add(m.toks[i-1].end, n.end, "", TplOffByOne, "drop `"+t.tok.String()+" 1`", 3.5)
+		}
+	}
+}
+
+// arithScale turns a binary * into / and back.
+func (m *mutator) arithScale(i int, t tok, was string) {
+	if !endsOperand(m.prev(i)) || strings.HasPrefix(m.trimmed, "var ") {
+		return
+	}
+	if n := m.next(i); t.tok == token.MUL && n.tok == token.IDENT && i >= 2 && m.toks[i-2].tok == token.LPAREN {
+		return // a pointer parameter type: (x *T)
+	}
+	to := token.QUO
+	if t.tok == token.QUO {
+		to = token.MUL
+	}
+	m.add(t.off, t.end, to.String(), TplArithScale, "`"+was+"` → `"+to.String()+"`"+m.in(i), 1.5)
+}
+
+// ident flips a boolean constant, shortens a length by one, and moves an
+// index or a slice bound by one.
+func (m *mutator) ident(i int, t tok) {
+	d := m.d
+	switch {
+	case t.lit == d.bools[0] || t.lit == d.bools[1]:
+		to := d.bools[0]
+		if t.lit == d.bools[0] {
+			to = d.bools[1]
+		}
+		m.add(t.off, t.end, to, TplBoolConst, "`"+t.lit+"` → `"+to+"`", 1.5)
+	case d.lenBuiltin && t.lit == "len" && m.next(i).tok == token.LPAREN:
+		if j := matchParen(m.toks, i+1); j > 0 {
+			if a := m.next(j).tok; a != token.ADD && a != token.SUB {
+				m.add(m.toks[j].end, m.toks[j].end, "-1", TplOffByOne, "`len(…)` → `len(…)-1`", 2.5)
+			}
+		}
+	case (m.prev(i) == token.LBRACK || m.prev(i) == token.COLON) && (m.next(i).tok == token.RBRACK || m.next(i).tok == token.COLON) && inBrackets(m.toks, i):
+		for _, op := range []string{"-", "+"} {
+			one := op + "1"
+			if d.spaced {
+				one = " " + op + " 1"
+			}
+			m.add(t.end, t.end, one, TplOffByOne, "index `"+t.lit+"` → `"+t.lit+one+"`", 2.5)
+		}
+	}
 }
 
 // matchParen returns the index of the token closing the parenthesis at i.
