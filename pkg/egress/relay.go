@@ -48,12 +48,9 @@ func Relay(ctx context.Context, cfg RelayConfig) (int, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("egress relay: listen: %w", err)
-	}
-	defer proxyLn.Close()
-	go relayAccept(ctx, proxyLn, cfg.Socket, preambleProxy)
+	// The forwarded endpoints' ports are fixed (the index's own port), the
+	// proxy's is any free one: bind the fixed ones first, or the kernel may
+	// hand the proxy the very port a forward then finds taken.
 	for _, ep := range cfg.Forward {
 		ln, err := net.Listen("tcp", ep)
 		if err != nil {
@@ -62,6 +59,12 @@ func Relay(ctx context.Context, cfg RelayConfig) (int, error) {
 		defer ln.Close()
 		go relayAccept(ctx, ln, cfg.Socket, preambleForward+ep)
 	}
+	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("egress relay: listen: %w", err)
+	}
+	defer proxyLn.Close()
+	go relayAccept(ctx, proxyLn, cfg.Socket, preambleProxy)
 	cmd := exec.Command(cfg.Args[0], cfg.Args[1:]...)
 	cmd.Env = append(os.Environ(), ProxyEnv("http://"+proxyLn.Addr().String())...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
