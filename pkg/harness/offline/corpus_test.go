@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/harness"
@@ -23,7 +22,6 @@ import (
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // The offline policy's regression corpus (testdata/corpus/LANG): each
@@ -163,38 +161,16 @@ func repairCorpusCase(t testing.TB, cl corpusLang, sc scenario, blamed bool) cor
 	defer cancel()
 	dir, commits := pythontest.History(t, archives...)
 	head := commits[len(commits)-1]
-	out, err := drv.Run(ctx, dir, []string{sc.failing}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Failed) == 0 {
-		t.Fatalf("%s does not fail at the head: %s\n%s", sc.failing, out.Summary(), out.Output)
-	}
-	tk := task.Task{ID: "corpus-" + sc.name, Repo: dir, Commit: head, Failures: out.Failed,
-		Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning}
+	var bis task.Bisection
 	if blamed {
-		tk.Bisection = task.Bisection{Good: commits[0], Bad: head, Blame: commits[1], Subject: "Tidy up and extend", Steps: 2}
+		bis = task.Bisection{Good: commits[0], Bad: head, Blame: commits[1], Subject: "Tidy up and extend", Steps: 2}
 	}
-	ws, err := workspace.Open(ctx, dir, head, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
 	budget := corpusBudget
 	if !blamed {
 		budget = corpusBudgetNoBlame
 	}
-	log := zaptest.NewLogger(t)
-	h := harness.New(harness.Config{MaxSteps: budget}, offline.New(log), nil, nil, log).WithLanguage(drv)
-	res, err := h.Run(ctx, ws, tk, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range res.History {
-		t.Logf("%2d %-16s err=%-5v %s", s.N, s.Action.Name, s.Observation.IsError, s.Action.Thought)
-	}
-	t.Logf("stop=%s steps=%d passed=%v tested=%d before=%d\nsummary: %s\npatch:\n%s",
-		res.Stop, res.Steps, res.TestsPassed, res.PatchesTested, res.TriedBefore, res.Summary, res.Patch)
+	tk := failingTask(t, ctx, drv, dir, head, sc.failing, "corpus-"+sc.name, bis)
+	res, ws := repairOffline(t, ctx, drv, tk, budget)
 	row.steps, row.tested, row.before, row.stop = res.Steps, res.PatchesTested, res.TriedBefore, res.Stop
 	mode := "blamed"
 	if !blamed {

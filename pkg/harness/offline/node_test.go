@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 	"golang.org/x/tools/txtar"
 
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/lang/node/nodetest"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // nodeRepair is a JavaScript or TypeScript repository's history whose
@@ -80,32 +77,12 @@ func TestRepairNode(t *testing.T) {
 			defer cancel()
 			drv := node.Driver{CacheDir: nodetest.CacheDir(t), Timeout: 2 * time.Minute}
 			head := commits[len(commits)-1]
-			out, err := drv.Run(ctx, dir, []string{rc.failing}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(out.Failed) == 0 {
-				t.Fatalf("%s does not fail at the head: %s\n%s", rc.failing, out.Summary(), out.Output)
-			}
-			tk := task.Task{ID: "task-" + rc.name, Repo: dir, Commit: head, Failures: out.Failed,
-				Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning}
+			var bis task.Bisection
 			if rc.blame > 0 {
-				tk.Bisection = task.Bisection{Good: commits[rc.blame-1], Bad: head, Blame: commits[rc.blame], Subject: "a larger change", Steps: 2}
+				bis = task.Bisection{Good: commits[rc.blame-1], Bad: head, Blame: commits[rc.blame], Subject: "a larger change", Steps: 2}
 			}
-			ws, err := workspace.Open(ctx, dir, head, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ws.Close()
-			h := harness.New(harness.Config{MaxSteps: maxSteps}, offline.New(zaptest.NewLogger(t)), nil, nil, zaptest.NewLogger(t)).WithLanguage(drv)
-			res, err := h.Run(ctx, ws, tk, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range res.History {
-				t.Logf("%2d %-16s err=%-5v %s", s.N, s.Action.Name, s.Observation.IsError, s.Action.Thought)
-			}
-			t.Logf("stop=%s steps=%d passed=%v\nsummary: %s\npatch:\n%s", res.Stop, res.Steps, res.TestsPassed, res.Summary, res.Patch)
+			tk := failingTask(t, ctx, drv, dir, head, rc.failing, "task-"+rc.name, bis)
+			res, ws := repairOffline(t, ctx, drv, tk, maxSteps)
 			if res.Stop != harness.StopExit || !res.TestsPassed {
 				t.Fatalf("stop=%s passed=%v", res.Stop, res.TestsPassed)
 			}

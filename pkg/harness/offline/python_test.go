@@ -8,15 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/lang/python"
 	"github.com/redfix/redfix/pkg/lang/python/pythontest"
 	"github.com/redfix/redfix/pkg/task"
-	"github.com/redfix/redfix/pkg/workspace"
 )
 
 // pyShop is a Python repository with a volume discount; pyBroken is the
@@ -163,32 +159,12 @@ func TestRepairPython(t *testing.T) {
 			dir, good, bad := pyRepo(t, ctx)
 			drv := python.Driver{Timeout: 2 * time.Minute}
 			const failing = "tests/test_discount.py::test_volume_discount[at_threshold]"
-			out, err := drv.Run(ctx, dir, []string{failing}, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(out.Failed) == 0 {
-				t.Fatalf("%s does not fail at the head: %s", failing, out.Summary())
-			}
-			tk := task.Task{ID: "task-py", Repo: dir, Commit: bad, Failures: out.Failed,
-				Flakiness: task.Flakiness{Runs: 3, Failures: 3, Verdict: "reliable"}, Status: task.StatusRunning}
+			var bis task.Bisection
 			if blamed {
-				tk.Bisection = task.Bisection{Good: good, Bad: bad, Blame: bad, Subject: "pricing: keep tiers sorted", Steps: 1}
+				bis = task.Bisection{Good: good, Bad: bad, Blame: bad, Subject: "pricing: keep tiers sorted", Steps: 1}
 			}
-			ws, err := workspace.Open(ctx, dir, bad, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ws.Close()
-			h := harness.New(harness.Config{MaxSteps: maxSteps}, offline.New(zaptest.NewLogger(t)), nil, nil, zaptest.NewLogger(t)).WithLanguage(drv)
-			res, err := h.Run(ctx, ws, tk, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range res.History {
-				t.Logf("%2d %-16s err=%-5v %s", s.N, s.Action.Name, s.Observation.IsError, s.Action.Thought)
-			}
-			t.Logf("stop=%s steps=%d passed=%v\nsummary: %s\npatch:\n%s", res.Stop, res.Steps, res.TestsPassed, res.Summary, res.Patch)
+			tk := failingTask(t, ctx, drv, dir, bad, failing, "task-py", bis)
+			res, ws := repairOffline(t, ctx, drv, tk, maxSteps)
 			if res.Stop != harness.StopExit || !res.TestsPassed {
 				t.Fatalf("stop=%s passed=%v", res.Stop, res.TestsPassed)
 			}
