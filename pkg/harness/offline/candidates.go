@@ -186,11 +186,30 @@ func rank(ev evidence) []*Candidate {
 		}
 		return s
 	}
-	var hunks []struct {
-		path string
-		loc  located
-	}
-	restores := map[location]string{} // lines the blame commit replaced, and what they were
+	hunks, restores := scoreBlameHunks(ev, get)
+	scoreFrames(ev, get)
+	markFuncs(ev.models, ev.called, get, scoreCalled, "which the failing test calls")
+	scoreSpectrumAndMessage(ev, get)
+
+	cands := lineCandidates(ev, sus, restores)
+	cands = append(cands, undoCandidates(sus, hunks)...)
+	preferNarrow(ev.models, cands)
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	return normalized(ev, cands)
+}
+
+// blameHunk is one hunk of the blame commit, located in a file's model.
+type blameHunk struct {
+	path string
+	loc  located
+}
+
+// scoreBlameHunks marks the lines the blame commit added, the functions
+// it changed and the lines beside what it removed; it returns its hunks
+// and, by location, the lines it replaced as they were before.
+func scoreBlameHunks(ev evidence, get func(location) *suspicion) ([]blameHunk, map[location]string) {
+	var hunks []blameHunk
+	restores := map[location]string{}
 	for _, d := range ev.diffs {
 		f := ev.models[d.NewPath]
 		if f == nil || !isSource(d.NewPath) {
@@ -201,10 +220,7 @@ func rank(ev evidence) []*Candidate {
 			if !ok {
 				continue
 			}
-			hunks = append(hunks, struct {
-				path string
-				loc  located
-			}{d.NewPath, loc})
+			hunks = append(hunks, blameHunk{d.NewPath, loc})
 			for n, was := range loc.was {
 				restores[location{d.NewPath, n}] = was
 			}
@@ -221,6 +237,12 @@ func rank(ev evidence) []*Candidate {
 			}
 		}
 	}
+	return hunks, restores
+}
+
+// scoreFrames marks the lines the failure's stack trace points at and
+// the functions that hold them.
+func scoreFrames(ev evidence, get func(location) *suspicion) {
 	for _, fr := range ev.frames {
 		f := ev.models[fr.path]
 		if f == nil {
@@ -233,11 +255,13 @@ func rank(ev evidence) []*Candidate {
 			get(location{fr.path, m}).add(scoreFrameFunc, "in "+name+", which the stack trace names")
 		})
 	}
-	markFuncs(ev.models, ev.called, get, scoreCalled, "which the failing test calls")
+}
 
-	scoreSpectrumAndMessage(ev, get)
-
-	var cands []*Candidate
+// lineCandidates are the one-line mutations of every suspicious line of
+// code, in the order of the lines, each scored by its line's suspicion
+// and its template's prior; one that puts back the line the blame commit
+// replaced scores more.
+func lineCandidates(ev evidence, sus map[location]*suspicion, restores map[location]string) []*Candidate {
 	locs := make([]location, 0, len(sus))
 	for l := range sus {
 		locs = append(locs, l)
@@ -248,6 +272,7 @@ func rank(ev evidence) []*Candidate {
 		}
 		return locs[i].line < locs[j].line
 	})
+	var cands []*Candidate
 	for _, l := range locs {
 		if !isSource(l.path) {
 			continue
@@ -270,70 +295,87 @@ func rank(ev evidence) []*Candidate {
 			cands = append(cands, c)
 		}
 	}
-	// Undo each blame hunk, then all of a file's hunks at once.
+	return cands
+}
+
+// undoCandidates undo each blame hunk (scored by the most suspicious line
+// in it, beside the blame itself), then all of a file's hunks at once.
+func undoCandidates(sus map[location]*suspicion, hunks []blameHunk) []*Candidate {
+	var cands []*Candidate
 	byFile := map[string][]located{}
 	var files []string
 	for _, h := range hunks {
-		bonus, why := 0.0, []string{"the blame commit made this change"}
-		for n := h.loc.start; n <= h.loc.end; n++ {
-			if s := sus[location{h.path, n}]; s != nil {
-				b := s.score
-				for _, n2 := range h.loc.added {
-					if n2 == n {
-						b -= scoreBlame
-					}
-				}
-				if b > bonus {
-					bonus = b
-					why = append([]string{"the blame commit made this change"}, s.why...)
-				}
-			}
-		}
-		added, removed := h.loc.hunk.Changed()
-		prior := 3.0
-		if added > 10 {
-			prior = 2
-		}
-		cands = append(cands, &Candidate{Path: h.path, Line: h.loc.start, Template: TplUndoHunk,
-			What:  fmt.Sprintf("undo the blame commit's hunk @@ -%d +%d @@ (%d added, %d removed lines)", h.loc.hunk.OldStart, h.loc.hunk.NewStart, added, removed),
-			Score: scoreBlame + prior + bonus, Why: dedupe(why),
-			changes: []change{{start: h.loc.start, end: h.loc.end, repl: h.loc.old}}})
+		cands = append(cands, undoHunk(sus, h))
 		if _, ok := byFile[h.path]; !ok {
 			files = append(files, h.path)
 		}
 		byFile[h.path] = append(byFile[h.path], h.loc)
 	}
 	for _, p := range files {
-		locs := byFile[p]
-		if len(locs) < 2 {
-			continue
+		if c := undoFile(p, byFile[p]); c != nil {
+			cands = append(cands, c)
 		}
-		sort.Slice(locs, func(i, j int) bool { return locs[i].start < locs[j].start })
-		var ch []change
-		overlap := false
-		for i, l := range locs {
-			if i > 0 && l.start <= locs[i-1].end {
-				overlap = true
-			}
-			ch = append(ch, change{start: l.start, end: l.end, repl: l.old})
-		}
-		if overlap {
-			continue
-		}
-		cands = append(cands, &Candidate{Path: p, Line: locs[0].start, Template: TplUndoFile,
-			What:  fmt.Sprintf("undo all %d hunks of the blame commit in %s", len(locs), path.Base(p)),
-			Score: scoreBlame + 1, Why: []string{"the blame commit changed this file"}, changes: ch})
 	}
-	preferNarrow(ev.models, cands)
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	return cands
+}
 
-	// Normalize to gofmt's layout, drop what does not parse and what
-	// duplicates a better candidate.
+// undoHunk is the candidate that undoes one blame hunk.
+func undoHunk(sus map[location]*suspicion, h blameHunk) *Candidate {
+	bonus, why := 0.0, []string{"the blame commit made this change"}
+	for n := h.loc.start; n <= h.loc.end; n++ {
+		s := sus[location{h.path, n}]
+		if s == nil {
+			continue
+		}
+		b := s.score
+		for _, n2 := range h.loc.added {
+			if n2 == n {
+				b -= scoreBlame
+			}
+		}
+		if b > bonus {
+			bonus = b
+			why = append([]string{"the blame commit made this change"}, s.why...)
+		}
+	}
+	added, removed := h.loc.hunk.Changed()
+	prior := 3.0
+	if added > 10 {
+		prior = 2
+	}
+	return &Candidate{Path: h.path, Line: h.loc.start, Template: TplUndoHunk,
+		What:  fmt.Sprintf("undo the blame commit's hunk @@ -%d +%d @@ (%d added, %d removed lines)", h.loc.hunk.OldStart, h.loc.hunk.NewStart, added, removed),
+		Score: scoreBlame + prior + bonus, Why: dedupe(why),
+		changes: []change{{start: h.loc.start, end: h.loc.end, repl: h.loc.old}}}
+}
+
+// undoFile is the candidate that undoes all the blame hunks of the file
+// at p; nil for a file of one hunk, or of hunks that overlap.
+func undoFile(p string, locs []located) *Candidate {
+	if len(locs) < 2 {
+		return nil
+	}
+	sort.Slice(locs, func(i, j int) bool { return locs[i].start < locs[j].start })
+	var ch []change
+	for i, l := range locs {
+		if i > 0 && l.start <= locs[i-1].end {
+			return nil
+		}
+		ch = append(ch, change{start: l.start, end: l.end, repl: l.old})
+	}
+	return &Candidate{Path: p, Line: locs[0].start, Template: TplUndoFile,
+		What:  fmt.Sprintf("undo all %d hunks of the blame commit in %s", len(locs), path.Base(p)),
+		Score: scoreBlame + 1, Why: []string{"the blame commit changed this file"}, changes: ch}
+}
+
+// normalized are the candidates, best first, in gofmt's layout: those
+// that do not parse are dropped, and so is one that duplicates a better
+// candidate (an undone hunk that is a one-token fix is told as that fix).
+func normalized(ev evidence, cands []*Candidate) []*Candidate {
 	var out []*Candidate
 	seen := map[string]*Candidate{}
 	for _, c := range cands {
-		f := ev.models[c.Path]
-		key, ok := normalize(f, c)
+		key, ok := normalize(ev.models[c.Path], c)
 		if !ok {
 			continue
 		}

@@ -23,78 +23,11 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	}
 	left := maxSteps - len(ep.Steps) // steps left, this one included
 
-	switch s.mode {
-	case modeFixed:
-		return s.exit(s.fixedSummary())
-	case modeIdle:
-		if s.revertPassed != nil {
-			summary := s.revertSummary()
-			s.done = true
-			return s.act(intentNone, tools.Exit, "Done: "+firstLine(summary), tools.ExitArgs{Summary: summary, RevertPasses: true})
-		}
-	case modeStuck:
-		return s.exit(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))
-	case modeRegress:
-		if left >= 2 {
-			others := s.otherTests()
-			thought := fmt.Sprintf("The failing tests pass. Before calling it fixed, run the %d other test(s) next to them (%s) so the change breaks nothing.",
-				len(others), strings.Join(shortNames(others, 4), ", "))
-			if p, ok := s.jsTestFile(); ok {
-				thought = fmt.Sprintf("The failing tests pass. Before calling it fixed, run every test of %s, their file, so the change breaks nothing.", p)
-			}
-			return s.act(intentRegress, tools.RunTests, thought, tools.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
-		}
-		s.mode = modeFixed
-		return s.exit(s.fixedSummary())
-	case modeTest:
-		if left >= 2 {
-			return s.act(intentTest, tools.RunTests, fmt.Sprintf(
-				"The edit applied cleanly. Run the failing tests to see whether %s fixes them.", s.cur.What), tools.RunTestsArgs{})
-		}
-		s.mode = modeUndo
-		fallthrough
-	case modeUndo:
-		if left >= 2 {
-			return s.act(intentUndo, tools.Edit, fmt.Sprintf(
-				"That did not work (%s). Undo it so the next hypothesis starts from the original code.", s.lastOutcome()),
-				tools.EditArgs{Path: s.cur.Path, Blocks: s.curInv})
-		}
-	case modeRefresh:
-		p := s.stale
-		if left >= 3 && p != "" {
-			return s.act(intentRefresh, tools.ReadFile, fmt.Sprintf(
-				"The edit did not apply as expected. Re-read %s to see its current contents.", p), tools.ReadFileArgs{Path: p})
-		}
-	case modeRestore:
-		if left >= 2 {
-			if a, ok := s.restore(); ok {
-				return a
-			}
-		}
-		s.mode = modeStuck
-		return s.exit(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))
+	if a, ok := s.inProgress(left); ok {
+		return a
 	}
-	if s.mode != modeIdle {
-		return s.exit(s.summary("The step budget ran out in the middle of a candidate; the last edit may still be in the workspace."))
-	}
-
-	if !s.sawTask {
-		return s.act(intentNone, tools.GetTaskDetails,
-			"Start with the task: which tests fail, with what message and stack trace, and which commit broke them.", nil)
-	}
-	if s.task.Bisection.Blame != "" && !s.diffTried {
-		return s.act(intentNone, tools.GetDiffDetails, fmt.Sprintf(
-			"Bisection blames commit %s. Its diff is the most likely place for the bug: read it.", task.Short(s.task.Bisection.Blame)), tools.GetDiffDetailsArgs{})
-	}
-	if !s.reproTried && s.repro == nil {
-		return s.act(intentNone, tools.RunTests,
-			"Reproduce the failure before changing anything, to see the current message and frames.", tools.RunTestsArgs{})
-	}
-	if s.repro != nil && s.repro.OK {
-		return s.exit("The failing tests pass in this workspace: I could not reproduce the failure, so I changed nothing.")
-	}
-	if len(s.failures) == 0 {
-		s.failures = s.task.Failures
+	if a, ok := s.begin(); ok {
+		return a
 	}
 	if s.wantsLocalize(left) {
 		return s.localize()
@@ -111,6 +44,108 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 	if len(s.otherTests()) > 0 {
 		need = 5
 	}
+	if a, ok := s.nextCandidate(left, need); ok {
+		return a
+	}
+	if a, ok := s.nextRevert(left); ok {
+		return a
+	}
+	if s.next < len(s.cands) {
+		return s.exit(s.summary(fmt.Sprintf("No candidate passed before the step budget ran out (%d of %d candidates left untried).", len(s.cands)-s.next, len(s.cands))))
+	}
+	return s.exit(s.summary("No candidate passed."))
+}
+
+// inProgress is the next step of a candidate in progress (test it, check
+// the tests around it, undo it, restore its file), or the exit a mode
+// calls for; false when the policy is idle.
+func (s *state) inProgress(left int) (harness.Action, bool) {
+	switch s.mode {
+	case modeFixed:
+		return s.exitNow(s.fixedSummary())
+	case modeIdle:
+		if s.revertPassed != nil {
+			summary := s.revertSummary()
+			s.done = true
+			return s.actNow(intentNone, tools.Exit, "Done: "+firstLine(summary), tools.ExitArgs{Summary: summary, RevertPasses: true})
+		}
+	case modeStuck:
+		return s.exitNow(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))
+	case modeRegress:
+		if left >= 2 {
+			others := s.otherTests()
+			thought := fmt.Sprintf("The failing tests pass. Before calling it fixed, run the %d other test(s) next to them (%s) so the change breaks nothing.",
+				len(others), strings.Join(shortNames(others, 4), ", "))
+			if p, ok := s.jsTestFile(); ok {
+				thought = fmt.Sprintf("The failing tests pass. Before calling it fixed, run every test of %s, their file, so the change breaks nothing.", p)
+			}
+			return s.actNow(intentRegress, tools.RunTests, thought, tools.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
+		}
+		s.mode = modeFixed
+		return s.exitNow(s.fixedSummary())
+	case modeTest:
+		if left >= 2 {
+			return s.actNow(intentTest, tools.RunTests, fmt.Sprintf(
+				"The edit applied cleanly. Run the failing tests to see whether %s fixes them.", s.cur.What), tools.RunTestsArgs{})
+		}
+		s.mode = modeUndo
+		fallthrough
+	case modeUndo:
+		if left >= 2 {
+			return s.actNow(intentUndo, tools.Edit, fmt.Sprintf(
+				"That did not work (%s). Undo it so the next hypothesis starts from the original code.", s.lastOutcome()),
+				tools.EditArgs{Path: s.cur.Path, Blocks: s.curInv})
+		}
+	case modeRefresh:
+		p := s.stale
+		if left >= 3 && p != "" {
+			return s.actNow(intentRefresh, tools.ReadFile, fmt.Sprintf(
+				"The edit did not apply as expected. Re-read %s to see its current contents.", p), tools.ReadFileArgs{Path: p})
+		}
+	case modeRestore:
+		if left >= 2 {
+			if a, ok := s.restore(); ok {
+				return a, true
+			}
+		}
+		s.mode = modeStuck
+		return s.exitNow(s.summary("I could not restore " + s.cur.Path + " after a failed candidate; the workspace may hold a partial change and should not be used."))
+	}
+	if s.mode != modeIdle {
+		return s.exitNow(s.summary("The step budget ran out in the middle of a candidate; the last edit may still be in the workspace."))
+	}
+
+	return harness.Action{}, false
+}
+
+// begin is the start of every episode: the task, the blame commit's diff
+// and a reproduction, in that order; an exit when the failure does not
+// reproduce.
+func (s *state) begin() (harness.Action, bool) {
+	if !s.sawTask {
+		return s.actNow(intentNone, tools.GetTaskDetails,
+			"Start with the task: which tests fail, with what message and stack trace, and which commit broke them.", nil)
+	}
+	if s.task.Bisection.Blame != "" && !s.diffTried {
+		return s.actNow(intentNone, tools.GetDiffDetails, fmt.Sprintf(
+			"Bisection blames commit %s. Its diff is the most likely place for the bug: read it.", task.Short(s.task.Bisection.Blame)), tools.GetDiffDetailsArgs{})
+	}
+	if !s.reproTried && s.repro == nil {
+		return s.actNow(intentNone, tools.RunTests,
+			"Reproduce the failure before changing anything, to see the current message and frames.", tools.RunTestsArgs{})
+	}
+	if s.repro != nil && s.repro.OK {
+		return s.exitNow("The failing tests pass in this workspace: I could not reproduce the failure, so I changed nothing.")
+	}
+	if len(s.failures) == 0 {
+		s.failures = s.task.Failures
+	}
+	return harness.Action{}, false
+}
+
+// nextCandidate applies the next candidate not tried yet, when need steps
+// are left for it; a candidate that reads as a revert is held back.
+func (s *state) nextCandidate(left, need int) (harness.Action, bool) {
 	for left >= need && s.next < len(s.cands) {
 		c := s.cands[s.next]
 		s.next++
@@ -135,8 +170,15 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		}
 		s.applied[k] = true
 		s.cur, s.curInv, s.curAfter, s.curRevert = c, inv, after, ""
-		return s.act(intentApply, tools.Edit, s.hypothesis(c), tools.EditArgs{Path: c.Path, Blocks: fwd})
+		return s.actNow(intentApply, tools.Edit, s.hypothesis(c), tools.EditArgs{Path: c.Path, Blocks: fwd})
 	}
+	return harness.Action{}, false
+}
+
+// nextRevert applies a held-back revert once every other candidate has
+// been tried: one that passes is not kept, but says that only a revert
+// passes, so that no fix is offered.
+func (s *state) nextRevert(left int) (harness.Action, bool) {
 	// The reverts last: one that passes is not kept, but says that only a
 	// revert passes, so that no fix is offered.
 	for left >= 4 && s.next >= len(s.cands) && len(s.reverts) > 0 {
@@ -150,13 +192,19 @@ func (s *state) decide(ep *harness.Episode) harness.Action {
 		}
 		s.applied[k] = true
 		s.cur, s.curInv, s.curAfter, s.curRevert = r.c, inv, after, r.why
-		return s.act(intentApply, tools.Edit, s.hypothesis(r.c)+" This would be a revert ("+r.why+"): I try it only to learn whether a revert is all that passes, and undo it either way.",
+		return s.actNow(intentApply, tools.Edit, s.hypothesis(r.c)+" This would be a revert ("+r.why+"): I try it only to learn whether a revert is all that passes, and undo it either way.",
 			tools.EditArgs{Path: r.c.Path, Blocks: fwd})
 	}
-	if s.next < len(s.cands) {
-		return s.exit(s.summary(fmt.Sprintf("No candidate passed before the step budget ran out (%d of %d candidates left untried).", len(s.cands)-s.next, len(s.cands))))
-	}
-	return s.exit(s.summary("No candidate passed."))
+	return harness.Action{}, false
+}
+
+// actNow and exitNow are act and exit for a step that has decided.
+func (s *state) actNow(in intent, name, thought string, args any) (harness.Action, bool) {
+	return s.act(in, name, thought, args), true
+}
+
+func (s *state) exitNow(summary string) (harness.Action, bool) {
+	return s.exit(summary), true
 }
 
 func (s *state) act(in intent, name, thought string, args any) harness.Action {

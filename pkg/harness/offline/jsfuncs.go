@@ -31,115 +31,142 @@ var jsRegexAfter = map[string]bool{
 // read as starting in code.
 func jsMask(lines []string) []string {
 	out := make([]string, len(lines))
-	// open: the template literals (true) and their substitutions (false)
-	// open at this point, innermost last; depth the brace depth of each
-	// substitution.
-	var open []bool
-	var depth []int
-	comment := false
-	var prev byte // the last code character, 'a' after a name or a literal
-	prevWord := ""
+	var m jsMasker
 	for li, line := range lines {
 		if line == unknown {
 			out[li] = unknown
-			open, depth, comment, prev, prevWord = nil, nil, false, 0, ""
+			m = jsMasker{}
 			continue
 		}
-		b := []byte(line)
-		blank := func(from, to int) {
-			for k := from; k < to && k < len(b); k++ {
-				if b[k] != '\t' {
-					b[k] = ' '
-				}
-			}
-		}
-		for i := 0; i < len(b); {
-			c := line[i]
-			switch {
-			case comment:
-				end := strings.Index(line[i:], "*/")
-				if end < 0 {
-					blank(i, len(b))
-					i = len(b)
-					continue
-				}
-				blank(i, i+end+2)
-				i += end + 2
-				comment = false
-				continue
-			case len(open) > 0 && open[len(open)-1]: // a template's text
-				n := 1
-				switch {
-				case c == '\\':
-					n = 2
-				case c == '`':
-					open = open[:len(open)-1]
-					prev, prevWord = 'a', ""
-				case strings.HasPrefix(line[i:], "${"):
-					open, depth = append(open, false), append(depth, 1)
-					n = 2
-				}
-				blank(i, i+n)
-				i += n
-				continue
-			}
-			inSub := len(open) > 0
-			n := 1
-			switch {
-			case c == ' ' || c == '\t' || c == '\r':
-				i++
-				continue
-			case strings.HasPrefix(line[i:], "//"):
-				blank(i, len(b))
-				i = len(b)
-				continue
-			case strings.HasPrefix(line[i:], "/*"):
-				comment = true
-				blank(i, i+2)
-				i += 2
-				continue
-			case c == '\'' || c == '"':
-				end := jsStringEnd(line, i)
-				if end < 0 {
-					end = len(b)
-				}
-				blank(i, end)
-				i, prev, prevWord = end, 'a', ""
-				continue
-			case c == '`':
-				open = append(open, true)
-				blank(i, i+1)
-				i++
-				continue
-			case c == '/' && (prev == 0 || strings.IndexByte("(,=:[!&|?{};+-*%<>~^", prev) >= 0 || jsRegexAfter[prevWord]):
-				if end := jsRegexEnd(line, i); end > 0 {
-					blank(i, end)
-					i, prev, prevWord = end, 'a', ""
-					continue
-				}
-			case inSub && c == '{':
-				depth[len(depth)-1]++
-			case inSub && c == '}':
-				if depth[len(depth)-1]--; depth[len(depth)-1] == 0 {
-					open, depth = open[:len(open)-1], depth[:len(depth)-1]
-				}
-			}
-			if end := jsIdentEnd(line, i); end > i && !(c >= '0' && c <= '9') {
-				prev, prevWord, n = 'a', line[i:end], end-i
-			} else if c >= '0' && c <= '9' {
-				end, _ := jsNumber(line, i)
-				prev, prevWord, n = 'a', "", end-i
-			} else {
-				prev, prevWord = c, ""
-			}
-			if inSub {
-				blank(i, i+n)
-			}
-			i += n
-		}
-		out[li] = string(b)
+		out[li] = m.mask(line)
 	}
 	return out
+}
+
+// jsMasker is what jsMask knows between lines and between characters.
+type jsMasker struct {
+	// open: the template literals (true) and their substitutions (false)
+	// open at this point, innermost last; depth the brace depth of each
+	// substitution.
+	open    []bool
+	depth   []int
+	comment bool
+	// prev is the last code character, 'a' after a name or a literal;
+	// prevWord the name.
+	prev     byte
+	prevWord string
+}
+
+// mask is line with what is not code blanked.
+func (m *jsMasker) mask(line string) string {
+	b := []byte(line)
+	for i := 0; i < len(b); {
+		switch {
+		case m.comment:
+			i = m.inComment(line, b, i)
+		case len(m.open) > 0 && m.open[len(m.open)-1]:
+			i = m.inTemplate(line, b, i)
+		default:
+			i = m.inCode(line, b, i)
+		}
+	}
+	return string(b)
+}
+
+// blankJS blanks b[from:to] but its tabs.
+func blankJS(b []byte, from, to int) {
+	for k := from; k < to && k < len(b); k++ {
+		if b[k] != '\t' {
+			b[k] = ' '
+		}
+	}
+}
+
+// inComment blanks a block comment's text from i to its end, or to the
+// end of the line; it returns where reading goes on.
+func (m *jsMasker) inComment(line string, b []byte, i int) int {
+	end := strings.Index(line[i:], "*/")
+	if end < 0 {
+		blankJS(b, i, len(b))
+		return len(b)
+	}
+	blankJS(b, i, i+end+2)
+	m.comment = false
+	return i + end + 2
+}
+
+// inTemplate blanks one character (or escape, or "${") of a template
+// literal's text.
+func (m *jsMasker) inTemplate(line string, b []byte, i int) int {
+	n := 1
+	switch {
+	case line[i] == '\\':
+		n = 2
+	case line[i] == '`':
+		m.open = m.open[:len(m.open)-1]
+		m.prev, m.prevWord = 'a', ""
+	case strings.HasPrefix(line[i:], "${"):
+		m.open, m.depth = append(m.open, false), append(m.depth, 1)
+		n = 2
+	}
+	blankJS(b, i, i+n)
+	return i + n
+}
+
+// inCode reads code at i: a comment, string, template or regular
+// expression starts, or a token is passed (and blanked inside a
+// template's substitution).
+func (m *jsMasker) inCode(line string, b []byte, i int) int {
+	c := line[i]
+	inSub := len(m.open) > 0
+	switch {
+	case c == ' ' || c == '\t' || c == '\r':
+		return i + 1
+	case strings.HasPrefix(line[i:], "//"):
+		blankJS(b, i, len(b))
+		return len(b)
+	case strings.HasPrefix(line[i:], "/*"):
+		m.comment = true
+		blankJS(b, i, i+2)
+		return i + 2
+	case c == '\'' || c == '"':
+		end := jsStringEnd(line, i)
+		if end < 0 {
+			end = len(b)
+		}
+		blankJS(b, i, end)
+		m.prev, m.prevWord = 'a', ""
+		return end
+	case c == '`':
+		m.open = append(m.open, true)
+		blankJS(b, i, i+1)
+		return i + 1
+	case c == '/' && (m.prev == 0 || strings.IndexByte("(,=:[!&|?{};+-*%<>~^", m.prev) >= 0 || jsRegexAfter[m.prevWord]):
+		if end := jsRegexEnd(line, i); end > 0 {
+			blankJS(b, i, end)
+			m.prev, m.prevWord = 'a', ""
+			return end
+		}
+	case inSub && c == '{':
+		m.depth[len(m.depth)-1]++
+	case inSub && c == '}':
+		if m.depth[len(m.depth)-1]--; m.depth[len(m.depth)-1] == 0 {
+			m.open, m.depth = m.open[:len(m.open)-1], m.depth[:len(m.depth)-1]
+		}
+	}
+	n := 1
+	if end := jsIdentEnd(line, i); end > i && !(c >= '0' && c <= '9') {
+		m.prev, m.prevWord, n = 'a', line[i:end], end-i
+	} else if c >= '0' && c <= '9' {
+		end, _ := jsNumber(line, i)
+		m.prev, m.prevWord, n = 'a', "", end-i
+	} else {
+		m.prev, m.prevWord = c, ""
+	}
+	if inSub {
+		blankJS(b, i, i+n)
+	}
+	return i + n
 }
 
 // Heads of named functions, on masked lines: a function declaration or a

@@ -16,12 +16,15 @@ import (
 // blame commit's files come first, then the stack's, the lines spectrum
 // localization ranks, the failing test and what it calls.
 
+// tryRead makes an action unless it was attempted before.
+type tryRead func(name, thought string, args any) (harness.Action, bool)
+
 // nextRead is the next read that localization wants, if the budget allows.
 func (s *state) nextRead(left int) (harness.Action, bool) {
 	if left < 8 { // keep room for at least one candidate
 		return harness.Action{}, false
 	}
-	try := func(name, thought string, args any) (harness.Action, bool) {
+	var try tryRead = func(name, thought string, args any) (harness.Action, bool) {
 		a := harness.NewAction(name, thought, args)
 		if s.attempted[key(a)] {
 			return harness.Action{}, false
@@ -34,13 +37,50 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			reads++
 		}
 	}
-	// 1. The source files the blame commit changed: those whose changes
-	//    are in a function the failure names, then the most changed.
-	type changed struct {
-		path string
-		n    int
+	// 1. The source files the blame commit changed; 2. its hunks a
+	// whole-file read did not show; 3. the files the stack traces name;
+	// 3b. the lines spectrum-based localization ranked highest.
+	blameFiles := s.blameFiles()
+	if a, ok := s.readBlameFiles(try, blameFiles); ok {
+		return a, true
 	}
-	var files []changed
+	if a, ok := s.readBlameHunks(try); ok {
+		return a, true
+	}
+	if a, ok := s.readFrames(try, reads); ok {
+		return a, true
+	}
+	if a, ok := s.readSuspects(try); ok {
+		return a, true
+	}
+	// 4. The failing test itself, to learn what it calls. Worth its steps
+	//    when the blame commit says little, or the budget is roomy.
+	blameLines := len(blameFiles) > 0
+	if !s.testRead && (!blameLines || left >= 24) {
+		if a, ok := s.readTest(try); ok {
+			return a, true
+		}
+	}
+	// 5. Without a blame commit to go on, read the functions the test calls.
+	if !blameLines && s.testRead {
+		return s.readCalled(try, reads)
+	}
+	return harness.Action{}, false
+}
+
+// changedFile is a source file the blame commit changed, with the number
+// of lines it added and removed there.
+type changedFile struct {
+	path string
+	n    int
+}
+
+// blameFiles are the source files the blame commit changed: a file whose
+// changes are in a function the failure names comes before any other,
+// however small its change (the failure says where to look, the size of a
+// change does not), then the most changed.
+func (s *state) blameFiles() []changedFile {
+	var files []changedFile
 	for _, d := range s.diffs {
 		if !isSource(d.NewPath) {
 			continue
@@ -50,11 +90,8 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			a, r := h.Changed()
 			n += a + r
 		}
-		files = append(files, changed{d.NewPath, n})
+		files = append(files, changedFile{d.NewPath, n})
 	}
-	// A file whose changes are in a function the failure names comes
-	// before any other, however small its change: the failure says where
-	// to look, the size of a change does not.
 	named := s.messageNames()
 	sort.SliceStable(files, func(i, j int) bool {
 		if a, b := s.namesIn(files[i].path, named), s.namesIn(files[j].path, named); a != b {
@@ -62,6 +99,11 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 		}
 		return files[i].n > files[j].n
 	})
+	return files
+}
+
+// readBlameFiles reads the first of the blame commit's files not read yet.
+func (s *state) readBlameFiles(try tryRead, files []changedFile) (harness.Action, bool) {
 	for i, f := range files {
 		if i >= s.p.maxFiles {
 			break
@@ -74,7 +116,12 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			}
 		}
 	}
-	// 2. Blame hunks the whole-file read did not show (long files).
+	return harness.Action{}, false
+}
+
+// readBlameHunks goes to a blame hunk the whole-file read did not show (a
+// long file's listing is cut).
+func (s *state) readBlameHunks(try tryRead) (harness.Action, bool) {
 	for _, d := range s.diffs {
 		m := s.models[d.NewPath]
 		if m == nil || !isSource(d.NewPath) || m.complete() {
@@ -90,33 +137,35 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			}
 		}
 	}
-	// 3. Source files the stack traces name.
+	return harness.Action{}, false
+}
+
+// readFrames finds, reads or goes to the source lines the stack traces
+// name; reads counts the source files read so far.
+func (s *state) readFrames(try tryRead, reads int) (harness.Action, bool) {
 	for _, fr := range s.frameRefs() {
 		if !isSource(fr.path) {
 			continue
 		}
 		p, ok := s.resolve(fr.path)
-		if !ok {
-			if reads >= s.p.maxFiles {
-				continue
-			}
-			base := path.Base(fr.path)
+		switch m := s.models[p]; {
+		case !ok && reads < s.p.maxFiles:
 			if a, ok := try(tools.FindFile, fmt.Sprintf(
 				"The stack trace names %s:%d. Find that file in the repository.", fr.path, fr.line),
-				tools.FindFileArgs{Pattern: base}); ok {
+				tools.FindFileArgs{Pattern: path.Base(fr.path)}); ok {
 				return a, true
 			}
-			continue
-		}
-		if m := s.models[p]; m == nil {
-			if reads >= s.p.maxFiles {
-				continue
-			}
+		case !ok:
+		case m == nil && reads < s.p.maxFiles:
 			if a, ok := try(tools.ReadFile, fmt.Sprintf(
 				"The stack trace goes through %s line %d. Read that file.", p, fr.line), tools.ReadFileArgs{Path: p}); ok {
 				return a, true
 			}
-		} else if _, ok := m.line(fr.line); !ok {
+		case m == nil:
+		default:
+			if _, ok := m.line(fr.line); ok {
+				continue
+			}
 			if a, ok := try(tools.GoToLine, fmt.Sprintf(
 				"Look at %s around line %d, where the stack trace points.", p, fr.line),
 				tools.GoToLineArgs{Path: p, Line: fr.line}); ok {
@@ -124,48 +173,39 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 			}
 		}
 	}
-	// 3b. The lines spectrum-based localization ranked highest.
-	if a, ok := s.readSuspects(try); ok {
-		return a, true
+	return harness.Action{}, false
+}
+
+// readCalled finds where the functions the failing test calls are
+// defined (three at the most), then reads their files.
+func (s *state) readCalled(try tryRead, reads int) (harness.Action, bool) {
+	names := make([]string, 0, len(s.called))
+	for n := range s.called {
+		names = append(names, n)
 	}
-	// 4. The failing test itself, to learn what it calls. Worth its steps
-	//    when the blame commit says little, or the budget is roomy.
-	blameLines := len(files) > 0
-	if !s.testRead && (!blameLines || left >= 24) {
-		if a, ok := s.readTest(try); ok {
+	sort.Strings(names)
+	asked := 0
+	for _, n := range names {
+		if s.defined(n) {
+			continue
+		}
+		if asked >= 3 {
+			break
+		}
+		asked++
+		if a, ok := try(tools.SearchMethod, fmt.Sprintf(
+			"The failing test calls %s. Find where it is defined.", n), tools.SearchMethodArgs{Name: n}); ok {
 			return a, true
 		}
 	}
-	// 5. Without a blame commit to go on, read the functions the test calls.
-	if !blameLines && s.testRead {
-		names := make([]string, 0, len(s.called))
-		for n := range s.called {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		asked := 0
-		for _, n := range names {
-			if s.defined(n) {
+	for _, n := range names {
+		for _, l := range s.methods[n] {
+			if !isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
 				continue
 			}
-			if asked >= 3 {
-				break
-			}
-			asked++
-			if a, ok := try(tools.SearchMethod, fmt.Sprintf(
-				"The failing test calls %s. Find where it is defined.", n), tools.SearchMethodArgs{Name: n}); ok {
+			if a, ok := try(tools.ReadFile, fmt.Sprintf(
+				"%s is defined in %s. Read that file.", n, l.path), tools.ReadFileArgs{Path: l.path}); ok {
 				return a, true
-			}
-		}
-		for _, n := range names {
-			for _, l := range s.methods[n] {
-				if !isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
-					continue
-				}
-				if a, ok := try(tools.ReadFile, fmt.Sprintf(
-					"%s is defined in %s. Read that file.", n, l.path), tools.ReadFileArgs{Path: l.path}); ok {
-					return a, true
-				}
 			}
 		}
 	}
