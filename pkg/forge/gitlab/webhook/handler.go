@@ -10,24 +10,17 @@
 package webhook
 
 import (
-	"context"
 	"crypto/subtle"
-	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/forge/gitlab/event"
-	"github.com/redfix/redfix/pkg/ingest"
+	"github.com/redfix/redfix/pkg/forge/hook"
 )
 
 // Intake stores a delivery durably.
-type Intake interface {
-	Submit(ctx context.Context, s ingest.Submission) (duplicate bool, err error)
-}
+type Intake = hook.Intake
 
 // MaxPayloadBytes caps a webhook's body (GitLab's own cap is 25 MB).
 const MaxPayloadBytes = 25 << 20
@@ -35,39 +28,25 @@ const MaxPayloadBytes = 25 << 20
 // Handler is the webhook endpoint.
 type Handler struct {
 	secret []byte
-	intake Intake
 	filter event.Filter
 	// web is the instance's address, which a stored delivery names its
 	// project under.
 	web string
 	log *zap.Logger
-	// Count, when set, is told of each delivery's result: accepted,
-	// duplicate, ignored, unauthorized, malformed, unavailable.
-	Count func(result string)
+	ep  hook.Endpoint
 }
 
 // NewHandler makes the endpoint for the instance at web. With an empty
 // secret every delivery is refused: a webhook without a secret is never
 // trusted.
 func NewHandler(secret, web string, intake Intake, filter event.Filter, log *zap.Logger) *Handler {
-	return &Handler{secret: []byte(secret), web: web, intake: intake, filter: filter, log: log}
-}
-
-type response struct {
-	Delivery  string `json:"delivery,omitempty"`
-	Event     string `json:"event,omitempty"`
-	Result    string `json:"result"`
-	Reason    string `json:"reason,omitempty"`
-	Duplicate bool   `json:"duplicate,omitempty"`
-}
-
-func (h *Handler) answer(w http.ResponseWriter, code int, r response) {
-	if h.Count != nil {
-		h.Count(r.Result)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(r)
+	h := &Handler{secret: []byte(secret), web: web, filter: filter, log: log}
+	h.ep = hook.Endpoint{Intake: intake, Kind: event.Kind, Known: event.Known, Decode: h.decode,
+		Required: "X-Gitlab-Event and Idempotency-Key or X-Gitlab-Event-UUID",
+		// GitLab does not send a failed delivery again by itself; the
+		// resync looks for the pipelines it missed.
+		Resend: "send it again"}
+	return h
 }
 
 // DeliveryID is a delivery's identity: its Idempotency-Key (the same for
@@ -86,76 +65,31 @@ func (h *Handler) authorized(r *http.Request) bool {
 	return len(got) > 0 && subtle.ConstantTimeCompare(got, h.secret) == 1
 }
 
-// ServeHTTP checks, filters and stores one delivery.
+// ServeHTTP checks a delivery's token, then filters and stores it.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, delivery := r.Header.Get("X-Gitlab-Event"), DeliveryID(r)
 	log := h.log.With(zap.String("delivery", delivery), zap.String("event", name), zap.String("remote", r.RemoteAddr))
 	if len(h.secret) == 0 {
-		log.Error("webhook refused: no GitLab webhook secret is configured (REDFIX_GITLAB_WEBHOOK_SECRET)")
-		h.answer(w, http.StatusServiceUnavailable, response{Result: "unavailable", Reason: "no webhook secret is configured"})
+		hook.Refuse(w, log, http.StatusServiceUnavailable, "no webhook secret is configured", "no GitLab webhook secret is configured (REDFIX_GITLAB_WEBHOOK_SECRET)")
 		return
 	}
 	if !h.authorized(r) {
-		log.Warn("webhook refused: X-Gitlab-Token missing or wrong")
-		h.answer(w, http.StatusUnauthorized, response{Result: "unauthorized", Reason: "missing or wrong X-Gitlab-Token"})
+		hook.Refuse(w, log, http.StatusUnauthorized, "missing or wrong X-Gitlab-Token", "X-Gitlab-Token missing or wrong")
 		return
 	}
-	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxPayloadBytes))
-	if err != nil {
-		log.Warn("webhook refused: reading the body", zap.Error(err))
-		code := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			code = http.StatusRequestEntityTooLarge
-		}
-		h.answer(w, code, response{Result: "malformed", Reason: "the body could not be read"})
+	payload, ok := hook.ReadBody(w, r, log, MaxPayloadBytes)
+	if !ok {
 		return
 	}
-	if name == "" || delivery == "" {
-		log.Warn("webhook refused: no event name or delivery id")
-		h.answer(w, http.StatusBadRequest, response{Result: "malformed", Reason: "X-Gitlab-Event and Idempotency-Key or X-Gitlab-Event-UUID are required"})
-		return
-	}
-	resp := response{Delivery: delivery, Event: name}
-	if !event.Known(name) {
-		resp.Result, resp.Reason = "ignored", "event "+name+" is not one redfix acts on"
-		log.Info("webhook ignored: event not acted on")
-		h.answer(w, http.StatusAccepted, resp)
-		return
-	}
-	d, err := event.Decode(name, payload)
-	if err != nil {
-		log.Warn("webhook refused: malformed", zap.Error(err))
-		resp.Result, resp.Reason = "malformed", err.Error()
-		h.answer(w, http.StatusBadRequest, resp)
-		return
-	}
-	if skip := d.Skip(h.filter); skip != "" {
-		log.Info("webhook ignored", zap.String("project", d.Project), zap.String("reason", skip))
-		resp.Result, resp.Reason = "ignored", skip
-		h.answer(w, http.StatusAccepted, resp)
-		return
-	}
-	h.store(r.Context(), w, log, d, ingest.Submission{ID: delivery, Kind: event.Kind, Event: name, Repo: h.web + "/" + d.Project, Payload: payload}, resp)
+	h.ep.Accept(r.Context(), w, log, hook.Delivery{Event: name, ID: delivery, Payload: payload})
 }
 
-// store makes the delivery durable, then answers.
-func (h *Handler) store(ctx context.Context, w http.ResponseWriter, log *zap.Logger, d event.Delivery, sub ingest.Submission, resp response) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	dup, err := h.intake.Submit(ctx, sub)
+// decode reads and filters a delivery; it is stored under the instance's
+// address and the project's path.
+func (h *Handler) decode(name string, payload []byte) (hook.Decoded, error) {
+	d, err := event.Decode(name, payload)
 	if err != nil {
-		// GitLab does not send a failed delivery again by itself; the
-		// resync looks for the pipelines it missed.
-		log.Error("webhook not stored", zap.String("project", d.Project), zap.Error(err))
-		resp.Result, resp.Reason = "unavailable", "the delivery could not be stored; send it again"
-		h.answer(w, http.StatusServiceUnavailable, resp)
-		return
+		return hook.Decoded{}, err
 	}
-	resp.Result, resp.Duplicate = "accepted", dup
-	if dup {
-		resp.Result = "duplicate"
-	}
-	log.Info("webhook stored", zap.String("project", d.Project), zap.Bool("duplicate", dup))
-	h.answer(w, http.StatusAccepted, resp)
+	return hook.Decoded{Repo: h.web + "/" + d.Project, Skip: d.Skip(h.filter)}, nil
 }
