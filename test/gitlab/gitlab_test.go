@@ -68,7 +68,7 @@ func TestGitLabEndToEnd(t *testing.T) {
 	}
 	// Each report came the way its job kept it: the archive, the test report.
 	for _, source := range []string{"archive of job go-test (report/go-test.json)", "test report of job pytest", "test report of job vitest"} {
-		if !strings.Contains(s.bot.output(), `"sources":["`+source+`"]`) {
+		if !strings.Contains(s.bot.Output(), `"sources":["`+source+`"]`) {
 			t.Errorf("no pipeline's report came from the %s", source)
 		}
 	}
@@ -82,12 +82,12 @@ func TestGitLabEndToEnd(t *testing.T) {
 		t.Errorf("the same pipeline from another delivery: %d", code)
 	}
 	testsvc.Poll(t, 2*time.Minute, "the bot sees the pipeline was triaged already", func() bool {
-		return strings.Contains(s.bot.output(), "pipeline already triaged from another delivery")
+		return strings.Contains(s.bot.Output(), "pipeline already triaged from another delivery")
 	})
 	mr := oneMergeRequest(t, s, ledger)
 	commands(t, s, ledger, mr, dana, eve)
 	landed(t, s, ledger, mr, dana)
-	outputs := map[string]string{"bot log": s.bot.output(), "worker log": s.worker.output(), "tasks API": s.get("/api/v1/tasks"),
+	outputs := map[string]string{"bot log": s.bot.Output(), "worker log": s.worker.Output(), "tasks API": s.get("/api/v1/tasks"),
 		"dashboard": s.get("/"), "metrics": s.get("/metrics")}
 	for _, p := range ps {
 		for _, m := range s.mrs(p.path) {

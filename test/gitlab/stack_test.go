@@ -7,16 +7,12 @@
 package gitlab
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,55 +36,8 @@ type stack struct {
 	t      *testing.T
 	gl     *gltest.Server
 	botURL string
-	bot    *proc
-	worker *proc
-}
-
-// proc is a command run as a process of its own, its output kept.
-type proc struct {
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
-	t.Helper()
-	p := &proc{done: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(60 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			out := p.output()
-			t.Logf("%s output (tail):\n%s", name, out[max(0, len(out)-12000):])
-		}
-	})
-	return p
+	bot    *testsvc.Command
+	worker *testsvc.Command
 }
 
 // startStack starts Redis, NATS, `bot serve` and `worker run` against gl.
@@ -121,8 +70,8 @@ sandbox: {mode: auto, go_cache: shared, cache_dir: %q}
 	env := append(os.Environ(), "REDFIX_GITLAB_TOKEN="+botToken, "REDFIX_GITLAB_WEBHOOK_SECRET_FILE="+secretFile,
 		"REDFIX_READ_TOKEN="+readToken, "REDFIX_INGEST_TOKEN="+ingestToken, "REDFIX_NODE_CACHE_DIR="+nodetest.CacheDir(t))
 	data := t.TempDir()
-	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(data, "bot")), "serve", "--config", cfgPath)
-	s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(data, "worker")), "run", "--config", cfgPath)
+	s.bot = testsvc.StartCommand(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(data, "bot")), "serve", "--config", cfgPath)
+	s.worker = testsvc.StartCommand(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(data, "worker")), "run", "--config", cfgPath)
 	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
 		resp, err := http.Get(s.botURL + "/readyz")
 		if err != nil {

@@ -312,7 +312,7 @@ func TestServiceUnderAbusiveReports(t *testing.T) {
 		}
 		return false
 	})
-	if !s.bot.alive() || !s.worker.alive() {
+	if !s.bot.Alive() || !s.worker.Alive() {
 		t.Fatal("the bot or the worker died")
 	}
 	if l := w.leaks(s.outputs()); len(l) > 0 {

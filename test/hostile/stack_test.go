@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,67 +30,11 @@ type stack struct {
 	w       world
 	gh      *ghtest.Server
 	botURL  string
-	bot     *proc
-	worker  *proc
+	bot     *testsvc.Command
+	worker  *testsvc.Command
 	dataDir string
 	// cacheDir holds the repositories' caches (sandbox.cache_dir).
 	cacheDir string
-}
-
-// proc is a command run as a process of its own, its output kept.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
-}
-
-func (p *proc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-func (p *proc) alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func start(t *testing.T, name, bin string, env []string, args ...string) *proc {
-	t.Helper()
-	p := &proc{name: name, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(60 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("%s output (tail):\n%s", name, tail(p.output(), 8000))
-		}
-	})
-	return p
 }
 
 // stackOptions change the stack for a scenario.
@@ -177,9 +118,9 @@ sandbox: {mode: required, go_cache: shared, cache_dir: %q}
 	// would, in their environment, and is a secret that must not leak.
 	w.Secrets["REDFIX_NATS_TOKEN"] = ns.Token()
 	env := w.env("REDFIX_GITHUB_TOKEN="+githubToken, "REDFIX_PYTHON_INDEX_URL="+w.Index.URL+"/simple/")
-	s.bot = start(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
+	s.bot = testsvc.StartCommand(t, "bot", bot, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "bot")), "serve", "--config", cfgPath)
 	if !o.noWorker {
-		s.worker = start(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
+		s.worker = testsvc.StartCommand(t, "worker", worker, append(env, "REDFIX_DATA_DIR="+filepath.Join(s.dataDir, "worker")), "run", "--config", cfgPath)
 	}
 	testsvc.Poll(t, 2*time.Minute, "the bot answers /readyz", func() bool {
 		resp, err := http.Get(s.botURL + "/readyz")
@@ -308,13 +249,13 @@ func (s *stack) pullFiles(name string, p *ghtest.Pull) []string {
 // pull request's title, body and diff.
 func (s *stack) outputs() map[string]string {
 	out := map[string]string{
-		"bot log":   s.bot.output(),
+		"bot log":   s.bot.Output(),
 		"tasks API": s.get("/api/v1/tasks"),
 		"stats API": s.get("/api/v1/stats"),
 		"dashboard": s.get("/"),
 	}
 	if s.worker != nil {
-		out["worker log"] = s.worker.output()
+		out["worker log"] = s.worker.Output()
 	}
 	return out
 }

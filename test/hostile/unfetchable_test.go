@@ -72,7 +72,7 @@ func TestServiceParksUnfetchableReports(t *testing.T) {
 			t.Errorf("a parked report's failure: %s: %q, want the repository and why it was parked", f.Repo, f.Reason)
 		}
 	}
-	if !s.bot.alive() {
+	if !s.bot.Alive() {
 		t.Fatal("the bot died")
 	}
 	if l := w.leaks(s.outputs()); len(l) > 0 {
