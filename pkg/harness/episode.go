@@ -24,8 +24,11 @@ type Step struct {
 
 // Episode is what a policy sees: the task, the tools, and every step so far.
 type Episode struct {
-	Task     task.Task
-	Tools    []tools.Spec
+	Task  task.Task
+	Tools []tools.Spec
+	// Words are the repository's language's words (its driver's, or
+	// neutral ones), for what a policy says beside the tools.
+	Words    tools.Words
 	Steps    []Step
 	MaxSteps int
 }

@@ -152,7 +152,7 @@ func (h *Harness) run(ctx context.Context, ws *workspace.Workspace, t task.Task,
 	ctx = sandbox.WithTree(ctx, ws.Dir)
 	s := h.session(ws, t)
 	defer s.Close()
-	ep := &Episode{Task: t, Tools: tools.Specs(h.tools, h.lang), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
+	ep := &Episode{Task: t, Tools: tools.Specs(h.tools, h.lang), Words: tools.WordsOf(h.lang), MaxSteps: len(prior) + h.cfg.MaxSteps, Steps: append([]Step(nil), prior...)}
 	base := len(prior)
 	res := Result{}
 	var (

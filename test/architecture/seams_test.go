@@ -43,8 +43,6 @@ var notYetClean = []string{
 	"pkg/report",
 	"pkg/task",
 	"pkg/triage",
-	// The agent's prompts.
-	"pkg/harness/llmpolicy",
 	// Go's own tools behind the Go driver, named for them: go/ast's index,
 	// go build/vet/gofmt findings, the sandbox's Go caches.
 	"pkg/codeindex",

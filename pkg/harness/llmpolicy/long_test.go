@@ -22,7 +22,7 @@ func TestTextReActFormat(t *testing.T) {
 		llmtest.Reply{Content: "I am done: Add no longer adds one."},
 	)
 	pol := llmpolicy.NewWithOptions(srv.LLM("small"), llmpolicy.Options{TextTools: true}, nil)
-	ep := &harness.Episode{Task: testTask(), Tools: testTools(), MaxSteps: 10}
+	ep := &harness.Episode{Task: testTask(), Tools: testTools(), Words: tools.Words{Example: "shop/pricing.rs"}, MaxSteps: 10}
 	var got []harness.Action
 	for i := 0; i < 4; i++ {
 		a, err := pol.Next(context.Background(), ep)
@@ -50,7 +50,9 @@ func TestTextReActFormat(t *testing.T) {
 		t.Errorf("text format sent %d native tools", len(last.Tools))
 	}
 	sys := last.Messages[0].Text()
-	for _, s := range []string{"Action: <tool name>", "- read_file: Read a file.", "path (string): ", "tests (array, optional)"} {
+	// The example is in the repository's language: its driver's words.
+	for _, s := range []string{"Action: <tool name>", "- read_file: Read a file.", "path (string): ", "tests (array, optional)",
+		"points at shop/pricing.rs line 7", `Arguments: {"path": "shop/pricing.rs", "line": 7}`} {
 		if !strings.Contains(sys, s) {
 			t.Errorf("system prompt lacks %q", s)
 		}

@@ -166,7 +166,11 @@ type conversation struct {
 func (p *Policy) conversation(ep *harness.Episode, budget int) conversation {
 	sys := buildSystem(ep.MaxSteps, len(ep.Steps))
 	if p.opts.TextTools {
-		sys += fmt.Sprintf(reactFormat, reactTools(ep.Tools))
+		example := ep.Words.Example
+		if example == "" {
+			example = tools.WordsOf(nil).Example
+		}
+		sys += fmt.Sprintf(reactFormat, example, example, reactTools(ep.Tools))
 	}
 	task := taskSummary(ep.Task)
 	obs := make([]string, len(ep.Steps))

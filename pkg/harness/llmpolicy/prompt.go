@@ -10,7 +10,7 @@ import (
 )
 
 // systemPrompt is the agent's role and rules. %d is the step budget.
-const systemPrompt = `You are redfix, an engineer repairing a test failure that continuous integration reported on a repository (Go, Python, JavaScript or TypeScript, or another language). You work in a checkout of the failing commit, one tool call at a time; every call returns an observation.
+const systemPrompt = `You are redfix, an engineer repairing a test failure that continuous integration reported on a repository; the tools' descriptions say how its tests are named and run. You work in a checkout of the failing commit, one tool call at a time; every call returns an observation.
 
 Work in this order:
 1. Reproduce: call run_tests on the failing tests first and read the failure.

@@ -21,13 +21,13 @@ TOOL FORMAT: this server has no function-calling interface. Call exactly one too
 Action: <tool name>
 Arguments: <one JSON object with the tool's arguments, on one or more lines>
 For example:
-Thought: the failure points at calc.go line 7.
+Thought: the failure points at %[1]s line 7.
 Action: go_to_line
-Arguments: {"path": "calc.go", "line": 7}
+Arguments: {"path": %[2]q, "line": 7}
 The observation comes back in the next message. To finish, use the exit tool.
 
 Tools:
-%s`
+%[3]s`
 
 // reactTools lists the tools with their arguments for the system prompt.
 func reactTools(specs []tools.Spec) string {

@@ -52,7 +52,7 @@ func (s *Session) searchMethodInFile(ctx context.Context, args SearchMethodInFil
 	}
 	return s.showSymbols(idx, found, fmt.Sprintf("function or method named %q in %s", name, rel), func() string {
 		if len(all) == 0 {
-			return " The file declares none of the " + wordsOf(s.env.Lang).Functions + "."
+			return " The file declares none of the " + WordsOf(s.env.Lang).Functions + "."
 		}
 		return suggest(all)
 	}), nil

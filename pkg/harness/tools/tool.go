@@ -141,7 +141,7 @@ func (t Tool) Spec(w Words) Spec {
 // Specs describes set, in its order, in the words of the episode's
 // language (nil: Go's).
 func Specs(set []Tool, l Language) []Spec {
-	w := wordsOf(l)
+	w := WordsOf(l)
 	out := make([]Spec, len(set))
 	for i, t := range set {
 		out[i] = t.Spec(w)

@@ -28,10 +28,12 @@ var neutralWords = Words{
 	Suites:       `packages, test files and directories`,
 	Listed:       "packages, files or directories",
 	EditFeedback: "the new findings of the language driver's static checks",
+	Example:      "src/calc",
 }
 
-// wordsOf are the words of l's language: its driver's, or neutral ones.
-func wordsOf(l Language) Words {
+// WordsOf are the words of l's language: its driver's, or neutral ones
+// (nil: neutral).
+func WordsOf(l Language) Words {
 	if w, ok := l.(Worded); ok {
 		return w.ToolWords()
 	}

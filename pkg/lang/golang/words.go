@@ -17,5 +17,6 @@ func (Driver) ToolWords() words.Words {
 		Suites:       `packages ("./...", "./cmd/x", an import path)`,
 		Listed:       "packages",
 		EditFeedback: "build, vet and gofmt findings",
+		Example:      "pricing/pricing.go",
 	}
 }

@@ -18,5 +18,6 @@ func (Driver) ToolWords() words.Words {
 		Suites:       `test files and directories ("src/price.test.ts", "test")`,
 		Listed:       "files or directories",
 		EditFeedback: "the new findings of the driver's static checks",
+		Example:      "src/price.ts",
 	}
 }

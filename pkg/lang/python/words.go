@@ -17,5 +17,6 @@ func (Driver) ToolWords() words.Words {
 		Suites:       `test files and directories ("tests/test_x.py", "tests")`,
 		Listed:       "files or directories",
 		EditFeedback: "the new findings of compile() and pyflakes",
+		Example:      "src/shop/pricing.py",
 	}
 }

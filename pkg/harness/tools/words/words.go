@@ -24,4 +24,7 @@ type Words struct {
 	Runner, TestIDs, Suites, Listed string
 	// EditFeedback is what an edit returns besides the file's diff.
 	EditFeedback string
+	// Example is a source file's path, for the examples the agent is
+	// shown ("pricing/pricing.go").
+	Example string
 }
