@@ -143,6 +143,18 @@ func (d *Drivers) named(name string) Driver {
 	return nil
 }
 
+// IsTestFile reports a file of tests to any of the drivers: where a
+// repository's driver is not at hand (a bare mirror has no files to
+// detect a language from), a test's file is one of these.
+func (d *Drivers) IsTestFile(rel string) bool {
+	for _, dr := range d.all {
+		if dr.IsTestFile(rel) {
+			return true
+		}
+	}
+	return false
+}
+
 // Named is the driver called name ("go", "python", "node").
 func (d *Drivers) Named(name string) (Driver, error) {
 	if dr := d.named(name); dr != nil {

@@ -50,10 +50,9 @@ var notYetClean = []string{
 	"pkg/codeindex",
 	"pkg/findings",
 	"pkg/sandbox",
-	// The forge's CI reports (go test's text and JSON in a run's logs) and
-	// the pull request's suspects, in the forge seam's packages.
+	// The forge's CI reports (go test's text and JSON in a run's logs), in
+	// the forge seam's packages.
 	"pkg/forge/github/runreport",
-	"pkg/publish",
 	// The ingest benchmark's synthetic go test report.
 	"pkg/ingest/ingestbench",
 }
