@@ -53,8 +53,6 @@ var notYetClean = []string{
 	// The forge's CI reports (go test's text and JSON in a run's logs), in
 	// the forge seam's packages.
 	"pkg/forge/github/runreport",
-	// The ingest benchmark's synthetic go test report.
-	"pkg/ingest/ingestbench",
 }
 
 // languageWordRE matches, in a string literal, a language, a test runner
