@@ -36,13 +36,11 @@ var mayNameLanguages = []string{"pkg/lang", "pkg/app", "cmd", "pkg/config", "pkg
 // (issue 32); the second part moves the rest into the drivers.
 var notYetClean = []string{
 	// Part two of issue 32: the offline policy's lexers, bench's and
-	// mine's Go rules, the report dialects, the task's test-file ids,
-	// triage's fingerprints.
+	// mine's Go rules, the report dialects, the task's test-file ids.
 	"pkg/bench",
 	"pkg/harness/offline",
 	"pkg/report",
 	"pkg/task",
-	"pkg/triage",
 	// The agent's prompts.
 	"pkg/harness/llmpolicy",
 	// Go's own tools behind the Go driver, named for them: go/ast's index,
