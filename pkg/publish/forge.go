@@ -402,7 +402,7 @@ func testFiles(ctx context.Context, repo gitrepo.Repo, tests TestFiles, t task.T
 		if top == "" || !regexp.MustCompile(`^\w+$`).MatchString(top) {
 			continue
 		}
-		res, err := repo.Git(ctx, "grep", "-n", "-E", `^func \(?[A-Za-z_ *]*\)? ?`+top+`\(`, t.Commit)
+		res, err := repo.Git(ctx, "grep", "-n", "-I", "-E", `^func \(?[A-Za-z_ *]*\)? ?`+top+`\(`, t.Commit)
 		if err != nil {
 			continue
 		}
