@@ -13,9 +13,10 @@
 // per-test coverage, runs the static checks an edit is held to, tells test
 // files and test data from code, and finds declarations.
 //
-// A language's rules for the gates and the judge's context are
-// capabilities a driver may implement, small interfaces their consumers
-// declare (pkg/validators, pkg/judge) and ask for with a type assertion.
+// A language's rules for the gates, the judge's context, triage's
+// fingerprints and mining past fixes are capabilities a driver may
+// implement, small interfaces their consumers declare (pkg/validators,
+// pkg/judge, pkg/triage, pkg/bench) and ask for with a type assertion.
 // The drivers are registered in one place, pkg/lang/all; every driver
 // passes one conformance suite, pkg/lang/langtest.
 package lang
