@@ -57,7 +57,11 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		Failures: []task.Failure{{Package: "example.com/shop/pricing", Test: "TestVolumeDiscount"}}, CreatedAt: time.Now().UTC()}
 	pubCfg := cfg
 	pubCfg.Checkouts.MirrorDir = t.TempDir()
-	pub := publish.NewForge(svc.sys.Forges, NewMirrors(pubCfg, svc.sys.Forges), zaptest.NewLogger(t))
+	drivers, err := languages(cfg, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := publish.NewForge(svc.sys.Forges, NewMirrors(pubCfg, svc.sys.Forges), drivers, zaptest.NewLogger(t))
 	if tk.PullRequest, err = pub.Publish(ctx, publish.PullRequest{Task: tk, Patch: patch, Summary: "Restored the inclusive tier threshold."}); err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 		reverts   worker.Reverts
 	)
 	if publishesOnForges(cfg, forges) {
-		gp := publish.NewForge(forges, mirrors, log)
+		gp := publish.NewForge(forges, mirrors, drivers, log)
 		publisher = publish.ByRepo{Forge: gp, Local: local}
 		revisions = publish.RedactingRevisions{Publisher: gp, Redactor: red}
 		if st, ok := ledger.(revertStore); ok {

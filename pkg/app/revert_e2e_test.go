@@ -109,7 +109,7 @@ func TestGitHubRevertWhenRepairFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rv := newReverter(cfg, svc.sys.Store, svc.sys.Forges, publish.NewForge(svc.sys.Forges, mirrors, zaptest.NewLogger(t)), mirrors, drivers, zaptest.NewLogger(t))
+	rv := newReverter(cfg, svc.sys.Store, svc.sys.Forges, publish.NewForge(svc.sys.Forges, mirrors, drivers, zaptest.NewLogger(t)), mirrors, drivers, zaptest.NewLogger(t))
 	id, err := forge.RepoOf(tk.Repo)
 	if err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func (s *System) commandReverter(cfg config.Config) command.Reverter {
 	}
 	mirrors := ownMirrors(cfg, s.Forges, "reverts")
 	log := s.log.Named("revert")
-	if r := newReverter(cfg, s.Store, s.Forges, publish.NewForge(s.Forges, mirrors, log), mirrors, drivers, log); r != nil {
+	if r := newReverter(cfg, s.Store, s.Forges, publish.NewForge(s.Forges, mirrors, drivers, log), mirrors, drivers, log); r != nil {
 		return r
 	}
 	return nil

@@ -390,17 +390,6 @@ func (p *prepared) aloneFailing(ctx context.Context, dir string, tests []string,
 	return still, nil
 }
 
-// relDir is the directory of package imp in module mod, as go test takes it.
-func relDir(mod, imp string) string {
-	if imp == mod {
-		return "."
-	}
-	if rest, ok := strings.CutPrefix(imp, mod+"/"); ok {
-		return "./" + rest
-	}
-	return imp
-}
-
 // safeName keeps a task's ID usable as a file name.
 func safeName(id string) string {
 	return strings.Map(func(r rune) rune {

@@ -3,11 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/harness/tools/words"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/testrun"
 )
@@ -48,10 +48,47 @@ func language(ls Languages, repo, dir string) (Language, error) {
 	return d, nil
 }
 
-// isGo says the driver is Go's: its tests are found in the changed files
-// with go/parser (go test -list would build and list whole packages), a
-// commit needs a go.mod, and its packages run by directory.
-func isGo(l Language) bool { return l.Name() == "go" }
+// A language's rules for mining its fixes and scoring its tasks are
+// capabilities its driver may implement, asked for with a type assertion;
+// without one, mine and bench do with the Driver's methods alone.
+type (
+	// RootFile is a driver whose commits are mined only with a file at
+	// the repository's root (Go's go.mod); why says what a commit
+	// without it is.
+	RootFile interface {
+		RequiredRootFile() (name, why string)
+	}
+	// FileTests is a driver that reads the tests changed test files
+	// define from the files themselves (Go: collecting would build whole
+	// packages); an error is a checkout it cannot read them in.
+	FileTests interface {
+		TestsInFiles(root string, files []string) ([]string, error)
+	}
+	// PackageDirs is a driver whose RunPackages takes packages by another
+	// name than its tests' (Go: a directory "./x" for an import path): a
+	// target's, and the packages' (an error for a checkout it cannot
+	// name them in).
+	PackageDirs interface {
+		TargetPackage(t testrun.Target) string
+		RunPackageNames(root string, pkgs []string) ([]string, error)
+	}
+	// FetchingSetup is a driver whose setup only fetches dependencies
+	// (Go's module versions): its failure is the environment's, and so is
+	// a build whose failure names a dependency not fetched.
+	FetchingSetup interface {
+		UnfetchedDependency(line string) bool
+	}
+	// NetworkFailures is a driver that knows its tests' own words for a
+	// failure to reach the network, beyond every language's (networkRE).
+	NetworkFailures interface {
+		NetworkFailure(text string) bool
+	}
+	// worded is a driver that names its language in prose (the agent's
+	// tools' words).
+	worded interface {
+		ToolWords() words.Words
+	}
+)
 
 // isTestSource reports a file of tests in the language's code (a
 // _test.go, a test_*.py or conftest.py), not the data tests read.
@@ -62,44 +99,30 @@ func isTestSource(l Language, p string) bool {
 // isCode reports a file of the language's code that is not a test's.
 func isCode(l Language, p string) bool { return l.IsSource(p) && !l.IsTestFile(p) }
 
-// languageTitle is how the driver's language is written in prose.
+// languageTitle is how the driver's language is written in prose: its
+// words' name for it, else the driver's name.
 func languageTitle(l Language) string {
-	switch n := l.Name(); n {
-	case "go":
-		return "Go"
-	case "python":
-		return "Python"
-	case "node":
-		return "JavaScript or TypeScript"
-	default:
-		return n
+	if w, ok := l.(worded); ok && w.ToolWords().Lang != "" {
+		return w.ToolWords().Lang
 	}
+	return l.Name()
 }
 
 // skipNoCode is the skip of a commit that changes none of the language's
-// files: no-go-change for Go (SkipNoGo), no-python-change for Python,
-// no-node-change for JavaScript and TypeScript.
+// files: no-<driver>-change (SkipNoCode), no-go-change for Go,
+// no-python-change for Python, no-node-change for JavaScript and
+// TypeScript.
 func skipNoCode(l Language) *skipped {
 	return skipf("no-"+l.Name()+"-change", "no %s file changed", languageTitle(l))
 }
 
-// pyNetworkRE recognises a Python test's failure caused by reaching for the
-// network (what networkRE is for Go's).
-var pyNetworkRE = regexp.MustCompile(`socket\.gaierror|Temporary failure in name resolution|Name or service not known|[Nn]etwork is unreachable|urlopen error|ConnectionRefusedError|Failed to establish a new connection`)
-
-// nodeNetworkRE recognises a JavaScript test's failure caused by reaching
-// for the network (node's resolver and socket error codes).
-var nodeNetworkRE = regexp.MustCompile(`getaddrinfo (ENOTFOUND|EAI_AGAIN)|connect (ECONNREFUSED|ENETUNREACH|EHOSTUNREACH)|fetch failed`)
-
 // needsNetwork reports a run's failures that come from the network.
 func needsNetwork(l Language, text string) bool {
-	switch l.Name() {
-	case "go":
-		return networkRE.MatchString(text)
-	case "node":
-		return networkRE.MatchString(text) || nodeNetworkRE.MatchString(text)
+	if networkRE.MatchString(text) {
+		return true
 	}
-	return networkRE.MatchString(text) || pyNetworkRE.MatchString(text)
+	n, ok := l.(NetworkFailures)
+	return ok && n.NetworkFailure(text)
 }
 
 // under reports that id is parent or one of its tests: a Go subtest

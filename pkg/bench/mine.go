@@ -21,7 +21,6 @@ import (
 // summary.
 const (
 	SkipRoot       = "root-commit"
-	SkipNoGo       = "no-go-change"
 	SkipCodeOnly   = "code-only"
 	SkipTestOnly   = "test-only"
 	SkipTooLarge   = "too-large"
@@ -304,12 +303,13 @@ func decideCommit(ctx context.Context, o MineOptions, l Language, ws *workspace.
 	if c.missing != "" {
 		skip = skipf(SkipMissing, "git object %s is not in the clone", c.missing)
 	}
-	if skip == nil && isGo(l) {
-		if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":go.mod"); err != nil {
+	if rf, ok := l.(RootFile); ok && skip == nil {
+		name, why := rf.RequiredRootFile()
+		if _, err := src.Git(ctx, "cat-file", "-e", c.sha+":"+name); err != nil {
 			if ctx.Err() != nil {
 				return v, fmt.Errorf("mine interrupted (run it again to continue): %w", ctx.Err())
 			}
-			skip = skipf(SkipNoModule, "no go.mod at the repository's root (the code predates Go modules)")
+			skip = skipf(SkipNoModule, "no %s at the repository's root (%s)", name, why)
 		}
 	}
 	if skip != nil {

@@ -4,22 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/testrun"
@@ -302,19 +295,14 @@ func takeFiles(ctx context.Context, r gitrepo.Repo, rev string, paths []string) 
 }
 
 // fixTests are the tests that a fix's changed test files define, checked
-// out at root: for Go, the top-level test functions of its _test.go files
-// (read with go/parser: go test -list would build and list whole
-// packages); for another language, what its driver collects from the
-// files.
+// out at root: what the driver reads from the files when it can
+// (FileTests: Go's go/parser, where listing would build whole packages),
+// else what it collects from the files.
 func fixTests(ctx context.Context, l Language, root string, testFiles []string) ([]string, *skipped, error) {
-	if isGo(l) {
-		mod, err := golang.Module(root)
+	if ft, ok := l.(FileTests); ok {
+		ids, err := ft.TestsInFiles(root, testFiles)
 		if err != nil {
-			return nil, skipf(SkipBuild, "no go.mod at the module root: %v", err), nil
-		}
-		ids, err := testFuncs(root, mod, testFiles)
-		if err != nil {
-			return nil, nil, err
+			return nil, skipf(SkipBuild, "%v", err), nil
 		}
 		if len(ids) == 0 {
 			return nil, skipf(SkipNoTests, "the changed test files define no test function"), nil
@@ -342,79 +330,14 @@ func fixTests(ctx context.Context, l Language, root string, testFiles []string) 
 	return ids, nil, nil
 }
 
-// packageDir is what RunPackages takes for a target's package: Go's
-// directory ("./x"), another language's package as its driver names it (a
-// Python test file).
+// packageDir is what RunPackages takes for a target's package: what the
+// driver says (PackageDirs: Go's directory, "./x"), else the package as
+// the driver names it (a Python test file).
 func packageDir(l Language, t testrun.Target) string {
-	if isGo(l) {
-		return t.Dir
+	if pd, ok := l.(PackageDirs); ok {
+		return pd.TargetPackage(t)
 	}
 	return t.ImportPath
-}
-
-// testFuncs lists the top-level tests (func TestX(t *testing.T), and
-// examples with an output comment) that the Go test files among paths
-// define, as import/path.TestX.
-func testFuncs(root, mod string, paths []string) ([]string, error) {
-	var ids []string
-	fset := token.NewFileSet()
-	for _, p := range paths {
-		if !strings.HasSuffix(p, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(p)), nil, parser.SkipObjectResolution|parser.ParseComments)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // deleted by the fix
-		}
-		if err != nil {
-			continue // the build will say
-		}
-		imp := mod
-		if d := path.Dir(p); d != "." {
-			imp = mod + "/" + d
-		}
-		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || !(isTestName(fn.Name.Name) && fn.Type.Params.NumFields() == 1 || isExample(f, fn)) {
-				continue
-			}
-			if id := imp + "." + fn.Name.Name; !slices.Contains(ids, id) {
-				ids = append(ids, id)
-			}
-		}
-	}
-	sort.Strings(ids)
-	return ids, nil
-}
-
-// isExample reports an example that go test runs: ExampleX() with an
-// output comment, whose printed output is checked as a test's assertions
-// are. One without it is only compiled.
-func isExample(f *ast.File, fn *ast.FuncDecl) bool {
-	if !strings.HasPrefix(fn.Name.Name, "Example") || fn.Type.Params.NumFields() != 0 || fn.Body == nil {
-		return false
-	}
-	if rest := fn.Name.Name[len("Example"):]; rest != "" && rest[0] >= 'a' && rest[0] <= 'z' {
-		return false
-	}
-	for _, g := range f.Comments {
-		if g.Pos() < fn.Body.Lbrace || g.End() > fn.Body.Rbrace {
-			continue
-		}
-		text := strings.TrimSpace(g.Text())
-		if strings.HasPrefix(text, "Output:") || strings.HasPrefix(text, "Unordered output:") {
-			return true
-		}
-	}
-	return false
-}
-
-func isTestName(n string) bool {
-	if !strings.HasPrefix(n, "Test") || n == "TestMain" {
-		return false
-	}
-	rest := n[len("Test"):]
-	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
 }
 
 // failureText is every failure's output in a run.
@@ -446,30 +369,26 @@ func firstLine(texts ...string) string {
 	return "(no output)"
 }
 
-// setupSkip is the skip of a failed setup: for Go, whose setup only
-// fetches the commit's module versions, one the environment caused
-// (SkipModules), tried again by the next run.
+// setupSkip is the skip of a failed setup: for a driver whose setup only
+// fetches (FetchingSetup: Go's module versions), one the environment
+// caused (SkipModules), tried again by the next run.
 func setupSkip(l Language, when string, err error) *skipped {
-	if isGo(l) {
+	if _, ok := l.(FetchingSetup); ok {
 		return skipf(SkipModules, "%s%s", when, setupReason(err))
 	}
 	return skipf(SkipSetup, "%s%s", when, setupReason(err))
 }
 
-// moduleMissingRE recognises go's words for a module version it could not
-// find offline: the setup step did not fetch it.
-var moduleMissingRE = regexp.MustCompile(`module lookup disabled by GOPROXY=off|GOFLAGS=-mod=mod|cannot find module providing package|reading \S+/@v/\S+: (no such file|404|410)|verifying \S+: .*: (dial|lookup)`)
-
 // envSkip is the skip of a run the environment spoiled (a time limit
-// reached, a module version not fetched), nil for none.
+// reached, a dependency the setup did not fetch), nil for none.
 func envSkip(l Language, out testrun.Outcome, when string) *skipped {
 	if out.TimedOut {
 		return skipf(SkipTimeout, "%s the tests reached their time limit", when)
 	}
-	if isGo(l) {
+	if fs, ok := l.(FetchingSetup); ok {
 		for _, b := range out.Build {
 			for _, line := range strings.Split(b.Message+"\n"+b.Output, "\n") {
-				if moduleMissingRE.MatchString(line) {
+				if fs.UnfetchedDependency(line) {
 					return skipf(SkipModules, "%s: %s", when, oneLine(line, 300))
 				}
 			}

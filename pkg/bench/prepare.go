@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/redfix/redfix/pkg/gitrepo"
-	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -131,9 +130,11 @@ func (p *prepared) reproduce(ctx context.Context, t Task) error {
 		return fmt.Errorf("the task's tests: %s", strings.Join(out.Unknown, "; "))
 	}
 	p.failures = append(append(p.failures, out.Failed...), out.Build...)
-	mod := ""
-	if isGo(p.lang) {
-		if mod, err = golang.Module(ws.Dir); err != nil {
+	// The task's packages as RunPackages takes them (Go's directories
+	// for its import paths), when the driver names them otherwise.
+	runPkgs := t.Packages
+	if pd, ok := p.lang.(PackageDirs); ok {
+		if runPkgs, err = pd.RunPackageNames(ws.Dir, t.Packages); err != nil {
 			return err
 		}
 	}
@@ -163,11 +164,7 @@ func (p *prepared) reproduce(ctx context.Context, t Task) error {
 	if len(passing) > 0 {
 		return fmt.Errorf("the task's tests do not fail at its commit: %s (%s)", strings.Join(passing, ", "), out.Summary())
 	}
-	for _, imp := range t.Packages {
-		d := imp // another language's package is named as RunPackages takes it
-		if isGo(p.lang) {
-			d = relDir(mod, imp)
-		}
+	for _, d := range runPkgs {
 		if !slices.Contains(p.pkgs, d) {
 			p.pkgs = append(p.pkgs, d)
 		}

@@ -13,9 +13,10 @@
 // per-test coverage, runs the static checks an edit is held to, tells test
 // files and test data from code, and finds declarations.
 //
-// A language's rules for the gates and the judge's context are
-// capabilities a driver may implement, small interfaces their consumers
-// declare (pkg/validators, pkg/judge) and ask for with a type assertion.
+// A language's rules for the gates, the judge's context, triage's
+// fingerprints and mining past fixes are capabilities a driver may
+// implement, small interfaces their consumers declare (pkg/validators,
+// pkg/judge, pkg/triage, pkg/bench) and ask for with a type assertion.
 // The drivers are registered in one place, pkg/lang/all; every driver
 // passes one conformance suite, pkg/lang/langtest.
 package lang
@@ -141,6 +142,18 @@ func (d *Drivers) named(name string) Driver {
 		}
 	}
 	return nil
+}
+
+// IsTestFile reports a file of tests to any of the drivers: where a
+// repository's driver is not at hand (a bare mirror has no files to
+// detect a language from), a test's file is one of these.
+func (d *Drivers) IsTestFile(rel string) bool {
+	for _, dr := range d.all {
+		if dr.IsTestFile(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 // Named is the driver called name ("go", "python", "node").

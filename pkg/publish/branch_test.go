@@ -92,7 +92,7 @@ func TestPushFixToAPlainRemote(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	f := newRemoteFixture(t)
-	g := publish.NewForge(f.forges, &workspace.Mirrors{Dir: t.TempDir()}, zaptest.NewLogger(t))
+	g := publish.NewForge(f.forges, &workspace.Mirrors{Dir: t.TempDir()}, nil, zaptest.NewLogger(t))
 	bare := filepath.Join(f.base, "calc.git")
 	branch := publish.Branch(f.pr("t1", f.fix).Task)
 

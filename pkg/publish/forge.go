@@ -50,6 +50,13 @@ type Reviews interface {
 	CodeOwnersFiles() []string
 }
 
+// TestFiles tells a repository's files of tests from its others, as its
+// language driver does (lang.Driver's IsTestFile): the description links
+// each failing test to its declaration in one of them.
+type TestFiles interface {
+	IsTestFile(rel string) bool
+}
+
 // Mirrors gives a local bare mirror of a repository holding a commit
 // (workspace.Mirrors).
 type Mirrors interface {
@@ -81,15 +88,19 @@ const TrajectoryRefPrefix = "redfix-trajectories/"
 type Forge struct {
 	Forges  Forges
 	Mirrors Mirrors
-	Log     *zap.Logger
+	// Tests tells the files a failing test is declared in; nil links no
+	// test.
+	Tests TestFiles
+	Log   *zap.Logger
 }
 
-// NewForge returns a publisher on the repositories' forges.
-func NewForge(forges Forges, mirrors Mirrors, log *zap.Logger) *Forge {
+// NewForge returns a publisher on the repositories' forges, linking the
+// failing tests to their declarations in the files tests tells.
+func NewForge(forges Forges, mirrors Mirrors, tests TestFiles, log *zap.Logger) *Forge {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Forge{Forges: forges, Mirrors: mirrors, Log: log}
+	return &Forge{Forges: forges, Mirrors: mirrors, Tests: tests, Log: log}
 }
 
 // forgeRepo is the repository a publish works on.
@@ -195,7 +206,7 @@ func (g *Forge) openChange(ctx context.Context, pr PullRequest) (string, error) 
 		return "", fmt.Errorf("publish task %s: %w", t.ID, err)
 	}
 	trajRef := TrajectoryRefPrefix + strings.TrimPrefix(branch, "redfix/") + "/" + refSafe(t.ID)
-	tests := testFiles(ctx, mirror, t)
+	tests := testFiles(ctx, mirror, g.Tests, t)
 	links := r.links(t, tests)
 	// The trajectory's commit carries the description in full, uncut.
 	trajSHA, err := trajectoryCommit(ctx, mirror, pr, title, hideSecrets(Body(pr), cred))
@@ -379,16 +390,19 @@ type testFile struct {
 }
 
 // testFiles finds each failing test's source at the task's commit: the
-// file declaring its top-level test function, in the package's directory
-// when several do.
-func testFiles(ctx context.Context, repo gitrepo.Repo, t task.Task) map[string]testFile {
+// file declaring its top-level test function, among the files of tests
+// (tests), in the package's directory when several do.
+func testFiles(ctx context.Context, repo gitrepo.Repo, tests TestFiles, t task.Task) map[string]testFile {
 	out := map[string]testFile{}
+	if tests == nil {
+		return out
+	}
 	for _, f := range t.Failures {
 		top, _, _ := strings.Cut(f.Test, "/")
 		if top == "" || !regexp.MustCompile(`^\w+$`).MatchString(top) {
 			continue
 		}
-		res, err := repo.Git(ctx, "grep", "-n", "-E", `^func \(?[A-Za-z_ *]*\)? ?`+top+`\(`, t.Commit, "--", "*_test.go", "*.py", "*.java", "*.js", "*.ts")
+		res, err := repo.Git(ctx, "grep", "-n", "-I", "-E", `^func \(?[A-Za-z_ *]*\)? ?`+top+`\(`, t.Commit)
 		if err != nil {
 			continue
 		}
@@ -397,7 +411,7 @@ func testFiles(ctx context.Context, repo gitrepo.Repo, t task.Task) map[string]t
 		for _, line := range strings.Split(strings.TrimSpace(res), "\n") {
 			// commit:path:line:text
 			parts := strings.SplitN(strings.TrimPrefix(line, t.Commit+":"), ":", 3)
-			if len(parts) < 3 {
+			if len(parts) < 3 || !tests.IsTestFile(parts[0]) {
 				continue
 			}
 			n, _ := strconv.Atoi(parts[1])

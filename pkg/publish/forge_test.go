@@ -16,6 +16,7 @@ import (
 	"github.com/redfix/redfix/pkg/forge/github"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -129,7 +130,7 @@ func (f *ghFixture) publisher(t *testing.T) (*Forge, *github.Clients) {
 	}
 	forges := forge.New(github.NewForge(clients))
 	mirrors := &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv}
-	return NewForge(forges, mirrors, nil), clients
+	return NewForge(forges, mirrors, golang.Driver{}, nil), clients
 }
 
 func (f *ghFixture) pr(judge string) PullRequest {

@@ -95,7 +95,7 @@ func (g *Forge) PublishRevert(ctx context.Context, rv Revert) (string, error) {
 	}
 	t.Failures = redactFailures(t.Failures, cred)
 	rv.Task = t
-	tests := testFiles(ctx, mirror, t)
+	tests := testFiles(ctx, mirror, g.Tests, t)
 	body := hideSecrets(RevertBody(rv, r.links(t, tests)), cred)
 	title := hideSecrets(cut(rv.Subject, maxTitle), cred)
 	if err := push(ctx, mirror, cred.Env, t.Repo, rv.Commit, "refs/heads/"+branch, false); err != nil {

@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/repourl"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -25,23 +25,14 @@ const fingerprintFrames = 3
 // same test, or the same assertion in another test, does not.
 //
 // Frames keep only their last directory and file name, so that checkouts in
-// different places (CI's, a workspace's) agree. So do the absolute paths of
-// a JavaScript failure's test file and message (a report that does not show
-// its checkout's root keeps them), whose colour codes are taken out too.
-func Fingerprint(repo string, f task.Failure) string {
+// different places (CI's, a workspace's) agree. What else of a failure
+// differs from one machine to another is its language's to say: the first
+// of drivers that normalises failures (FingerprintNormalizer) and claims f
+// gives the test's ID and the message the fingerprint reads.
+func Fingerprint(repo string, f task.Failure, drivers ...lang.Driver) string {
 	id, msg := f.ID(), f.Message
-	if jsFailure(f) {
-		if path.IsAbs(f.Package) {
-			f.Package = shortPath(f.Package)
-			id = f.ID()
-		}
-		msg = jsAbsPathRE.ReplaceAllStringFunc(report.StripANSI(msg), func(m string) string {
-			lead, p := "", m
-			if !strings.HasPrefix(m, "/") && !strings.HasPrefix(m, "file:") {
-				lead, p = m[:1], m[1:]
-			}
-			return lead + shortPath(strings.TrimPrefix(p, "file://"))
-		})
+	if n, ok := normalize(f, drivers); ok {
+		id, msg = n.ID(), n.Message
 	}
 	h := sha256.New()
 	for _, part := range []string{
@@ -57,22 +48,25 @@ func Fingerprint(repo string, f task.Failure) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// jsAbsPathRE is the absolute path of a JavaScript or TypeScript file.
-// It starts the message or follows a space, a quote, a parenthesis.
-var jsAbsPathRE = regexp.MustCompile(`(?:^|[\s'"(\[])(?:file://)?/[^\s'"():,]+\.(?:js|jsx|mjs|cjs|ts|tsx|mts|cts)\b`)
+// FingerprintNormalizer is a language driver that takes out of its
+// language's failures what changes from one machine to another (absolute
+// paths, colour codes), before they are fingerprinted.
+type FingerprintNormalizer interface {
+	// NormalizeFailure is f as its fingerprint reads it (its package and
+	// message), ok false when f is not a failure of the driver's tests.
+	NormalizeFailure(f task.Failure) (task.Failure, bool)
+}
 
-// jsFailure reports a failure of JavaScript or TypeScript tests: its test
-// file, or a frame, is one.
-func jsFailure(f task.Failure) bool {
-	if task.IsTestFilePath(f.Package) && !strings.HasSuffix(f.Package, ".py") {
-		return true
-	}
-	for _, fr := range f.Frames {
-		if file, _ := splitFrame(fr); task.IsTestFilePath(file) && !strings.HasSuffix(file, ".py") {
-			return true
+// normalize is f normalised by the first of drivers that claims it.
+func normalize(f task.Failure, drivers []lang.Driver) (task.Failure, bool) {
+	for _, d := range drivers {
+		if n, ok := d.(FingerprintNormalizer); ok {
+			if nf, ok := n.NormalizeFailure(f); ok {
+				return nf, true
+			}
 		}
 	}
-	return false
+	return f, false
 }
 
 // Group is failures that share a fingerprint.
@@ -94,13 +88,14 @@ func (g Group) Tests() []string {
 	return ids
 }
 
-// GroupFailures groups failures by fingerprint, groups in the order their
-// first failure appears.
-func GroupFailures(repo string, failures []task.Failure) []Group {
+// GroupFailures groups failures by fingerprint (each normalised by the
+// drivers, see Fingerprint), groups in the order their first failure
+// appears.
+func GroupFailures(repo string, failures []task.Failure, drivers ...lang.Driver) []Group {
 	var groups []Group
 	index := map[string]int{}
 	for _, f := range failures {
-		fp := Fingerprint(repo, f)
+		fp := Fingerprint(repo, f, drivers...)
 		i, ok := index[fp]
 		if !ok {
 			i = len(groups)

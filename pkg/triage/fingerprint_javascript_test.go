@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redfix/redfix/pkg/lang/node"
 	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
@@ -43,7 +44,7 @@ func TestFingerprintJSReportsStableAcrossMachines(t *testing.T) {
 		}
 		seen := map[string]string{}
 		for i := range fa {
-			x, y := Fingerprint(repo, fa[i]), Fingerprint(repo, fb[i])
+			x, y := Fingerprint(repo, fa[i], node.Driver{}), Fingerprint(repo, fb[i], node.Driver{})
 			if x != y {
 				t.Errorf("%s: %s has fingerprints %s and %s on two machines:\n%+v\n%+v", name, fa[i].ID(), x, y, fa[i], fb[i])
 			}
@@ -63,7 +64,7 @@ func TestFingerprintJSMessage(t *testing.T) {
 	f := func(msg string) task.Failure {
 		return task.Failure{Package: "src/cart.test.ts", Test: "cart > totals", Message: msg, Frames: []string{"src/cart.ts:3"}}
 	}
-	base := Fingerprint(repo, f("Cannot find module './tax' imported from /home/runner/work/shop/shop/src/cart.ts"))
+	base := Fingerprint(repo, f("Cannot find module './tax' imported from /home/runner/work/shop/shop/src/cart.ts"), node.Driver{})
 	for msg, same := range map[string]bool{
 		"Cannot find module './tax' imported from /tmp/x/y/shop/src/cart.ts":                 true,
 		"Cannot find module './tax' imported from file:///Users/me/shop/src/cart.ts":         true,
@@ -71,7 +72,7 @@ func TestFingerprintJSMessage(t *testing.T) {
 		"Cannot find module './rates' imported from /home/runner/work/shop/shop/src/cart.ts": false,
 		"Cannot find module './tax' imported from /home/runner/work/shop/shop/lib/cart.ts":   false,
 	} {
-		if got := Fingerprint(repo, f(msg)) == base; got != same {
+		if got := Fingerprint(repo, f(msg), node.Driver{}) == base; got != same {
 			t.Errorf("%q: same fingerprint %v, want %v", msg, got, same)
 		}
 	}
@@ -79,7 +80,7 @@ func TestFingerprintJSMessage(t *testing.T) {
 	goF := task.Failure{Package: "example.com/m/x", Test: "TestX", Message: "open /home/a/x.js: no such file"}
 	goG := goF
 	goG.Message = "open /home/b/x.js: no such file"
-	if Fingerprint(repo, goF) == Fingerprint(repo, goG) {
+	if Fingerprint(repo, goF, node.Driver{}) == Fingerprint(repo, goG, node.Driver{}) {
 		t.Error("a Go failure's paths are normalized too")
 	}
 }

@@ -151,7 +151,7 @@ func investigate(ctx context.Context, runner Runner, langs Languages, b bisect.B
 	if err != nil {
 		return v, fmt.Errorf("investigate %s at %s: %w", repoPath, task.Short(ws.Commit), err)
 	}
-	v.reproduced(repo, rep)
+	v.reproduced(repo, rep, fingerprintDrivers(langs, d))
 	log.Info("reproduced", zap.String("verdict", v.Flakiness.Verdict), zap.Int("runs", v.Flakiness.Runs), zap.Int("failures", v.Flakiness.Failures))
 	if v.Flakiness.Verdict != VerdictReliable {
 		return v, nil
@@ -213,15 +213,16 @@ func setUpLanguage(ctx context.Context, langs Languages, repo string, ws *worksp
 }
 
 // reproduced records the reproduction: the flakiness, each test's
-// evidence, and the first failure and its fingerprint.
-func (v *Verdict) reproduced(repo string, rep Reproduction) {
+// evidence, and the first failure and its fingerprint (normalised by
+// drivers).
+func (v *Verdict) reproduced(repo string, rep Reproduction, drivers []lang.Driver) {
 	v.Flakiness, v.Evidence = rep.Flakiness, rep.Tests
 	v.Verdict, v.Confidence = rep.Flakiness.Verdict, reproConfidence(rep.Flakiness)
 	for _, e := range rep.Tests {
 		if e.Failure != nil {
 			f := *e.Failure
 			v.Failure = &f
-			v.Fingerprint = Fingerprint(repo, f)
+			v.Fingerprint = Fingerprint(repo, f, drivers...)
 			return
 		}
 	}

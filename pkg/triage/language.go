@@ -20,6 +20,25 @@ type Languages interface {
 	For(repo, dir string) (lang.Driver, error)
 }
 
+// driverList is a Languages that lists its drivers (lang.Drivers does).
+type driverList interface {
+	All() []lang.Driver
+}
+
+// fingerprintDrivers are the drivers whose rules normalise a report's
+// failures before they are fingerprinted: every driver langs holds, for
+// failures are grouped before the report's driver is chosen; chosen
+// alone when langs does not list them.
+func fingerprintDrivers(langs Languages, chosen lang.Driver) []lang.Driver {
+	if l, ok := langs.(driverList); ok {
+		return l.All()
+	}
+	if chosen != nil {
+		return []lang.Driver{chosen}
+	}
+	return nil
+}
+
 // maxSetupReason bounds the setup's error kept in a drop reason.
 const maxSetupReason = 8 << 10
 

@@ -41,14 +41,15 @@ func (t *Triage) Process(ctx context.Context, in Input) ([]Outcome, error) {
 		// runs fill caches of their own, which no trusted run reads.
 		ctx = sandbox.WithUntrusted(ctx)
 	}
-	groups := GroupFailures(in.Repo, in.Report.Failures)
+	drivers := fingerprintDrivers(t.cfg.Languages, nil)
+	groups := GroupFailures(in.Repo, in.Report.Failures, drivers...)
 	if len(in.Report.Incomplete) > 0 {
 		// Tests cut off with their package are not failures: only those
 		// that ended failing are triaged.
 		log.Warn("report is incomplete", zap.Strings("packages", in.Report.Incomplete), zap.Int("not_run", len(in.Report.NotRun)))
 	}
 	// Packages that do not build come first: their tests could not run.
-	groups = append(GroupFailures(in.Repo, in.Report.BuildErrors), groups...)
+	groups = append(GroupFailures(in.Repo, in.Report.BuildErrors, drivers...), groups...)
 	var outs []Outcome
 	if len(groups) == 0 {
 		return outs, nil

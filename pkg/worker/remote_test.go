@@ -59,7 +59,7 @@ func TestRepairDeliversToAPlainGitRemote(t *testing.T) {
 	mirrors := &workspace.Mirrors{Dir: t.TempDir(), Auth: forges.GitEnv}
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
 	r.pipeline.Checkouts = mirrors
-	r.pipeline.Publisher = publish.ByRepo{Forge: publish.NewForge(forges, mirrors, log), Local: publish.NewLocal(t.TempDir(), log)}
+	r.pipeline.Publisher = publish.ByRepo{Forge: publish.NewForge(forges, mirrors, nil, log), Local: publish.NewLocal(t.TempDir(), log)}
 
 	tk := demoTask(s, "fp-remote-fix")
 	tk.Repo = srv.URL("team/shop")
@@ -114,7 +114,7 @@ func TestRepairForARepositoryNoForgeServesIsPermanent(t *testing.T) {
 	s := sample(t)
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	r := newRig(t, scriptedAgent{edits: []edit{fixDiscount}, testsPassed: true})
-	r.pipeline.Publisher = remotePublisher{publish.ByRepo{Forge: publish.NewForge(forge.New(), &workspace.Mirrors{Dir: t.TempDir()}, log), Local: publish.NewLocal(t.TempDir(), log)}}
+	r.pipeline.Publisher = remotePublisher{publish.ByRepo{Forge: publish.NewForge(forge.New(), &workspace.Mirrors{Dir: t.TempDir()}, nil, log), Local: publish.NewLocal(t.TempDir(), log)}}
 	_, err := repair(t, r.pipeline, demoTask(s, "fp-not-served"))
 	if !errors.Is(err, worker.ErrPermanent) || !errors.Is(err, forge.ErrNotServed) {
 		t.Fatalf("Repair = %v, want a permanent error saying no forge serves the repository", err)

@@ -35,25 +35,19 @@ var mayNameLanguages = []string{"pkg/lang", "pkg/app", "cmd", "pkg/config", "pkg
 // judge (pkg/judge) came off it with the first part of the seam's work
 // (issue 32); the second part moves the rest into the drivers.
 var notYetClean = []string{
-	// Part two of issue 32: the offline policy's lexers, bench's and
-	// mine's Go rules, the report dialects, the task's test-file ids,
-	// triage's fingerprints.
-	"pkg/bench",
+	// Part two of issue 32: the offline policy's lexers, the report
+	// dialects, the task's test-file ids.
 	"pkg/harness/offline",
 	"pkg/report",
 	"pkg/task",
-	"pkg/triage",
 	// Go's own tools behind the Go driver, named for them: go/ast's index,
 	// go build/vet/gofmt findings, the sandbox's Go caches.
 	"pkg/codeindex",
 	"pkg/findings",
 	"pkg/sandbox",
-	// The forge's CI reports (go test's text and JSON in a run's logs) and
-	// the pull request's suspects, in the forge seam's packages.
+	// The forge's CI reports (go test's text and JSON in a run's logs), in
+	// the forge seam's packages.
 	"pkg/forge/github/runreport",
-	"pkg/publish",
-	// The ingest benchmark's synthetic go test report.
-	"pkg/ingest/ingestbench",
 }
 
 // languageWordRE matches, in a string literal, a language, a test runner
