@@ -50,9 +50,7 @@ var notYetClean = []string{
 	"pkg/codeindex",
 	"pkg/findings",
 	"pkg/sandbox",
-	// The forge's CI reports (go test's text and JSON in a run's logs) and
-	// the pull request's suspects, in the forge seam's packages.
-	"pkg/forge/github/runreport",
+	// The pull request's suspects, in the forge seam's packages.
 	"pkg/publish",
 	// The ingest benchmark's synthetic go test report.
 	"pkg/ingest/ingestbench",

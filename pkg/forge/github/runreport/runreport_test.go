@@ -13,6 +13,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/forge/github"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
+	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/report"
 )
 
@@ -173,7 +174,7 @@ func TestCollectLogs(t *testing.T) {
 		// Not a name the globs take.
 		Artifacts: []*ghtest.Artifact{{Name: "coverage", Zip: ghtest.Zip(map[string][]byte{"go.json": []byte(goTestJSON)})}},
 	})
-	rep, err := (&Collector{}).Collect(context.Background(), f.client, "acme", "calc", run, []string{"test-results*"})
+	rep, err := (&Collector{Logs: all.Logs()}).Collect(context.Background(), f.client, "acme", "calc", run, []string{"test-results*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestCollectLogs(t *testing.T) {
 
 	// A run whose jobs ran no go test has no report.
 	run = f.failed(t, ghtest.WorkflowRun{Jobs: []*ghtest.Job{{Name: "lint", Conclusion: "failure", Log: []byte("golangci-lint: 3 issues\n")}}})
-	if _, err := (&Collector{}).Collect(context.Background(), f.client, "acme", "calc", run, nil); !errors.Is(err, ErrNoReport) {
+	if _, err := (&Collector{Logs: all.Logs()}).Collect(context.Background(), f.client, "acme", "calc", run, nil); !errors.Is(err, ErrNoReport) {
 		t.Errorf("a run without tests: %v, want ErrNoReport", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runreport
+package golang
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/pkg/joblog"
 	"github.com/redfix/redfix/pkg/report"
 )
 
 // sampleModule writes a module whose tests pass, fail (with subtests), panic,
 // and a package whose tests do not build.
-func sampleModule(t *testing.T) string {
+func consoleModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -75,7 +76,7 @@ func TestAt(t *testing.T) {
 	return dir
 }
 
-func goTest(t *testing.T, dir string, args ...string) []byte {
+func runGoTest(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -126,8 +127,8 @@ func TestGoTestText(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a sample module")
 	}
-	dir := sampleModule(t)
-	want, err := report.Parse(goTest(t, dir, "-json", "./..."))
+	dir := consoleModule(t)
+	want, err := report.Parse(runGoTest(t, dir, "-json", "./..."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +142,8 @@ func TestGoTestText(t *testing.T) {
 			if mode == "verbose" {
 				args = []string{"-v", "./..."}
 			}
-			text := goTest(t, dir, args...)
-			converted := report.GoTestText(asActionsLog(text))
+			text := runGoTest(t, dir, args...)
+			converted := GoTestText(joblog.Lines(asActionsLog(text)))
 			if converted == nil {
 				t.Fatalf("no go test result found in:\n%s", text)
 			}
@@ -184,7 +185,7 @@ func TestGoTestText(t *testing.T) {
 }
 
 func TestGoTestTextNothing(t *testing.T) {
-	if got := report.GoTestText([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n")); got != nil {
+	if got := GoTestText(joblog.Lines([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n"))); got != nil {
 		t.Errorf("a log without go test output gave %s", got)
 	}
 }

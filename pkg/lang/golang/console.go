@@ -1,20 +1,16 @@
-package report
+package golang
 
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/redfix/redfix/pkg/joblog"
 )
 
-// Log lines as CI services store them: a timestamp before each line
-// (GitHub Actions: "2024-05-01T10:00:00.1234567Z "), sometimes a
-// byte-order mark, and ANSI colours and line controls (GitLab's job logs).
+// go test's own lines.
 var (
-	timestampRE = regexp.MustCompile(`^\x{FEFF}?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?`)
-	logColourRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
-
-	// go test's own lines.
 	runRE     = regexp.MustCompile(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
 	resultRE  = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+)(?: \([0-9.]+s\))?`)
 	pkgOKRE   = regexp.MustCompile(`^ok\s+(\S+)\s+(?:\([^)]*\)|[0-9.]+s|\[no tests to run\])`)
@@ -23,19 +19,8 @@ var (
 	buildRE   = regexp.MustCompile(`^# (\S+)`)
 )
 
-// CleanLog strips what CI adds to each line of a job's log: the
-// timestamp prefix and colours; carriage returns go too.
-func CleanLog(log []byte) []string {
-	text := strings.ReplaceAll(string(log), "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		l = timestampRE.ReplaceAllString(l, "")
-		l = logColourRE.ReplaceAllString(l, "")
-		out = append(out, strings.TrimRight(l, "\r"))
-	}
-	return out
-}
+// maxConsoleTests bounds the tests read of one package's output.
+const maxConsoleTests = joblog.MaxFailures
 
 // event is one line of go test -json.
 type event struct {
@@ -52,24 +37,24 @@ type testBlock struct {
 	output []string
 }
 
-// FromLog is the test report a CI job's log holds, in a form Parse reads;
-// nil when the log holds no test result this package can read (today:
-// go test's text, GoTestText). A forge's driver asks it of a job's log
-// without knowing the repository's language.
-func FromLog(log []byte) []byte { return GoTestText(log) }
+// ReadConsole is the go test output of a CI job's log (its lines as
+// pkg/joblog cleans them) as go test -json events (GoTestText); nil when
+// the log holds none.
+func (Driver) ReadConsole(lines []string) []byte { return GoTestText(lines) }
 
 // GoTestText converts the plain-text output of `go test` (with or without
 // -v, one or several packages, as found in a CI log) into go test -json
 // events, which the report parser reads: every test that a "--- FAIL"
 // line names, with its output, and each package that did not build. It
-// returns nil when the text holds no go test result at all.
+// returns nil when the text holds no go test result at all. A test whose
+// name could not be a test's (joblog.SafeName) is left out, and at most
+// joblog.MaxFailures tests are kept of a package.
 //
 // Output is attributed the way go test prints it: in -v mode the lines
 // between a test's "=== RUN" (or "=== CONT") and the next marker, and in
 // both modes the lines indented under its "--- FAIL" line; a panic that
 // follows a "--- FAIL" line belongs to that test.
-func GoTestText(log []byte) []byte {
-	lines := CleanLog(log)
+func GoTestText(lines []string) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	emit := func(e event) { _ = enc.Encode(e) }
@@ -92,7 +77,7 @@ func GoTestText(log []byte) []byte {
 				continue
 			}
 		}
-		if m := pkgFailRE.FindStringSubmatch(l); m != nil {
+		if m := pkgFailRE.FindStringSubmatch(l); m != nil && joblog.SafeName(m[1]) {
 			pkg := m[1]
 			if strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]") {
 				var msg []string
@@ -113,7 +98,7 @@ func GoTestText(log []byte) []byte {
 			block = nil
 			continue
 		}
-		if m := pkgOKRE.FindStringSubmatch(l); m != nil {
+		if m := pkgOKRE.FindStringSubmatch(l); m != nil && joblog.SafeName(m[1]) {
 			emitPackage(emit, m[1], block, "pass")
 			block = nil
 			continue
@@ -172,6 +157,9 @@ func parseBlock(lines []string) []*testBlock {
 	)
 	get := func(name string) *testBlock {
 		t, ok := byName[name]
+		if !ok && (!joblog.SafeName(name) || len(order) >= maxConsoleTests) {
+			return nil
+		}
 		if !ok {
 			t = &testBlock{name: name}
 			byName[name] = t
@@ -189,7 +177,7 @@ func parseBlock(lines []string) []*testBlock {
 		}
 		if m := runRE.FindStringSubmatch(l); m != nil {
 			t := get(m[2])
-			if m[1] == "RUN" || m[1] == "CONT" || m[1] == "NAME" {
+			if t != nil && (m[1] == "RUN" || m[1] == "CONT" || m[1] == "NAME") {
 				current = t
 			} else {
 				current = nil
@@ -199,6 +187,10 @@ func parseBlock(lines []string) []*testBlock {
 		}
 		if m := resultRE.FindStringSubmatch(l); m != nil {
 			t := get(m[3])
+			if t == nil {
+				under, current = nil, nil
+				continue
+			}
 			t.result = strings.ToLower(m[2])
 			under, indent, current = t, len(m[1]), nil
 			if t.result != "fail" {
