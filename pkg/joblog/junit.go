@@ -11,6 +11,7 @@ import (
 type Suite struct {
 	XMLName   xml.Name `xml:"testsuite"`
 	Name      string   `xml:"name,attr"`
+	File      string   `xml:"file,attr,omitempty"`
 	Tests     int      `xml:"tests,attr"`
 	Failures  int      `xml:"failures,attr"`
 	Errors    int      `xml:"errors,attr"`
