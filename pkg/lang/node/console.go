@@ -238,4 +238,3 @@ func vitestSuite(file string, list []*consoleFailure) joblog.Suite {
 	return s
 }
 
-func readNodeTestConsole(lines []string) []byte { return nil }

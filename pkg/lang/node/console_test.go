@@ -50,7 +50,7 @@ func readFixture(t *testing.T, name string) ([]byte, report.Result) {
 // JUnit report the same run wrote; a file that failed to load is the same
 // build failure.
 func TestReadConsoleAgreesWithJUnit(t *testing.T) {
-	for _, name := range []string{"jest", "vitest", "mocha"} {
+	for _, name := range []string{"jest", "vitest", "mocha", "node-tap", "node-spec"} {
 		t.Run(name, func(t *testing.T) {
 			log, want := readFixture(t, name)
 			data := Driver{}.ReadConsole(joblog.Lines(log))
