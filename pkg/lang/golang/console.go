@@ -19,8 +19,9 @@ var (
 	buildRE   = regexp.MustCompile(`^# (\S+)`)
 )
 
-// maxConsoleTests bounds the tests read of one package's output.
-const maxConsoleTests = joblog.MaxFailures
+// maxConsoleTests bounds the tests read of one package's output; with the
+// packages' own failures, a log gives at most joblog.MaxFailures.
+const maxConsoleTests = joblog.MaxFailures/2 - 1
 
 // event is one line of go test -json.
 type event struct {
@@ -48,7 +49,7 @@ func (Driver) ReadConsole(lines []string) []byte { return GoTestText(lines) }
 // line names, with its output, and each package that did not build. It
 // returns nil when the text holds no go test result at all. A test whose
 // name could not be a test's (joblog.SafeName) is left out, and at most
-// joblog.MaxFailures tests are kept of a package.
+// joblog.MaxFailures failures are read of a log.
 //
 // Output is attributed the way go test prints it: in -v mode the lines
 // between a test's "=== RUN" (or "=== CONT") and the next marker, and in
@@ -57,7 +58,13 @@ func (Driver) ReadConsole(lines []string) []byte { return GoTestText(lines) }
 func GoTestText(lines []string) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
-	emit := func(e event) { _ = enc.Encode(e) }
+	failures := 0 // failed tests and packages emitted
+	emit := func(e event) {
+		if e.Action == "fail" {
+			failures++
+		}
+		_ = enc.Encode(e)
+	}
 
 	var (
 		block     []string // lines since the last package result
@@ -65,15 +72,23 @@ func GoTestText(lines []string) []byte {
 		buildPkg  string
 	)
 	for _, l := range lines {
+		if failures+maxConsoleTests+1 > joblog.MaxFailures {
+			break // one more package could pass the bound
+		}
 		if m := buildRE.FindStringSubmatch(l); m != nil {
 			buildPkg = m[1] // the compiler's errors for this package follow
+			if _, ok := buildPkgs[buildPkg]; !ok && len(buildPkgs) >= joblog.MaxFailures {
+				buildPkg = "" // one package too many: its errors are not kept
+			}
 			continue
 		}
 		if buildPkg != "" {
 			if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "##[") || l == "" {
 				buildPkg = ""
 			} else {
-				buildPkgs[buildPkg] = append(buildPkgs[buildPkg], l)
+				if len(buildPkgs[buildPkg]) < joblog.MaxOutputLines {
+					buildPkgs[buildPkg] = append(buildPkgs[buildPkg], l)
+				}
 				continue
 			}
 		}
@@ -84,6 +99,7 @@ func GoTestText(lines []string) []byte {
 				for name, ls := range buildPkgs {
 					if name == pkg || strings.HasPrefix(name, pkg+" ") || strings.HasPrefix(name, pkg+"_test") || len(buildPkgs) == 1 {
 						msg = append(msg, ls...)
+						delete(buildPkgs, name) // a package's errors are told once
 					}
 				}
 				emit(event{Action: "start", Package: pkg})

@@ -237,4 +237,3 @@ func vitestSuite(file string, list []*consoleFailure) joblog.Suite {
 	}
 	return s
 }
-

@@ -167,36 +167,43 @@ func nodeTestJUnit(t *testTree) []byte {
 		cases  []joblog.Case
 		suites []joblog.Suite
 	)
+	budget := joblog.MaxFailures
 	for _, n := range t.roots {
 		if n.suite {
-			suites = append(suites, nodeTestSuite(n))
-		} else {
-			cases = append(cases, nodeTestCase(n))
+			suites = append(suites, nodeTestSuite(n, &budget))
+		} else if c, ok := nodeTestCase(n, &budget); ok {
+			cases = append(cases, c)
 		}
 	}
 	return joblog.Document("", cases, suites)
 }
 
-func nodeTestSuite(n *testNode) joblog.Suite {
+// nodeTestSuite is a describe block's suite; budget counts down the
+// failures still kept.
+func nodeTestSuite(n *testNode, budget *int) joblog.Suite {
 	s := joblog.Suite{Name: n.name, Disabled: "0"}
 	for _, c := range n.children {
 		if c.suite {
-			s.Suites = append(s.Suites, nodeTestSuite(c))
-		} else {
-			s.TestCases = append(s.TestCases, nodeTestCase(c))
+			s.Suites = append(s.Suites, nodeTestSuite(c, budget))
+		} else if tc, ok := nodeTestCase(c, budget); ok {
+			s.TestCases = append(s.TestCases, tc)
 		}
 	}
 	return s
 }
 
-func nodeTestCase(n *testNode) joblog.Case {
+// nodeTestCase is a test's case; false for a failure past the budget.
+func nodeTestCase(n *testNode, budget *int) (joblog.Case, bool) {
 	c := joblog.Case{ClassName: "test", Name: n.name}
 	switch {
 	case n.skipped:
 		c.Skipped = &joblog.Problem{}
 	case n.failed:
+		if *budget--; *budget < 0 {
+			return c, false
+		}
 		typ, msg := firstError(n.lines)
 		c.Failure = &joblog.Problem{Message: msg, Type: typ, Text: joblog.Output(n.lines)}
 	}
-	return c
+	return c, true
 }

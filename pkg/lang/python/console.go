@@ -115,7 +115,13 @@ func (c *pytestConsole) junit() []byte {
 		}
 	}
 	var cases []joblog.Case
+	bad := 0
 	for _, id := range c.order {
+		if o := c.outcome[id]; o == "FAILED" || o == "ERROR" {
+			if bad++; bad > joblog.MaxFailures {
+				continue
+			}
+		}
 		cases = append(cases, pytestCase(id, c.outcome[id], failed[id]))
 	}
 	if len(cases) == 0 {
