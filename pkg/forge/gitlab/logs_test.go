@@ -32,21 +32,25 @@ func asTrace(out []byte) string {
 	return b.String()
 }
 
-// consoleIDs reads a driver's console fixture and the JUnit report of the
-// same run (pkg/lang/<driver>/testdata/console): the log, and the report's
-// failures and build failures with their kinds.
-func consoleIDs(t *testing.T, driver, name string) ([]byte, []string) {
+// consoleIDs reads a driver's console fixture and the report of the same
+// run (pkg/lang/<driver>/testdata/console; counterpart is NAME.xml unless
+// named): the log, and the report's failures and build failures with
+// their kinds.
+func consoleIDs(t *testing.T, driver, name, counterpart string) ([]byte, []string) {
 	t.Helper()
 	dir := filepath.Join("..", "..", "lang", driver, "testdata", "console")
 	log, err := os.ReadFile(filepath.Join(dir, name+".log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	xml, err := os.ReadFile(filepath.Join(dir, name+".xml"))
+	if counterpart == "" {
+		counterpart = name + ".xml"
+	}
+	data, err := os.ReadFile(filepath.Join(dir, counterpart))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := report.Parse(xml)
+	res, err := report.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +70,10 @@ func idsOf(r report.Result) []string {
 }
 
 // A failed pipeline whose job kept no archive and no test report, and
-// printed pytest's or vitest's output to its log, gives that report: the
-// failures and build failures of the runner's JUnit report of the same
-// run, the log named as their source.
+// printed pytest's, vitest's, node:test's or go test's output to its log,
+// gives that report: the failures and build failures of the runner's
+// JUnit report (go test -json) of the same run, the log named as their
+// source.
 func TestPipelineReportFromConsoleLogs(t *testing.T) {
 	ctx := context.Background()
 	srv := gltest.New(t)
@@ -91,8 +96,8 @@ func TestPipelineReportFromConsoleLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ driver, name string }{{"python", "pytest-verbose"}, {"python", "pytest-collect"}, {"node", "vitest"}, {"node", "node-tap"}} {
-		log, want := consoleIDs(t, c.driver, c.name)
+	for _, c := range []struct{ driver, name, junit string }{{"python", "pytest-verbose", ""}, {"python", "pytest-collect", ""}, {"node", "vitest", ""}, {"node", "node-tap", ""}, {"golang", "gotest-verbose", "gotest.json"}} {
+		log, want := consoleIDs(t, c.driver, c.name, c.junit)
 		pl := srv.AddPipeline(path, "main", sha, "push", bot, &gltest.Job{Name: "test", Status: "failed", Trace: asTrace(log)})
 		rep, err := d.PipelineReport(ctx, path, pl.ID, "main")
 		if err != nil {
@@ -114,7 +119,7 @@ func TestPipelineReportFromConsoleLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, _ := consoleIDs(t, "python", "pytest-default")
+	log, _ := consoleIDs(t, "python", "pytest-default", "")
 	pl := srv.AddPipeline(path, "main", sha, "push", bot, &gltest.Job{Name: "test", Status: "failed", Trace: asTrace(log)})
 	if _, err := plain.PipelineReport(ctx, path, pl.ID, "main"); err != gitlab.ErrNoReport {
 		t.Errorf("without a log reader: %v, want ErrNoReport", err)

@@ -189,3 +189,50 @@ func TestGoTestTextNothing(t *testing.T) {
 		t.Errorf("a log without go test output gave %s", got)
 	}
 }
+
+// consoleIDs are a result's failures and build failures as ids with their
+// kind, sorted.
+func consoleIDs(r report.Result) []string {
+	var ids []string
+	for _, f := range r.Failures {
+		ids = append(ids, "failure "+f.ID()+" kind="+f.Kind)
+	}
+	for _, f := range r.BuildErrors {
+		ids = append(ids, "build "+f.ID())
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// The stored fixtures (testdata/console/README.md: go test's output of one
+// small module, plain and -v, and its -json run), read through
+// ReadConsole, give the failures and build failures go test -json gives.
+func TestReadConsoleAgreesWithJSON(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "console", "gotest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("go test -json: %v", consoleIDs(want))
+	if len(want.Failures) == 0 || len(want.BuildErrors) != 2 {
+		t.Fatalf("go test -json of the fixture: %v", consoleIDs(want))
+	}
+	for _, mode := range []string{"plain", "verbose"} {
+		t.Run(mode, func(t *testing.T) {
+			log, err := os.ReadFile(filepath.Join("testdata", "console", "gotest-"+mode+".log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := report.Parse(Driver{}.ReadConsole(joblog.Lines(log)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := consoleIDs(got), consoleIDs(want); !slices.Equal(g, w) {
+				t.Errorf("from the log:\n%s\nfrom go test -json:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+			}
+		})
+	}
+}
