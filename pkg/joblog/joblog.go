@@ -68,8 +68,6 @@ var (
 	// GitHub Actions writes a timestamp before each line, the first
 	// sometimes after a byte-order mark.
 	timestampRE = regexp.MustCompile(`^\x{FEFF}?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?`)
-	// ANSI escapes: colours (CSI) and the rest of ECMA-48's controls.
-	ansiRE = regexp.MustCompile(`\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])`)
 	// GitLab's collapsible sections: "section_start:1700000000:name\r\x1b[0K".
 	sectionRE = regexp.MustCompile(`section_(?:start|end):\d+:[A-Za-z0-9_.\-\[\]=,]*\r?`)
 )
@@ -102,9 +100,15 @@ func Lines(log []byte) []string {
 
 // clean is one line of a log without the services' decorations.
 func clean(l string) string {
-	l = timestampRE.ReplaceAllString(l, "")
-	l = sectionRE.ReplaceAllString(l, "")
-	l = ansiRE.ReplaceAllString(l, "")
+	if l != "" && (l[0] >= '0' && l[0] <= '9' || l[0] == 0xEF) {
+		l = timestampRE.ReplaceAllString(l, "")
+	}
+	if strings.Contains(l, "section_") {
+		l = sectionRE.ReplaceAllString(l, "")
+	}
+	if strings.IndexByte(l, 0x1b) >= 0 {
+		l = stripEscapes(l)
+	}
 	l = strings.TrimRight(l, "\r")
 	if i := strings.LastIndexByte(l, '\r'); i >= 0 {
 		l = l[i+1:] // what the terminal showed last
@@ -116,6 +120,53 @@ func clean(l string) string {
 		l = strings.ToValidUTF8(l[:MaxLineBytes], "")
 	}
 	return l
+}
+
+// stripEscapes takes away a line's terminal escapes: control sequences
+// (colours, erasing: ESC [ parameters, intermediates, a final byte),
+// operating system commands (ESC ] … ended by BEL or ESC \, as hyperlinks
+// are written) and the other two-byte escapes. An escape cut short by the
+// line's end goes with what follows it.
+func stripEscapes(l string) string {
+	var b strings.Builder
+	b.Grow(len(l))
+	for i := 0; i < len(l); {
+		c := l[i]
+		if c != 0x1b {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		i++ // the ESC
+		switch {
+		case i >= len(l):
+		case l[i] == '[':
+			i++
+			for i < len(l) && l[i] >= 0x20 && l[i] <= 0x3f { // parameters
+				i++
+			}
+			for i < len(l) && l[i] >= 0x20 && l[i] <= 0x2f { // intermediates
+				i++
+			}
+			if i < len(l) && l[i] >= 0x40 && l[i] <= 0x7e { // the final byte
+				i++
+			}
+		case l[i] == ']':
+			for i++; i < len(l); i++ {
+				if l[i] == 0x07 {
+					i++
+					break
+				}
+				if l[i] == 0x1b && i+1 < len(l) && l[i+1] == '\\' {
+					i += 2
+					break
+				}
+			}
+		case l[i] >= 0x40 && l[i] <= 0x5f:
+			i++
+		}
+	}
+	return b.String()
 }
 
 // tail is the end of log holding at most n lines.

@@ -102,3 +102,22 @@ func TestReaders(t *testing.T) {
 		t.Errorf("no readers: %q", got)
 	}
 }
+
+// Terminal escapes go, whatever their kind: colours, erasing, a hyperlink
+// (an operating system command ended by BEL or by ESC \), a two-byte
+// escape, one cut short at the line's end.
+func TestStripEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"\x1b[1m\x1b[31mFAIL\x1b[39m\x1b[22m x":               "FAIL x",
+		"\x1b[0Kdone\x1b[?25h":                                "done",
+		"\x1b]8;;https://example.com\x07link\x1b]8;;\x07 end": "link end",
+		"\x1b]0;title\x1b\\text":                              "text",
+		"a\x1bMb":                                             "ab",
+		"cut\x1b[31":                                          "cut",
+		"cut\x1b":                                             "cut",
+	} {
+		if got := stripEscapes(in); got != want {
+			t.Errorf("stripEscapes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

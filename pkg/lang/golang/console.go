@@ -75,7 +75,7 @@ func GoTestText(lines []string) []byte {
 		if failures+maxConsoleTests+1 > joblog.MaxFailures {
 			break // one more package could pass the bound
 		}
-		if m := buildRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "# "), buildRE, l); m != nil {
 			buildPkg = m[1] // the compiler's errors for this package follow
 			if _, ok := buildPkgs[buildPkg]; !ok && len(buildPkgs) >= joblog.MaxFailures {
 				buildPkg = "" // one package too many: its errors are not kept
@@ -92,7 +92,7 @@ func GoTestText(lines []string) []byte {
 				continue
 			}
 		}
-		if m := pkgFailRE.FindStringSubmatch(l); m != nil && joblog.SafeName(m[1]) {
+		if m := matchIf(strings.HasPrefix(l, "FAIL"), pkgFailRE, l); m != nil && joblog.SafeName(m[1]) {
 			pkg := m[1]
 			if strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]") {
 				var msg []string
@@ -114,12 +114,12 @@ func GoTestText(lines []string) []byte {
 			block = nil
 			continue
 		}
-		if m := pkgOKRE.FindStringSubmatch(l); m != nil && joblog.SafeName(m[1]) {
+		if m := matchIf(strings.HasPrefix(l, "ok"), pkgOKRE, l); m != nil && joblog.SafeName(m[1]) {
 			emitPackage(emit, m[1], block, "pass")
 			block = nil
 			continue
 		}
-		if noTestsRE.MatchString(l) {
+		if strings.HasPrefix(l, "?") && noTestsRE.MatchString(l) {
 			continue
 		}
 		block = append(block, l)
@@ -191,7 +191,7 @@ func parseBlock(lines []string) []*testBlock {
 			under.output = append(under.output, l)
 			continue
 		}
-		if m := runRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "=== "), runRE, l); m != nil {
 			t := get(m[2])
 			if t != nil && (m[1] == "RUN" || m[1] == "CONT" || m[1] == "NAME") {
 				current = t
@@ -201,7 +201,7 @@ func parseBlock(lines []string) []*testBlock {
 			under = nil
 			continue
 		}
-		if m := resultRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.Contains(l, "--- "), resultRE, l); m != nil {
 			t := get(m[3])
 			if t == nil {
 				under, current = nil, nil
@@ -253,4 +253,13 @@ func dedent(s string, n int) string {
 		i++
 	}
 	return "    " + s[i:]
+}
+
+// matchIf is re's submatches of l where a cheap test says it may match
+// (logs are long; most of their lines are no runner's).
+func matchIf(may bool, re *regexp.Regexp, l string) []string {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
 }

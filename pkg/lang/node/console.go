@@ -110,9 +110,8 @@ func firstError(lines []string) (typ, msg string) {
 
 // jest's default reporter.
 var (
-	jestFileRE    = regexp.MustCompile(`^\s?(FAIL|PASS) +(\S+?)(?: \([\d.]+ m?s\))?$`)
-	jestTitleRE   = regexp.MustCompile(`^  ● (.+)$`)
-	jestSummaryRE = regexp.MustCompile(`^Test Suites: `)
+	jestFileRE  = regexp.MustCompile(`^\s?(FAIL|PASS) +(\S+?)(?: \([\d.]+ m?s\))?$`)
+	jestTitleRE = regexp.MustCompile(`^  ● (.+)$`)
 )
 
 // readJestConsole reads jest's default reporter: "FAIL file" and, under
@@ -122,7 +121,7 @@ var (
 func readJestConsole(lines []string) []byte {
 	seen := false
 	for _, l := range lines {
-		if jestSummaryRE.MatchString(l) {
+		if strings.HasPrefix(l, "Test Suites: ") {
 			seen = true
 			break
 		}
@@ -136,15 +135,15 @@ func readJestConsole(lines []string) []byte {
 		cur  *consoleFailure
 	)
 	for _, l := range lines {
-		if m := jestFileRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.Contains(l, "FAIL") || strings.Contains(l, "PASS"), jestFileRE, l); m != nil {
 			file, cur = m[2], nil
 			continue
 		}
-		if jestSummaryRE.MatchString(l) || strings.HasPrefix(l, "Summary of all failing tests") {
+		if strings.HasPrefix(l, "Test Suites: ") || strings.HasPrefix(l, "Summary of all failing tests") {
 			file, cur = "", nil
 			continue
 		}
-		if m := jestTitleRE.FindStringSubmatch(l); m != nil && file != "" {
+		if m := matchIf(strings.HasPrefix(l, "  ● "), jestTitleRE, l); m != nil && file != "" {
 			if m[1] == "Test suite failed to run" {
 				cur = fs.add(file, nil, true)
 			} else {
@@ -192,7 +191,7 @@ var (
 func readVitestConsole(lines []string) []byte {
 	seen := false
 	for _, l := range lines {
-		if vitestSummaryRE.MatchString(l) {
+		if strings.Contains(l, "Test Files") && vitestSummaryRE.MatchString(l) {
 			seen = true
 			break
 		}
@@ -205,7 +204,7 @@ func readVitestConsole(lines []string) []byte {
 		cur *consoleFailure
 	)
 	for _, l := range lines {
-		if m := vitestFailRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.Contains(l, "FAIL"), vitestFailRE, l); m != nil {
 			if m[2] == "" {
 				cur = fs.add(m[1], nil, true)
 			} else {
@@ -213,7 +212,7 @@ func readVitestConsole(lines []string) []byte {
 			}
 			continue
 		}
-		if vitestRuleRE.MatchString(l) || vitestSummaryRE.MatchString(l) {
+		if strings.Contains(l, "⎯") && vitestRuleRE.MatchString(l) || strings.Contains(l, "Test Files") && vitestSummaryRE.MatchString(l) {
 			cur = nil
 			continue
 		}
@@ -236,4 +235,13 @@ func vitestSuite(file string, list []*consoleFailure) joblog.Suite {
 		s.TestCases = append(s.TestCases, joblog.Case{ClassName: file, Name: name, Failure: &joblog.Problem{Message: msg, Type: typ, Text: joblog.Output(f.lines)}})
 	}
 	return s
+}
+
+// matchIf is re's submatches of l where a cheap test says it may match
+// (logs are long; most of their lines are no runner's).
+func matchIf(may bool, re *regexp.Regexp, l string) []string {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
 }

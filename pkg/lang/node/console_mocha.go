@@ -26,7 +26,7 @@ var (
 func readMochaConsole(lines []string) []byte {
 	start := -1
 	for i, l := range lines {
-		if mochaFailingRE.MatchString(l) {
+		if strings.HasSuffix(l, " failing") && mochaFailingRE.MatchString(l) {
 			start = i + 1
 		}
 	}
@@ -35,7 +35,7 @@ func readMochaConsole(lines []string) []byte {
 	}
 	var list []*consoleFailure
 	for i := start; i < len(lines) && len(list) < joblog.MaxFailures; i++ {
-		m := mochaNumberRE.FindStringSubmatch(lines[i])
+		m := matchIf(strings.HasPrefix(lines[i], "  ") && strings.Contains(lines[i], ") "), mochaNumberRE, lines[i])
 		if m == nil {
 			if n := len(list); n > 0 {
 				list[n-1].addLine(lines[i])

@@ -59,7 +59,7 @@ func readPytestConsole(lines []string) *pytestConsole {
 		sec  *consoleSection
 	)
 	for _, l := range lines {
-		if m := ruleRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "==="), ruleRE, l); m != nil {
 			part, sec = m[1], nil
 			switch {
 			case strings.HasPrefix(part, "test session starts"), part == "FAILURES", part == "ERRORS", part == "short test summary info":
@@ -68,7 +68,7 @@ func readPytestConsole(lines []string) *pytestConsole {
 			continue
 		}
 		if (part == "FAILURES" || part == "ERRORS") && len(c.sections) < joblog.MaxFailures {
-			if m := headingRE.FindStringSubmatch(l); m != nil {
+			if m := matchIf(strings.HasPrefix(l, "___"), headingRE, l); m != nil {
 				c.sections = append(c.sections, consoleSection{heading: m[1], errors: part == "ERRORS"})
 				sec = &c.sections[len(c.sections)-1]
 				continue
@@ -78,12 +78,20 @@ func readPytestConsole(lines []string) *pytestConsole {
 			}
 			continue
 		}
-		if m := xdistRE.FindStringSubmatch(l); m != nil {
-			c.record(m[2], m[1])
-		} else if m := verboseRE.FindStringSubmatch(l); m != nil {
-			c.record(m[1], m[2])
-		} else if m := summaryRE.FindStringSubmatch(l); m != nil && part == "short test summary info" {
-			c.record(m[2], m[1])
+		switch {
+		case part == "short test summary info":
+			if m := summaryRE.FindStringSubmatch(l); m != nil {
+				c.record(m[2], m[1])
+			}
+		case !strings.Contains(l, "::"):
+		case strings.HasPrefix(l, "[gw"):
+			if m := xdistRE.FindStringSubmatch(l); m != nil {
+				c.record(m[2], m[1])
+			}
+		default:
+			if m := verboseRE.FindStringSubmatch(l); m != nil {
+				c.record(m[1], m[2])
+			}
 		}
 	}
 	return c
@@ -230,4 +238,13 @@ func errorMessage(lines []string) string {
 		block[i] = l[min(indent, len(l)):]
 	}
 	return strings.Join(block, "\n")
+}
+
+// matchIf is re's submatches of l where a cheap test says it may match
+// (logs are long; most of their lines are no runner's).
+func matchIf(may bool, re *regexp.Regexp, l string) []string {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
 }
