@@ -43,7 +43,10 @@ type testTree struct {
 
 // open starts a node at depth (nil when it cannot be one).
 func (t *testTree) open(depth int, name string) *testNode {
-	if depth > maxTestDepth || depth > len(t.stack) || t.count >= 10*joblog.MaxFailures || !joblog.SafeName(strings.TrimLeft(name, "/")) {
+	// A file that failed to load is a top-level test named by its absolute
+	// path, as the junit reporter names it; any other name is a title.
+	file := depth == 0 && strings.HasPrefix(name, "/") && joblog.SafeName(name[1:])
+	if depth > maxTestDepth || depth > len(t.stack) || t.count >= 10*joblog.MaxFailures || !file && !joblog.SafeName(name) {
 		return nil
 	}
 	n := &testNode{name: name}
