@@ -10,6 +10,7 @@ import (
 	"github.com/redfix/redfix/pkg/forge/github/deliveries"
 	"github.com/redfix/redfix/pkg/forge/github/event"
 	"github.com/redfix/redfix/pkg/forge/github/runreport"
+	"github.com/redfix/redfix/pkg/lang/all"
 )
 
 // githubFilter is the configuration's repositories and branches.
@@ -30,7 +31,7 @@ func (s *System) githubProcessor(cfg config.Config, admit command.Admitter) *del
 	return &deliveries.Processor{
 		Filter:    githubFilter(cfg),
 		Forge:     s.GitHub,
-		Collector: &runreport.Collector{Log: s.log.Named("runreport")},
+		Collector: &runreport.Collector{Logs: all.Logs(), Log: s.log.Named("runreport")},
 		State:     s.Store,
 		Commands:  s.commands(cfg, admit),
 		Log:       s.log.Named("github"),

@@ -13,6 +13,7 @@ import (
 	"github.com/redfix/redfix/pkg/forge/gitlab/deliveries"
 	"github.com/redfix/redfix/pkg/forge/gitlab/event"
 	"github.com/redfix/redfix/pkg/forge/gitlab/webhook"
+	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/triage"
 )
 
@@ -22,7 +23,7 @@ func gitlabDriver(cfg config.Config, log *zap.Logger) (forge.Driver, error) {
 	if !cfg.GitLab.Enabled() {
 		return nil, nil
 	}
-	d, err := gitlab.New(gitlab.Config{URL: cfg.GitLab.URL, Token: cfg.GitLab.Token, Log: log.Named("gitlab")})
+	d, err := gitlab.New(gitlab.Config{URL: cfg.GitLab.URL, Token: cfg.GitLab.Token, Logs: all.Logs(), Log: log.Named("gitlab")})
 	if err != nil {
 		return nil, fmt.Errorf("gitlab: %w", err)
 	}

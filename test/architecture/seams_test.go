@@ -45,9 +45,6 @@ var notYetClean = []string{
 	"pkg/codeindex",
 	"pkg/findings",
 	"pkg/sandbox",
-	// The forge's CI reports (go test's text and JSON in a run's logs), in
-	// the forge seam's packages.
-	"pkg/forge/github/runreport",
 }
 
 // languageWordRE matches, in a string literal, a language, a test runner

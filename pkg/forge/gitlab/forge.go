@@ -46,7 +46,10 @@ type Config struct {
 	// HTTPClient, when set, carries the API's requests (nil: a pooled
 	// client of the library's).
 	HTTPClient *http.Client
-	Log        *zap.Logger
+	// Logs reads the logs of failed jobs that left no report (nil: they
+	// are not read).
+	Logs LogReader
+	Log  *zap.Logger
 }
 
 // Forge is one GitLab instance as a forge driver.
@@ -54,6 +57,7 @@ type Forge struct {
 	c     *gl.Client
 	base  *url.URL // the instance's web address, without a trailing "/"
 	token string
+	logs  LogReader
 	log   *zap.Logger
 
 	mu sync.Mutex
@@ -87,7 +91,7 @@ func New(cfg Config) (*Forge, error) {
 		log = zap.NewNop()
 	}
 	base.Host = strings.ToLower(base.Host)
-	return &Forge{c: c, base: base, token: cfg.Token, log: log, statuses: map[int64]statusRef{}}, nil
+	return &Forge{c: c, base: base, token: cfg.Token, logs: cfg.Logs, log: log, statuses: map[int64]statusRef{}}, nil
 }
 
 // Name is Name.

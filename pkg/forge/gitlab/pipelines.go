@@ -41,8 +41,15 @@ type PipelineReport struct {
 	Good string
 }
 
+// LogReader reads a job's log: the test reports it holds, in forms
+// report.Parse reads, or none. pkg/joblog's Readers, over the registered
+// drivers' console readers, is one.
+type LogReader interface {
+	Reports(log []byte) [][]byte
+}
+
 // ErrNoReport is returned for a pipeline whose failed jobs left no test
-// report: no archive, no test report and no go test output in their logs
+// report: no archive, no test report and no test output in their logs
 // (a lint job failed, say).
 var ErrNoReport = errors.New("no test report in the failed jobs' archives, the pipeline's test report or the jobs' logs")
 
@@ -50,7 +57,7 @@ var ErrNoReport = errors.New("no test report in the failed jobs' archives, the p
 // project at path, job by failed job: the JUnit XML and go test -json files
 // of its artifacts archive (artifacts:paths), else its suite of the
 // pipeline's test report (artifacts:reports:junit, which GitLab keeps apart
-// from the archive), else the go test output in its log.
+// from the archive), else the test output its log holds (Config.Logs).
 func (f *Forge) PipelineReport(ctx context.Context, path string, id int64, ref string) (PipelineReport, error) {
 	var rep PipelineReport
 	jobs, err := f.failedJobs(ctx, path, id)
@@ -199,22 +206,24 @@ func (c *collected) suite(tests *gl.PipelineTestReport, j *gl.Job) bool {
 	return false
 }
 
-// trace adds the test output of j's log (report.FromLog), if it holds any.
+// trace adds the test reports j's log holds (read by the forge's
+// LogReader), if it holds any; with no LogReader the log is not read.
 func (c *collected) trace(ctx context.Context, f *Forge, path string, j *gl.Job) error {
+	if f.logs == nil {
+		return nil
+	}
 	data, err := f.download(ctx, "projects/"+url.PathEscape(path)+"/jobs/"+strconv.FormatInt(j.ID, 10)+"/trace", MaxTraceBytes)
 	if err != nil {
 		return fmt.Errorf("read the log of job %s of %s: %w", j.Name, path, err)
 	}
-	g := report.FromLog(data)
-	if g == nil {
-		return nil
+	for _, g := range f.logs.Reports(data) {
+		res, err := report.Parse(g)
+		if err != nil {
+			f.log.Warn("test output in a job's log that does not read as a report; skipped", zap.String("job", j.Name), zap.Error(err))
+			continue
+		}
+		c.add(g, res, "log of job "+j.Name)
 	}
-	res, err := report.Parse(g)
-	if err != nil {
-		f.log.Warn("test output in a job's log that does not read as a report; skipped", zap.String("job", j.Name), zap.Error(err))
-		return nil
-	}
-	c.add(g, res, "log of job "+j.Name)
 	return nil
 }
 

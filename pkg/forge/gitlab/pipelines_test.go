@@ -11,6 +11,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/forge/gitlab"
 	"github.com/redfix/redfix/pkg/forge/gitlab/gltest"
+	"github.com/redfix/redfix/pkg/lang/all"
 )
 
 const goTestJSON = `{"Action":"run","Package":"example.com/ledger","Test":"TestBalance"}
@@ -63,7 +64,7 @@ func TestPipelineReport(t *testing.T) {
 	out, _ := srv.Git(path, "rev-list", "main")
 	shas := strings.Fields(out)
 	green := srv.AddPipeline(path, "main", shas[1], "push", bot, &gltest.Job{Name: "unit", Status: "success"})
-	d, err := gitlab.New(gitlab.Config{URL: srv.URL, Token: botToken})
+	d, err := gitlab.New(gitlab.Config{URL: srv.URL, Token: botToken, Logs: all.Logs()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/config"
+	"github.com/redfix/redfix/pkg/joblog"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/lang/node"
@@ -39,4 +40,11 @@ func New(cfg config.Languages, tests time.Duration, log *zap.Logger) (*lang.Driv
 		}
 	}
 	return d, nil
+}
+
+// Logs reads CI jobs' logs with the console readers of every registered
+// driver (those that have one): what a forge asks of a failed job's log
+// when the run uploaded no test report.
+func Logs() joblog.Readers {
+	return joblog.Of(Drivers(config.Languages{}, 0, nil))
 }

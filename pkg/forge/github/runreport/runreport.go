@@ -1,8 +1,8 @@
 // Package runreport turns a failed GitHub Actions workflow run into a test
-// report: the test reports found in its artifacts (JUnit XML or go test
-// -json), or, when it has none, the go test output found in its failed
-// jobs' logs; plus the commit of the last green run of the same workflow
-// on the same branch.
+// report: the test reports found in its artifacts (JUnit XML or a stream of
+// test events), or, when it has none, the test output its failed jobs'
+// logs hold (read by a LogReader); plus the commit of the last green run
+// of the same workflow on the same branch.
 package runreport
 
 import (
@@ -34,7 +34,8 @@ const (
 
 // Report is what a failed run says.
 type Report struct {
-	// Data is a test report: go test -json or JUnit XML, kept for audit.
+	// Data is a test report: a stream of test events or JUnit XML, kept
+	// for audit.
 	Data []byte
 	// Parsed is Data as read while collecting it: each file was parsed
 	// once, to know it for a report, and the results merged, so nothing
@@ -53,12 +54,22 @@ type Report struct {
 // failed jobs' logs hold a test report (a lint job failed, say).
 var ErrNoReport = errors.New("no test report in the run's artifacts or failed jobs' logs")
 
+// LogReader reads a job's log: the test reports it holds, in forms
+// report.Parse reads, or none. pkg/joblog's Readers, over the registered
+// drivers' console readers, is one.
+type LogReader interface {
+	Reports(log []byte) [][]byte
+}
+
 // Collector reads runs through the API. Downloads (artifacts and logs, to
 // which the API answers with a redirect to storage elsewhere) go through
 // Download, a plain client that never carries GitHub's credentials.
 type Collector struct {
 	Download *http.Client // nil: a client with no credentials
-	Log      *zap.Logger
+	// Logs reads the failed jobs' logs of a run without reports; nil: the
+	// logs are not read.
+	Logs LogReader
+	Log  *zap.Logger
 }
 
 // Collect gathers the report of run in owner/repo; artifacts are matched
@@ -81,8 +92,8 @@ func (c *Collector) Collect(ctx context.Context, client *gogithub.Client, owner,
 		log.Warn("no good commit: listing the workflow's successful runs", zap.Error(err))
 	}
 
-	var goJSON, junit [][]byte
-	var goRes, junitRes []report.Result
+	var streams, junit [][]byte
+	var streamRes, junitRes []report.Result
 	arts, err := c.artifacts(ctx, client, owner, repo, run.GetID())
 	if err != nil {
 		return rep, err
@@ -111,43 +122,58 @@ func (c *Collector) Collect(ctx context.Context, client *gogithub.Client, owner,
 		if len(g)+len(j) > 0 {
 			rep.Sources = append(rep.Sources, "artifact "+a.GetName())
 		}
-		goJSON, junit = append(goJSON, g...), append(junit, j...)
-		goRes, junitRes = append(goRes, gr...), append(junitRes, jr...)
+		streams, junit = append(streams, g...), append(junit, j...)
+		streamRes, junitRes = append(streamRes, gr...), append(junitRes, jr...)
 	}
-	if len(goJSON)+len(junit) == 0 {
+	if len(streams)+len(junit) == 0 && c.Logs != nil {
 		for _, j := range jobs {
-			u, _, err := client.Actions.GetWorkflowJobLogs(ctx, owner, repo, j.GetID(), 0)
+			g, jx, gr, jr, err := c.jobLog(ctx, client, owner, repo, run, j, log)
 			if err != nil {
-				return rep, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
+				return rep, err
 			}
-			data, err := c.fetch(ctx, u.String(), MaxLogBytes)
-			if err != nil {
-				return rep, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
-			}
-			for _, text := range logTexts(data) {
-				g := report.GoTestText(text)
-				if g == nil {
-					continue
-				}
-				res, err := report.Parse(g)
-				if err != nil {
-					log.Warn("go test output in a job's log that does not read as a report; skipped", zap.String("job", j.GetName()), zap.Error(err))
-					continue
-				}
-				goJSON, goRes = append(goJSON, g), append(goRes, res)
+			if len(g)+len(jx) > 0 {
 				rep.Sources = append(rep.Sources, "log of job "+j.GetName())
 			}
+			streams, junit = append(streams, g...), append(junit, jx...)
+			streamRes, junitRes = append(streamRes, gr...), append(junitRes, jr...)
 		}
 	}
 	switch {
-	case len(goJSON) > 0:
-		rep.Data, rep.Parsed = bytes.Join(goJSON, []byte("\n")), report.Merge(goRes...)
+	case len(streams) > 0:
+		rep.Data, rep.Parsed = bytes.Join(streams, []byte("\n")), report.Merge(streamRes...)
 	case len(junit) > 0:
 		rep.Data, rep.Parsed = mergeJUnit(junit), report.Merge(junitRes...)
 	default:
 		return rep, ErrNoReport
 	}
 	return rep, nil
+}
+
+// jobLog reads the reports job j's log holds, by format (as reportsInZip).
+func (c *Collector) jobLog(ctx context.Context, client *gogithub.Client, owner, repo string, run *gogithub.WorkflowRun, j *gogithub.WorkflowJob, log *zap.Logger) (streams, junit [][]byte, streamRes, junitRes []report.Result, err error) {
+	u, _, err := client.Actions.GetWorkflowJobLogs(ctx, owner, repo, j.GetID(), 0)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
+	}
+	data, err := c.fetch(ctx, u.String(), MaxLogBytes)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("log of job %s of run %d: %w", j.GetName(), run.GetID(), err)
+	}
+	for _, text := range logTexts(data) {
+		for _, g := range c.Logs.Reports(text) {
+			res, err := report.Parse(g)
+			if err != nil {
+				log.Warn("test output in a job's log that does not read as a report; skipped", zap.String("job", j.GetName()), zap.Error(err))
+				continue
+			}
+			if res.Format == "junit" {
+				junit, junitRes = append(junit, g), append(junitRes, res)
+			} else {
+				streams, streamRes = append(streams, g), append(streamRes, res)
+			}
+		}
+	}
+	return streams, junit, streamRes, junitRes, nil
 }
 
 func (c *Collector) failedJobs(ctx context.Context, client *gogithub.Client, owner, repo string, run *gogithub.WorkflowRun) ([]*gogithub.WorkflowJob, error) {
@@ -268,9 +294,9 @@ func matchAny(globs []string, name string) bool {
 	return false
 }
 
-// reportsInZip returns the go test -json and JUnit XML files in an
+// reportsInZip returns the test event streams and JUnit XML files in an
 // artifact's zip, in name order, with each one's parsed result.
-func reportsInZip(data []byte) (goJSON, junit [][]byte, goRes, junitRes []report.Result, err error) {
+func reportsInZip(data []byte) (streams, junit [][]byte, streamRes, junitRes []report.Result, err error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -292,10 +318,10 @@ func reportsInZip(data []byte) (goJSON, junit [][]byte, goRes, junitRes []report
 		if res.Format == "junit" {
 			junit, junitRes = append(junit, body), append(junitRes, res)
 		} else {
-			goJSON, goRes = append(goJSON, body), append(goRes, res)
+			streams, streamRes = append(streams, body), append(streamRes, res)
 		}
 	}
-	return goJSON, junit, goRes, junitRes, nil
+	return streams, junit, streamRes, junitRes, nil
 }
 
 func readZipFile(f *zip.File) ([]byte, error) {

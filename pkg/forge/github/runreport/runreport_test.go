@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/forge/github"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
+	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/report"
 )
 
@@ -163,23 +165,21 @@ func TestCollectArtifacts(t *testing.T) {
 }
 
 func TestCollectLogs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go test on a sample module")
-	}
+	// go test's output as a job printed it (the Go driver's fixture of
+	// a module's run, pkg/lang/golang/testdata/console), beside a lint job.
+	text, want := consoleFixtureWith(t, "golang", "gotest-plain", "gotest.json")
 	f := newFixture(t)
-	text := goTest(t, sampleModule(t), "./...")
 	run := f.failed(t, ghtest.WorkflowRun{
 		Jobs: []*ghtest.Job{{Name: "lint", Conclusion: "failure", Log: asActionsLog([]byte("golangci-lint: 3 issues\n"))}, {Name: "test", Conclusion: "failure", Log: asActionsLog(text)}},
 		// Not a name the globs take.
 		Artifacts: []*ghtest.Artifact{{Name: "coverage", Zip: ghtest.Zip(map[string][]byte{"go.json": []byte(goTestJSON)})}},
 	})
-	rep, err := (&Collector{}).Collect(context.Background(), f.client, "acme", "calc", run, []string{"test-results*"})
+	rep, err := (&Collector{Logs: all.Logs()}).Collect(context.Background(), f.client, "acme", "calc", run, []string{"test-results*"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := failures(t, rep)
-	if len(got) != 3 || strings.Join(rep.Sources, ",") != "log of job test" || rep.Good != "" {
-		t.Errorf("from the logs: failures %v, sources %v, good %q", got, rep.Sources, rep.Good)
+	if got := failureIDs(rep.Parsed); !slices.Equal(got, want) || len(got) == 0 || strings.Join(rep.Sources, ",") != "log of job test" || rep.Good != "" {
+		t.Errorf("from the logs: failures %v (want %v), sources %v, good %q", got, want, rep.Sources, rep.Good)
 	}
 	if n := len(f.srv.CallsTo("GET", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}")); n != 0 {
 		t.Errorf("%d artifacts downloaded that the globs exclude", n)
@@ -187,7 +187,7 @@ func TestCollectLogs(t *testing.T) {
 
 	// A run whose jobs ran no go test has no report.
 	run = f.failed(t, ghtest.WorkflowRun{Jobs: []*ghtest.Job{{Name: "lint", Conclusion: "failure", Log: []byte("golangci-lint: 3 issues\n")}}})
-	if _, err := (&Collector{}).Collect(context.Background(), f.client, "acme", "calc", run, nil); !errors.Is(err, ErrNoReport) {
+	if _, err := (&Collector{Logs: all.Logs()}).Collect(context.Background(), f.client, "acme", "calc", run, nil); !errors.Is(err, ErrNoReport) {
 		t.Errorf("a run without tests: %v, want ErrNoReport", err)
 	}
 }

@@ -104,6 +104,14 @@ func History(t testing.TB, archives ...string) (dir string, commits []string) {
 // may name) and its tests run there, unconfined, writing nothing into dir.
 func JUnitAt(t testing.TB, dir, commit string) []byte {
 	t.Helper()
+	_, junit := RunAt(t, dir, commit)
+	return junit
+}
+
+// RunAt runs pytest as JUnitAt does, and returns what it printed (CI's
+// job log of the run, pytest's default output) with the JUnit report.
+func RunAt(t testing.TB, dir, commit string) (console, junit []byte) {
+	t.Helper()
 	Require(t)
 	ci := filepath.Join(t.TempDir(), "ci", "checkout")
 	if err := os.MkdirAll(ci, 0o755); err != nil {
@@ -137,5 +145,5 @@ func JUnitAt(t testing.TB, dir, commit string) []byte {
 	if err != nil {
 		t.Fatalf("pytest at %s wrote no report: %v\n%s", commit, err, out)
 	}
-	return data
+	return out, data
 }

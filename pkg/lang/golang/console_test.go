@@ -1,4 +1,4 @@
-package runreport
+package golang
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redfix/redfix/pkg/joblog"
 	"github.com/redfix/redfix/pkg/report"
 )
 
 // sampleModule writes a module whose tests pass, fail (with subtests), panic,
 // and a package whose tests do not build.
-func sampleModule(t *testing.T) string {
+func consoleModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -75,7 +76,7 @@ func TestAt(t *testing.T) {
 	return dir
 }
 
-func goTest(t *testing.T, dir string, args ...string) []byte {
+func runGoTest(t *testing.T, dir string, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -126,8 +127,8 @@ func TestGoTestText(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go test on a sample module")
 	}
-	dir := sampleModule(t)
-	want, err := report.Parse(goTest(t, dir, "-json", "./..."))
+	dir := consoleModule(t)
+	want, err := report.Parse(runGoTest(t, dir, "-json", "./..."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +142,8 @@ func TestGoTestText(t *testing.T) {
 			if mode == "verbose" {
 				args = []string{"-v", "./..."}
 			}
-			text := goTest(t, dir, args...)
-			converted := report.GoTestText(asActionsLog(text))
+			text := runGoTest(t, dir, args...)
+			converted := GoTestText(joblog.Lines(asActionsLog(text)))
 			if converted == nil {
 				t.Fatalf("no go test result found in:\n%s", text)
 			}
@@ -184,7 +185,54 @@ func TestGoTestText(t *testing.T) {
 }
 
 func TestGoTestTextNothing(t *testing.T) {
-	if got := report.GoTestText([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n")); got != nil {
+	if got := GoTestText(joblog.Lines([]byte("2026-11-20T10:00:00.0000000Z npm ERR! missing script: test\n"))); got != nil {
 		t.Errorf("a log without go test output gave %s", got)
+	}
+}
+
+// consoleIDs are a result's failures and build failures as ids with their
+// kind, sorted.
+func consoleIDs(r report.Result) []string {
+	var ids []string
+	for _, f := range r.Failures {
+		ids = append(ids, "failure "+f.ID()+" kind="+f.Kind)
+	}
+	for _, f := range r.BuildErrors {
+		ids = append(ids, "build "+f.ID())
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// The stored fixtures (testdata/console/README.md: go test's output of one
+// small module, plain and -v, and its -json run), read through
+// ReadConsole, give the failures and build failures go test -json gives.
+func TestReadConsoleAgreesWithJSON(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "console", "gotest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("go test -json: %v", consoleIDs(want))
+	if len(want.Failures) == 0 || len(want.BuildErrors) != 2 {
+		t.Fatalf("go test -json of the fixture: %v", consoleIDs(want))
+	}
+	for _, mode := range []string{"plain", "verbose"} {
+		t.Run(mode, func(t *testing.T) {
+			log, err := os.ReadFile(filepath.Join("testdata", "console", "gotest-"+mode+".log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := report.Parse(Driver{}.ReadConsole(joblog.Lines(log)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := consoleIDs(got), consoleIDs(want); !slices.Equal(g, w) {
+				t.Errorf("from the log:\n%s\nfrom go test -json:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+			}
+		})
 	}
 }

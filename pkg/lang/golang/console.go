@@ -1,20 +1,16 @@
-package report
+package golang
 
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
+
+	"github.com/redfix/redfix/pkg/joblog"
 )
 
-// Log lines as CI services store them: a timestamp before each line
-// (GitHub Actions: "2024-05-01T10:00:00.1234567Z "), sometimes a
-// byte-order mark, and ANSI colours and line controls (GitLab's job logs).
+// go test's own lines.
 var (
-	timestampRE = regexp.MustCompile(`^\x{FEFF}?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?`)
-	logColourRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
-
-	// go test's own lines.
 	runRE     = regexp.MustCompile(`^=== (RUN|CONT|PAUSE|NAME)\s+(\S+)`)
 	resultRE  = regexp.MustCompile(`^(\s*)--- (FAIL|PASS|SKIP): (\S+)(?: \([0-9.]+s\))?`)
 	pkgOKRE   = regexp.MustCompile(`^ok\s+(\S+)\s+(?:\([^)]*\)|[0-9.]+s|\[no tests to run\])`)
@@ -23,19 +19,9 @@ var (
 	buildRE   = regexp.MustCompile(`^# (\S+)`)
 )
 
-// CleanLog strips what CI adds to each line of a job's log: the
-// timestamp prefix and colours; carriage returns go too.
-func CleanLog(log []byte) []string {
-	text := strings.ReplaceAll(string(log), "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	out := make([]string, 0, len(lines))
-	for _, l := range lines {
-		l = timestampRE.ReplaceAllString(l, "")
-		l = logColourRE.ReplaceAllString(l, "")
-		out = append(out, strings.TrimRight(l, "\r"))
-	}
-	return out
-}
+// maxConsoleTests bounds the tests read of one package's output; with the
+// packages' own failures, a log gives at most joblog.MaxFailures.
+const maxConsoleTests = joblog.MaxFailures/2 - 1
 
 // event is one line of go test -json.
 type event struct {
@@ -52,27 +38,33 @@ type testBlock struct {
 	output []string
 }
 
-// FromLog is the test report a CI job's log holds, in a form Parse reads;
-// nil when the log holds no test result this package can read (today:
-// go test's text, GoTestText). A forge's driver asks it of a job's log
-// without knowing the repository's language.
-func FromLog(log []byte) []byte { return GoTestText(log) }
+// ReadConsole is the go test output of a CI job's log (its lines as
+// pkg/joblog cleans them) as go test -json events (GoTestText); nil when
+// the log holds none.
+func (Driver) ReadConsole(lines []string) []byte { return GoTestText(lines) }
 
 // GoTestText converts the plain-text output of `go test` (with or without
 // -v, one or several packages, as found in a CI log) into go test -json
 // events, which the report parser reads: every test that a "--- FAIL"
 // line names, with its output, and each package that did not build. It
-// returns nil when the text holds no go test result at all.
+// returns nil when the text holds no go test result at all. A test whose
+// name could not be a test's (joblog.SafeName) is left out, and at most
+// joblog.MaxFailures failures are read of a log.
 //
 // Output is attributed the way go test prints it: in -v mode the lines
 // between a test's "=== RUN" (or "=== CONT") and the next marker, and in
 // both modes the lines indented under its "--- FAIL" line; a panic that
 // follows a "--- FAIL" line belongs to that test.
-func GoTestText(log []byte) []byte {
-	lines := CleanLog(log)
+func GoTestText(lines []string) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
-	emit := func(e event) { _ = enc.Encode(e) }
+	failures := 0 // failed tests and packages emitted
+	emit := func(e event) {
+		if e.Action == "fail" {
+			failures++
+		}
+		_ = enc.Encode(e)
+	}
 
 	var (
 		block     []string // lines since the last package result
@@ -80,25 +72,34 @@ func GoTestText(log []byte) []byte {
 		buildPkg  string
 	)
 	for _, l := range lines {
-		if m := buildRE.FindStringSubmatch(l); m != nil {
+		if failures+maxConsoleTests+1 > joblog.MaxFailures {
+			break // one more package could pass the bound
+		}
+		if m := matchIf(strings.HasPrefix(l, "# "), buildRE, l); m != nil {
 			buildPkg = m[1] // the compiler's errors for this package follow
+			if _, ok := buildPkgs[buildPkg]; !ok && len(buildPkgs) >= joblog.MaxFailures {
+				buildPkg = "" // one package too many: its errors are not kept
+			}
 			continue
 		}
 		if buildPkg != "" {
 			if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "##[") || l == "" {
 				buildPkg = ""
 			} else {
-				buildPkgs[buildPkg] = append(buildPkgs[buildPkg], l)
+				if len(buildPkgs[buildPkg]) < joblog.MaxOutputLines {
+					buildPkgs[buildPkg] = append(buildPkgs[buildPkg], l)
+				}
 				continue
 			}
 		}
-		if m := pkgFailRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "FAIL"), pkgFailRE, l); m != nil && joblog.SafeName(m[1]) {
 			pkg := m[1]
 			if strings.Contains(l, "[build failed]") || strings.Contains(l, "[setup failed]") {
 				var msg []string
 				for name, ls := range buildPkgs {
 					if name == pkg || strings.HasPrefix(name, pkg+" ") || strings.HasPrefix(name, pkg+"_test") || len(buildPkgs) == 1 {
 						msg = append(msg, ls...)
+						delete(buildPkgs, name) // a package's errors are told once
 					}
 				}
 				emit(event{Action: "start", Package: pkg})
@@ -113,12 +114,12 @@ func GoTestText(log []byte) []byte {
 			block = nil
 			continue
 		}
-		if m := pkgOKRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "ok"), pkgOKRE, l); m != nil && joblog.SafeName(m[1]) {
 			emitPackage(emit, m[1], block, "pass")
 			block = nil
 			continue
 		}
-		if noTestsRE.MatchString(l) {
+		if strings.HasPrefix(l, "?") && noTestsRE.MatchString(l) {
 			continue
 		}
 		block = append(block, l)
@@ -172,6 +173,9 @@ func parseBlock(lines []string) []*testBlock {
 	)
 	get := func(name string) *testBlock {
 		t, ok := byName[name]
+		if !ok && (!joblog.SafeName(name) || len(order) >= maxConsoleTests) {
+			return nil
+		}
 		if !ok {
 			t = &testBlock{name: name}
 			byName[name] = t
@@ -187,9 +191,9 @@ func parseBlock(lines []string) []*testBlock {
 			under.output = append(under.output, l)
 			continue
 		}
-		if m := runRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.HasPrefix(l, "=== "), runRE, l); m != nil {
 			t := get(m[2])
-			if m[1] == "RUN" || m[1] == "CONT" || m[1] == "NAME" {
+			if t != nil && (m[1] == "RUN" || m[1] == "CONT" || m[1] == "NAME") {
 				current = t
 			} else {
 				current = nil
@@ -197,8 +201,12 @@ func parseBlock(lines []string) []*testBlock {
 			under = nil
 			continue
 		}
-		if m := resultRE.FindStringSubmatch(l); m != nil {
+		if m := matchIf(strings.Contains(l, "--- "), resultRE, l); m != nil {
 			t := get(m[3])
+			if t == nil {
+				under, current = nil, nil
+				continue
+			}
 			t.result = strings.ToLower(m[2])
 			under, indent, current = t, len(m[1]), nil
 			if t.result != "fail" {
@@ -245,4 +253,13 @@ func dedent(s string, n int) string {
 		i++
 	}
 	return "    " + s[i:]
+}
+
+// matchIf is re's submatches of l where a cheap test says it may match
+// (logs are long; most of their lines are no runner's).
+func matchIf(may bool, re *regexp.Regexp, l string) []string {
+	if !may {
+		return nil
+	}
+	return re.FindStringSubmatch(l)
 }
