@@ -63,18 +63,16 @@ func processUnloadable(t *testing.T, history []string, broken int, file, message
 	}
 }
 
-// vitest's JUnit names a test file that failed to load by its path: a
-// build failure of the file, which vitest loads through the driver at each
-// commit the build bisection tries.
-func TestProcessVitestUnloadableFileIsABuildFailure(t *testing.T) {
-	t.Parallel()
-	nodetest.Require(t)
-	processUnloadable(t, nodetest.PriceUnloadable, nodetest.PriceBroken, nodetest.PriceUnloadableFile, nodetest.PriceUnloadableMessage)
-}
-
 // node:test's JUnit names a file that failed to run by CI's absolute path
 // and says no more: the file is found in the checkout by that path's end,
 // and is a build failure of it.
+//
+// Triage's unloadable-file path is held on node:test, its cheapest runner
+// (1.9 s); the same on vitest (15.0 s) added only vitest's parts, which
+// are held where they live: nodetest's TestPriceUnloadableReport (vitest's
+// JUnit names the file, read as a build failure of it) and the driver's
+// TestBuildUnloadable (vitest loads the file through the driver and
+// reports it unloadable).
 func TestProcessNodeTestUnloadableFileIsABuildFailure(t *testing.T) {
 	t.Parallel()
 	nodetest.Require(t)
