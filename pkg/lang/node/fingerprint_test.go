@@ -10,6 +10,7 @@ import (
 // one) loses its checkout's root and its colours; another language's
 // failure is not the driver's.
 func TestNormalizeFailure(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		in       task.Failure

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRunVitest(t *testing.T) {
+	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Price...)
 	o, err := d.Run(ctx, dir, []string{nodetest.PriceTest, nodetest.PricePassing}, 2)
 	if err != nil {
@@ -50,6 +51,7 @@ func TestRunVitest(t *testing.T) {
 }
 
 func TestRunJest(t *testing.T) {
+	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Cart...)
 	o, err := d.Run(ctx, dir, []string{nodetest.CartTest, "src/cart.test.js::cart > no such test"}, 1)
 	if err != nil {
@@ -78,6 +80,7 @@ func TestRunJest(t *testing.T) {
 // full name, its sibling left alone; a failing assertion's message and
 // frame; a whole file run.
 func TestRunMochaAndNodeTest(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, test, sibling string
 		history             []string
