@@ -30,6 +30,7 @@ func consoleIDs(r report.Result) []string {
 // read through ReadConsole gives the failures, with the same ids and kinds,
 // that report.Parse gives of the --junitxml report the same run wrote.
 func TestReadConsoleAgreesWithJUnit(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"default", "verbose", "collect", "nosummary", "setup"} {
 		t.Run(mode, func(t *testing.T) {
 			log, err := os.ReadFile(filepath.Join("testdata", "console", "pytest-"+mode+".log"))

@@ -5,6 +5,7 @@ import "testing"
 // A Python test's failure to reach the network, in the resolver's, the
 // sockets' and the HTTP libraries' words; other failures are not.
 func TestNetworkFailure(t *testing.T) {
+	t.Parallel()
 	for text, want := range map[string]bool{
 		"socket.gaierror: [Errno -3] Temporary failure in name resolution":                       true,
 		"urllib.error.URLError: <urlopen error [Errno 111] Connection refused>":                  true,

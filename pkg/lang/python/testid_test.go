@@ -118,6 +118,7 @@ func dedupNames(ts []pytestName) []pytestName {
 // classes nested in classes, functions named as their module and doctests
 // (of a method, a function, the module itself) under each import name.
 func TestTestIDsRoundTrip(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(32, 38))
 	for i := range 200 {
 		file, src, tests := genModule(rng)
@@ -148,6 +149,7 @@ func TestTestIDsRoundTrip(t *testing.T) {
 // What is not declared is not: bisection's "did the test exist before"
 // asks this of a commit it could not run.
 func TestDeclaresTest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		"src/pkg/__init__.py": "",
@@ -244,6 +246,7 @@ func collected(t *testing.T, py, dir string) []string {
 // was "did not run") comes back under its own id, failing, and so does
 // each other test, asked by its id or by its JUnit name.
 func TestRunNamesTestsAsPytestDoes(t *testing.T) {
+	t.Parallel()
 	d := pythonDriver(t)
 	ctx := confined(t)
 	dir := repo(t, idsRepo)
