@@ -45,7 +45,8 @@ func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
 	dir, shas := pythontest.History(t, pythontest.Calc...)
 	ctx := pythonContext(t, dir)
 	head := shas[len(shas)-1]
-	rep, err := report.ParseJUnit(bytes.NewReader(pythontest.JUnitAt(t, dir, head)))
+	console, junit := pythontest.RunAt(t, dir, head)
+	rep, err := report.ParseJUnit(bytes.NewReader(junit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,6 +88,7 @@ func TestProcessPythonReportBisectsAndQueuesNodeID(t *testing.T) {
 	if len(queue.jobs) != 1 || queue.jobs[0].Task.Failures[0].ID() != pythontest.Test {
 		t.Errorf("jobs %+v, want one naming %s", queue.jobs, pythontest.Test)
 	}
+	consoleIsTheSameFailure(t, ctx, tr, Input{Repo: dir, Commit: head, Branch: "main", Report: rep}, console, outs[0])
 	// A report naming a test that passes at the same commit does not
 	// reproduce: pytest ran it, by its node id, and it passed.
 	rep.Failures[0].Test = "test_add"
@@ -236,7 +238,8 @@ func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
 	dir, shas := pythontest.History(t, pythontest.CalcUncollected...)
 	ctx := pythonContext(t, dir)
 	head := shas[len(shas)-1]
-	rep, err := report.ParseJUnit(bytes.NewReader(pythontest.JUnitAt(t, dir, head)))
+	console, junit := pythontest.RunAt(t, dir, head)
+	rep, err := report.ParseJUnit(bytes.NewReader(junit))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,4 +262,5 @@ func TestProcessPythonCollectionErrorIsABuildFailureOfTheFile(t *testing.T) {
 	if tk.Bisection.Blame != shas[2] {
 		t.Errorf("blame %s (%s), want %s", task.Short(tk.Bisection.Blame), tk.Bisection.Subject, task.Short(shas[2]))
 	}
+	consoleIsTheSameFailure(t, ctx, tr, Input{Repo: dir, Commit: head, Branch: "main", Report: rep}, console, outs[0])
 }
