@@ -65,7 +65,7 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	if build {
 		DescribeBuild(&f)
 	} else {
-		describe(&f)
+		Describe(&f)
 	}
 	switch {
 	case tc.js || isJSTrace(body):
