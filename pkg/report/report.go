@@ -148,14 +148,14 @@ func toolchainFile(path string) bool {
 func Message(output string) string {
 	if p := PanicText(output); p != "" {
 		line, _, _ := strings.Cut(p, "\n")
-		return capMessage(strings.TrimSpace(line))
+		return CapMessage(strings.TrimSpace(line))
 	}
 	if _, msg := lastLocated(output); msg != "" {
-		return capMessage(msg)
+		return CapMessage(msg)
 	}
 	for _, l := range strings.Split(output, "\n") {
 		if t := strings.TrimSpace(l); t != "" && !goTestLine(t) {
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	return ""
@@ -224,14 +224,14 @@ func firstMessage(output string) string {
 		}
 		if frameRE.MatchString(t) {
 			if i := strings.Index(t, ": "); i >= 0 {
-				return capMessage(strings.TrimSpace(t[i+2:]))
+				return CapMessage(strings.TrimSpace(t[i+2:]))
 			}
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	for _, l := range lines {
 		if t := strings.TrimSpace(l); t != "" && !goTestLine(t) {
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	return ""
@@ -243,7 +243,8 @@ func goTestLine(t string) bool {
 		strings.HasPrefix(t, "[… ")
 }
 
-func capMessage(s string) string {
+// CapMessage caps a failure's message: its middle is left out of a long one.
+func CapMessage(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
