@@ -41,9 +41,8 @@ var notYetClean = []string{
 	"pkg/harness/offline",
 	"pkg/report",
 	// Go's own tools behind the Go driver, named for them: go/ast's index,
-	// go build/vet/gofmt findings, the sandbox's Go caches.
+	// the sandbox's Go caches.
 	"pkg/codeindex",
-	"pkg/findings",
 	"pkg/sandbox",
 }
 
