@@ -1,64 +1,26 @@
 package findings
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 )
 
-func checkout(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// Each base finding excuses one head finding with its key: a finding the
+// change repeats once more than the base had is new once; the texts (line
+// numbers a change moves) do not count.
+func TestCompareExcusesOneHeadFindingPerBaseFinding(t *testing.T) {
+	base := []Finding{{Key: "vet: a.x: unused", Text: "vet: a.x:3: unused"}, {Key: "fmt: a.x: rewrite  y", Text: "fmt: a.x:5"}}
+	head := []Finding{
+		{Key: "vet: a.x: unused", Text: "vet: a.x:9: unused"},
+		{Key: "fmt: a.x: rewrite  y", Text: "fmt: a.x:7"},
+		{Key: "fmt: a.x: rewrite  y", Text: "fmt: a.x:8"},
+		{Key: "build: b.x: undefined: z", Text: "build: b.x:1: undefined: z"},
 	}
-	return dir
-}
-
-// A file with formatting debt and a vet finding at base: the change adds
-// one badly formatted line and moves the old lines down; only that line is
-// new.
-func TestCompareKeepsOnlyNewFindings(t *testing.T) {
-	ctx := context.Background()
-	const mod = "module example.com/m\n\ngo 1.22\n"
-	base := checkout(t, map[string]string{
-		"go.mod": mod,
-		"a/a.go": "package a\n\nimport \"fmt\"\n\nfunc F(x int) string {\nreturn fmt.Sprintf(\"%s\", x)\n}\n",
-	})
-	head := checkout(t, map[string]string{
-		"go.mod": mod,
-		"a/a.go": "package a\n\nimport \"fmt\"\n\n// G is new.\nfunc G() int {\nreturn   2\n}\n\nfunc F(x int) string {\nreturn fmt.Sprintf(\"%s\", x)\n}\n",
-	})
-	checks := Checks{Build: []string{"./..."}, Vet: []string{"./a"}, Gofmt: []string{"a/a.go"}}
-	before, err := Run(ctx, base, checks)
-	if err != nil {
-		t.Fatal(err)
+	fresh, old := Compare(head, base)
+	if want := []string{"fmt: a.x:8", "build: b.x:1: undefined: z"}; !slices.Equal(Texts(fresh), want) || old != 2 {
+		t.Errorf("fresh %q, old %d; want %q and 2", Texts(fresh), old, want)
 	}
-	after, err := Run(ctx, head, checks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(before) < 2 {
-		t.Fatalf("base findings = %+v, want the vet finding and the formatting debt", before)
-	}
-	fresh, old := Compare(after, before)
-	if len(fresh) != 1 || !strings.Contains(fresh[0].Text, `gofmt would rewrite "return   2"`) {
-		t.Errorf("new findings = %+v", fresh)
-	}
-	if old != len(before) {
-		t.Errorf("old = %d, want %d", old, len(before))
-	}
-	for _, f := range after {
-		if strings.Contains(f.Text, head) {
-			t.Errorf("a finding names the checkout's path: %s", f.Text)
-		}
+	if f, b := Split(head, nil); len(f) != len(head) || len(b) != 0 {
+		t.Errorf("with no base, every finding is new: %d new, %d before", len(f), len(b))
 	}
 }

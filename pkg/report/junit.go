@@ -64,10 +64,10 @@ const (
 // The runners' dialects: Surefire and pytest (classname is the class or
 // module; <error> for exceptions and failed setups, Kind "error"), gotestsum
 // (a package that does not compile is a failing "TestMain" whose output is
-// compiler errors: a build error), and the JavaScript runners' (vitest,
-// jest-junit, mocha-junit-reporter, node:test: see junit_javascript.go),
-// whose tests are named by file as their canonical ids are, a test file
-// that did not load a build error of the file. A suite's own system-out and
+// compiler errors: a build error), and the dialects the drivers register
+// (JUnitDialect: a driver's runners' own names for their cases, a test
+// file that did not load a build error of the file, their failures'
+// messages and frames). A suite's own system-out and
 // system-err are added to its failures' output. Frames are read from Go,
 // Java, Kotlin, Python, JavaScript and TypeScript traces.
 //
@@ -77,7 +77,8 @@ const (
 // head and tail).
 //
 // Which elements count: a <testsuite> anywhere outside a suite is a suite,
-// and a <testcase> there a suite of its own (node:test writes them so);
+// and a <testcase> there a suite of its own (a runner may write its
+// top-level tests so);
 // within a suite, its <testsuite>, <testcase>, <system-out> and
 // <system-err> children (other children, <properties> for one, are not
 // read); within a testcase, its <failure>, <error>, <skipped>,
@@ -97,8 +98,17 @@ type junitLimits struct {
 }
 
 func parseJUnit(r io.Reader, lim junitLimits) (Result, error) {
+	return parseJUnitIn(r, lim, dialects())
+}
+
+// parseJUnitIn is parseJUnit in the dialects ds (none: every case is named
+// as any report's).
+func parseJUnitIn(r io.Reader, lim junitLimits, ds []JUnitDialect) (Result, error) {
 	src := &junitSource{r: io.LimitReader(r, lim.bytes+1), tags: tagScanner{maxAttrs: lim.attrs}}
-	p := &junitParser{dec: xml.NewDecoder(src), lim: lim}
+	p := &junitParser{dec: xml.NewDecoder(src), lim: lim, dialects: ds}
+	for _, d := range ds {
+		p.readers = append(p.readers, d.JUnitReader())
+	}
 	res, err := p.parse()
 	switch {
 	case src.n > lim.bytes:
@@ -118,9 +128,11 @@ type junitParser struct {
 	dec *xml.Decoder
 	lim junitLimits
 	// stack has an entry per open element; suites the open suites,
-	// innermost last; tc the open test case.
+	// innermost last (views what the dialects see of them); tc the open
+	// test case.
 	stack  []junitElem
 	suites []*junitSuite
+	views  []*JUnitSuite
 	tc     *junitCase
 	// top are the suites that are in no other suite, in order.
 	top []*junitSuite
@@ -129,8 +141,9 @@ type junitParser struct {
 	// cases counts the test cases; ids the bytes of the test IDs kept;
 	// suiteOut the bytes of suite output repeated into failures.
 	cases, ids, suiteOut int
-	// mocha are the titles of mocha's suites by file, in order.
-	mocha map[string][]string
+	// readers read the report in the dialects.
+	dialects []JUnitDialect
+	readers  []JUnitReader
 }
 
 // junitRole is what an open element is to the parser.
@@ -151,16 +164,11 @@ type junitElem struct {
 
 // junitSuite is a suite: what its own test cases say, and its nested suites.
 type junitSuite struct {
-	name     string
+	// JUnitSuite is what the dialects see of the suite: its name, its
+	// file attribute, whether it has a disabled attribute, and whether it
+	// stands for a test case outside any suite (Loose).
+	JUnitSuite
 	out, err junitText
-	// file is the suite's file attribute (mocha-junit-reporter's);
-	// nodeTest: the suite is node:test's (it has a disabled attribute);
-	// loose: the suite stands for a test case outside any suite (node:test
-	// writes top-level tests straight into <testsuites>).
-	file            string
-	nodeTest, loose bool
-	// mochaSeen: the suite's title is in the parser's mocha titles.
-	mochaSeen bool
 	// What the suite's own test cases say; the failures wait for the
 	// suite's end, which has the system-out and system-err added to them.
 	total    int
@@ -175,12 +183,14 @@ type junitSuite struct {
 // junitCase is a test case.
 type junitCase struct {
 	pkg, name, classname string
-	// file is the test case's file attribute (jest-junit's, with
-	// addFileAttribute); js: the case is a JavaScript runner's; build: it
-	// stands for a test file that did not load (see jsName).
-	file      string
-	js, build bool
-	status    junitStatus
+	// file is the test case's file attribute; reader is the dialect's
+	// reader that named the case (nil for none), claimed whether it
+	// claimed the case (JUnitCase.Claimed); build: the case stands for a
+	// test file that did not load.
+	file           string
+	reader         JUnitReader
+	claimed, build bool
+	status         junitStatus
 	// The message and type attributes and the body of the last <failure>
 	// or <error>.
 	message, typ   string
@@ -238,7 +248,7 @@ func (p *junitParser) parse() (Result, error) {
 	for _, s := range p.top {
 		s.addTo(&res)
 	}
-	relativeToReport(&res)
+	relativeTo(&res, func(path string) bool { return isDialectFile(p.dialects, path) })
 	return res, nil
 }
 
@@ -271,7 +281,7 @@ func (p *junitParser) start(el xml.StartElement) error {
 				return err
 			}
 			p.openSuite(xml.StartElement{})
-			p.suites[len(p.suites)-1].loose = true
+			p.suites[len(p.suites)-1].Loose = true
 			p.tc = newCase(el)
 			e.role = roleCase
 		}
@@ -339,7 +349,7 @@ func (p *junitParser) end() error {
 	switch e.role {
 	case roleSuite:
 		s := p.suites[len(p.suites)-1]
-		p.suites = p.suites[:len(p.suites)-1]
+		p.popSuite()
 		p.closeSuite(s)
 	case roleCase:
 		tc := p.tc
@@ -347,8 +357,8 @@ func (p *junitParser) end() error {
 		if err := p.closeCase(tc); err != nil {
 			return err
 		}
-		if s := p.suites[len(p.suites)-1]; s.loose {
-			p.suites = p.suites[:len(p.suites)-1]
+		if s := p.suites[len(p.suites)-1]; s.Loose {
+			p.popSuite()
 			p.closeSuite(s)
 		}
 	}
@@ -356,9 +366,9 @@ func (p *junitParser) end() error {
 }
 
 func (p *junitParser) openSuite(el xml.StartElement) {
-	s := &junitSuite{name: attr(el, "name"), file: attr(el, "file")}
+	s := &junitSuite{JUnitSuite: JUnitSuite{Name: attr(el, "name"), File: attr(el, "file")}}
 	for _, a := range el.Attr {
-		s.nodeTest = s.nodeTest || a.Name.Local == "disabled"
+		s.HasDisabled = s.HasDisabled || a.Name.Local == "disabled"
 	}
 	if n := len(p.suites); n > 0 {
 		p.suites[n-1].children = append(p.suites[n-1].children, s)
@@ -366,14 +376,21 @@ func (p *junitParser) openSuite(el xml.StartElement) {
 		p.top = append(p.top, s)
 	}
 	p.suites = append(p.suites, s)
+	p.views = append(p.views, &s.JUnitSuite)
+}
+
+// popSuite closes the innermost open suite.
+func (p *junitParser) popSuite() {
+	p.suites = p.suites[:len(p.suites)-1]
+	p.views = p.views[:len(p.views)-1]
 }
 
 func (p *junitParser) closeCase(tc *junitCase) error {
 	s := p.suites[len(p.suites)-1]
-	if !p.jsName(tc) {
+	if !p.nameCase(tc) {
 		tc.pkg = tc.classname
-		if tc.pkg == "" || (tc.pkg == tc.name && s.name != "") {
-			tc.pkg = s.name
+		if tc.pkg == "" || (tc.pkg == tc.name && s.Name != "") {
+			tc.pkg = s.Name
 		}
 	}
 	switch tc.status {
@@ -424,7 +441,7 @@ func (p *junitParser) closeSuite(s *junitSuite) {
 		f := p.failure(tc, out)
 		if tc.build || tc.name == "[build failed]" || compileFailure(tc.name, f.Output) {
 			f.Test = ""
-			// jest-junit reports a suite that failed to run twice.
+			// A dialect may report a file that failed to load twice.
 			if !slices.ContainsFunc(s.builds, func(b task.Failure) bool { return tc.build && b.Package == f.Package }) {
 				s.builds = append(s.builds, f)
 			}

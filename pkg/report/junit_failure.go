@@ -33,7 +33,7 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 		return t
 	}
 	body := text(tc.body)
-	if informative(tc.message) {
+	if Informative(tc.message) {
 		f.Message = strings.TrimSpace(tc.message)
 	}
 	if f.Message == "" && strings.TrimSpace(body) == "" && tc.typ != "" {
@@ -65,13 +65,10 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	if build {
 		DescribeBuild(&f)
 	} else {
-		describe(&f)
+		Describe(&f)
 	}
-	switch {
-	case tc.js || isJSTrace(body):
-		describeJS(&f, tc.message, body, build)
-	case len(f.Frames) == 0:
-		f.Frames = traceFrames(f.Output)
+	if !p.describeInDialect(&f, tc, body, build) && len(f.Frames) == 0 {
+		f.Frames = TraceFrames(f.Output)
 	}
 	return f
 }
@@ -166,12 +163,12 @@ func compileFailure(name, output string) bool {
 // "(/src/Cart.test.js:21:30)".
 var traceFrameRE = regexp.MustCompile(`([\w./\-]+\.(?:java|kt|scala|py|js|jsx|mjs|cjs|ts|tsx|rb|cs)):(\d+)`)
 
-// maxTraceFrames bounds the frames kept from a trace.
-const maxTraceFrames = 5
+// MaxTraceFrames bounds the frames kept from a trace.
+const MaxTraceFrames = 5
 
-// traceFrames are the distinct source locations of a trace, in order,
+// TraceFrames are the distinct source locations of a trace, in order,
 // without runtime-internal ones (node:internal, site-packages).
-func traceFrames(output string) []string {
+func TraceFrames(output string) []string {
 	var frames []string
 	seen := map[string]bool{}
 	for _, m := range traceFrameRE.FindAllStringSubmatch(output, -1) {
@@ -185,16 +182,16 @@ func traceFrames(output string) []string {
 		}
 		seen[fr] = true
 		frames = append(frames, fr)
-		if len(frames) == maxTraceFrames {
+		if len(frames) == MaxTraceFrames {
 			break
 		}
 	}
 	return frames
 }
 
-// informative reports whether a failure's message attribute says more than
+// Informative reports whether a failure's message attribute says more than
 // that the test failed; go-junit-report, for one, writes message="Failed".
-func informative(msg string) bool {
+func Informative(msg string) bool {
 	switch strings.ToLower(strings.TrimSpace(msg)) {
 	case "", "failed", "failure", "fail", "error", "build error", "test failed":
 		return false

@@ -1,6 +1,7 @@
-// Package report turns test reports (go test -json, JUnit XML) into the
-// failures redfix works on. A report that does not parse is an error that
-// says why; a report with no failures is a valid, empty result.
+// Package report turns test reports (JUnit XML, and the formats the
+// language drivers register) into the failures redfix works on. A report
+// that does not parse is an error that says why; a report with no failures
+// is a valid, empty result.
 package report
 
 import (
@@ -18,7 +19,7 @@ import (
 
 // Result is what a report says.
 type Result struct {
-	Format string   `json:"format"` // "go-test-json" or "junit"
+	Format string   `json:"format"` // "junit", or a registered Format's name
 	Total  int      `json:"total"`
 	Passed []string `json:"passed,omitempty"` // test IDs
 	// Skipped are the tests that were skipped (JUnit's <skipped>, which
@@ -48,7 +49,8 @@ func (r Result) Failed() bool { return len(r.Failures) > 0 || len(r.BuildErrors)
 // ErrEmpty is returned for a report with no content at all.
 var ErrEmpty = errors.New("report is empty")
 
-// Parse detects the report's format and parses it.
+// Parse detects the report's format and parses it: JUnit XML, or a format
+// a driver registered (RegisterFormat).
 func Parse(data []byte) (Result, error) {
 	trimmed := bytes.TrimSpace(data)
 	switch {
@@ -56,10 +58,11 @@ func Parse(data []byte) (Result, error) {
 		return Result{}, ErrEmpty
 	case trimmed[0] == '<':
 		return ParseJUnit(bytes.NewReader(trimmed))
-	case trimmed[0] == '{':
-		return ParseGoTestJSON(bytes.NewReader(trimmed))
 	}
-	return Result{}, fmt.Errorf("unknown report format: want go test -json or JUnit XML, got text starting %q", head(trimmed, 40))
+	if f := sniff(trimmed); f != nil {
+		return f.Parse(bytes.NewReader(trimmed))
+	}
+	return Result{}, fmt.Errorf("unknown report format: want %s, got text starting %q", wanted(), head(trimmed, 40))
 }
 
 func head(b []byte, n int) string {
@@ -80,8 +83,8 @@ var frameRE = regexp.MustCompile(`([\w./\-]+\.go):(\d+)`)
 // locatedRE is a line of a test's log: "    file_test.go:12: message".
 var locatedRE = regexp.MustCompile(`^\s*([\w./\-]+\.go):(\d+)(?::\d+)?: ?(.*)$`)
 
-// describe fills a test failure's message and frames from its output.
-func describe(f *task.Failure) {
+// Describe fills a test failure's message and frames from its output.
+func Describe(f *task.Failure) {
 	f.Output = clip.Middle(f.Output, maxOutput)
 	f.Frames = Frames(f.Output, 5)
 	if f.Message == "" {
@@ -104,7 +107,7 @@ func DescribeBuild(f *task.Failure) {
 // failing assertion's location followed by the other locations the output
 // names. The Go toolchain's own files are left out; n caps the count.
 func Frames(output string, n int) []string {
-	if p := panicText(output); p != "" {
+	if p := PanicText(output); p != "" {
 		return frames(p, n)
 	}
 	var first []string
@@ -143,16 +146,16 @@ func toolchainFile(path string) bool {
 // message before go test's "--- FAIL" line (the lines logged before it stay
 // in the output); otherwise the first line that is not go test's own.
 func Message(output string) string {
-	if p := panicText(output); p != "" {
+	if p := PanicText(output); p != "" {
 		line, _, _ := strings.Cut(p, "\n")
-		return capMessage(strings.TrimSpace(line))
+		return CapMessage(strings.TrimSpace(line))
 	}
 	if _, msg := lastLocated(output); msg != "" {
-		return capMessage(msg)
+		return CapMessage(msg)
 	}
 	for _, l := range strings.Split(output, "\n") {
 		if t := strings.TrimSpace(l); t != "" && !goTestLine(t) {
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	return ""
@@ -221,14 +224,14 @@ func firstMessage(output string) string {
 		}
 		if frameRE.MatchString(t) {
 			if i := strings.Index(t, ": "); i >= 0 {
-				return capMessage(strings.TrimSpace(t[i+2:]))
+				return CapMessage(strings.TrimSpace(t[i+2:]))
 			}
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	for _, l := range lines {
 		if t := strings.TrimSpace(l); t != "" && !goTestLine(t) {
-			return capMessage(t)
+			return CapMessage(t)
 		}
 	}
 	return ""
@@ -240,7 +243,8 @@ func goTestLine(t string) bool {
 		strings.HasPrefix(t, "[… ")
 }
 
-func capMessage(s string) string {
+// CapMessage caps a failure's message: its middle is left out of a long one.
+func CapMessage(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
@@ -272,4 +276,16 @@ func Relativize(f *task.Failure, pkgDir string, root string, aliases ...string) 
 		}
 		f.Frames[i] = fr
 	}
+}
+
+// PanicText is the panic and everything after it in a test's output ("panic:
+// " at a line's start), or "" when the output holds none.
+func PanicText(out string) string {
+	if strings.HasPrefix(out, "panic: ") {
+		return out
+	}
+	if i := strings.Index(out, "\npanic: "); i >= 0 {
+		return out[i+1:]
+	}
+	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -31,8 +30,9 @@ type Failure struct {
 
 // ID is the test as reports name it: "pkg.TestName/sub", or the bare test
 // name when the package is unknown, or the package alone for a package that
-// did not build (no test). Where the package is a file of tests (Python,
-// JavaScript), the id is the runner's: "tests/test_x.py::TestC::test_y".
+// did not build (no test). Where the package is a file of tests (a
+// registered driver's rule says so: IsTestFilePath), the id is the
+// runner's: the file and the test joined by "::".
 func (f Failure) ID() string {
 	if f.Package == "" || f.Test == "" {
 		return f.Package + f.Test
@@ -41,20 +41,6 @@ func (f Failure) ID() string {
 		return f.Package + "::" + f.Test
 	}
 	return f.Package + "." + f.Test
-}
-
-// testFileExts are the extensions of files that hold tests named by file:
-// a Package ending in one is a file, not a Go import path.
-var testFileExts = []string{".py", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"}
-
-// IsTestFilePath reports a package that is a file of tests (see ID).
-func IsTestFilePath(pkg string) bool {
-	for _, ext := range testFileExts {
-		if strings.HasSuffix(pkg, ext) {
-			return true
-		}
-	}
-	return false
 }
 
 // Status is where a task stands.

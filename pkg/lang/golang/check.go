@@ -20,7 +20,7 @@ func (Driver) ChecksName() string { return "gofmt, go build, go vet" }
 // root). A file outside any module, or in a directory the go command
 // ignores (testdata, vendor, hidden and "_" ones), is only gofmt'd.
 func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findings.Finding, error) {
-	byMod := map[string]*findings.Checks{}
+	byMod := map[string]*staticChecks{}
 	var order []string
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -31,7 +31,7 @@ func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findin
 		mod, pkg, ok := moduleOf(dir, f)
 		c := byMod[mod]
 		if c == nil {
-			c = &findings.Checks{Timeout: d.CheckTimeout}
+			c = &staticChecks{Timeout: d.CheckTimeout}
 			byMod[mod] = c
 			order = append(order, mod)
 		}
@@ -49,7 +49,7 @@ func (d Driver) Check(ctx context.Context, dir string, files []string) ([]findin
 		if len(c.Gofmt)+len(c.Build) == 0 {
 			continue
 		}
-		fs, err := findings.Run(ctx, filepath.Join(dir, filepath.FromSlash(mod)), *c)
+		fs, err := runStatic(ctx, filepath.Join(dir, filepath.FromSlash(mod)), *c)
 		if err != nil {
 			return nil, fmt.Errorf("go checks: %w", err)
 		}

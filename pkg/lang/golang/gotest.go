@@ -206,7 +206,7 @@ func (r Runner) goTest(ctx context.Context, dir string, args []string) (testrun.
 	}
 	done := make(chan parsed, 1)
 	go func() {
-		rep, err := report.ParseGoTestStream(pr, text)
+		rep, err := ParseGoTestStream(pr, text)
 		// Whatever the parser left unread is drained, so that go test
 		// never blocks on a full pipe.
 		_, _ = io.Copy(io.Discard, pr)

@@ -16,8 +16,8 @@ import (
 // (go build ./...), the changed packages vet, the changed files are
 // formatted; what says so, for the evidence.
 func (d Driver) StaticCheck(ctx context.Context, dir string, patch []unidiff.File) ([]findings.Finding, string, error) {
-	checks := findings.Checks{Build: []string{"./..."}, Vet: changedPackages(dir, patch), Gofmt: changedFiles(dir, patch), Timeout: d.CheckTimeout}
-	fs, err := findings.Run(ctx, dir, checks)
+	checks := staticChecks{Build: []string{"./..."}, Vet: changedPackages(dir, patch), Gofmt: changedFiles(dir, patch), Timeout: d.CheckTimeout}
+	fs, err := runStatic(ctx, dir, checks)
 	what := fmt.Sprintf("go build ./..., go vet on %s, gofmt on %s", listOr(checks.Vet, "no package"), listOr(checks.Gofmt, "no file"))
 	return fs, what, err
 }

@@ -1,4 +1,4 @@
-package report
+package golang
 
 import (
 	"encoding/json"
@@ -7,8 +7,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/task"
 	"gotest.tools/gotestsum/testjson"
+
+	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/task"
 )
 
 // ParseGoTestJSON parses the output of `go test -json` as a stream: the
@@ -23,12 +25,12 @@ import (
 // started but never ended (paused when a panic killed the binary, or cut off
 // when the stream ended) did not run, unless it is the test that panicked or
 // timed out. A package with no final result is Incomplete.
-func ParseGoTestJSON(r io.Reader) (Result, error) { return ParseGoTestStream(r, nil) }
+func ParseGoTestJSON(r io.Reader) (report.Result, error) { return ParseGoTestStream(r, nil) }
 
 // ParseGoTestStream is ParseGoTestJSON that also writes the text of the
 // run (every output event, and the lines that are not JSON) to text, when
 // text is not nil.
-func ParseGoTestStream(r io.Reader, text io.Writer) (Result, error) {
+func ParseGoTestStream(r io.Reader, text io.Writer) (report.Result, error) {
 	c := &collector{pkgs: map[string]*pkgState{}, text: text}
 	_, err := testjson.ScanTestOutput(testjson.ScanConfig{
 		Stdout:                   r,
@@ -36,76 +38,19 @@ func ParseGoTestStream(r io.Reader, text io.Writer) (Result, error) {
 		IgnoreNonJSONOutputLines: true,
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("parse go test -json: %w", err)
+		return report.Result{}, fmt.Errorf("parse go test -json: %w", err)
 	}
 	if len(c.order) == 0 {
-		return Result{}, fmt.Errorf("parse go test -json: no test events (is this `go test -json` output?)")
+		return report.Result{}, errNoEvents
 	}
 	return c.result(), nil
 }
 
-// Per-test output kept while a test runs: its head and its tail, where the
-// failing assertion and a panic's stack are.
-const (
-	keepHead = 4 << 10
-	keepTail = 24 << 10
-)
-
-// Text keeps the head and the tail of the lines written to it: at most
-// Head bytes of the first lines, and Tail bytes of the last ones. The zero
-// value keeps a test's worth of output.
-type Text struct {
-	Head, Tail int
-
-	head    strings.Builder
-	tail    []string
-	tailLen int
-	omitted int
-}
-
-// Write adds text; it never fails.
-func (b *Text) Write(p []byte) (int, error) {
-	b.add(string(p))
-	return len(p), nil
-}
-
-func (b *Text) add(s string) {
-	if b.Head == 0 && b.Tail == 0 {
-		b.Head, b.Tail = keepHead, keepTail
-	}
-	if b.head.Len()+len(s) <= b.Head && len(b.tail) == 0 {
-		b.head.WriteString(s)
-		return
-	}
-	b.tail = append(b.tail, s)
-	b.tailLen += len(s)
-	for b.tailLen > b.Tail && len(b.tail) > 1 {
-		b.tailLen -= len(b.tail[0])
-		b.omitted += len(b.tail[0])
-		b.tail = b.tail[1:]
-	}
-}
-
-// String is the text kept, with a line saying how much was left out.
-func (b *Text) String() string {
-	var s strings.Builder
-	s.WriteString(b.head.String())
-	if b.omitted > 0 {
-		fmt.Fprintf(&s, "[… %d bytes of output omitted …]\n", b.omitted)
-	}
-	for _, l := range b.tail {
-		s.WriteString(l)
-	}
-	return s.String()
-}
-
-func (b *Text) reset() { *b = Text{Head: b.Head, Tail: b.Tail} }
-
 type testState struct {
 	name    string
 	running bool // started and not ended
-	out     Text
-	runs    Runs
+	out     report.Text
+	runs    report.Runs
 	// failure is the output of the first failed run.
 	failure    string
 	hasFailure bool
@@ -115,7 +60,7 @@ type pkgState struct {
 	name   string
 	tests  map[string]*testState
 	order  []string
-	out    Text // the package's own output
+	out    report.Text // the package's own output
 	result testjson.Action
 	// failedBuild names the package that did not compile when this
 	// package's tests did not build (Go 1.24's FailedBuild).
@@ -127,8 +72,8 @@ type collector struct {
 	order []string
 	// build holds the compiler's output by package: since Go 1.24 it comes
 	// as "build-output" events naming an ImportPath, not a Package.
-	build map[string]*Text
-	stray Text
+	build map[string]*report.Text
+	stray report.Text
 	text  io.Writer
 }
 
@@ -175,7 +120,7 @@ func (c *collector) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 	if e.Test == "" {
 		switch e.Action {
 		case testjson.ActionOutput:
-			p.out.add(e.Output)
+			p.out.WriteString(e.Output)
 		case testjson.ActionPass, testjson.ActionFail, testjson.ActionSkip:
 			p.result = e.Action
 			if e.Action == testjson.ActionFail {
@@ -188,25 +133,25 @@ func (c *collector) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 	switch e.Action {
 	case testjson.ActionRun:
 		t.running = true
-		t.out.reset()
+		t.out = report.Text{}
 	case testjson.ActionOutput:
-		t.running = t.running || t.runs == (Runs{})
-		t.out.add(e.Output)
+		t.running = t.running || t.runs == (report.Runs{})
+		t.out.WriteString(e.Output)
 	case testjson.ActionPass:
 		t.runs.Pass++
 		t.running = false
-		t.out.reset()
+		t.out = report.Text{}
 	case testjson.ActionSkip:
 		t.runs.Skip++
 		t.running = false
-		t.out.reset()
+		t.out = report.Text{}
 	case testjson.ActionFail:
 		t.runs.Fail++
 		t.running = false
 		if !t.hasFailure {
 			t.failure, t.hasFailure = t.out.String(), true
 		}
-		t.out.reset()
+		t.out = report.Text{}
 	}
 	return nil
 }
@@ -220,14 +165,14 @@ func (c *collector) buildOutput(e testjson.TestEvent) {
 	pkg, _, _ := strings.Cut(e.ImportPath, " ")
 	pkg = strings.TrimSuffix(pkg, "_test")
 	if c.build == nil {
-		c.build = map[string]*Text{}
+		c.build = map[string]*report.Text{}
 	}
 	b, ok := c.build[pkg]
 	if !ok {
-		b = &Text{}
+		b = &report.Text{}
 		c.build[pkg] = b
 	}
-	b.add(e.Output)
+	b.WriteString(e.Output)
 }
 
 // failedBuild reads the FailedBuild field of a package's "fail" event (Go
@@ -246,7 +191,7 @@ func failedBuild(raw []byte) string {
 
 // Err receives the lines that are not JSON.
 func (c *collector) Err(text string) error {
-	c.stray.add(text + "\n")
+	c.stray.WriteString(text + "\n")
 	if c.text != nil {
 		_, _ = io.WriteString(c.text, text+"\n")
 	}
@@ -260,8 +205,8 @@ func (c *collector) buildText(pkg string) string {
 	return ""
 }
 
-func (c *collector) result() Result {
-	res := Result{Format: "go-test-json", Runs: map[string]Runs{}}
+func (c *collector) result() report.Result {
+	res := report.Result{Format: formatName, Runs: map[string]report.Runs{}}
 	for _, name := range c.order {
 		p := c.pkgs[name]
 		c.finishPackage(p, &res)
@@ -269,14 +214,14 @@ func (c *collector) result() Result {
 	return res
 }
 
-func (c *collector) finishPackage(p *pkgState, res *Result) {
+func (c *collector) finishPackage(p *pkgState, res *report.Result) {
 	p.settleUnfinished(res)
 	p.movePanicsToSubtests()
 	failedChild := p.failedParents()
 	for _, name := range p.order {
 		t := p.tests[name]
 		id := p.name + "." + name
-		if t.runs != (Runs{}) {
+		if t.runs != (report.Runs{}) {
 			res.Total++
 			res.Runs[id] = t.runs
 		}
@@ -284,20 +229,20 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 		case t.runs.Fail > 0:
 			// A parent that failed only because its subtests did is
 			// reported through them.
-			if failedChild[name] && Message(t.failure) == "" {
+			if failedChild[name] && report.Message(t.failure) == "" {
 				continue
 			}
 			f := task.Failure{Package: p.name, Test: name, Output: t.failure}
-			describe(&f)
+			report.Describe(&f)
 			if failedChild[name] {
 				// What the parent printed itself (a log line, "skipped:
 				// 18") is no assertion: the message and frames are its
 				// first failing subtest's.
 				for _, other := range p.order {
 					o := p.tests[other]
-					if strings.HasPrefix(other, name+"/") && o.runs.Fail > 0 && Message(o.failure) != "" {
-						f.Message = Message(o.failure)
-						if fr := Frames(o.failure, 5); len(fr) > 0 {
+					if strings.HasPrefix(other, name+"/") && o.runs.Fail > 0 && report.Message(o.failure) != "" {
+						f.Message = report.Message(o.failure)
+						if fr := report.Frames(o.failure, 5); len(fr) > 0 {
 							f.Frames = fr
 						}
 						break
@@ -321,7 +266,7 @@ func (c *collector) finishPackage(p *pkgState, res *Result) {
 // settleUnfinished decides the tests that never ended: failed if it is
 // the one that panicked or timed out (its output says so); the others did
 // not run.
-func (p *pkgState) settleUnfinished(res *Result) {
+func (p *pkgState) settleUnfinished(res *report.Result) {
 	for _, name := range p.order {
 		t := p.tests[name]
 		if !t.running {
@@ -335,7 +280,7 @@ func (p *pkgState) settleUnfinished(res *Result) {
 			}
 			continue
 		}
-		if t.runs == (Runs{}) {
+		if t.runs == (report.Runs{}) {
 			res.NotRun = append(res.NotRun, p.name+"."+name)
 		}
 	}
@@ -353,13 +298,13 @@ func (p *pkgState) movePanicsToSubtests() {
 		moved := false
 		for _, other := range p.order {
 			o := p.tests[other]
-			if strings.HasPrefix(other, name+"/") && o.hasFailure && Message(o.failure) == "" {
-				o.failure += panicText(t.failure)
+			if strings.HasPrefix(other, name+"/") && o.hasFailure && report.Message(o.failure) == "" {
+				o.failure += report.PanicText(t.failure)
 				moved = true
 			}
 		}
 		if moved {
-			t.failure = strings.Replace(t.failure, panicText(t.failure), "", 1)
+			t.failure = strings.Replace(t.failure, report.PanicText(t.failure), "", 1)
 		}
 	}
 }
@@ -385,7 +330,7 @@ func (p *pkgState) failedParents() map[string]bool {
 // packageFailure records the package's own failure when it failed with no
 // failing test: it did not build, or its TestMain, init or a goroutine
 // outside any test failed.
-func (c *collector) packageFailure(p *pkgState, res *Result) {
+func (c *collector) packageFailure(p *pkgState, res *report.Result) {
 	noTestFailed := true
 	for _, t := range p.tests {
 		if t.runs.Fail > 0 {
@@ -403,7 +348,7 @@ func (c *collector) packageFailure(p *pkgState, res *Result) {
 			out = c.stray.String()
 		}
 		f := task.Failure{Package: p.name, Output: c.buildText(build) + out}
-		DescribeBuild(&f)
+		report.DescribeBuild(&f)
 		res.BuildErrors = append(res.BuildErrors, f)
 	}
 }
@@ -420,17 +365,5 @@ func stripFailLine(s string) string {
 	return strings.Join(keep, "\n")
 }
 
-func hasPanic(out string) bool {
-	return strings.HasPrefix(out, "panic: ") || strings.Contains(out, "\npanic: ")
-}
-
-// panicText is the panic and everything after it in a test's output.
-func panicText(out string) string {
-	if strings.HasPrefix(out, "panic: ") {
-		return out
-	}
-	if i := strings.Index(out, "\npanic: "); i >= 0 {
-		return out[i+1:]
-	}
-	return ""
-}
+// hasPanic reports a test's output that holds a panic.
+func hasPanic(out string) bool { return report.PanicText(out) != "" }

@@ -1,10 +1,11 @@
-package report
+package node
 
 import (
+	"path"
 	"regexp"
-	"slices"
 	"strings"
 
+	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -45,81 +46,107 @@ import (
 //     test case named by the file's absolute path. No file otherwise.
 //
 // Absolute paths are made relative where the report shows the root they
-// are in (relativeToReport).
+// are in (pkg/report does so for the files IsFile claims).
 
 // jestSuiteError is the classname jest-junit gives a suite that failed to
 // run.
 const jestSuiteError = "Test suite failed to run"
 
-// jsExts are the extensions of JavaScript and TypeScript files.
-var jsExts = []string{".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"}
-
 // isJSFile reports a path with a JavaScript or TypeScript extension.
 func isJSFile(p string) bool {
-	return p != "" && !strings.ContainsAny(p, " \t\n") && slices.ContainsFunc(jsExts, func(ext string) bool { return strings.HasSuffix(p, ext) })
+	return p != "" && !strings.ContainsAny(p, " \t\n") && isSourceExt(path.Ext(p))
 }
 
-// jsName names the test case in a JavaScript runner's dialect (above): its
+// JUnitDialect is the runners' JUnit dialects (above) as pkg/report reads
+// them (report.JUnitDialect), registered when the package loads.
+type JUnitDialect struct{}
+
+func init() { report.RegisterJUnitDialect(JUnitDialect{}) }
+
+// JUnitReader starts the reading of one report.
+func (JUnitDialect) JUnitReader() report.JUnitReader { return &junitReader{} }
+
+// IsFile reports a JavaScript or TypeScript file.
+func (JUnitDialect) IsFile(p string) bool { return isJSFile(p) }
+
+// junitReader reads one report: mocha's suites' titles by file, in order,
+// and which suites' titles are among them.
+type junitReader struct {
+	mocha     map[string][]string
+	mochaSeen map[*report.JUnitSuite]bool
+}
+
+// NameCase names the test case in a JavaScript runner's dialect (above): its
 // package, name and whether it stands for a file that did not load. False
 // when the case is in none of them.
-func (p *junitParser) jsName(tc *junitCase) bool {
-	s := p.suites[len(p.suites)-1]
-	failing := tc.status == statusFailed || tc.status == statusError
-	file := tc.file
+func (r *junitReader) NameCase(c *report.JUnitCase, suites []*report.JUnitSuite) bool {
+	s := suites[len(suites)-1]
+	failing := c.Failing
+	file := c.File
 	if file == "" {
-		file = tc.name
+		file = c.Name
 	}
 	switch {
-	case tc.classname == jestSuiteError && isJSFile(file):
-		tc.pkg, tc.build = file, true
-	case tc.classname == "test" && (s.loose || s.nodeTest):
-		if s.loose && failing && isJSFile(tc.name) {
-			tc.pkg, tc.build = tc.name, true
+	case c.Classname == jestSuiteError && isJSFile(file):
+		c.Package, c.Build = file, true
+	case c.Classname == "test" && (s.Loose || s.HasDisabled):
+		if s.Loose && failing && isJSFile(c.Name) {
+			c.Package, c.Build = c.Name, true
 			break
 		}
 		var names []string
-		for _, o := range p.suites {
-			if o.nodeTest {
-				names = append(names, o.name)
+		for _, o := range suites {
+			if o.HasDisabled {
+				names = append(names, o.Name)
 			}
 		}
-		tc.name = strings.Join(append(names, tc.name), " > ")
-	case tc.classname == tc.name && failing && isJSFile(tc.name):
-		tc.pkg, tc.build = tc.name, true
-	case tc.classname == tc.name && tc.name != "":
-		tc.name = strings.TrimSpace(tc.name)
+		c.Name = strings.Join(append(names, c.Name), " > ")
+	case c.Classname == c.Name && failing && isJSFile(c.Name):
+		c.Package, c.Build = c.Name, true
+	case c.Classname == c.Name && c.Name != "":
+		c.Name = strings.TrimSpace(c.Name)
 		switch {
-		case isJSFile(tc.file):
-			tc.pkg = tc.file
-		case isJSFile(s.file):
-			tc.pkg = s.file
+		case isJSFile(c.File):
+			c.Package = c.File
+		case isJSFile(s.File):
+			c.Package = s.File
 		default:
 			// No file: any runner's report could be so; a JavaScript
 			// stack in the failure makes it JavaScript's (isJSTrace).
-			tc.pkg = s.name
+			c.Package = s.Name
 			return true
 		}
-	case isJSFile(tc.classname):
-		tc.pkg = tc.classname
-	case isJSFile(s.file) && tc.file == "":
-		tc.pkg = s.file
-		if names := mochaNames(tc.name, tc.classname, p.mochaSuites(s)); names != nil {
-			tc.name = strings.Join(names, " > ")
+	case isJSFile(c.Classname):
+		c.Package = c.Classname
+	case isJSFile(s.File) && c.File == "":
+		c.Package = s.File
+		if names := mochaNames(c.Name, c.Classname, r.mochaSuites(s)); names != nil {
+			c.Name = strings.Join(names, " > ")
 		}
-	case isJSFile(tc.file) || isJSFile(s.name):
-		tc.pkg = tc.file
-		if tc.pkg == "" {
-			tc.pkg = s.name
+	case isJSFile(c.File) || isJSFile(s.Name):
+		c.Package = c.File
+		if c.Package == "" {
+			c.Package = s.Name
 		}
-		if c := strings.TrimSpace(tc.classname); c != "" && c != tc.pkg {
-			tc.name = strings.ReplaceAll(c, " › ", " > ") + " > " + tc.name
+		if cls := strings.TrimSpace(c.Classname); cls != "" && cls != c.Package {
+			c.Name = strings.ReplaceAll(cls, " › ", " > ") + " > " + c.Name
 		}
-	case strings.Contains(tc.classname, " › "):
-		tc.name = strings.ReplaceAll(strings.TrimSpace(tc.classname), " › ", " > ") + " > " + tc.name
+	case strings.Contains(c.Classname, " › "):
+		c.Name = strings.ReplaceAll(strings.TrimSpace(c.Classname), " › ", " > ") + " > " + c.Name
 	default:
 		return false
 	}
-	tc.js = true
+	c.Claimed = true
+	return true
+}
+
+// DescribeFailure describes the failure of a case named by the dialect, or
+// of any case whose failure holds a JavaScript stack trace (describeJS).
+func (r *junitReader) DescribeFailure(f *task.Failure, c *report.JUnitCase, build bool) bool {
+	if !c.Claimed && !isJSTrace(c.Body) {
+		return false
+	}
+	describeJS(f, c.Message, c.Body, build)
 	return true
 }
 
@@ -129,20 +156,7 @@ var (
 	jsStackRE = regexp.MustCompile(`^\s*(?:at\s+(?:[^(]*\()?|❯\s+(?:\S+\s+)?)(?:file://)?([^\s()]+):(\d+):\d+\)?\s*$`)
 	// codeFrameRE is a line of a code frame ("> 2 |   expect(1)").
 	codeFrameRE = regexp.MustCompile(`^\s*>?\s*\d*\s+\|`)
-	// ansiRE is a terminal's colour code, its escape character there or
-	// lost (vitest writes "[31m" into its JUnit's attributes).
-	// absPathRE is an absolute path in a message.
-	absPathRE = regexp.MustCompile(`(?:^|[\s'"(])(?:file://)?(/[^\s'"()\[\]:,]+)`)
-	ansiRE    = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\[(?:\d{1,3};)*\d{1,3}m`)
 )
-
-// StripANSI removes terminal colour codes from s.
-func StripANSI(s string) string {
-	if !strings.Contains(s, "m") {
-		return s
-	}
-	return ansiRE.ReplaceAllString(s, "")
-}
 
 // isJSTrace reports output holding a JavaScript stack trace.
 func isJSTrace(output string) bool {
@@ -161,16 +175,16 @@ func isJSTrace(output string) bool {
 // Colour codes are taken out of both and of the output. A file that did
 // not load with no more than that said has no message.
 func describeJS(f *task.Failure, attrMsg, body string, build bool) {
-	f.Output = StripANSI(f.Output)
-	body = StripANSI(body)
-	attrMsg = strings.TrimSpace(StripANSI(attrMsg))
+	f.Output = report.StripANSI(f.Output)
+	body = report.StripANSI(body)
+	attrMsg = strings.TrimSpace(report.StripANSI(attrMsg))
 	switch {
-	case informative(attrMsg):
-		f.Message = capMessage(attrMsg)
+	case report.Informative(attrMsg):
+		f.Message = report.CapMessage(attrMsg)
 	default:
 		switch m := jsErrorText(body); {
 		case m != "":
-			f.Message = capMessage(m)
+			f.Message = report.CapMessage(m)
 		case build:
 			// node:test's "test failed" of a file that did not run: the
 			// reproduction's build says what failed.
@@ -179,7 +193,7 @@ func describeJS(f *task.Failure, attrMsg, body string, build bool) {
 			f.Message = attrMsg
 		}
 	}
-	f.Frames = jsFrames(f.Output, maxTraceFrames)
+	f.Frames = jsFrames(f.Output, report.MaxTraceFrames)
 	if len(f.Frames) == 0 {
 		// The locations the output names otherwise (a code frame's), the
 		// stack's lines left out: they named dependencies only.
@@ -189,7 +203,7 @@ func describeJS(f *task.Failure, attrMsg, body string, build bool) {
 				rest = append(rest, l)
 			}
 		}
-		f.Frames = traceFrames(strings.ReplaceAll(strings.Join(rest, "\n"), "file://", ""))
+		f.Frames = report.TraceFrames(strings.ReplaceAll(strings.Join(rest, "\n"), "file://", ""))
 	}
 }
 
@@ -272,105 +286,6 @@ func jsFrames(output string, n int) []string {
 	return out
 }
 
-// relativeToReport makes the absolute paths of res relative to the roots
-// the report itself shows: a path that is absolute in one place and
-// relative in another (jest's absolute stack frames of a file its file
-// attribute names relative; mocha's absolute suite file whose frames are
-// relative; vitest's messages naming the absolute path of a file it names
-// relative) gives the root the relative paths are from. Packages, frames,
-// messages, outputs and the test IDs lose the roots; a report that shows
-// none is left as it is (triage learns the root from its reproduction).
-// Only JavaScript and TypeScript files show roots: other languages'
-// reports name theirs as their runners do.
-func relativeToReport(res *Result) {
-	rel, abs := map[string]bool{}, map[string]bool{}
-	add := func(p string) {
-		switch {
-		case !isJSFile(p):
-		case strings.HasPrefix(p, "/"):
-			abs[p] = true
-		case p != "" && !strings.HasPrefix(p, "."):
-			rel[p] = true
-		}
-	}
-	all := [][]task.Failure{res.Failures, res.BuildErrors}
-	for _, fs := range all {
-		for _, f := range fs {
-			for _, m := range absPathRE.FindAllStringSubmatch(f.Message, maxTraceFrames) {
-				add(m[1])
-			}
-			add(f.Package)
-			for _, fr := range f.Frames {
-				file, _ := cutLine(fr)
-				add(file)
-			}
-		}
-	}
-	if len(rel) == 0 || len(abs) == 0 {
-		return
-	}
-	rootSet := map[string]bool{}
-	for a := range abs {
-		for i := 1; i < len(a); i++ {
-			if a[i] == '/' && rel[a[i+1:]] {
-				rootSet[a[:i+1]] = true
-				break
-			}
-		}
-	}
-	if len(rootSet) == 0 {
-		return
-	}
-	roots := make([]string, 0, len(rootSet))
-	for r := range rootSet {
-		roots = append(roots, r)
-	}
-	// The longest first: a root within another is stripped before it.
-	slices.SortFunc(roots, func(a, b string) int { return len(b) - len(a) })
-	strip := func(s string) string {
-		for _, r := range roots {
-			s = strings.ReplaceAll(s, "file://"+r, "")
-			s = strings.ReplaceAll(s, r, "")
-		}
-		return s
-	}
-	trim := func(s string) string {
-		for _, r := range roots {
-			if t, ok := strings.CutPrefix(s, r); ok {
-				return t
-			}
-		}
-		return s
-	}
-	for _, fs := range all {
-		for i := range fs {
-			f := &fs[i]
-			if !isJSFile(f.Package) && !slices.ContainsFunc(f.Frames, func(fr string) bool { file, _ := cutLine(fr); return isJSFile(file) }) {
-				continue
-			}
-			f.Package = trim(f.Package)
-			f.Message, f.Output = strip(f.Message), strip(f.Output)
-			for j, fr := range f.Frames {
-				f.Frames[j] = trim(fr)
-			}
-		}
-	}
-	for _, ids := range [][]string{res.Passed, res.Skipped} {
-		for i, id := range ids {
-			ids[i] = trim(id)
-		}
-	}
-}
-
-// cutLine splits a frame "file:line" into its file and line.
-func cutLine(fr string) (file, line string) {
-	i := strings.LastIndexByte(fr, ':')
-	if i < 0 {
-		return fr, ""
-	}
-	return fr[:i], fr[i+1:]
-}
-
 // maxMochaTitles bounds the suite titles kept per file for mochaNames, and
 // maxMochaSteps the attempts of one split.
 const (
@@ -380,18 +295,18 @@ const (
 
 // mochaSuites are the titles of the suites of s's file seen so far (the
 // last one s's), which mochaNames splits a full title with.
-func (p *junitParser) mochaSuites(s *junitSuite) []string {
-	if p.mocha == nil {
-		p.mocha = map[string][]string{}
+func (r *junitReader) mochaSuites(s *report.JUnitSuite) []string {
+	if r.mocha == nil {
+		r.mocha, r.mochaSeen = map[string][]string{}, map[*report.JUnitSuite]bool{}
 	}
-	titles := p.mocha[s.file]
-	if s.mochaSeen {
+	titles := r.mocha[s.File]
+	if r.mochaSeen[s] {
 		return titles
 	}
-	s.mochaSeen = true
+	r.mochaSeen[s] = true
 	if len(titles) < maxMochaTitles {
-		titles = append(titles, s.name)
-		p.mocha[s.file] = titles
+		titles = append(titles, s.Name)
+		r.mocha[s.File] = titles
 	}
 	return titles
 }
