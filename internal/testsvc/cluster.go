@@ -171,15 +171,39 @@ sentinel parallel-syncs %s 1
 }
 
 // WaitReplicas waits until data node i, a primary, has n replicas online
-// (in sync and streaming its writes).
+// (in sync and streaming its writes). A node that comes back after a
+// failover is turned into a replica by the Sentinels only after it has
+// reported itself a primary for a while, and then copies the whole data
+// set: under a loaded machine's scheduling that can take minutes, so the
+// wait is long (it ends as soon as the replicas are online), and a wait
+// that fails says what every node and Sentinel said last.
 func (r *RedisSentinel) WaitReplicas(i, n int) {
 	r.t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: loopback(r.dataPorts[i])})
 	defer c.Close()
-	Poll(r.t, time.Minute, fmt.Sprintf("redis r%d has %d replicas online", i, n), func() bool {
+	PollSeeing(r.t, 3*time.Minute, fmt.Sprintf("redis r%d has %d replicas online", i, n), r.replication, func() bool {
 		info, err := c.Info(context.Background(), "replication").Result()
 		return err == nil && strings.Count(info, "state=online") >= n
 	})
+}
+
+// replication is what each data node says of its replication, and what
+// the first Sentinel says of the primary's replicas.
+func (r *RedisSentinel) replication() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for i, p := range r.dataPorts {
+		c := redis.NewClient(&redis.Options{Addr: loopback(p)})
+		info, err := c.Info(ctx, "replication").Result()
+		c.Close()
+		fmt.Fprintf(&b, "\nr%d (%s): %s %v", i, loopback(p), strings.Join(strings.Fields(info), " "), err)
+	}
+	s := redis.NewSentinelClient(&redis.Options{Addr: r.SentinelAddrs()[0]})
+	defer s.Close()
+	reps, err := s.Replicas(ctx, r.Master).Result()
+	fmt.Fprintf(&b, "\nsentinel s0's replicas: %v %v", reps, err)
+	return b.String()
 }
 
 // SentinelAddrs are the Sentinels' host:port.
