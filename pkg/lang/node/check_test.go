@@ -11,7 +11,6 @@ import (
 // edit that assigns a string to a number is a finding keyed without its
 // position, in the file it is in.
 func TestCheckTypeErrors(t *testing.T) {
-	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Price...)
 	fs, err := d.Check(ctx, dir, []string{"src/price.ts"})
 	if err != nil {
@@ -40,7 +39,6 @@ func TestCheckTypeErrors(t *testing.T) {
 // eslint with the repository's own configuration: an unused variable an
 // edit brings is a finding of that file and rule.
 func TestCheckLint(t *testing.T) {
-	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Lint...)
 	fs, err := d.Check(ctx, dir, []string{"lib/sum.js"})
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 // "failed to load config" and the failure was dropped as not reproduced).
 // Nothing a run wrote there is left in the cache for a later run.
 func TestRunnersLoadTheirConfigurationFiles(t *testing.T) {
-	t.Parallel()
 	vitestCfg := "import { defineConfig } from 'vitest/config'\n\nexport default defineConfig({ test: { include: ['src/**/*.test.ts'] } })\n"
 	for _, c := range []struct {
 		name, file, config string

@@ -9,7 +9,6 @@ import (
 
 // The node driver passes the drivers' conformance suite, on node:test.
 func TestConformance(t *testing.T) {
-	t.Parallel()
 	nodetest.Require(t)
 	langtest.Run(t, Driver{CacheDir: nodetest.CacheDir(t)}, "testdata/conformance.txtar")
 }

@@ -50,7 +50,6 @@ func readFixture(t *testing.T, name string) ([]byte, report.Result) {
 // JUnit report the same run wrote; a file that failed to load is the same
 // build failure.
 func TestReadConsoleAgreesWithJUnit(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"jest", "vitest", "mocha", "node-tap", "node-spec"} {
 		t.Run(name, func(t *testing.T) {
 			log, want := readFixture(t, name)

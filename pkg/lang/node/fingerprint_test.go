@@ -10,7 +10,6 @@ import (
 // one) loses its checkout's root and its colours; another language's
 // failure is not the driver's.
 func TestNormalizeFailure(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		in       task.Failure

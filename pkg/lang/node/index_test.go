@@ -7,7 +7,6 @@ import (
 )
 
 func TestIndexFindsDeclarations(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"src/price.ts": `import { round } from './round';
@@ -91,7 +90,6 @@ module.exports = { helper, Basket };
 }
 
 func TestDeclaredTests(t *testing.T) {
-	t.Parallel()
 	src := []byte("describe('price', () => {\n  it('applies the discount', () => {});\n  describe.each([1])('x %s', () => { it('hidden', () => {}); });\n  describe(`nested`, function () {\n    test.skip(\"it's \\\"quoted\\\"\", () => {});\n  });\n});\ntest('top', () => {});\nit(name, () => {});\n")
 	var got []string
 	for _, d := range declaredTests("a.test.ts", src) {

@@ -15,7 +15,6 @@ import (
 // them; a test file that does not load is a build failure of that file
 // alone.
 func TestListAndBuild(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		history  []string
@@ -113,7 +112,6 @@ func TestListAndBuild(t *testing.T) {
 // A test file whose module is gone does not load: Build names it, and
 // vitest's JUnit name for it (the file twice) resolves to the file.
 func TestBuildUnloadable(t *testing.T) {
-	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.PriceUnloadable...)
 	o, err := d.Build(ctx, dir, []string{"."})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 // it, the passing ones that run the same function do not reach it, or
 // pass through it.
 func TestLocalize(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		history []string

@@ -5,7 +5,6 @@ import "testing"
 // A JavaScript test's failure to reach the network, in node's resolver and
 // socket error codes and fetch's words; other failures are not.
 func TestNetworkFailure(t *testing.T) {
-	t.Parallel()
 	for text, want := range map[string]bool{
 		"Error: getaddrinfo ENOTFOUND registry.example":             true,
 		"Error: getaddrinfo EAI_AGAIN api.example":                  true,

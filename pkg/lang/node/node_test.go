@@ -24,7 +24,6 @@ func write(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestDetect(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		files map[string]string
@@ -55,7 +54,6 @@ func TestDetect(t *testing.T) {
 
 // A package.json that is a link is not followed.
 func TestDetectFollowsNoLink(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "package.json")
 	write(t, filepath.Dir(outside), map[string]string{"package.json": `{"devDependencies":{"jest":"30.5.2"}}`})
@@ -68,7 +66,6 @@ func TestDetectFollowsNoLink(t *testing.T) {
 }
 
 func TestFileKinds(t *testing.T) {
-	t.Parallel()
 	d := Driver{}
 	for _, c := range []struct {
 		rel                string

@@ -8,7 +8,6 @@ import (
 )
 
 func TestResolve(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"package.json": `{"devDependencies":{"jest":"30.5.2"}}`,

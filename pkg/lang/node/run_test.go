@@ -10,7 +10,6 @@ import (
 )
 
 func TestRunVitest(t *testing.T) {
-	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Price...)
 	o, err := d.Run(ctx, dir, []string{nodetest.PriceTest, nodetest.PricePassing}, 2)
 	if err != nil {
@@ -51,7 +50,6 @@ func TestRunVitest(t *testing.T) {
 }
 
 func TestRunJest(t *testing.T) {
-	t.Parallel()
 	ctx, d, dir := fixture(t, nodetest.Cart...)
 	o, err := d.Run(ctx, dir, []string{nodetest.CartTest, "src/cart.test.js::cart > no such test"}, 1)
 	if err != nil {
@@ -80,7 +78,6 @@ func TestRunJest(t *testing.T) {
 // full name, its sibling left alone; a failing assertion's message and
 // frame; a whole file run.
 func TestRunMochaAndNodeTest(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name, test, sibling string
 		history             []string

@@ -38,7 +38,6 @@ describe('poison', () => {
 // Unconfined (the boundary off), the same test poisons the cache the next
 // job would use.
 func TestSetupCachesAndProtectsNodeModules(t *testing.T) {
-	t.Parallel()
 	nodetest.Require(t)
 	dir, _ := nodetest.History(t, append(append([]string(nil), nodetest.Words...), poison)...)
 	ctx := nodetest.Confined(t, "o/words")
@@ -142,7 +141,6 @@ func TestSetupNamesAMissingManager(t *testing.T) {
 // Dependencies without a lockfile are refused; a checkout with no
 // package.json, or one declaring nothing, needs no install.
 func TestSetupWithoutLockfile(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"package.json": `{"devDependencies":{"jest":"30.5.2"}}`})
 	if err := (Driver{}).Setup(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "no lockfile") {
@@ -160,7 +158,6 @@ func TestSetupWithoutLockfile(t *testing.T) {
 // Without a sandbox node_modules is linked into the checkout for the run,
 // and the link removed after it.
 func TestRunUnconfined(t *testing.T) {
-	t.Parallel()
 	nodetest.Require(t)
 	dir, _ := nodetest.History(t, nodetest.Words...)
 	d := Driver{CacheDir: nodetest.CacheDir(t)}
@@ -179,7 +176,6 @@ func TestRunUnconfined(t *testing.T) {
 // setup's error names the package and the URL, and the server is never
 // asked. With the check off, npm ci fetches it.
 func TestSetupRefusesATarballOutsideTheRegistry(t *testing.T) {
-	t.Parallel()
 	nodetest.Require(t)
 	var mu sync.Mutex
 	var asked []string

@@ -18,7 +18,6 @@ import (
 // lines of the setup's error after its first, in any order (none: nothing
 // is refused).
 func TestCheckSources(t *testing.T) {
-	t.Parallel()
 	files, err := filepath.Glob("testdata/sources/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no archives: %v", err)
@@ -88,7 +87,6 @@ func nonEmpty(lines []string) []string {
 // A registry is a URL prefix: its scheme, host and path; nothing a
 // package manager could read as another host passes for one of its URLs.
 func TestRegistryHolds(t *testing.T) {
-	t.Parallel()
 	reg, err := parseRegistry("https://Artifacts.example:443/api/npm/remote")
 	if err != nil {
 		t.Fatal(err)

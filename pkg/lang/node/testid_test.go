@@ -97,7 +97,6 @@ func runs(runner string, pattern *regexp.Regexp, g genTest) bool {
 // whether its file declares its titles with literal names or not: over
 // generated describe blocks, tests and node:test's subtests.
 func TestSelectionRunsTheAskedTest(t *testing.T) {
-	t.Parallel()
 	rng := rand.New(rand.NewPCG(32, 38))
 	for i := range 500 {
 		runner := []string{vitest, jest, mocha, nodeTest}[rng.IntN(4)]
@@ -163,7 +162,6 @@ test('outer', async (t) => {
 // and come back under them, passing; their failing siblings are not asked
 // for.
 func TestRunTitlesHoldingTheSeparator(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		runner  string
 		history []string
