@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -51,7 +52,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 		log.Info("nats-server before "+termReasonVersion.String()+": terminations are sent without their reason, which only redfix's log keeps",
 			zap.String("stream", cfg.Stream), zap.String("nats_server", v.String()))
 	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err = ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.Stream,
 		Description: cfg.Description,
 		Subjects:    []string{cfg.Subject},
@@ -63,7 +64,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, log *zap.Logg
 	if err != nil {
 		return nil, fmt.Errorf("create or update stream %s: %w", cfg.Stream, err)
 	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err = ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.DeadStream,
 		Description: "redfix messages parked after their last retry; replay them with `bot replay`",
 		Subjects:    []string{DeadSubjects},
@@ -362,4 +363,27 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// ensureStream creates the stream cfg describes, or updates it where it
+// differs from cfg; a stream that already is as cfg says is left alone.
+// Every instance opens the same streams as it starts, and an update the
+// server did not need raced, inside nats-server, with another instance's
+// consumer being created on the same stream (seen by the race detector in
+// a test that starts the bot and a worker together).
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	if st, err := js.Stream(ctx, cfg.Name); err == nil {
+		if info := st.CachedInfo(); info != nil && sameStream(info.Config, cfg) {
+			return nil
+		}
+	}
+	_, err := js.CreateOrUpdateStream(ctx, cfg)
+	return err
+}
+
+// sameStream reports whether have already is what want sets.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention && have.Storage == want.Storage &&
+		max(have.Replicas, 1) == max(want.Replicas, 1) && (want.Duplicates == 0 || have.Duplicates == want.Duplicates)
 }

@@ -401,3 +401,32 @@ func TestConsumeHandsBackWhatCameWhileNotReady(t *testing.T) {
 		t.Fatalf("attempt %d, want 2 (the hand-back was a delivery)", a)
 	}
 }
+
+// TestOpenUpdatesOnlyWhatDiffers: opening a stream as it already is leaves
+// it alone, and opening it with another setting (a new duplicate window)
+// updates it, for the dead-letter stream too.
+func TestOpenUpdatesOnlyWhatDiffers(t *testing.T) {
+	js := embeddedtest.JetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := testConfig()
+	cfg.DuplicateWindow = time.Minute
+	for range 2 {
+		if _, err := Open(ctx, js, cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg.DuplicateWindow = 3 * time.Minute
+	if _, err := Open(ctx, js, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{cfg.Stream, cfg.WithDefaults().DeadStream} {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := st.CachedInfo().Config.Duplicates; d != 3*time.Minute {
+			t.Errorf("stream %s: duplicate window %s after the update, want 3m", name, d)
+		}
+	}
+}

@@ -54,7 +54,7 @@ const (
 // openWait creates or updates the wait stream and this stream's consumer
 // of it.
 func openWait(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Consumer, error) {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        cfg.WaitStream,
 		Description: "redfix messages waiting for their retry, off their consumer",
 		Subjects:    []string{WaitSubjects},
