@@ -74,6 +74,29 @@ func TestCheckSources(t *testing.T) {
 	}
 }
 
+// TestCheckSourcesPnpmOtherRegistry: a package a pnpm 5 lockfile says it
+// resolved from a registry other than setup's (its own "registry" field)
+// is refused, named by its key and that registry. The other registry is
+// made from setup's, so that no registry's address is written here.
+func TestCheckSourcesPnpmOtherRegistry(t *testing.T) {
+	const setupRegistry = "https://registry.example/"
+	reg, err := parseRegistry(setupRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := strings.Replace(setupRegistry, "registry.", "elsewhere.", 1)
+	const integrity = "sha512-6FlzubTLZG3J2a/NVCAleEhjzq5oxgHyaCU9yYXvcLsvoVaHJq/s5xXI6/XXP6tz7R9xAOtHnSO/tXtF3WRTlA=="
+	lock := "lockfileVersion: 5.4\n\nspecifiers:\n  ms: 2.1.3\n\ndependencies:\n  ms: 2.1.3\n\npackages:\n\n" +
+		"  /ms/2.1.3:\n    resolution: {integrity: " + integrity + "}\n    dev: false\n\n" +
+		"  /other/1.0.0:\n    resolution: {integrity: " + integrity + ", registry: '" + other + "'}\n    dev: false\n"
+	manifest := []byte(`{"name": "single", "dependencies": {"ms": "2.1.3"}}`)
+	err = checkSources(reg, "pnpm-lock.yaml", manifest, []byte(lock))
+	want := `"/other/1.0.0" from "` + other + `": a tarball outside the registry`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "/ms/2.1.3") {
+		t.Errorf("refused: %v\nwant only: %s", err, want)
+	}
+}
+
 func nonEmpty(lines []string) []string {
 	var out []string
 	for _, l := range lines {
