@@ -11,6 +11,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/forge/gitlab"
 	"github.com/redfix/redfix/pkg/forge/gitlab/gltest"
+	"github.com/redfix/redfix/pkg/joblog/joblogtest"
 	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/report"
 )
@@ -38,35 +39,8 @@ func asTrace(out []byte) string {
 // their kinds.
 func consoleIDs(t *testing.T, driver, name, counterpart string) ([]byte, []string) {
 	t.Helper()
-	dir := filepath.Join("..", "..", "lang", driver, "testdata", "console")
-	log, err := os.ReadFile(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if counterpart == "" {
-		counterpart = name + ".xml"
-	}
-	data, err := os.ReadFile(filepath.Join(dir, counterpart))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := report.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return log, idsOf(res)
-}
-
-func idsOf(r report.Result) []string {
-	var ids []string
-	for _, f := range r.Failures {
-		ids = append(ids, "failure "+f.ID()+" kind="+f.Kind)
-	}
-	for _, f := range r.BuildErrors {
-		ids = append(ids, "build "+f.ID()+" kind="+f.Kind)
-	}
-	slices.Sort(ids)
-	return ids
+	log, res := joblogtest.Fixture(t, filepath.Join("..", "..", "lang", driver, "testdata", "console"), name, counterpart)
+	return log, joblogtest.FailureIDs(res)
 }
 
 // A failed pipeline whose job kept no archive and no test report, and
@@ -104,14 +78,14 @@ func TestPipelineReportFromConsoleLogs(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if got := idsOf(rep.Parsed); !slices.Equal(got, want) {
+		if got := joblogtest.FailureIDs(rep.Parsed); !slices.Equal(got, want) {
 			t.Errorf("%s: from the trace:\n%s\nfrom the JUnit report of the same run:\n%s", c.name, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		if !slices.Equal(rep.Sources, []string{"log of job test"}) {
 			t.Errorf("%s: sources %v", c.name, rep.Sources)
 		}
-		if again, err := report.Parse(rep.Data); err != nil || !slices.Equal(idsOf(again), want) {
-			t.Errorf("%s: the report kept for audit reads as %v, %v", c.name, idsOf(again), err)
+		if again, err := report.Parse(rep.Data); err != nil || !slices.Equal(joblogtest.FailureIDs(again), want) {
+			t.Errorf("%s: the report kept for audit reads as %v, %v", c.name, joblogtest.FailureIDs(again), err)
 		}
 	}
 	// A forge without a log reader does not read the logs.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/joblog"
+	"github.com/redfix/redfix/pkg/joblog/joblogtest"
 	"github.com/redfix/redfix/pkg/report"
 )
 
@@ -190,20 +191,6 @@ func TestGoTestTextNothing(t *testing.T) {
 	}
 }
 
-// consoleIDs are a result's failures and build failures as ids with their
-// kind, sorted.
-func consoleIDs(r report.Result) []string {
-	var ids []string
-	for _, f := range r.Failures {
-		ids = append(ids, "failure "+f.ID()+" kind="+f.Kind)
-	}
-	for _, f := range r.BuildErrors {
-		ids = append(ids, "build "+f.ID())
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // The stored fixtures (testdata/console/README.md: go test's output of one
 // small module, plain and -v, and its -json run), read through
 // ReadConsole, give the failures and build failures go test -json gives.
@@ -216,9 +203,9 @@ func TestReadConsoleAgreesWithJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("go test -json: %v", consoleIDs(want))
+	t.Logf("go test -json: %v", joblogtest.FailureIDs(want))
 	if len(want.Failures) == 0 || len(want.BuildErrors) != 2 {
-		t.Fatalf("go test -json of the fixture: %v", consoleIDs(want))
+		t.Fatalf("go test -json of the fixture: %v", joblogtest.FailureIDs(want))
 	}
 	for _, mode := range []string{"plain", "verbose"} {
 		t.Run(mode, func(t *testing.T) {
@@ -230,7 +217,7 @@ func TestReadConsoleAgreesWithJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if g, w := consoleIDs(got), consoleIDs(want); !slices.Equal(g, w) {
+			if g, w := joblogtest.FailureIDs(got), joblogtest.FailureIDs(want); !slices.Equal(g, w) {
 				t.Errorf("from the log:\n%s\nfrom go test -json:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 			}
 		})

@@ -8,23 +8,9 @@ import (
 	"testing"
 
 	"github.com/redfix/redfix/pkg/joblog"
+	"github.com/redfix/redfix/pkg/joblog/joblogtest"
 	"github.com/redfix/redfix/pkg/report"
 )
-
-// consoleIDs are a result's failures and build failures as ids with their
-// kind, sorted: what a log and the JUnit report of the same run must agree
-// on.
-func consoleIDs(r report.Result) []string {
-	var ids []string
-	for _, f := range r.Failures {
-		ids = append(ids, "failure "+f.ID()+" kind="+f.Kind)
-	}
-	for _, f := range r.BuildErrors {
-		ids = append(ids, "build "+f.ID()+" kind="+f.Kind)
-	}
-	slices.Sort(ids)
-	return ids
-}
 
 // Each fixture (pytest's console output of a run, testdata/console/README.md)
 // read through ReadConsole gives the failures, with the same ids and kinds,
@@ -53,7 +39,7 @@ func TestReadConsoleAgreesWithJUnit(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the log's report does not parse: %v\n%s", err, data)
 			}
-			if g, w := consoleIDs(got), consoleIDs(want); !slices.Equal(g, w) {
+			if g, w := joblogtest.FailureIDs(got), joblogtest.FailureIDs(want); !slices.Equal(g, w) {
 				t.Errorf("from the log:\n%s\nfrom the JUnit report:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 			}
 			messages := map[string]string{}

@@ -3,7 +3,6 @@ package runreport
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
+	"github.com/redfix/redfix/pkg/joblog/joblogtest"
 	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/report"
-	"github.com/redfix/redfix/pkg/task"
 )
 
 // consoleFixture is a runner's console output from a driver's testdata
@@ -28,30 +27,8 @@ func consoleFixture(t *testing.T, driver, name string) (log []byte, want []strin
 // file counterpart (go test -json's, say).
 func consoleFixtureWith(t *testing.T, driver, name, counterpart string) (log []byte, want []string) {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "lang", driver, "testdata", "console")
-	log, err := os.ReadFile(filepath.Join(dir, name+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := os.ReadFile(filepath.Join(dir, counterpart))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := report.Parse(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return log, failureIDs(res)
-}
-
-// failureIDs are a result's failures and build failures, with their kind.
-func failureIDs(r report.Result) []string {
-	var ids []string
-	for _, f := range append(append([]task.Failure(nil), r.Failures...), r.BuildErrors...) {
-		ids = append(ids, f.ID()+" kind="+f.Kind)
-	}
-	slices.Sort(ids)
-	return ids
+	log, res := joblogtest.Fixture(t, filepath.Join("..", "..", "..", "lang", driver, "testdata", "console"), name, counterpart)
+	return log, joblogtest.FailureIDs(res)
 }
 
 // A workflow run with no artifacts whose failed job printed a runner's
@@ -73,15 +50,15 @@ func TestCollectConsoleLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := failureIDs(rep.Parsed); !slices.Equal(got, want) {
+			if got := joblogtest.FailureIDs(rep.Parsed); !slices.Equal(got, want) {
 				t.Errorf("from the job's log:\n%s\nfrom the JUnit report of the same run:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			if !slices.Equal(rep.Sources, []string{"log of job test"}) || !slices.Equal(rep.FailedJobs, []string{"lint", "test"}) {
 				t.Errorf("sources %v, failed jobs %v", rep.Sources, rep.FailedJobs)
 			}
 			again, err := report.Parse(rep.Data)
-			if err != nil || !slices.Equal(failureIDs(again), want) {
-				t.Errorf("the report kept for audit reads as %v, %v", failureIDs(again), err)
+			if err != nil || !slices.Equal(joblogtest.FailureIDs(again), want) {
+				t.Errorf("the report kept for audit reads as %v, %v", joblogtest.FailureIDs(again), err)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redfix/redfix/pkg/forge/github"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
+	"github.com/redfix/redfix/pkg/joblog/joblogtest"
 	"github.com/redfix/redfix/pkg/lang/all"
 	"github.com/redfix/redfix/pkg/report"
 )
@@ -178,7 +179,7 @@ func TestCollectLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := failureIDs(rep.Parsed); !slices.Equal(got, want) || len(got) == 0 || strings.Join(rep.Sources, ",") != "log of job test" || rep.Good != "" {
+	if got := joblogtest.FailureIDs(rep.Parsed); !slices.Equal(got, want) || len(got) == 0 || strings.Join(rep.Sources, ",") != "log of job test" || rep.Good != "" {
 		t.Errorf("from the logs: failures %v (want %v), sources %v, good %q", got, want, rep.Sources, rep.Good)
 	}
 	if n := len(f.srv.CallsTo("GET", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}")); n != 0 {
