@@ -39,8 +39,7 @@ var (
 		lang: "javascript", failing: "src/bulky.test.js::chargeable weight > exactly the threshold over", testFile: "src/bulky.test.js",
 		file: "src/rates.js", method: "chargeable",
 		bug: "  return v - grams > BULKY ? v : grams;", fix: "  return v - grams >= BULKY ? v : grams;",
-		message:  "Expected: 4800",
-		evidence: map[string]string{"integrity": "no test", "oracle": "node", "regression": "node", "judge": "at-least threshold"},
+		message: "Expected: 4800",
 	}
 )
 
@@ -157,19 +156,21 @@ func repairWithModel(t *testing.T, c nodeCase) {
 	}
 }
 
-// The pipeline the configuration builds repairs the JavaScript sample
-// (jest) with a scripted model over HTTP: the node driver chosen from the
-// checkout and set up, jest run by canonical id, the method found with
-// tree-sitter's index, the judge shown the test and the method, every gate
-// on the node driver's rules. (The offline policy on jest is
-// pkg/harness/offline's TestRepairNode.)
-func TestPipelineRepairsJavaScript(t *testing.T) { repairWithModel(t, jsCase) }
-
-// The same for the TypeScript sample (vitest), whose static gate is tsc.
-// Its offline repair through the whole service is
+// The pipeline the configuration builds repairs the TypeScript sample
+// (vitest) with a scripted model over HTTP: the node driver chosen from the
+// checkout and set up, the runner run by canonical id, the method found
+// with tree-sitter's index, the judge shown the test and the method, every
+// gate on the node driver's rules, the static one tsc. One Node sample is
+// enough here: the JavaScript sample on jest is the same driver, whose
+// runners are its conformance suite's (pkg/lang/node), triaged by canonical
+// id in pkg/triage (TestProcessJestReportBisectsAndQueuesCanonicalID),
+// gated in pkg/validators (TestNodeGatesJest) and through worker validate
+// (TestValidateJavaScriptCheats, its honest fix passing every gate); the
+// offline policy on jest is pkg/harness/offline's TestRepairNode. Its
+// offline repair through the whole service is
 // TestDemoTypeScriptOfflineEndToEnd's; the forge's part of the way (a red
 // run on GitHub in, a pull request out) is TestGitHubEndToEnd's, and
-// reading vitest's JUnit from a run's artifact is pkg/gh/runreport's
+// reading vitest's JUnit from a run's artifact is pkg/forge/github/runreport's
 // TestCollectVitestJUnitArtifact.
 func TestPipelineRepairsTypeScript(t *testing.T) { repairWithModel(t, tsCase) }
 
