@@ -13,6 +13,7 @@ import (
 // event is one line of `go test -json` (test2json's TestEvent, with the
 // build events go test adds).
 type event struct {
+	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -26,6 +27,9 @@ type Timing struct {
 	Test    string // "" for the package
 	Elapsed time.Duration
 	Action  string // pass, fail or skip
+	// Began and Ended are when a package's tests started and ended
+	// (zero for a test).
+	Began, Ended time.Time
 }
 
 // Tally is what a run took: every top-level test's time and every
@@ -37,6 +41,7 @@ type Tally struct {
 	Failed bool
 
 	started  map[key]bool          // the tests that ran
+	began    map[string]time.Time  // when each package's tests started
 	children map[key]time.Duration // a test's ended subtests' times, added up
 }
 
@@ -71,6 +76,11 @@ func Read(r io.Reader, out io.Writer) (*Tally, error) {
 			if e.Output != "PASS\n" {
 				io.WriteString(out, e.Output)
 			}
+		case e.Action == "start" && e.Test == "":
+			if tl.began == nil {
+				tl.began = map[string]time.Time{}
+			}
+			tl.began[e.Package] = e.Time
 		case e.Action == "run":
 			if tl.started == nil {
 				tl.started = map[key]bool{}
@@ -85,7 +95,9 @@ func Read(r io.Reader, out io.Writer) (*Tally, error) {
 				tl.Failed = true
 				flushPackage(out, held, e.Package)
 			}
-			tl.Packages = append(tl.Packages, timing(e))
+			p := timing(e)
+			p.Began, p.Ended = tl.began[e.Package], e.Time
+			tl.Packages = append(tl.Packages, p)
 		case isEnd(e.Action):
 			if e.Action == "fail" {
 				io.WriteString(out, strings.Join(held[k], ""))
@@ -176,5 +188,32 @@ func (tl *Tally) Print(w io.Writer, n int) {
 	fmt.Fprintf(w, "The %d slowest packages (of %d; %.0fs summed):\n", min(n, len(tl.Packages)), len(tl.Packages), total.Seconds())
 	for _, p := range Slowest(tl.Packages, n) {
 		fmt.Fprintf(w, "%8.1fs  %-4s  %s\n", p.Elapsed.Seconds(), p.Action, p.Package)
+	}
+	tl.printLast(w, min(n, 5))
+}
+
+// printLast writes the n packages that ended last, with when each began
+// and ended, in seconds from the first package's start: the run's tail,
+// where a long package alone keeps the other cores idle.
+func (tl *Tally) printLast(w io.Writer, n int) {
+	var timed []Timing
+	var first time.Time
+	for _, p := range tl.Packages {
+		if p.Began.IsZero() || p.Ended.IsZero() {
+			continue
+		}
+		timed = append(timed, p)
+		if first.IsZero() || p.Began.Before(first) {
+			first = p.Began
+		}
+	}
+	if len(timed) == 0 {
+		return
+	}
+	sort.SliceStable(timed, func(i, j int) bool { return timed[i].Ended.After(timed[j].Ended) })
+	timed = timed[:min(n, len(timed))]
+	fmt.Fprintf(w, "The %d packages that ended last (seconds from the first start: began, ended):\n", len(timed))
+	for _, p := range timed {
+		fmt.Fprintf(w, "%8.0f %6.0f  %s\n", p.Began.Sub(first).Seconds(), p.Ended.Sub(first).Seconds(), p.Package)
 	}
 }

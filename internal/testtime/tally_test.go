@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,7 +79,8 @@ func TestLoud(t *testing.T) {
 	}
 	var report bytes.Buffer
 	tl.Print(&report, 2)
-	if !strings.Contains(report.String(), "The 2 slowest tests (of 3)") || !strings.Contains(report.String(), "The 2 slowest packages (of 3;") {
+	if !strings.Contains(report.String(), "The 2 slowest tests (of 3)") || !strings.Contains(report.String(), "The 2 slowest packages (of 3;") ||
+		!strings.Contains(report.String(), "The 2 packages that ended last") {
 		t.Errorf("report:\n%s", report.String())
 	}
 }
@@ -140,5 +142,31 @@ func TestStatusIsTheRuns(t *testing.T) {
 		if got := run(nil, strings.NewReader(c.in), &out, &errs); got != c.want {
 			t.Errorf("%s: status %d, want %d\n%s%s", c.name, got, c.want, out.String(), errs.String())
 		}
+	}
+}
+
+// The tail: the packages that ended last, latest first, with when each
+// began and ended from the first package's start.
+func TestPrintsThePackagesThatEndedLast(t *testing.T) {
+	t.Parallel()
+	in := strings.Join([]string{
+		`{"Time":"2026-12-08T01:00:00Z","Action":"start","Package":"long"}`,
+		`{"Time":"2026-12-08T01:00:05Z","Action":"start","Package":"short"}`,
+		`{"Time":"2026-12-08T01:00:15Z","Action":"pass","Package":"short","Elapsed":10}`,
+		`{"Time":"2026-12-08T01:00:20Z","Action":"start","Package":"late"}`,
+		`{"Time":"2026-12-08T01:00:30Z","Action":"pass","Package":"late","Elapsed":10}`,
+		`{"Time":"2026-12-08T01:02:00Z","Action":"pass","Package":"long","Elapsed":120}`,
+	}, "\n")
+	tl, err := Read(strings.NewReader(in), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report bytes.Buffer
+	tl.Print(&report, 2)
+	want := "The 2 packages that ended last (seconds from the first start: began, ended):\n" +
+		"       0    120  long\n" +
+		"      20     30  late\n"
+	if !strings.HasSuffix(report.String(), want) {
+		t.Errorf("report:\n%s\nwant it to end with:\n%s", report.String(), want)
 	}
 }
