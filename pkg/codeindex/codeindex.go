@@ -1,5 +1,6 @@
-// Package codeindex indexes the Go declarations of a source tree — types,
-// functions and methods — with go/ast, so that the agent can find a symbol
+// Package codeindex indexes the declarations of a source tree — types,
+// functions and methods — through a language's parser (Parser, which each
+// language driver gives: BuildWith), so that the agent can find a symbol
 // by name. The index follows edits cheaply: Refresh re-parses only the files
 // whose size or modification time changed.
 package codeindex
@@ -57,7 +58,7 @@ type fileEntry struct {
 	symbols []Symbol
 }
 
-// Index holds the symbols of the Go files under a directory. It is safe for
+// Index holds the symbols of the source files under a directory. It is safe for
 // concurrent use. Lookups by name go through two maps, from a lower-cased
 // name and a lower-cased receiver type to the files declaring them, so that
 // a search reads only the files that can answer it.
@@ -98,20 +99,6 @@ type Parser struct {
 	// code's.
 	IsTest func(rel string) bool
 }
-
-// GoParser indexes Go with go/ast: .go files, outside hidden, "_"-prefixed,
-// vendor and testdata directories.
-var GoParser = Parser{
-	Source: func(rel string) bool { return strings.HasSuffix(rel, ".go") },
-	SkipDir: func(name string) bool {
-		return strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "vendor" || name == "testdata"
-	},
-	Parse:  parseGo,
-	IsTest: func(rel string) bool { return strings.HasSuffix(rel, "_test.go") },
-}
-
-// Build indexes the Go files under dir (GoParser).
-func Build(dir string) (*Index, error) { return BuildWith(dir, GoParser) }
 
 // BuildWith indexes the files under dir that p reads.
 func BuildWith(dir string, p Parser) (*Index, error) {

@@ -1,9 +1,12 @@
-package codeindex
+package codeindex_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 func write(t *testing.T, dir, rel, content string) {
@@ -57,37 +60,37 @@ func TestIndex(t *testing.T) {
 	write(t, dir, "testdata/x.go", "package x\n\nfunc New() {}\n")
 	write(t, dir, ".hidden/h.go", "package h\n\nfunc New() {}\n")
 
-	ix, err := Build(dir)
+	ix, err := codeindex.BuildWith(dir, golang.IndexParser)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	types := ix.FindTypes("Rect")
-	if len(types) != 1 || types[0].Kind != KindStruct || types[0].Line != 13 || types[0].EndLine != 15 || types[0].File != "shapes/shapes.go" {
+	if len(types) != 1 || types[0].Kind != codeindex.KindStruct || types[0].Line != 13 || types[0].EndLine != 15 || types[0].File != "shapes/shapes.go" {
 		t.Fatalf("FindTypes(Rect) = %+v", types)
 	}
 	if got := types[0].Signature; got != "type Rect struct" {
 		t.Errorf("Rect signature = %q", got)
 	}
-	if s := ix.FindTypes("Shape"); len(s) != 1 || s[0].Kind != KindInterface {
+	if s := ix.FindTypes("Shape"); len(s) != 1 || s[0].Kind != codeindex.KindInterface {
 		t.Errorf("FindTypes(Shape) = %+v", s)
 	}
 	if s := ix.FindTypes("point"); len(s) != 1 || s[0].Name != "Point" || s[0].Line != 9 {
 		t.Errorf("FindTypes(point) (case-insensitive fallback) = %+v", s)
 	}
-	if s := ix.FindTypes("Name"); len(s) != 1 || s[0].Kind != KindType {
+	if s := ix.FindTypes("Name"); len(s) != 1 || s[0].Kind != codeindex.KindType {
 		t.Errorf("FindTypes(Name) = %+v", s)
 	}
 
 	fs := ix.FindFuncs("New")
-	if len(fs) != 1 || fs[0].Kind != KindFunc || fs[0].Line != 27 || fs[0].EndLine != 29 {
+	if len(fs) != 1 || fs[0].Kind != codeindex.KindFunc || fs[0].Line != 27 || fs[0].EndLine != 29 {
 		t.Fatalf("FindFuncs(New) = %+v (vendor, testdata and hidden dirs must be skipped)", fs)
 	}
 	if got := fs[0].Signature; got != "func New(w, h float64) *Rect" {
 		t.Errorf("New signature = %q", got)
 	}
 	area := ix.FindFuncs("Area")
-	if len(area) != 1 || area[0].Receiver != "Rect" || area[0].Kind != KindMethod || area[0].Signature != "func (r *Rect) Area() float64" {
+	if len(area) != 1 || area[0].Receiver != "Rect" || area[0].Kind != codeindex.KindMethod || area[0].Signature != "func (r *Rect) Area() float64" {
 		t.Fatalf("FindFuncs(Area) = %+v", area)
 	}
 	if m := ix.FindFuncs("Rect.Scale"); len(m) != 1 || m[0].Line != 21 {
@@ -108,14 +111,14 @@ func TestIndex(t *testing.T) {
 	if f := ix.FuncsInFile("shapes/shapes_test.go"); len(f) != 2 || f[0].Name != "New2" || f[1].Name != "TestArea" {
 		t.Errorf("FuncsInFile = %+v", f)
 	}
-	if s := ix.Similar("Ne", KindFunc, 5); len(s) != 2 || s[0].Name != "New" {
+	if s := ix.Similar("Ne", codeindex.KindFunc, 5); len(s) != 2 || s[0].Name != "New" {
 		t.Errorf("Similar(Ne) = %+v", s)
 	}
 	// Names the query holds (three characters or more) are like it too.
-	if s := ix.Similar("MakeNewRects", KindFunc, 5); len(s) != 1 || s[0].Name != "New" {
+	if s := ix.Similar("MakeNewRects", codeindex.KindFunc, 5); len(s) != 1 || s[0].Name != "New" {
 		t.Errorf("Similar(MakeNewRects) = %+v", s)
 	}
-	if s := ix.Similar("shapes.rect", KindType, 5); len(s) != 1 || s[0].Name != "Rect" {
+	if s := ix.Similar("shapes.rect", codeindex.KindType, 5); len(s) != 1 || s[0].Name != "Rect" {
 		t.Errorf("Similar(shapes.rect) = %+v", s)
 	}
 }
@@ -124,7 +127,7 @@ func TestRefreshFollowsEdits(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a.go", "package a\n\nfunc Old() {}\n")
 	write(t, dir, "b.go", "package a\n\nfunc Gone() {}\n")
-	ix, err := Build(dir)
+	ix, err := codeindex.BuildWith(dir, golang.IndexParser)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +190,7 @@ func TestRefreshFollowsEdits(t *testing.T) {
 	if s := ix.Similar("Bo", "", 5); len(s) != 0 {
 		t.Errorf("Similar(Bo) after the rename = %+v", s)
 	}
-	if s := ix.Similar("Crat", KindType, 5); len(s) != 1 || s[0].Name != "Crate" {
+	if s := ix.Similar("Crat", codeindex.KindType, 5); len(s) != 1 || s[0].Name != "Crate" {
 		t.Errorf("Similar(Crat) = %+v", s)
 	}
 	if n := ix.Len(); n != 4 {

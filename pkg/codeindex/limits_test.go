@@ -1,4 +1,4 @@
-package codeindex
+package codeindex_test
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/redfix/redfix/pkg/codeindex"
+	"github.com/redfix/redfix/pkg/lang/golang"
 )
 
 // A checkout's tests can leave a huge Go file or a link to a host file: the
@@ -34,7 +37,7 @@ func TestIndexSkipsHugeFilesAndLinks(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	ix, err := Build(dir)
+	ix, err := codeindex.BuildWith(dir, golang.IndexParser)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)

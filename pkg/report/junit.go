@@ -68,8 +68,10 @@ const (
 // (JUnitDialect: a driver's runners' own names for their cases, a test
 // file that did not load a build error of the file, their failures'
 // messages and frames). A suite's own system-out and
-// system-err are added to its failures' output. Frames are read from Go,
-// Java, Kotlin, Python, JavaScript and TypeScript traces.
+// system-err are added to its failures' output. A failure's output is read
+// first as the drivers' runners print theirs (OutputReader: its message
+// and frames), else as any text (its first line); frames are otherwise
+// read from Java, Kotlin, Python, JavaScript and TypeScript traces.
 //
 // The report is read as a stream of tokens and only what the result needs
 // is kept, within the limits above (MaxJUnitBytes, 32 levels of elements,

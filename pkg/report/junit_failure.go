@@ -62,11 +62,7 @@ func (p *junitParser) failure(tc *junitCase, suite suiteOutput) task.Failure {
 	if hidden > 0 {
 		f.Output = clip.MiddleOf(f.Output, hidden, maxOutput)
 	}
-	if build {
-		DescribeBuild(&f)
-	} else {
-		Describe(&f)
-	}
+	DescribeOutput(&f, build)
 	if !p.describeInDialect(&f, tc, body, build) && len(f.Frames) == 0 {
 		f.Frames = TraceFrames(f.Output)
 	}

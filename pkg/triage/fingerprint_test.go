@@ -3,7 +3,7 @@ package triage
 import (
 	"testing"
 
-	"github.com/redfix/redfix/pkg/report"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -29,8 +29,8 @@ func itoa(n int) string {
 
 func failure(test, output string) task.Failure {
 	f := task.Failure{Package: "example.com/calc/calc", Test: test, Output: output}
-	f.Frames = report.Frames(output, 5)
-	f.Message = report.Message(output)
+	f.Frames = golang.Frames(output, 5)
+	f.Message = golang.Message(output)
 	return f
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/redfix/redfix/pkg/job"
 	"github.com/redfix/redfix/pkg/lang"
 	"github.com/redfix/redfix/pkg/lang/golang"
-	"github.com/redfix/redfix/pkg/report"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -193,5 +192,5 @@ func (q *memQueue) Enqueue(_ context.Context, j job.Job) (bool, error) {
 // duration of CI's machine in it.
 func addFailure(ciRun string) task.Failure {
 	out := "=== RUN   TestAdd\n    calc_test.go:7: Add(1, 2) = -1, want 3\n--- FAIL: TestAdd (0.0" + ciRun + "s)\n"
-	return task.Failure{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = -1, want 3", Output: out, Frames: report.Frames(out, 5)}
+	return task.Failure{Package: "example.com/calc/calc", Test: "TestAdd", Message: "Add(1, 2) = -1, want 3", Output: out, Frames: golang.Frames(out, 5)}
 }

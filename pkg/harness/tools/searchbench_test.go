@@ -28,6 +28,7 @@ import (
 	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/harness/harnesstest"
+	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
 )
@@ -373,7 +374,7 @@ func BenchmarkSearchGoTree(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			var err error
-			if idx, err = codeindex.Build(ws.Dir); err != nil {
+			if idx, err = codeindex.BuildWith(ws.Dir, golang.IndexParser); err != nil {
 				b.Fatal(err)
 			}
 		}

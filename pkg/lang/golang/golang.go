@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redfix/redfix/pkg/codeindex"
 	"github.com/redfix/redfix/pkg/sandbox"
 	"github.com/redfix/redfix/pkg/testrun"
 	"github.com/redfix/redfix/pkg/untrusted"
@@ -180,9 +179,6 @@ func (Driver) IsTestData(rel string) bool {
 
 // IsSource: .go files.
 func (Driver) IsSource(rel string) bool { return strings.HasSuffix(rel, ".go") }
-
-// Index indexes the Go declarations with go/ast.
-func (Driver) Index(dir string) (*codeindex.Index, error) { return codeindex.Build(dir) }
 
 func hasSegment(rel string, match func(string) bool) bool {
 	for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {

@@ -229,7 +229,7 @@ func (r Runner) goTest(ctx context.Context, dir string, args []string) (testrun.
 			}
 			// go test printed no events: the build or the arguments failed.
 			b := task.Failure{Output: o.Output}
-			report.DescribeBuild(&b)
+			describeBuild(&b)
 			o.Build = append(o.Build, b)
 			return o, rep, nil
 		}

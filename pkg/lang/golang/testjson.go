@@ -229,20 +229,20 @@ func (c *collector) finishPackage(p *pkgState, res *report.Result) {
 		case t.runs.Fail > 0:
 			// A parent that failed only because its subtests did is
 			// reported through them.
-			if failedChild[name] && report.Message(t.failure) == "" {
+			if failedChild[name] && Message(t.failure) == "" {
 				continue
 			}
 			f := task.Failure{Package: p.name, Test: name, Output: t.failure}
-			report.Describe(&f)
+			describe(&f)
 			if failedChild[name] {
 				// What the parent printed itself (a log line, "skipped:
 				// 18") is no assertion: the message and frames are its
 				// first failing subtest's.
 				for _, other := range p.order {
 					o := p.tests[other]
-					if strings.HasPrefix(other, name+"/") && o.runs.Fail > 0 && report.Message(o.failure) != "" {
-						f.Message = report.Message(o.failure)
-						if fr := report.Frames(o.failure, 5); len(fr) > 0 {
+					if strings.HasPrefix(other, name+"/") && o.runs.Fail > 0 && Message(o.failure) != "" {
+						f.Message = Message(o.failure)
+						if fr := Frames(o.failure, 5); len(fr) > 0 {
 							f.Frames = fr
 						}
 						break
@@ -298,13 +298,13 @@ func (p *pkgState) movePanicsToSubtests() {
 		moved := false
 		for _, other := range p.order {
 			o := p.tests[other]
-			if strings.HasPrefix(other, name+"/") && o.hasFailure && report.Message(o.failure) == "" {
-				o.failure += report.PanicText(t.failure)
+			if strings.HasPrefix(other, name+"/") && o.hasFailure && Message(o.failure) == "" {
+				o.failure += panicText(t.failure)
 				moved = true
 			}
 		}
 		if moved {
-			t.failure = strings.Replace(t.failure, report.PanicText(t.failure), "", 1)
+			t.failure = strings.Replace(t.failure, panicText(t.failure), "", 1)
 		}
 	}
 }
@@ -348,7 +348,7 @@ func (c *collector) packageFailure(p *pkgState, res *report.Result) {
 			out = c.stray.String()
 		}
 		f := task.Failure{Package: p.name, Output: c.buildText(build) + out}
-		report.DescribeBuild(&f)
+		describeBuild(&f)
 		res.BuildErrors = append(res.BuildErrors, f)
 	}
 }
@@ -366,4 +366,4 @@ func stripFailLine(s string) string {
 }
 
 // hasPanic reports a test's output that holds a panic.
-func hasPanic(out string) bool { return report.PanicText(out) != "" }
+func hasPanic(out string) bool { return panicText(out) != "" }
