@@ -4,11 +4,11 @@ import (
 	"path/filepath"
 
 	"github.com/redfix/redfix/pkg/config"
-	"github.com/redfix/redfix/pkg/stale"
+	"github.com/redfix/redfix/pkg/keep"
 )
 
 // Keeper is the pass over redfix's open pull requests that `bot serve`
-// runs every github.keep_interval (stale.Keeper), once per interval
+// runs every github.keep_interval (keep.Keeper), once per interval
 // between the bot's replicas: a pull request whose failing tests pass on
 // the default branch without it, or whose change conflicts with what
 // landed there since, is closed with a comment saying why, on its forge.
@@ -20,7 +20,7 @@ import (
 // sandbox the process was given (ctx's); the conflict check is redfix's
 // own git in a bare mirror. It has its own mirrors (a mirror cache tracks
 // its work trees in its own process only).
-func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
+func (s *System) Keeper(cfg config.Config) (*keep.Keeper, error) {
 	if len(s.Forges.Drivers()) == 0 || cfg.GitHub.KeepInterval <= 0 {
 		return nil, nil
 	}
@@ -28,7 +28,7 @@ func (s *System) Keeper(cfg config.Config) (*stale.Keeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stale.Keeper{
+	return &keep.Keeper{
 		Fixes: s.Store, Forges: s.Forges, Checkouts: ownMirrors(cfg, s.Forges, "keep"), Languages: langs,
 		WorkDir: filepath.Join(cfg.DataDir, "workspaces"), Log: s.log.Named("keep"),
 		// The bot's replicas make the pass once per interval between them.

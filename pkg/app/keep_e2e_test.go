@@ -17,7 +17,7 @@ import (
 	"github.com/redfix/redfix/pkg/gitrepo"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/server"
-	"github.com/redfix/redfix/pkg/stale"
+	"github.com/redfix/redfix/pkg/keep"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -76,9 +76,9 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 	if _, err := svc.sys.Store.RecordPublished(ctx, task.Fix{Repo: "acme/shop", Number: pr.Number, URL: tk.PullRequest, TaskID: tk.ID, Fingerprint: tk.Fingerprint}); err != nil {
 		t.Fatal(err)
 	}
-	keep, err := svc.sys.Keeper(cfg)
-	if err != nil || keep == nil {
-		t.Fatalf("keeper: %v, %v", keep, err)
+	keeper, err := svc.sys.Keeper(cfg)
+	if err != nil || keeper == nil {
+		t.Fatalf("keeper: %v, %v", keeper, err)
 	}
 	// land commits a change of the sample's files on the test GitHub's
 	// default branch, as a person's push would.
@@ -94,9 +94,9 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 		}
 		return sha
 	}
-	pass := func(want stale.Counts) {
+	pass := func(want keep.Counts) {
 		t.Helper()
-		if c, err := keep.Pass(ctx); err != nil || c != want {
+		if c, err := keeper.Pass(ctx); err != nil || c != want {
 			t.Fatalf("pass: %+v, %v; want %+v", c, err, want)
 		}
 	}
@@ -112,14 +112,14 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 
 	// 1. An unrelated commit: still failing, still applying: left alone.
 	land("README.md", "# shop", "# shop, the sample", "docs: name the sample")
-	pass(stale.Counts{Open: 1})
+	pass(keep.Counts{Open: 1})
 	if state() != "open" || lastComment() != before {
 		t.Fatalf("an unrelated commit touched the pull request: %s, %q", state(), lastComment())
 	}
 
 	// 2. The fixed line rewritten, still wrong: closed, naming the path.
 	land("pricing/pricing.go", "if qty > t.MinQty {", "if qty > t.MinQty { // the largest tier the order passes", "pricing: say what discount looks for")
-	pass(stale.Counts{Open: 1, Conflicts: 1})
+	pass(keep.Counts{Open: 1, Conflicts: 1})
 	if state() != "closed" {
 		t.Fatalf("the conflicting pull request is %s", state())
 	}
@@ -156,7 +156,7 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 	svc.srv.Unlock()
 	hook("reopened", "a0516273-ab01-11ee-8c90-0242ac120002")
 	land("pricing/pricing.go", "if qty > t.MinQty {", "if qty >= t.MinQty {", "pricing: an order of exactly the minimum gets the tier")
-	pass(stale.Counts{Open: 1, Fixed: 1})
+	pass(keep.Counts{Open: 1, Fixed: 1})
 	if state() != "closed" {
 		t.Fatalf("after the person's fix the pull request is %s", state())
 	}
@@ -180,7 +180,7 @@ func TestKeepingPullRequestsTrue(t *testing.T) {
 	if f, err := svc.sys.Store.GetFix(ctx, "acme/shop", pr.Number); err != nil || f.ClosedByBot != task.CloseFixed {
 		t.Errorf("the fix's record after the person's fix: %+v %v", f, err)
 	}
-	pass(stale.Counts{}) // nothing open is left
+	pass(keep.Counts{}) // nothing open is left
 }
 
 // replaceIn replaces old by new in dir's file.

@@ -77,7 +77,7 @@ type GitHub struct {
 	// their test reports are, and the resync (github.allow, …).
 	GitHubEvents `yaml:",inline"`
 	// KeepInterval is how often the bot looks at its open pull requests
-	// against the default branch's head (pkg/stale); 0 turns it off.
+	// against the default branch's head (pkg/keep); 0 turns it off.
 	KeepInterval time.Duration `yaml:"keep_interval"`
 }
 

@@ -14,7 +14,7 @@ func (s *Store) keptHeadKey(repo string, number int) string {
 }
 
 // KeptHead is the default branch's head at which the pass over the open
-// pull requests (pkg/stale) last found pull request number of repo still
+// pull requests (pkg/keep) last found pull request number of repo still
 // needed: its failing tests still failed there. "" when none is
 // remembered.
 func (s *Store) KeptHead(ctx context.Context, repo string, number int) (string, error) {

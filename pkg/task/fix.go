@@ -49,7 +49,7 @@ type Fix struct {
 // CloseReason is why redfix closed one of its own pull requests.
 type CloseReason string
 
-// The reasons redfix closes its own pull requests (pkg/stale).
+// The reasons redfix closes its own pull requests (pkg/keep).
 const (
 	// CloseFixed: the failing tests pass on the default branch without
 	// the change (a person fixed it).

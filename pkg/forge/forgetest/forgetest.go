@@ -8,7 +8,7 @@
 // Each part of the suite is about one capability (opening change requests,
 // answering commands, checks on commits); a driver that lacks one is
 // skipped there, saying so. The capabilities are declared here as their
-// consumers declare them (pkg/publish, pkg/command, pkg/stale,
+// consumers declare them (pkg/publish, pkg/command, pkg/keep,
 // pkg/verdict, pkg/forge/inflight): a driver that passes here satisfies
 // them there.
 package forgetest

@@ -1,4 +1,4 @@
-package stale
+package keep
 
 import (
 	"context"

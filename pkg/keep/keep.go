@@ -1,4 +1,4 @@
-// Package stale keeps redfix's open pull requests true: a periodic pass
+// Package keep keeps redfix's open pull requests true: a periodic pass
 // runs each one's failing tests at the default branch's head, without the
 // pull request's change, in the sandbox; when they pass there (a person
 // fixed it, or the test was removed), the pull request is closed with a
@@ -7,7 +7,7 @@
 // by redfix's own git in the mirror, where nothing ever ran), the pull
 // request is closed with the conflicting paths. The pull requests are read,
 // answered and closed on their repository's forge, through its driver.
-package stale
+package keep
 
 import (
 	"cmp"
