@@ -9,7 +9,7 @@
 // answering commands, checks on commits); a driver that lacks one is
 // skipped there, saying so. The capabilities are declared here as their
 // consumers declare them (pkg/publish, pkg/command, pkg/keep,
-// pkg/verdict, pkg/forge/inflight): a driver that passes here satisfies
+// pkg/commitcheck, pkg/forge/inflight): a driver that passes here satisfies
 // them there.
 package forgetest
 

@@ -1,9 +1,9 @@
-// Package verdict shows triage's verdict on the red commit of a
+// Package commitcheck shows triage's verdict on the red commit of a
 // repository on a forge as a check on the commit, and keeps it true
 // as the repair goes on: the failing tests, reliable or flaky, the
 // culprit with bisection's confidence, then the fix or revert pull
 // request and where it stands (the words are triage's, triage.CheckText).
-package verdict
+package commitcheck
 
 import (
 	"context"
