@@ -52,7 +52,7 @@ func (s *state) isRevert(c *Candidate, after []string) (string, bool) {
 	}
 	var code []string // the blame's source files with changes that matter
 	for _, d := range s.diffs {
-		if !isSource(d.NewPath) {
+		if !s.p.langs.isSource(d.NewPath) {
 			continue
 		}
 		meaningful := false
