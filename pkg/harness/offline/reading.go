@@ -424,6 +424,7 @@ func (s *state) resolve(p string) (string, bool) {
 // or next to, a function of names: a hunk's section header or one of its
 // lines declares it.
 func (s *state) namesIn(p string, names map[string]bool) bool {
+	ld := s.p.langs.of(p)
 	for _, d := range s.diffs {
 		if d.NewPath != p {
 			continue
@@ -434,7 +435,7 @@ func (s *state) namesIn(p string, names map[string]bool) bool {
 				texts = append(texts, l.Text)
 			}
 			for _, t := range texts {
-				if n := declaredFunc(t); n != "" && names[n] {
+				if n := declaredFunc(ld, t); n != "" && names[n] {
 					return true
 				}
 			}

@@ -37,6 +37,7 @@ var goDialect = dialect.Dialect{
 	Format:     format.Source,
 	FuncSpan:   funcSpan,
 	Def:        funcDeclRE,
+	Declares:   regexp.MustCompile(`^\s*func\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)`),
 	DefLine:    func(line string, first bool) bool { return first && strings.HasPrefix(line, "func ") },
 	TestFunc:   regexp.MustCompile(`^func (Test\w*)\(\w+ \*testing\.T\)`),
 	PackageTest: func(p, pkg string) bool {

@@ -35,6 +35,7 @@ var jsDialect = dialect.Dialect{
 	Code:     jsCode,
 	FuncSpan: jsFuncSpan,
 	Funcs:    jsFuncMap,
+	Declares: regexp.MustCompile(`^\s*(?:class\s+|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*)([A-Za-z_$][\w$]*)`),
 	NotCall:  jsNotCall,
 	Title:    jsTitle,
 	TestLine: jsTestLine,

@@ -219,6 +219,7 @@ var pyDialect = dialect.Dialect{
 	Code:       pyCode,
 	FuncSpan:   pyFuncSpan,
 	Def:        pyDefRE,
+	Declares:   regexp.MustCompile(`^\s*(?:(?:async\s+)?def\s+|class\s+)([A-Za-z_$][\w$]*)`),
 	DefLine: func(line string, first bool) bool {
 		return first && strings.HasPrefix(line, "func ") || pyDefRE.MatchString(line)
 	},

@@ -117,6 +117,10 @@ type Dialect struct {
 	// Funcs lists the file's functions: name → [start, end]; nil: those
 	// of the lines Def matches, with their FuncSpan.
 	Funcs func(f Lines, cache *any) map[string][2]int
+	// Declares matches a line declaring a function or a class, its name
+	// the first group: what a blame commit's hunk adds or sits in; nil:
+	// none.
+	Declares *regexp.Regexp
 	// DefLine reports a function's declaration line, which a function's
 	// calls are not read from (first: the line starts the function's
 	// span); nil: none.
