@@ -149,8 +149,9 @@ func (m *mutator) token(i int, t tok) {
 	case token.MUL, token.QUO:
 		m.arithScale(i, t, was)
 	case token.NOT:
-		// Go's "!x" loses its "!"; Python's "not x" (and "x not in y",
-		// "x is not y") its "not ".
+		// "!x" loses its "!"; a negation spelled as a word ("not x",
+		// "x not in y", "x is not y") loses the word and the blanks
+		// after it.
 		end := t.End
 		if m.d.Not != "!" && i+1 < len(m.toks) {
 			end = m.toks[i+1].Off

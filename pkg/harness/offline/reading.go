@@ -329,8 +329,8 @@ func (s *state) defined(name string) bool {
 }
 
 // frameRefs are the failures' frames as locations, in order: "file:line"
-// or "file:line:column"; a JavaScript failure without frames gives those of
-// the stack in its output.
+// or "file:line:column"; a failure without frames, in a language that
+// reads a failure's stack (Dialect.Stack), gives those of its output.
 func (s *state) frameRefs() []location {
 	var out []location
 	seen := map[location]bool{}

@@ -112,7 +112,7 @@ var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // messageNames are the identifiers the failures name, at least three
 // characters long: in their messages ("Total", "Gross" in "Gross(1000) =
 // 5, want 6"), in their tests' names (Within of TestWithin), and the
-// functions a JavaScript failure's stack names.
+// functions a failure's stack names where its language reads one.
 func (s *state) messageNames() map[string]bool {
 	names := map[string]bool{}
 	for _, f := range s.failures {

@@ -98,8 +98,8 @@ func (s *state) afterRegress(obs tools.Observation) {
 
 // otherTests are the IDs of the tests seen next to the failing ones, in the
 // test files the policy has read: a candidate must not break them. For a
-// JavaScript test, its file, run whole (a test's id is its describe path,
-// which a line of the file does not hold).
+// test named by its file and title, its file, run whole (a test's id is
+// its title path, which a line of the file does not hold).
 func (s *state) otherTests() []string {
 	if p, ok := s.testFile(); ok {
 		return []string{p}
