@@ -29,8 +29,8 @@ func TestEveryDriverHasADialect(t *testing.T) {
 			t.Errorf("driver %s has no RepairDialect: the offline policy would change none of its files", d.Name())
 			continue
 		}
-		if l.RepairDialect().Name == "" {
-			t.Errorf("driver %s: a dialect without a name", d.Name())
+		if n := l.RepairDialect().Name; n != d.Name() {
+			t.Errorf("driver %s: its dialect is named %q", d.Name(), n)
 		}
 	}
 	for _, p := range []string{"a/b.go", "shop/pricing.py", "src/price.ts"} {

@@ -20,7 +20,7 @@ import (
 func (Driver) RepairDialect() *dialect.Dialect { return &jsDialect }
 
 var jsDialect = dialect.Dialect{
-	Name:     "javascript",
+	Name:     "node",
 	Owns:     isJS,
 	IsTest:   isJSTestPath,
 	Ignored:  func(p string) bool { return strings.Contains(path.Base(p), ".d.") || hasDir(p, "node_modules") },

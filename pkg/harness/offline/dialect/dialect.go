@@ -63,7 +63,7 @@ type Location struct {
 // Dialect is one language as the repair templates read it. The functions
 // that may be nil say what a nil one means.
 type Dialect struct {
-	// Name names the language, for the policy's logs.
+	// Name is the name of the driver that describes the dialect.
 	Name string
 	// Owns reports a file of the language, code or tests, by its path.
 	Owns func(path string) bool
