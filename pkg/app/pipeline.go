@@ -105,7 +105,9 @@ func newPipeline(cfg config.Config, ledger worker.Ledger, forges *forge.Forges, 
 		j = judge.NewCommittee(llm.NewMeter(client, price), cfg.Judge.Votes, log)
 		name = "llm:" + cfg.LLM.Model
 	} else {
-		newAgent = func() worker.Agent { return agent{h: harness.New(hcfg, offline.New(log), nil, nil, log)} }
+		newAgent = func() worker.Agent {
+			return agent{h: harness.New(hcfg, offline.New(log, drivers.All()), nil, nil, log)}
+		}
 	}
 	pubDir := cfg.Publish.Dir
 	if pubDir == "" {

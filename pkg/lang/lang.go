@@ -14,9 +14,10 @@
 // files and test data from code, and finds declarations.
 //
 // A language's rules for the gates, the judge's context, triage's
-// fingerprints and mining past fixes are capabilities a driver may
-// implement, small interfaces their consumers declare (pkg/validators,
-// pkg/judge, pkg/triage, pkg/bench) and ask for with a type assertion.
+// fingerprints, mining past fixes and the offline policy's repair
+// templates are capabilities a driver may implement, small interfaces
+// their consumers declare (pkg/validators, pkg/judge, pkg/triage,
+// pkg/bench, pkg/harness/offline) and ask for with a type assertion.
 // The drivers are registered in one place, pkg/lang/all; every driver
 // passes one conformance suite, pkg/lang/langtest.
 package lang

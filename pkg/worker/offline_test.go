@@ -142,7 +142,7 @@ func TestOfflineRepairsSinglePointBugsInLargerCommits(t *testing.T) {
 			prDir := t.TempDir()
 			p := &worker.Pipeline{
 				NewAgent: func() worker.Agent {
-					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log), drv, nil, log)
+					return harness.New(harness.Config{MaxSteps: 40}, offline.New(log, []lang.Driver{drv}), drv, nil, log)
 				},
 				Languages: lang.New(drv),
 				Policy:    "offline",

@@ -35,11 +35,11 @@ var mayNameLanguages = []string{"pkg/lang", "pkg/app", "cmd", "pkg/config", "pkg
 // judge (pkg/judge) came off it with the first part of the seam's work
 // (issue 32); the second part moves the rest into the drivers: the reading
 // of go test's output (pkg/report's JUnit reader asks the drivers'
-// report.OutputReader) and go/ast's index (pkg/codeindex is given each
-// driver's codeindex.Parser) came off it first.
+// report.OutputReader), go/ast's index (pkg/codeindex is given each
+// driver's codeindex.Parser) and the offline policy (pkg/harness/offline,
+// its languages' lexers and rules now the drivers' RepairDialect) came off
+// it.
 var notYetClean = []string{
-	// Part two of issue 32: the offline policy's lexers.
-	"pkg/harness/offline",
 	// Go's own tools behind the Go driver, named for them: the sandbox's
 	// Go caches.
 	"pkg/sandbox",

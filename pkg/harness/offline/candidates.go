@@ -2,7 +2,6 @@ package offline
 
 import (
 	"fmt"
-	"go/format"
 	"path"
 	"sort"
 	"strings"
@@ -212,7 +211,7 @@ func scoreBlameHunks(ev evidence, get func(location) *suspicion) ([]blameHunk, m
 	restores := map[location]string{}
 	for _, d := range ev.diffs {
 		f := ev.models[d.NewPath]
-		if f == nil || !isSource(d.NewPath) {
+		if f == nil || !f.source() {
 			continue
 		}
 		for _, h := range d.Hunks {
@@ -274,17 +273,17 @@ func lineCandidates(ev evidence, sus map[location]*suspicion, restores map[locat
 	})
 	var cands []*Candidate
 	for _, l := range locs {
-		if !isSource(l.path) {
+		f := ev.models[l.path]
+		if f == nil || !f.source() {
 			continue
 		}
-		f := ev.models[l.path]
 		text, ok := f.line(l.line)
-		if !ok || isJS(l.path) && !f.jsCode(l.line) || strings.HasSuffix(l.path, ".py") && !f.pyCode(l.line) {
+		if !ok || !f.code(l.line) {
 			continue
 		}
 		s := sus[l]
 		was, replaced := restores[l]
-		for _, m := range MutationsIn(l.path, text) {
+		for _, m := range mutations(f.d, text) {
 			c := &Candidate{Path: l.path, Line: l.line, Old: text, New: m.New, Template: m.Template, What: m.What,
 				Score: s.score + m.Prior, Why: s.why,
 				changes: []change{{start: l.line, end: l.line, repl: []string{m.New}}}}
@@ -414,7 +413,7 @@ func dedupe(s []string) []string {
 // names, saying "in NAME, " and why.
 func markFuncs(models map[string]*fileModel, names map[string]bool, get func(location) *suspicion, score float64, why string) {
 	for p, f := range models {
-		if !isSource(p) {
+		if !f.source() {
 			continue
 		}
 		for name, span := range f.funcs() {
@@ -450,7 +449,8 @@ func applyChanges(lines []string, changes []change) []string {
 	return out
 }
 
-// normalize rewrites a candidate as gofmt would lay it out and returns a
+// normalize rewrites a candidate as its language's formatter would lay it
+// out (when it has one) and returns a
 // key for the file it produces. ok is false when the result does not parse.
 // Files the policy has not wholly seen are left as they are.
 func normalize(f *fileModel, c *Candidate) (string, bool) {
@@ -462,15 +462,15 @@ func normalize(f *fileModel, c *Candidate) (string, bool) {
 	}
 	orig := strings.Join(f.lines, "\n") + "\n"
 	after := strings.Join(applyChanges(f.lines, c.changes), "\n") + "\n"
-	if !strings.HasSuffix(c.Path, ".go") {
+	if f.d == nil || f.d.Format == nil {
 		return c.Path + "\x00" + after, true
 	}
-	formatted, err := format.Source([]byte(after))
+	formatted, err := f.d.Format([]byte(after))
 	if err != nil {
 		return "", false
 	}
-	if fo, err := format.Source([]byte(orig)); err != nil || string(fo) != orig {
-		return c.Path + "\x00" + after, true // not gofmt'd to begin with: keep ours
+	if fo, err := f.d.Format([]byte(orig)); err != nil || string(fo) != orig {
+		return c.Path + "\x00" + after, true // not formatted to begin with: keep ours
 	}
 	newLines := strings.Split(strings.TrimSuffix(string(formatted), "\n"), "\n")
 	ch, ok := diffLines(f.lines, newLines)

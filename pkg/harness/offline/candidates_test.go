@@ -19,7 +19,7 @@ func TestIsSource(t *testing.T) {
 		"shop/testing.py":       true,
 		"shop/data/prices.json": false,
 	} {
-		if got := isSource(p); got != want {
+		if got := testLangs.isSource(p); got != want {
 			t.Errorf("isSource(%q) = %v", p, got)
 		}
 	}

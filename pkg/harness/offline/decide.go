@@ -76,7 +76,7 @@ func (s *state) inProgress(left int) (harness.Action, bool) {
 			others := s.otherTests()
 			thought := fmt.Sprintf("The failing tests pass. Before calling it fixed, run the %d other test(s) next to them (%s) so the change breaks nothing.",
 				len(others), strings.Join(shortNames(others, 4), ", "))
-			if p, ok := s.jsTestFile(); ok {
+			if p, ok := s.testFile(); ok {
 				thought = fmt.Sprintf("The failing tests pass. Before calling it fixed, run every test of %s, their file, so the change breaks nothing.", p)
 			}
 			return s.actNow(intentRegress, tools.RunTests, thought, tools.RunTestsArgs{Tests: append(s.task.Tests(), others...)})
@@ -255,7 +255,7 @@ func (s *state) build() {
 	s.built = true
 	var frames []location
 	for _, fr := range s.frameRefs() {
-		if p, ok := s.resolve(fr.path); ok && isSource(p) {
+		if p, ok := s.resolve(fr.path); ok && s.p.langs.isSource(p) {
 			frames = append(frames, location{p, fr.line})
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -40,7 +39,7 @@ func repairOffline(t testing.TB, ctx context.Context, drv tools.Language, tk tas
 	}
 	t.Cleanup(func() { ws.Close() })
 	log := zaptest.NewLogger(t)
-	h := harness.New(harness.Config{MaxSteps: steps}, offline.New(log), nil, nil, log).WithLanguage(drv)
+	h := harness.New(harness.Config{MaxSteps: steps}, newPolicy(log), nil, nil, log).WithLanguage(drv)
 	res, err := h.Run(ctx, ws, tk, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
 	"github.com/redfix/redfix/pkg/workspace"
@@ -83,7 +82,7 @@ func runNoBlame(b *testing.B, c scenario) (bool, string) {
 	if os.Getenv("REDFIX_FIGURES_LOG") != "" {
 		log = zaptest.NewLogger(b)
 	}
-	h := harness.New(harness.Config{MaxSteps: maxSteps}, offline.New(log), runner, nil, log)
+	h := harness.New(harness.Config{MaxSteps: maxSteps}, newPolicy(log), runner, nil, log)
 	res, err := h.Run(ctx, ws, tk, nil)
 	stop := res.Stop
 	if err != nil {

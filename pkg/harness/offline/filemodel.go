@@ -1,9 +1,6 @@
 package offline
 
-import (
-	"regexp"
-	"strings"
-)
+import "github.com/redfix/redfix/pkg/harness/offline/dialect"
 
 // unknown marks a line of a file whose text no observation has shown.
 const unknown = "\x00unknown"
@@ -12,11 +9,22 @@ const unknown = "\x00unknown"
 // observations have shown.
 type fileModel struct {
 	path  string
-	lines []string // lines[i] is line i+1; unknown where not seen
-	js    *jsCache // a JavaScript file's functions, for the lines as they were
+	lines []string         // lines[i] is line i+1; unknown where not seen
+	d     *dialect.Dialect // the file's language; nil when no driver owns it
+	cache any              // what the dialect keeps of the lines as they were
 }
 
-func newFileModel(path string) *fileModel { return &fileModel{path: path} }
+// newFileModel is the model of the file at path, of the language d (nil
+// for none).
+func newFileModel(path string, d *dialect.Dialect) *fileModel {
+	return &fileModel{path: path, d: d}
+}
+
+// modelLines is a model as its dialect reads it.
+type modelLines struct{ f *fileModel }
+
+func (l modelLines) Line(n int) (string, bool) { return l.f.line(n) }
+func (l modelLines) Len() int                  { return len(l.f.lines) }
 
 // set records line n's text, which an observation showed.
 func (f *fileModel) set(n int, text string) {
@@ -57,7 +65,7 @@ func (f *fileModel) complete() bool {
 }
 
 func (f *fileModel) clone() *fileModel {
-	return &fileModel{path: f.path, lines: append([]string(nil), f.lines...)}
+	return &fileModel{path: f.path, d: f.d, lines: append([]string(nil), f.lines...)}
 }
 
 // find returns the 1-based starts of every occurrence of seq in lines.
@@ -78,60 +86,38 @@ outer:
 	return at
 }
 
-// funcSpan is the span of the top-level declaration holding line n: from its
-// "func" line to its closing "}" at column 0; in a Python file, of the
-// innermost function or method holding it (pyFuncSpan); in a JavaScript
-// or TypeScript file, of the innermost named function (jsFuncSpan). ok is
-// false outside functions.
+// funcSpan is the span of the function holding line n, as the file's
+// language finds it, and its name. ok is false outside functions, and in
+// a file no driver owns.
 func (f *fileModel) funcSpan(n int) (start, end int, name string, ok bool) {
-	if strings.HasSuffix(f.path, ".py") {
-		return f.pyFuncSpan(n)
+	if f.d == nil {
+		return 0, 0, "", false
 	}
-	if isJS(f.path) {
-		return f.jsFuncSpan(n)
-	}
-	for s := n; s >= 1; s-- {
-		t, known := f.line(s)
-		if !known {
-			return 0, 0, "", false
-		}
-		if s != n && t == "}" {
-			return 0, 0, "", false
-		}
-		if m := funcDeclRE.FindStringSubmatch(t); m != nil {
-			for e := s; e <= len(f.lines); e++ {
-				if te, _ := f.line(e); te == "}" || (e == s && strings.HasSuffix(te, "}")) {
-					if e < n {
-						return 0, 0, "", false
-					}
-					return s, e, m[1], true
-				}
-			}
-			return s, len(f.lines), m[1], true
-		}
-	}
-	return 0, 0, "", false
+	return f.d.FuncSpan(modelLines{f}, n, &f.cache)
 }
 
-var funcDeclRE = regexp.MustCompile(`^func\s+(?:\([^)]*\)\s*)?(\w+)`)
+// code reports whether line n holds code (not a comment's or a string's
+// line), as the file's language reads it.
+func (f *fileModel) code(n int) bool {
+	return f.d == nil || f.d.Code == nil || f.d.Code(modelLines{f}, n, &f.cache)
+}
+
+// source reports a file of code the templates can change.
+func (f *fileModel) source() bool {
+	return sourceIn(f.d, f.path)
+}
 
 // funcs lists the file's function declarations: name → [start, end].
 func (f *fileModel) funcs() map[string][2]int {
 	out := map[string][2]int{}
-	if isJS(f.path) {
-		for _, fn := range f.jsFuncList() {
-			if _, dup := out[fn.name]; !dup {
-				out[fn.name] = [2]int{fn.start, fn.end}
-			}
-		}
+	if f.d == nil {
 		return out
 	}
-	re := funcDeclRE
-	if strings.HasSuffix(f.path, ".py") {
-		re = pyDefRE
+	if f.d.Funcs != nil {
+		return f.d.Funcs(modelLines{f}, &f.cache)
 	}
 	for i, t := range f.lines {
-		if m := re.FindStringSubmatch(t); m != nil {
+		if m := f.d.Def.FindStringSubmatch(t); m != nil {
 			if s, e, _, ok := f.funcSpan(i + 1); ok {
 				out[m[1]] = [2]int{s, e}
 			}

@@ -50,7 +50,7 @@ func parseDiff(t *testing.T, text string) []unidiff.File {
 
 // modelOf is the model of a file the policy has seen whole.
 func modelOf(path, src string) *fileModel {
-	m := newFileModel(path)
+	m := newFileModel(path, testLangs.of(path))
 	for i, l := range strings.Split(strings.TrimSuffix(src, "\n"), "\n") {
 		m.set(i+1, l)
 	}
@@ -69,7 +69,7 @@ func diffShown(diff string) tools.Observation {
 func observeOne(t *testing.T, name string, args any, obs tools.Observation) *state {
 	t.Helper()
 	ep := &harness.Episode{Task: task.Task{ID: "t"}, Tools: tools.Specs(tools.All(), nil), MaxSteps: 40}
-	s := newState(New(nil), ep)
+	s := newState(New(nil, testDrivers()), ep)
 	s.observe(harness.Step{N: 1, Action: harness.NewAction(name, "", args), Observation: obs}, ep.Kind(name))
 	return s
 }

@@ -24,7 +24,7 @@ func TestMutations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got := map[string]bool{}
-		for _, m := range Mutations(tc.line) {
+		for _, m := range mutationsIn("x.go", tc.line) {
 			got[m.New] = true
 		}
 		for _, w := range tc.want {
@@ -39,7 +39,7 @@ func TestMutations(t *testing.T) {
 		}
 	}
 	// The boundary flip is the most likely mutation of a comparison.
-	ms := Mutations("\tif i <= n {")
+	ms := mutationsIn("x.go", "\tif i <= n {")
 	if ms[0].Template != TplBoundary || ms[0].New != "\tif i < n {" {
 		t.Errorf("first mutation = %+v", ms[0])
 	}
@@ -68,7 +68,7 @@ func TestSwapArgs(t *testing.T) {
 		{"a.go", "\treturn Percent(total-1, done)", ""},
 	} {
 		var got []string
-		for _, m := range MutationsIn(c.path, c.line) {
+		for _, m := range mutationsIn(c.path, c.line) {
 			if m.Template == TplSwapArgs {
 				got = append(got, m.New)
 			}

@@ -23,8 +23,8 @@ const scoreShared = 4
 // by "(" in their bodies ("inRange(", "self.lookup(", "this.at(").
 func callers(models map[string]*fileModel) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for p, f := range models {
-		if !isSource(p) {
+	for _, f := range models {
+		if !f.source() {
 			continue
 		}
 		for caller, span := range f.funcs() {

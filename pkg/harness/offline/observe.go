@@ -67,11 +67,11 @@ func (s *state) observe(step harness.Step, kind tools.Kind) {
 		}
 		if in == intentRefresh {
 			// What the file is now: start from scratch.
-			s.models[args.Path] = newFileModel(args.Path)
+			s.models[args.Path] = newFileModel(args.Path, s.p.langs.of(args.Path))
 		}
 		m := s.models[args.Path]
 		if m == nil {
-			m = newFileModel(args.Path)
+			m = newFileModel(args.Path, s.p.langs.of(args.Path))
 			s.models[args.Path] = m
 		}
 		s.readListing(m, obs.Listing)
@@ -85,7 +85,7 @@ func (s *state) observe(step harness.Step, kind tools.Kind) {
 		_ = json.Unmarshal(a.Args, &args)
 		s.found[args.Pattern] = nil
 		if !obs.IsError && obs.Find != nil {
-			s.found[args.Pattern] = codeFiles(obs.Find.Files)
+			s.found[args.Pattern] = s.p.langs.codeFiles(obs.Find.Files)
 		}
 	case tools.KindDefinitions:
 		var args struct {
@@ -96,7 +96,7 @@ func (s *state) observe(step harness.Step, kind tools.Kind) {
 		// places: those are not where the name is.
 		s.methods[args.Name] = nil
 		if !obs.IsError {
-			s.methods[args.Name] = places(obs)
+			s.methods[args.Name] = s.p.langs.places(obs)
 		}
 	case tools.KindEdit:
 		switch in {
@@ -126,11 +126,11 @@ func (s *state) readListing(m *fileModel, l *tools.ListingResult) {
 }
 
 // codeFiles are the files among files in a language the templates know
-// (Go, Python).
-func codeFiles(files []string) []string {
+// (a driver owns them).
+func (ls languages) codeFiles(files []string) []string {
 	var out []string
 	for _, f := range files {
-		if _, ok := dialectOf(f); ok {
+		if ls.of(f) != nil {
 			out = append(out, f)
 		}
 	}
@@ -139,7 +139,7 @@ func codeFiles(files []string) []string {
 
 // places are where a search found what it looked for, in code files: the
 // symbols a symbol search found, or the lines a code search matched.
-func places(obs tools.Observation) []location {
+func (ls languages) places(obs tools.Observation) []location {
 	var out []location
 	if obs.Symbols != nil {
 		for _, sym := range obs.Symbols.Symbols {
@@ -148,7 +148,7 @@ func places(obs tools.Observation) []location {
 	}
 	if obs.Search != nil {
 		for _, h := range obs.Search.Hits {
-			if _, ok := dialectOf(h.File); ok {
+			if ls.of(h.File) != nil {
 				out = append(out, location{path: h.File, line: h.Line})
 			}
 		}

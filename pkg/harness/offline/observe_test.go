@@ -219,7 +219,7 @@ func TestObserveByKind(t *testing.T) {
 	listing := func(path string) tools.Observation {
 		return tools.Observation{Content: path + "\n     1\tpackage x\n", Listing: &tools.ListingResult{Path: path, Total: 1, Lines: []tools.Line{{N: 1, Text: "package x"}}}}
 	}
-	s := newState(New(nil), ep)
+	s := newState(New(nil, testDrivers()), ep)
 	for i, name := range []string{"show_lines", "peek_lines"} {
 		path := name + ".go"
 		s.observe(harness.Step{N: i + 1, Action: harness.NewAction(name, "", map[string]string{"path": path}), Observation: listing(path)}, ep.Kind(name))

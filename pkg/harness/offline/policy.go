@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/redfix/redfix/pkg/harness"
+	"github.com/redfix/redfix/pkg/lang"
 )
 
 // Defaults of the options.
@@ -31,6 +32,7 @@ const (
 // when it sees a new one.
 type Policy struct {
 	log      *zap.Logger
+	langs    languages
 	maxFiles int
 
 	mu sync.Mutex
@@ -50,12 +52,14 @@ func WithMaxFiles(n int) Option {
 	}
 }
 
-// New returns an offline policy.
-func New(log *zap.Logger, opts ...Option) *Policy {
+// New returns an offline policy that repairs the files of the languages
+// of drivers, those that implement Language; a file none of them owns is
+// no template's target.
+func New(log *zap.Logger, drivers []lang.Driver, opts ...Option) *Policy {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	p := &Policy{log: log.Named("offline"), maxFiles: DefaultMaxFiles}
+	p := &Policy{log: log.Named("offline"), langs: languagesOf(drivers), maxFiles: DefaultMaxFiles}
 	for _, o := range opts {
 		o(p)
 	}

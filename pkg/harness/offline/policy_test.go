@@ -7,13 +7,12 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/task"
 )
 
 func TestNewEpisodeResets(t *testing.T) {
-	p := offline.New(zaptest.NewLogger(t))
+	p := newPolicy(zaptest.NewLogger(t))
 	ctx := context.Background()
 	ep := &harness.Episode{Task: task.Task{ID: "a", Failures: []task.Failure{{Test: "TestX"}}}, Tools: tools.Specs(tools.All(), nil), MaxSteps: 40}
 	a, err := p.Next(ctx, ep)

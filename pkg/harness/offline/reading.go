@@ -33,7 +33,7 @@ func (s *state) nextRead(left int) (harness.Action, bool) {
 	}
 	reads := 0
 	for p := range s.models {
-		if isSource(p) {
+		if s.p.langs.isSource(p) {
 			reads++
 		}
 	}
@@ -82,7 +82,7 @@ type changedFile struct {
 func (s *state) blameFiles() []changedFile {
 	var files []changedFile
 	for _, d := range s.diffs {
-		if !isSource(d.NewPath) {
+		if !s.p.langs.isSource(d.NewPath) {
 			continue
 		}
 		n := 0
@@ -124,13 +124,13 @@ func (s *state) readBlameFiles(try tryRead, files []changedFile) (harness.Action
 func (s *state) readBlameHunks(try tryRead) (harness.Action, bool) {
 	for _, d := range s.diffs {
 		m := s.models[d.NewPath]
-		if m == nil || !isSource(d.NewPath) || m.complete() {
+		if m == nil || !s.p.langs.isSource(d.NewPath) || m.complete() {
 			continue
 		}
 		for _, h := range d.Hunks {
 			if _, ok := locateHunk(m, h); !ok {
 				if a, ok := try(tools.GoToLine, fmt.Sprintf(
-					"The listing of %s did not show the blame hunk at line %d. Go there.", d.NewPath, h.NewStart),
+					"The listing of %s did not show the blame hunk at line %d. Read it there.", d.NewPath, h.NewStart),
 					tools.GoToLineArgs{Path: d.NewPath, Line: h.NewStart}); ok {
 					return a, true
 				}
@@ -144,7 +144,7 @@ func (s *state) readBlameHunks(try tryRead) (harness.Action, bool) {
 // name; reads counts the source files read so far.
 func (s *state) readFrames(try tryRead, reads int) (harness.Action, bool) {
 	for _, fr := range s.frameRefs() {
-		if !isSource(fr.path) {
+		if !s.p.langs.isSource(fr.path) {
 			continue
 		}
 		p, ok := s.resolve(fr.path)
@@ -200,7 +200,7 @@ func (s *state) readCalled(try tryRead, reads int) (harness.Action, bool) {
 	}
 	for _, n := range names {
 		for _, l := range s.methods[n] {
-			if !isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
+			if !s.p.langs.isSource(l.path) || s.models[l.path] != nil || reads >= s.p.maxFiles {
 				continue
 			}
 			if a, ok := try(tools.ReadFile, fmt.Sprintf(
@@ -218,14 +218,14 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 		s.testRead = true
 		return harness.Action{}, false
 	}
-	if isJS(s.failures[0].Package) {
-		return s.readJSTest(try)
+	if d := s.p.langs.byFile(s.failures[0].Package); d != nil {
+		return s.readFileTest(d, try)
 	}
 	fn := testFunc(s.failures[0].Test)
 	// Where is it? A frame in a file of tests, or search for the function.
 	var at *location
 	for _, fr := range s.frameRefs() {
-		if isTestPath(fr.path) {
+		if s.p.langs.isTestPath(fr.path) {
 			if p, ok := s.resolve(fr.path); ok {
 				at = &location{p, fr.line}
 				break
@@ -239,7 +239,7 @@ func (s *state) readTest(try func(string, string, any) (harness.Action, bool)) (
 	}
 	if at == nil {
 		for _, l := range s.methods[fn] {
-			if isTestPath(l.path) {
+			if s.p.langs.isTestPath(l.path) {
 				at = &l
 				break
 			}
@@ -303,15 +303,11 @@ func (s *state) collectCalls(m *fileModel, n int) {
 		if !ok {
 			continue
 		}
-		if i == start && strings.HasPrefix(t, "func ") {
-			continue
-		}
-		py := strings.HasSuffix(m.path, ".py")
-		if py && pyDefRE.MatchString(t) {
+		if d := m.d; d != nil && d.DefLine != nil && d.DefLine(t, i == start) {
 			continue
 		}
 		for _, c := range callRE.FindAllStringSubmatch(t, -1) {
-			if py && (pyNotCalls[c[1]] || strings.HasPrefix(c[1], "test_")) {
+			if d := m.d; d != nil && d.NotCall != nil && d.NotCall(c[1]) {
 				continue
 			}
 			if !notCalls[c[1]] && !strings.HasPrefix(c[1], "Test") {
@@ -323,7 +319,7 @@ func (s *state) collectCalls(m *fileModel, n int) {
 
 func (s *state) defined(name string) bool {
 	for p, m := range s.models {
-		if isSource(p) {
+		if s.p.langs.isSource(p) {
 			if _, ok := m.funcs()[name]; ok {
 				return true
 			}
@@ -333,8 +329,8 @@ func (s *state) defined(name string) bool {
 }
 
 // frameRefs are the failures' frames as locations, in order: "file:line"
-// or "file:line:column"; a JavaScript failure without frames gives those of
-// the stack in its output.
+// or "file:line:column"; a failure without frames, in a language that
+// reads a failure's stack (Dialect.Stack), gives those of its output.
 func (s *state) frameRefs() []location {
 	var out []location
 	seen := map[location]bool{}
@@ -345,8 +341,8 @@ func (s *state) frameRefs() []location {
 				locs = append(locs, l)
 			}
 		}
-		if len(f.Frames) == 0 && isJS(f.Package) {
-			_, locs = jsStack(f.Output)
+		if d := s.p.langs.stack(f.Package); len(f.Frames) == 0 && d != nil {
+			locs = stackLocations(d, f.Output)
 		}
 		for _, l := range locs {
 			if !seen[l] {
@@ -428,6 +424,7 @@ func (s *state) resolve(p string) (string, bool) {
 // or next to, a function of names: a hunk's section header or one of its
 // lines declares it.
 func (s *state) namesIn(p string, names map[string]bool) bool {
+	ld := s.p.langs.of(p)
 	for _, d := range s.diffs {
 		if d.NewPath != p {
 			continue
@@ -438,7 +435,7 @@ func (s *state) namesIn(p string, names map[string]bool) bool {
 				texts = append(texts, l.Text)
 			}
 			for _, t := range texts {
-				if n := declaredFunc(t); n != "" && names[n] {
+				if n := declaredFunc(ld, t); n != "" && names[n] {
 					return true
 				}
 			}

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/offline"
 	"github.com/redfix/redfix/pkg/harness/tools"
 	"github.com/redfix/redfix/pkg/lang/golang"
 	"github.com/redfix/redfix/pkg/task"
@@ -97,7 +96,7 @@ func TestRepairs(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			res, steps := runEpisode(t, ctx, ws, tk, offline.New(zaptest.NewLogger(t)))
+			res, steps := runEpisode(t, ctx, ws, tk, newPolicy(zaptest.NewLogger(t)))
 			for _, s := range steps {
 				t.Logf("%2d %-16s err=%-5v %s", s.N, s.Action.Name, s.Observation.IsError, s.Action.Thought)
 			}
@@ -240,7 +239,7 @@ func TestPolicyReuse(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	p := offline.New(zaptest.NewLogger(t))
+	p := newPolicy(zaptest.NewLogger(t))
 	for i, name := range []string{"arithmetic-sign", "comparison", "arithmetic-sign"} {
 		sc := scenarioNamed(t, "repairs", name)
 		dir, tk := repairTask(t, ctx, sc)

@@ -2,10 +2,10 @@ package offline
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/redfix/redfix/pkg/canon"
+	"github.com/redfix/redfix/pkg/harness/offline/dialect"
 	"github.com/redfix/redfix/pkg/task"
 )
 
@@ -18,13 +18,13 @@ import (
 // to say whether a revert is all that passes; their edit is undone either
 // way.
 
-// declRE finds the function or class a line declares, in Go, Python and
-// JavaScript or TypeScript.
-var declRE = regexp.MustCompile(`^\s*(?:func\s+(?:\([^)]*\)\s*)?|(?:async\s+)?def\s+|class\s+|(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*)([A-Za-z_$][\w$]*)`)
-
-// declaredFunc is the name the line declares, "" for none.
-func declaredFunc(line string) string {
-	if m := declRE.FindStringSubmatch(line); m != nil {
+// declaredFunc is the name of the function or class the line declares in
+// the language d (nil: none), "" for none.
+func declaredFunc(d *dialect.Dialect, line string) string {
+	if d == nil || d.Declares == nil {
+		return ""
+	}
+	if m := d.Declares.FindStringSubmatch(line); m != nil {
 		return m[1]
 	}
 	return ""
@@ -44,7 +44,7 @@ func (s *state) isRevert(c *Candidate, after []string) (string, bool) {
 	// A function the blame commit added that the candidate takes out.
 	has := func(lines []string, name string) bool {
 		for _, l := range lines {
-			if declaredFunc(l) == name {
+			if declaredFunc(m.d, l) == name {
 				return true
 			}
 		}
@@ -52,7 +52,7 @@ func (s *state) isRevert(c *Candidate, after []string) (string, bool) {
 	}
 	var code []string // the blame's source files with changes that matter
 	for _, d := range s.diffs {
-		if !isSource(d.NewPath) {
+		if !s.p.langs.isSource(d.NewPath) {
 			continue
 		}
 		meaningful := false
@@ -62,7 +62,7 @@ func (s *state) isRevert(c *Candidate, after []string) (string, bool) {
 					continue
 				}
 				meaningful = true
-				if n := declaredFunc(l.Text); n != "" && l.Kind == '+' && d.NewPath == c.Path && has(before, n) && !has(after, n) {
+				if n := declaredFunc(m.d, l.Text); n != "" && l.Kind == '+' && d.NewPath == c.Path && has(before, n) && !has(after, n) {
 					return fmt.Sprintf("it removes %s, which the blame commit added", n), true
 				}
 			}

@@ -32,7 +32,7 @@ func (s *state) wantsLocalize(left int) bool {
 		return false
 	}
 	for _, d := range s.diffs {
-		if isSource(d.NewPath) {
+		if s.p.langs.isSource(d.NewPath) {
 			return false
 		}
 	}
@@ -57,7 +57,7 @@ func (s *state) afterLocalize(obs tools.Observation) {
 func (s *state) topSuspects() []testrun.Suspect {
 	var out []testrun.Suspect
 	for _, sus := range s.suspects {
-		if sus.Score >= minSpectrum && isSource(sus.File) {
+		if sus.Score >= minSpectrum && s.p.langs.isSource(sus.File) {
 			out = append(out, sus)
 		}
 	}
@@ -89,7 +89,7 @@ func (s *state) readSuspects(try func(string, string, any) (harness.Action, bool
 		}
 		if _, ok := m.line(sus.Line); !ok {
 			if a, ok := try(tools.GoToLine, fmt.Sprintf(
-				"The listing of %s did not show line %d, a suspicious line. Go there.", sus.File, sus.Line),
+				"The listing of %s did not show line %d, a suspicious line. Read it there.", sus.File, sus.Line),
 				tools.GoToLineArgs{Path: sus.File, Line: sus.Line}); ok {
 				return a, true
 			}
@@ -112,14 +112,14 @@ var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 // messageNames are the identifiers the failures name, at least three
 // characters long: in their messages ("Total", "Gross" in "Gross(1000) =
 // 5, want 6"), in their tests' names (Within of TestWithin), and the
-// functions a JavaScript failure's stack names.
+// functions a failure's stack names where its language reads one.
 func (s *state) messageNames() map[string]bool {
 	names := map[string]bool{}
 	for _, f := range s.failures {
-		if isJS(f.Package) {
-			// What a JavaScript test calls shows in its stack, not its
-			// message ("expected 950 to be 1000").
-			fns, _ := jsStack(f.Output)
+		if d := s.p.langs.stack(f.Package); d != nil {
+			// What a test calls shows in its stack where the language
+			// reads one, not in its message ("expected 950 to be 1000").
+			fns, _ := d.Stack(f.Output)
 			for _, n := range fns {
 				names[n] = true
 			}
@@ -186,8 +186,8 @@ var gotRE = regexp.MustCompile(`(?:[\w)\]]\s*=|\bgot:?)\s*("[^"]*"|-?[\w.]+)`)
 func (s *state) gotValues() []string {
 	var out []string
 	for _, f := range s.failures {
-		if isJS(f.Package) {
-			out = append(out, jsGot(f.Message)...)
+		if d := s.p.langs.of(f.Package); d != nil && d.Got != nil {
+			out = append(out, d.Got(f.Message)...)
 			continue
 		}
 		for _, m := range gotRE.FindAllStringSubmatch(f.Message, -1) {
@@ -221,7 +221,7 @@ func scoreGotValues(ev evidence, get func(location) *suspicion) {
 		inFunc[n] = true
 	}
 	for p, f := range ev.models {
-		if !isSource(p) {
+		if !f.source() {
 			continue
 		}
 		candidate := map[int]bool{}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestGotValues(t *testing.T) {
-	s := &state{failures: []task.Failure{
+	s := &state{p: New(nil, testDrivers()), failures: []task.Failure{
 		{Message: `ValidEmail("me@example.org") = false`},
 		{Message: `Letter(75) = "C", want "B"`},
 		{Message: "got -3, want 4"},

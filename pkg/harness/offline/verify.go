@@ -1,8 +1,6 @@
 package offline
 
 import (
-	"path"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -100,13 +98,13 @@ func (s *state) afterRegress(obs tools.Observation) {
 
 // otherTests are the IDs of the tests seen next to the failing ones, in the
 // test files the policy has read: a candidate must not break them. For a
-// JavaScript test, its file, run whole (a test's id is its describe path,
-// which a line of the file does not hold).
+// test named by its file and title, its file, run whole (a test's id is
+// its title path, which a line of the file does not hold).
 func (s *state) otherTests() []string {
-	if p, ok := s.jsTestFile(); ok {
+	if p, ok := s.testFile(); ok {
 		return []string{p}
 	}
-	if len(s.failures) > 0 && isJS(s.failures[0].Package) {
+	if len(s.failures) > 0 && s.p.langs.byFile(s.failures[0].Package) != nil {
 		return nil
 	}
 	oracle := map[string]bool{}
@@ -120,17 +118,20 @@ func (s *state) otherTests() []string {
 	var ids []string
 	seen := map[string]bool{}
 	for p, m := range s.models {
-		re := testFuncRE
+		d := m.d
 		switch {
+		case d == nil || d.TestFunc == nil:
+			continue
 		case task.IsTestFilePath(pkg):
-			// Python: the module-level tests of the failing test's file.
+			// A test named by its file: the module-level tests of the
+			// failing test's file.
 			if p != pkg {
 				continue
 			}
-			re = pyTestFuncRE
-		case !strings.HasSuffix(p, "_test.go") || (pkg != "" && path.Dir(p) != "." && !strings.HasSuffix(pkg, "/"+path.Dir(p)) && pkg != path.Dir(p)):
+		case d.PackageTest == nil || !d.PackageTest(p, pkg):
 			continue
 		}
+		re := d.TestFunc
 		for _, l := range m.lines {
 			mm := re.FindStringSubmatch(l)
 			if mm == nil || oracle[mm[1]] || seen[mm[1]] {
@@ -147,11 +148,6 @@ func (s *state) otherTests() []string {
 	sort.Strings(ids)
 	return ids
 }
-
-var (
-	testFuncRE   = regexp.MustCompile(`^func (Test\w*)\(\w+ \*testing\.T\)`)
-	pyTestFuncRE = regexp.MustCompile(`^(?:async )?def (test\w*)\(`)
-)
 
 // testFunc is the function of a failing test: Go's top-level test of a
 // subtest ("TestX/case" → "TestX"), Python's function of a node id's test

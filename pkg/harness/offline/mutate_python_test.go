@@ -31,55 +31,30 @@ func TestMutationsPython(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got := map[string]bool{}
-		for _, m := range MutationsIn("shop/x.py", tc.line) {
+		for _, m := range mutationsIn("shop/x.py", tc.line) {
 			got[m.New] = true
 		}
 		for _, w := range tc.want {
 			if !got[w] {
-				t.Errorf("MutationsIn(%q) lacks %q; got %q", tc.line, w, keys(got))
+				t.Errorf("mutationsIn(%q) lacks %q; got %q", tc.line, w, keys(got))
 			}
 		}
 		for _, n := range tc.not {
 			if got[n] {
-				t.Errorf("MutationsIn(%q) has %q", tc.line, n)
+				t.Errorf("mutationsIn(%q) has %q", tc.line, n)
 			}
 		}
 		if tc.want == nil && len(got) > 0 && tc.not == nil {
-			t.Errorf("MutationsIn(%q) = %q, want none", tc.line, keys(got))
+			t.Errorf("mutationsIn(%q) = %q, want none", tc.line, keys(got))
 		}
 	}
 	// The boundary flip comes first, and the operator is Python's.
-	ms := MutationsIn("shop/x.py", "        if qty > t.min_qty:")
+	ms := mutationsIn("shop/x.py", "        if qty > t.min_qty:")
 	if ms[0].Template != TplBoundary || ms[0].New != "        if qty >= t.min_qty:" {
 		t.Errorf("first mutation = %+v", ms[0])
 	}
-	if got := MutationsIn("notes.txt", "a < b"); got != nil {
+	if got := mutationsIn("notes.txt", "a < b"); got != nil {
 		t.Errorf("a text file got mutations: %+v", got)
-	}
-}
-
-func TestScanPython(t *testing.T) {
-	toks, ok := scanPython(`x = rb'\x00' + 0x1F + 1e-3 + 2j  # c`)
-	if !ok {
-		t.Fatal("did not scan")
-	}
-	var lits []string
-	for _, tk := range toks {
-		lits = append(lits, tk.tok.String()+":"+`x = rb'\x00' + 0x1F + 1e-3 + 2j  # c`[tk.off:tk.end])
-	}
-	want := []string{"IDENT:x", "=:=", "STRING:rb'\\x00'", "+:+", "INT:0x1F", "+:+", "FLOAT:1e-3", "+:+", "FLOAT:2j", "COMMENT:# c"}
-	if len(lits) != len(want) {
-		t.Fatalf("tokens = %q, want %q", lits, want)
-	}
-	for i := range want {
-		if lits[i] != want[i] {
-			t.Errorf("token %d = %q, want %q", i, lits[i], want[i])
-		}
-	}
-	for _, bad := range []string{`s = """starts here`, "x = a ! b", "y = `x`"} {
-		if _, ok := scanPython(bad); ok {
-			t.Errorf("scanPython(%q) scanned", bad)
-		}
 	}
 }
 
@@ -119,37 +94,5 @@ def quote(c, qty):
 	funcs := f.funcs()
 	if funcs["discount"] != [2]int{4, 9} || funcs["quote"] != [2]int{18, 19} {
 		t.Errorf("funcs = %v", funcs)
-	}
-}
-
-// A docstring's lines, its doctest's examples and their expected output
-// included, are not code the templates repair; the code around them is,
-// a line with a one-line string on it too.
-func TestPyCodeLeavesDocstringsAlone(t *testing.T) {
-	t.Parallel()
-	src := []string{
-		`"""Prices.`,            // 1: opens the module's docstring
-		``,                      // 2
-		`>>> price(10)`,         // 3
-		`"""`,                   // 4: closes it
-		`def price(qty):`,       // 5
-		`    r"""The price.`,    // 6: opens a raw docstring
-		`    >>> price(10)`,     // 7
-		`    9000`,              // 8
-		`    """`,               // 9
-		`    if qty > 10:`,      // 10
-		`        s = """x"""`,   // 11: opens and closes
-		`    # not a """ quote`, // 12
-		`    return qty - 1`,    // 13
-	}
-	f := newFileModel("shop/pricing.py")
-	for i, l := range src {
-		f.set(i+1, l)
-	}
-	code := map[int]bool{5: true, 10: true, 11: true, 12: true, 13: true}
-	for n := 1; n <= len(src); n++ {
-		if got := f.pyCode(n); got != code[n] {
-			t.Errorf("line %d %q: pyCode = %v, want %v", n, src[n-1], got, code[n])
-		}
 	}
 }

@@ -1,11 +1,14 @@
-package offline
+package python
 
 import (
 	"go/token"
+	"path"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/redfix/redfix/pkg/harness/offline/dialect"
 )
 
 // Python's tokens, for the repair templates. The templates work on one line
@@ -54,8 +57,8 @@ var pyOps = []struct {
 }
 
 // scanPython tokenizes one line of Python.
-func scanPython(line string) ([]tok, bool) {
-	var toks []tok
+func scanPython(line string) ([]dialect.Tok, bool) {
+	var toks []dialect.Tok
 	i := 0
 	for i < len(line) {
 		c := line[i]
@@ -64,7 +67,7 @@ func scanPython(line string) ([]tok, bool) {
 			i++
 			continue
 		case c == '#':
-			toks = append(toks, tok{off: i, end: len(line), tok: token.COMMENT, lit: line[i:]})
+			toks = append(toks, dialect.Tok{Off: i, End: len(line), Tok: token.COMMENT, Lit: line[i:]})
 			return toks, true
 		case c == '\\' && strings.TrimSpace(line[i+1:]) == "":
 			return toks, true // a continuation
@@ -73,13 +76,13 @@ func scanPython(line string) ([]tok, bool) {
 			if end < 0 {
 				return toks, false // a string that goes on past the line
 			}
-			toks = append(toks, tok{off: i, end: end, tok: token.STRING, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: token.STRING, Lit: line[i:end]})
 			i = end
 			continue
 		}
 		if c >= '0' && c <= '9' || c == '.' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9' {
 			end, kind := pyNumber(line, i)
-			toks = append(toks, tok{off: i, end: end, tok: kind, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: kind, Lit: line[i:end]})
 			i = end
 			continue
 		}
@@ -97,14 +100,14 @@ func scanPython(line string) ([]tok, bool) {
 			if !ok {
 				kind = token.IDENT
 			}
-			toks = append(toks, tok{off: i, end: end, tok: kind, lit: word})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: kind, Lit: word})
 			i = end
 			continue
 		}
 		matched := false
 		for _, op := range pyOps {
 			if strings.HasPrefix(line[i:], op.text) {
-				toks = append(toks, tok{off: i, end: i + len(op.text), tok: op.tok})
+				toks = append(toks, dialect.Tok{Off: i, End: i + len(op.text), Tok: op.tok})
 				i += len(op.text)
 				matched = true
 				break
@@ -181,17 +184,26 @@ func pyNumber(line string, i int) (end int, kind token.Token) {
 	return end, kind
 }
 
-// pyDialect is Python.
-var pyDialect = dialect{
-	scan: scanPython,
-	skip: func(trimmed string) bool {
+// RepairDialect is Python as the offline policy's repair templates read
+// it (the capability pkg/harness/offline asks for): .py files; test_*.py,
+// *_test.py, conftest.py and those under a tests or test directory tests;
+// a line tokenized by the lexer above; a function from its def line to
+// the last line indented under it; a docstring's lines no code.
+func (Driver) RepairDialect() *dialect.Dialect { return &pyDialect }
+
+var pyDialect = dialect.Dialect{
+	Name:   "python",
+	Owns:   func(p string) bool { return strings.HasSuffix(p, ".py") },
+	IsTest: isTestPath,
+	Scan:   scanPython,
+	Skip: func(trimmed string) bool {
 		return strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "import ") ||
 			strings.HasPrefix(trimmed, "from ") || strings.HasPrefix(trimmed, "@") || strings.HasPrefix(trimmed, "class ")
 	},
-	decl: func(_ string, toks []tok) bool {
-		return toks[0].tok == token.FUNC || toks[0].lit == "async" && len(toks) > 1 && toks[1].tok == token.FUNC
+	Decl: func(_ string, toks []dialect.Tok) bool {
+		return toks[0].Tok == token.FUNC || toks[0].Lit == "async" && len(toks) > 1 && toks[1].Tok == token.FUNC
 	},
-	spell: func(_ string, t token.Token) string {
+	Spell: func(_ string, t token.Token) string {
 		switch t {
 		case token.LAND:
 			return "and"
@@ -200,29 +212,57 @@ var pyDialect = dialect{
 		}
 		return t.String()
 	},
-	bools:      [2]string{"False", "True"},
-	not:        "not",
-	negate:     negatePyIf,
-	lenBuiltin: true,
+	Bools:      [2]string{"False", "True"},
+	Not:        "not",
+	Negate:     negatePyIf,
+	LenBuiltin: true,
+	Code:       pyCode,
+	FuncSpan:   pyFuncSpan,
+	Def:        pyDefRE,
+	Declares:   regexp.MustCompile(`^\s*(?:(?:async\s+)?def\s+|class\s+)([A-Za-z_$][\w$]*)`),
+	DefLine: func(line string, first bool) bool {
+		return first && strings.HasPrefix(line, "func ") || pyDefRE.MatchString(line)
+	},
+	NotCall:  func(name string) bool { return pyNotCalls[name] || strings.HasPrefix(name, "test_") },
+	TestFunc: regexp.MustCompile(`^(?:async )?def (test\w*)\(`),
+}
+
+// isTestPath reports a file of tests as the repair templates leave it:
+// test_*.py, *_test.py, conftest.py, and the .py files under a tests or
+// test directory.
+func isTestPath(p string) bool {
+	if !strings.HasSuffix(p, ".py") {
+		return false
+	}
+	base := path.Base(p)
+	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") || base == "conftest.py" {
+		return true
+	}
+	for _, seg := range strings.Split(path.Dir(p), "/") {
+		if seg == "tests" || seg == "test" {
+			return true
+		}
+	}
+	return false
 }
 
 // negatePyIf negates the condition of an "if cond:" or "elif cond:" line
 // whose condition is not a single comparison or a negation already (other
 // templates cover those).
-func negatePyIf(line string, toks []tok) (Mutation, bool) {
-	if n := len(toks); n > 0 && toks[n-1].tok == token.COMMENT {
+func negatePyIf(line string, toks []dialect.Tok) (dialect.Mutation, bool) {
+	if n := len(toks); n > 0 && toks[n-1].Tok == token.COMMENT {
 		toks = toks[:n-1]
 	}
-	if len(toks) < 3 || toks[0].tok != token.IF || toks[len(toks)-1].tok != token.COLON {
-		return Mutation{}, false
+	if len(toks) < 3 || toks[0].Tok != token.IF || toks[len(toks)-1].Tok != token.COLON {
+		return dialect.Mutation{}, false
 	}
 	cond := toks[1 : len(toks)-1]
 	simple := true
 	cmps, logic := 0, 0
 	for _, t := range cond {
-		switch t.tok {
+		switch t.Tok {
 		case token.DEFINE, token.COLON, token.SEMICOLON, pyKeyword:
-			return Mutation{}, false
+			return dialect.Mutation{}, false
 		case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
 			cmps++
 			simple = false
@@ -233,16 +273,16 @@ func negatePyIf(line string, toks []tok) (Mutation, bool) {
 			simple = false
 		}
 	}
-	if cond[0].tok == token.NOT || (cmps == 1 && logic == 0) {
-		return Mutation{}, false
+	if cond[0].Tok == token.NOT || (cmps == 1 && logic == 0) {
+		return dialect.Mutation{}, false
 	}
-	start, end := cond[0].off, cond[len(cond)-1].end
+	start, end := cond[0].Off, cond[len(cond)-1].End
 	c := line[start:end]
 	repl := "not (" + c + ")"
 	if simple {
 		repl = "not " + c
 	}
-	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+	return dialect.Mutation{New: line[:start] + repl + line[end:], Template: dialect.TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
 }
 
 // pyDefRE is a Python function's or method's def line.
@@ -268,8 +308,8 @@ func indentOf(s string) int {
 // pyFuncSpan is the span of the innermost Python function or method
 // holding line n: from its def line to the last line indented under it.
 // ok is false outside functions, or when a line between is unknown.
-func (f *fileModel) pyFuncSpan(n int) (start, end int, name string, ok bool) {
-	first, known := f.line(n)
+func pyFuncSpan(f dialect.Lines, n int, _ *any) (start, end int, name string, ok bool) {
+	first, known := f.Line(n)
 	if !known {
 		return 0, 0, "", false
 	}
@@ -279,7 +319,7 @@ func (f *fileModel) pyFuncSpan(n int) (start, end int, name string, ok bool) {
 		limit = 1 << 30
 	}
 	for s := n; s >= 1; s-- {
-		t, known := f.line(s)
+		t, known := f.Line(s)
 		if !known {
 			return 0, 0, "", false
 		}
@@ -292,8 +332,8 @@ func (f *fileModel) pyFuncSpan(n int) (start, end int, name string, ok bool) {
 		}
 		if m := pyDefRE.FindStringSubmatch(t); m != nil && (s == n || in < limit) {
 			e := s
-			for l := s + 1; l <= len(f.lines); l++ {
-				tl, known := f.line(l)
+			for l := s + 1; l <= f.Len(); l++ {
+				tl, known := f.Line(l)
 				if !known {
 					break
 				}
@@ -338,16 +378,16 @@ var pyTripleRE = regexp.MustCompile(`(?i)(?:^|[^\w"'])(?:[rbuf]{0,2})("""|''')`)
 // expected output are what the tests demand, not code to repair), nor
 // the line that opens one alone. A line before n that no observation
 // showed leaves it code.
-func (f *fileModel) pyCode(n int) bool {
+func pyCode(f dialect.Lines, n int, _ *any) bool {
 	open := "" // the triple quote of the string line n starts in
 	for s := 1; s < n; s++ {
-		t, known := f.line(s)
+		t, known := f.Line(s)
 		if !known {
 			return true
 		}
 		open = pyTripleState(t, open)
 	}
-	t, known := f.line(n)
+	t, known := f.Line(n)
 	if !known || open != "" {
 		return !known
 	}

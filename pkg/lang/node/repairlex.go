@@ -1,14 +1,16 @@
-package offline
+package node
 
 import (
 	"go/token"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/redfix/redfix/pkg/harness/offline/dialect"
 )
 
 // JavaScript's and TypeScript's tokens, for the repair templates: a lexer of
-// one line, as pylex.go is for Python, giving go/token's kinds to the
+// one line, as the Python driver's is for Python, giving go/token's kinds to the
 // operators Go shares (an operator's text is its lit). "===" is EQL and "!==" NEQ as "==" and "!=" are (the
 // dialect spells a flip in the strictness it found); "?." is a PERIOD;
 // "if" is IF, "function" FUNC. Strings in quotes, template literals closed
@@ -60,12 +62,12 @@ var jsOps = []struct {
 }
 
 // scanJS tokenizes one line of JavaScript or TypeScript.
-func scanJS(line string) ([]tok, bool) {
-	var toks []tok
+func scanJS(line string) ([]dialect.Tok, bool) {
+	var toks []dialect.Tok
 	prev := func() token.Token { // comments aside
 		for k := len(toks) - 1; k >= 0; k-- {
-			if toks[k].tok != token.COMMENT {
-				return toks[k].tok
+			if toks[k].Tok != token.COMMENT {
+				return toks[k].Tok
 			}
 		}
 		return token.ILLEGAL
@@ -78,7 +80,7 @@ func scanJS(line string) ([]tok, bool) {
 			i++
 			continue
 		case strings.HasPrefix(line[i:], "//"):
-			toks = append(toks, tok{off: i, end: len(line), tok: token.COMMENT, lit: line[i:]})
+			toks = append(toks, dialect.Tok{Off: i, End: len(line), Tok: token.COMMENT, Lit: line[i:]})
 			return toks, true
 		case strings.HasPrefix(line[i:], "/*"):
 			end := strings.Index(line[i+2:], "*/")
@@ -86,7 +88,7 @@ func scanJS(line string) ([]tok, bool) {
 				return toks, false // a comment that goes on past the line
 			}
 			end += i + 4
-			toks = append(toks, tok{off: i, end: end, tok: token.COMMENT, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: token.COMMENT, Lit: line[i:end]})
 			i = end
 			continue
 		case c == '\'' || c == '"' || c == '`':
@@ -94,20 +96,20 @@ func scanJS(line string) ([]tok, bool) {
 			if end < 0 {
 				return toks, false
 			}
-			toks = append(toks, tok{off: i, end: end, tok: token.STRING, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: token.STRING, Lit: line[i:end]})
 			i = end
 			continue
-		case c == '/' && !endsOperand(prev()):
+		case c == '/' && !dialect.EndsOperand(prev()):
 			end := jsRegexEnd(line, i)
 			if end < 0 {
 				return toks, false
 			}
-			toks = append(toks, tok{off: i, end: end, tok: token.STRING, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: token.STRING, Lit: line[i:end]})
 			i = end
 			continue
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9':
 			end, kind := jsNumber(line, i)
-			toks = append(toks, tok{off: i, end: end, tok: kind, lit: line[i:end]})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: kind, Lit: line[i:end]})
 			i = end
 			continue
 		}
@@ -117,7 +119,7 @@ func scanJS(line string) ([]tok, bool) {
 			if !ok || prev() == token.PERIOD {
 				kind = token.IDENT // x.default, x.delete(): properties
 			}
-			toks = append(toks, tok{off: i, end: end, tok: kind, lit: word})
+			toks = append(toks, dialect.Tok{Off: i, End: end, Tok: kind, Lit: word})
 			i = end
 			continue
 		}
@@ -130,12 +132,12 @@ func scanJS(line string) ([]tok, bool) {
 			switch {
 			case op.text == "?." && i+2 < len(line) && line[i+2] >= '0' && line[i+2] <= '9':
 				continue // "a?.5:b" is a conditional
-			case op.text == "<" && !endsOperand(prev()):
+			case op.text == "<" && !dialect.EndsOperand(prev()):
 				return toks, false // JSX, or a type assertion or parameters
-			case op.text == "!" && endsOperand(prev()):
+			case op.text == "!" && dialect.EndsOperand(prev()):
 				kind = jsOther // TypeScript's non-null assertion
 			}
-			toks = append(toks, tok{off: i, end: i + len(op.text), tok: kind, lit: op.text})
+			toks = append(toks, dialect.Tok{Off: i, End: i + len(op.text), Tok: kind, Lit: op.text})
 			i += len(op.text)
 			matched = true
 			break
@@ -279,15 +281,15 @@ func jsNumber(line string, i int) (end int, kind token.Token) {
 // "f<T>(x)", "Map<string, Set<number>>") jsOther, so that no template takes
 // them for comparisons: a "<" right after a name, closed on the line by a
 // ">" with only types between, and followed by what may follow a type.
-func markGenerics(toks []tok) {
+func markGenerics(toks []dialect.Tok) {
 	for i := 1; i < len(toks); i++ {
-		if toks[i].tok != token.LSS || toks[i-1].tok != token.IDENT || toks[i-1].end != toks[i].off {
+		if toks[i].Tok != token.LSS || toks[i-1].Tok != token.IDENT || toks[i-1].End != toks[i].Off {
 			continue
 		}
 		depth, j := 1, i+1
 	scan:
 		for ; j < len(toks); j++ {
-			switch t := toks[j]; t.tok {
+			switch t := toks[j]; t.Tok {
 			case token.LSS:
 				depth++
 			case token.GTR:
@@ -295,7 +297,7 @@ func markGenerics(toks []tok) {
 			case token.SHR:
 				depth -= 2
 			case jsOther:
-				if t.lit == ">>>" {
+				if t.Lit == ">>>" {
 					depth -= 3
 				} else {
 					break scan
@@ -314,7 +316,7 @@ func markGenerics(toks []tok) {
 			continue
 		}
 		if j+1 < len(toks) {
-			switch toks[j+1].tok {
+			switch toks[j+1].Tok {
 			case token.LPAREN, token.RPAREN, token.ASSIGN, token.COMMA, token.SEMICOLON, token.LBRACK,
 				token.RBRACK, token.LBRACE, token.OR, token.AND, token.GTR, token.PERIOD, token.COMMENT, jsOther:
 			default:
@@ -322,9 +324,9 @@ func markGenerics(toks []tok) {
 			}
 		}
 		for k := i; k <= j; k++ {
-			switch toks[k].tok {
+			switch toks[k].Tok {
 			case token.LSS, token.GTR, token.SHR, jsOther:
-				toks[k].tok = jsOther
+				toks[k].Tok = jsOther
 			}
 		}
 		i = j

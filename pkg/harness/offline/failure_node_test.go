@@ -30,7 +30,7 @@ func TestIsSourceJS(t *testing.T) {
 		"src/data/prices.json":      false,
 		"src/testing/mocks/util.js": true,
 	} {
-		if got := isSource(p); got != want {
+		if got := testLangs.isSource(p); got != want {
 			t.Errorf("isSource(%q) = %v", p, got)
 		}
 	}
@@ -47,7 +47,9 @@ func TestJSFailureReading(t *testing.T) {
     at runTest (/tmp/w/node_modules/@vitest/runner/dist/index.js:781:11)
     at node:internal/process/task_queues:95:5
  ❯ helper src/util.mts:4:2`
-	names, locs := jsStack(out)
+	d := testLangs.of("src/pricing.test.ts")
+	names, _ := d.Stack(out)
+	locs := stackLocations(d, out)
 	if want := []string{"discount", "quote", "helper"}; !slices.Equal(names, want) {
 		t.Errorf("names = %q, want %q", names, want)
 	}
@@ -62,7 +64,7 @@ func TestJSFailureReading(t *testing.T) {
 		"10000 !== 9500":  {"10000"},
 		"unrelated words": nil,
 	} {
-		if got := jsGot(msg); !slices.Equal(got, want) {
+		if got := d.Got(msg); !slices.Equal(got, want) {
 			t.Errorf("jsGot(%q) = %q, want %q", msg, got, want)
 		}
 	}
@@ -76,7 +78,7 @@ func TestJSFailureReading(t *testing.T) {
 			t.Errorf("parseFrame(%q) = %v %v, want %v", fr, got, ok, want)
 		}
 	}
-	if got := jsTitle("pricing > tiers > applies a tier"); got != "applies a tier" {
+	if got := d.Title("pricing > tiers > applies a tier"); got != "applies a tier" {
 		t.Errorf("jsTitle = %q", got)
 	}
 	// A failure without frames is read from its stack: the frames, and
@@ -149,11 +151,12 @@ func TestRankTypeScriptBlame(t *testing.T) {
 	s := observeOne(t, tools.GetTaskDetails, nil, tools.Observation{})
 	s.models = map[string]*fileModel{"src/pricing.ts": src, "src/pricing.test.ts": test}
 	s.failures = []task.Failure{{Package: "src/pricing.test.ts", Test: "pricing > applies a tier from its minimum", Message: "expected 10000 to be 9500"}}
-	n, ok := jsTestLine(test, "applies a tier from its minimum")
+	d := testLangs.of("src/pricing.test.ts")
+	n, ok := d.TestLine(modelLines{test}, "applies a tier from its minimum")
 	if !ok || n != 18 {
 		t.Fatalf("test line = %d %v", n, ok)
 	}
-	s.collectJSCalls(test, n)
+	s.collectTestCalls(d, test, n)
 	if !s.called["quote"] || s.called["expect"] || s.called["toBe"] || s.called["setPrice"] {
 		t.Errorf("called = %v", s.called)
 	}

@@ -1,8 +1,10 @@
-package offline
+package node
 
 import (
 	"regexp"
 	"strings"
+
+	"github.com/redfix/redfix/pkg/harness/offline/dialect"
 )
 
 // The functions of a JavaScript or TypeScript file, from the lines the
@@ -405,10 +407,13 @@ func jsFuncs(masked []string) []jsFunc {
 	return kept
 }
 
+// unknown marks a line of a file no observation has shown.
+const unknown = "\x00unknown"
+
 // jsFuncSpan is the innermost named function of a JavaScript or TypeScript
 // file holding line n.
-func (f *fileModel) jsFuncSpan(n int) (start, end int, name string, ok bool) {
-	for _, fn := range f.jsFuncList() {
+func jsFuncSpan(f dialect.Lines, n int, cache *any) (start, end int, name string, ok bool) {
+	for _, fn := range jsAnalysis(f, cache).funcs {
 		if fn.start <= n && n <= fn.end && (!ok || fn.end-fn.start < end-start) {
 			start, end, name, ok = fn.start, fn.end, fn.name, true
 		}
@@ -416,28 +421,43 @@ func (f *fileModel) jsFuncSpan(n int) (start, end int, name string, ok bool) {
 	return start, end, name, ok
 }
 
-// jsFuncList is the file's functions, computed once for the lines as they
-// are.
-func (f *fileModel) jsFuncList() []jsFunc {
-	return f.jsAnalysis().funcs
+// jsFuncMap is the file's functions by name, the first of a name kept.
+func jsFuncMap(f dialect.Lines, cache *any) map[string][2]int {
+	out := map[string][2]int{}
+	for _, fn := range jsAnalysis(f, cache).funcs {
+		if _, dup := out[fn.name]; !dup {
+			out[fn.name] = [2]int{fn.start, fn.end}
+		}
+	}
+	return out
 }
 
 // jsCode reports whether line n of a JavaScript file holds code: not a line
 // wholly inside a comment, a string or a template literal.
-func (f *fileModel) jsCode(n int) bool {
-	masked := f.jsAnalysis().masked
+func jsCode(f dialect.Lines, n int, cache *any) bool {
+	masked := jsAnalysis(f, cache).masked
 	return n >= 1 && n <= len(masked) && strings.TrimSpace(masked[n-1]) != ""
 }
 
 // jsAnalysis is the file's masked lines and functions, for its lines as
-// they are.
-func (f *fileModel) jsAnalysis() *jsCache {
-	key := strings.Join(f.lines, "\n")
-	if f.js == nil || f.js.key != key {
-		masked := jsMask(f.lines)
-		f.js = &jsCache{key: key, masked: masked, funcs: jsFuncs(masked)}
+// they are: those of cache when it holds them, else found and kept there.
+func jsAnalysis(f dialect.Lines, cache *any) *jsCache {
+	lines := make([]string, f.Len())
+	for i := range lines {
+		t, ok := f.Line(i + 1)
+		if !ok {
+			t = unknown
+		}
+		lines[i] = t
 	}
-	return f.js
+	key := strings.Join(lines, "\n")
+	if c, ok := (*cache).(*jsCache); ok && c.key == key {
+		return c
+	}
+	masked := jsMask(lines)
+	c := &jsCache{key: key, masked: masked, funcs: jsFuncs(masked)}
+	*cache = c
+	return c
 }
 
 // jsCache is a file's masked lines and functions, and the text they were
@@ -450,8 +470,8 @@ type jsCache struct {
 
 // jsCallEnd is the line closing the call that opens on line n (an it or
 // test with its callback): where the first "(" of the line is closed.
-func (f *fileModel) jsCallEnd(n int) (int, bool) {
-	masked := f.jsAnalysis().masked
+func jsCallEnd(f dialect.Lines, n int, cache *any) (int, bool) {
+	masked := jsAnalysis(f, cache).masked
 	t := newJSText(masked)
 	if n < 1 || n > len(masked) || !t.known[n-1] {
 		return 0, false

@@ -1,13 +1,11 @@
-package offline
+package node
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"github.com/redfix/redfix/pkg/harness"
-	"github.com/redfix/redfix/pkg/harness/tools"
+	"github.com/redfix/redfix/pkg/harness/offline/dialect"
 )
 
 // Reading a JavaScript or TypeScript failure: a test is named by its file
@@ -16,16 +14,16 @@ import (
 // "❯ discount src/price.ts:8:11"); its message says what it got ("expected
 // 950 to be 1000", jest's "Received: 950").
 
-// jsStackRE is a frame of a V8 stack or of vitest's: the function, if
+// repairStackRE is a frame of a V8 stack or of vitest's: the function, if
 // named, and the place.
-var jsStackRE = regexp.MustCompile(`(?m)^\s*(?:at|❯)\s+(?:async\s+)?(?:new\s+)?(?:([\w$.<>\[\] ]+?)\s+\(?)?((?:file://)?[^\s()]+?):(\d+)(?::\d+)?\)?\s*$`)
+var repairStackRE = regexp.MustCompile(`(?m)^\s*(?:at|❯)\s+(?:async\s+)?(?:new\s+)?(?:([\w$.<>\[\] ]+?)\s+\(?)?((?:file://)?[^\s()]+?):(\d+)(?::\d+)?\)?\s*$`)
 
 // jsStack reads the frames of a JavaScript failure's output that are in the
 // repository (not node's own, not installed packages): the functions they
 // name, innermost first, and their places.
-func jsStack(output string) (names []string, locs []location) {
+func jsStack(output string) (names []string, locs []dialect.Location) {
 	seen := map[string]bool{}
-	for _, m := range jsStackRE.FindAllStringSubmatch(output, -1) {
+	for _, m := range repairStackRE.FindAllStringSubmatch(output, -1) {
 		p := strings.TrimPrefix(m[2], "file://")
 		if strings.HasPrefix(p, "node:") || strings.Contains(p, "/node_modules/") || strings.HasPrefix(p, "node_modules/") || !isJS(p) {
 			continue
@@ -34,7 +32,7 @@ func jsStack(output string) (names []string, locs []location) {
 		if err != nil {
 			continue
 		}
-		locs = append(locs, location{path: p, line: n})
+		locs = append(locs, dialect.Location{Path: p, Line: n})
 		name := m[1]
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
 			name = name[i+1:] // Catalog.quote, Object.discount
@@ -108,10 +106,11 @@ var jsTestCallRE = regexp.MustCompile(`\b(?:it|test)(?:\.\w+)*\s*\(`)
 // jsTestLine is the line of m where the test titled title is declared:
 // an it or test call whose first string is the title. ok is false when no
 // line or more than one has it.
-func jsTestLine(m *fileModel, title string) (int, bool) {
+func jsTestLine(m dialect.Lines, title string) (int, bool) {
 	found := 0
-	for i, l := range m.lines {
-		if l == unknown {
+	for i := range m.Len() {
+		l, known := m.Line(i + 1)
+		if !known {
 			continue
 		}
 		loc := jsTestCallRE.FindStringIndex(l)
@@ -131,85 +130,31 @@ func jsTestLine(m *fileModel, title string) (int, bool) {
 	return found, found != 0
 }
 
-// readJSTest reads the file of the failing JavaScript test (its package)
-// and records the names its test calls.
-func (s *state) readJSTest(try func(string, string, any) (harness.Action, bool)) (harness.Action, bool) {
-	f := s.failures[0]
-	title := jsTitle(f.Test)
-	p := f.Package
-	if rp, ok := s.resolve(p); ok {
-		p = rp
-	}
-	m := s.models[p]
-	if m == nil {
-		if a, ok := try(tools.ReadFile, fmt.Sprintf(
-			"Read %s, where the failing test %q is, to see which functions it exercises and which tests sit next to it.", p, title),
-			tools.ReadFileArgs{Path: p}); ok {
-			return a, true
-		}
-		s.testRead = true
-		return harness.Action{}, false
-	}
-	s.testRead = true
-	n, ok := jsTestLine(m, title)
-	if !ok {
-		for _, fr := range s.frameRefs() {
-			if rp, found := s.resolve(fr.path); found && rp == p {
-				n, ok = fr.line, true
-				break
-			}
-		}
-	}
-	if ok {
-		s.collectJSCalls(m, n)
-	}
-	return harness.Action{}, false
-}
-
-// collectJSCalls records the names called by the test (an it or test call
-// with its callback) holding line n of m.
-func (s *state) collectJSCalls(m *fileModel, n int) {
-	start, end := n-25, n+25
+// jsTestCall is the span of the test's call (an it or test call with its
+// callback) holding line n of m.
+func jsTestCall(m dialect.Lines, n int, cache *any) (start, end int, ok bool) {
 	for k := n; k >= 1; k-- {
-		l, ok := m.line(k)
-		if !ok {
+		l, known := m.Line(k)
+		if !known {
 			break
 		}
 		if jsTestCallRE.MatchString(l) {
-			if e, ok := m.jsCallEnd(k); ok && e >= n {
-				start, end = k, e
+			if e, found := jsCallEnd(m, k, cache); found && e >= n {
+				return k, e, true
 			}
 			break
 		}
 	}
-	for i := start; i <= end; i++ {
-		t, ok := m.line(i)
-		if !ok {
-			continue
-		}
-		for _, c := range callRE.FindAllStringSubmatch(t, -1) {
-			if !jsNotCall(c[1]) {
-				s.called[c[1]] = true
-			}
-		}
-	}
+	return 0, 0, false
 }
 
-// jsTestFile is the failing JavaScript test's file when the policy has read
-// it and it holds other tests: the tests a candidate must not break.
-func (s *state) jsTestFile() (string, bool) {
-	if len(s.failures) == 0 || !isJS(s.failures[0].Package) {
-		return "", false
-	}
-	m := s.models[s.failures[0].Package]
-	if m == nil {
-		return "", false
-	}
+// jsTests counts the tests m declares: its it and test calls.
+func jsTests(m dialect.Lines) int {
 	tests := 0
-	for _, l := range m.lines {
-		if l != unknown && jsTestCallRE.MatchString(l) {
+	for n := 1; n <= m.Len(); n++ {
+		if l, known := m.Line(n); known && jsTestCallRE.MatchString(l) {
 			tests++
 		}
 	}
-	return s.failures[0].Package, tests > len(s.failures)
+	return tests
 }

@@ -2,61 +2,8 @@ package offline
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
-
-// kinds is the tokens of line as "KIND:text".
-func kinds(line string, toks []tok) []string {
-	var out []string
-	for _, tk := range toks {
-		out = append(out, tk.tok.String()+":"+line[tk.off:tk.end])
-	}
-	return out
-}
-
-func TestScanJS(t *testing.T) {
-	cases := []struct {
-		line string
-		want string // the tokens, " "-joined
-	}{
-		{`if (a === b && c !== d) {`, "if:if (:( IDENT:a ==:=== IDENT:b &&:&& IDENT:c !=:!== IDENT:d ):) {:{"},
-		{`const n = 1_000 + 0x1F - 1.5e3 + 10n;`, "const:const IDENT:n =:= INT:1_000 +:+ INT:0x1F -:- FLOAT:1.5e3 +:+ INT:10n ;:;"},
-		{`x ??= y ?? z?.w`, "IDENT:x ...:??= IDENT:y ...:?? IDENT:z .:?. IDENT:w"},
-		{`let v = a ? .5 : b?.5:c`, "var:let IDENT:v =:= IDENT:a ...:? FLOAT:.5 ::: IDENT:b ...:? FLOAT:.5 ::: IDENT:c"},
-		{`const f = (x) => x >>> 2; // shift`, "const:const IDENT:f =:= (:( IDENT:x ):) ...:=> IDENT:x ...:>>> INT:2 ;:; COMMENT:// shift"},
-		{"s = `a ${b < c ? `x${d}` : '}'} e` + 'it\\'s' + \"q\"", "IDENT:s =:= STRING:`a ${b < c ? `x${d}` : '}'} e` +:+ STRING:'it\\'s' +:+ STRING:\"q\""},
-		{`return /a\/[/]b/gi.test(s) /* c */ / 2`, "return:return STRING:/a\\/[/]b/gi .:. IDENT:test (:( IDENT:s ):) COMMENT:/* c */ /:/ INT:2"},
-		{`x = a / b / c`, "IDENT:x =:= IDENT:a /:/ IDENT:b /:/ IDENT:c"},
-		{`const m: Map<string, Array<number>> = new Map<string, number[]>();`, "const:const IDENT:m ::: IDENT:Map ...:< IDENT:string ,:, IDENT:Array ...:< IDENT:number ...:>> =:= default:new IDENT:Map ...:< IDENT:string ,:, IDENT:number [:[ ]:] ...:> (:( ):) ;:;"},
-		{`if (i<n && j>0) {`, "if:if (:( IDENT:i <:< IDENT:n &&:&& IDENT:j >:> INT:0 ):) {:{"},
-		{`return this.#count!.value + $el._x1`, "return:return IDENT:this .:. IDENT:#count ...:! .:. IDENT:value +:+ IDENT:$el .:. IDENT:_x1"},
-		{`i++; --j; k += 2`, "IDENT:i ++:++ ;:; --:-- IDENT:j ;:; IDENT:k +=:+= INT:2"},
-		{`obj.default = x.delete`, "IDENT:obj .:. IDENT:default =:= IDENT:x .:. IDENT:delete"},
-	}
-	for _, tc := range cases {
-		toks, ok := scanJS(tc.line)
-		if !ok {
-			t.Errorf("scanJS(%q) did not scan", tc.line)
-			continue
-		}
-		if got := strings.Join(kinds(tc.line, toks), " "); got != tc.want {
-			t.Errorf("scanJS(%q)\n got %s\nwant %s", tc.line, got, tc.want)
-		}
-	}
-	for _, bad := range []string{
-		"const s = `starts here",          // a template that goes on
-		`x = 1 /* a comment that goes on`, // a block comment that goes on
-		`return <div className="a">{x}</div>;`,
-		`const v = <number>w;`,
-		`s = 'unclosed`,
-		`x = a \ b`,
-	} {
-		if toks, ok := scanJS(bad); ok {
-			t.Errorf("scanJS(%q) scanned: %q", bad, kinds(bad, toks))
-		}
-	}
-}
 
 func TestMutationsJS(t *testing.T) {
 	cases := []struct {
@@ -93,33 +40,33 @@ func TestMutationsJS(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got := map[string]bool{}
-		for _, m := range MutationsIn(tc.path, tc.line) {
+		for _, m := range mutationsIn(tc.path, tc.line) {
 			got[m.New] = true
 		}
 		for _, w := range tc.want {
 			if !got[w] {
-				t.Errorf("MutationsIn(%q) lacks %q; got %q", tc.line, w, keys(got))
+				t.Errorf("mutationsIn(%q) lacks %q; got %q", tc.line, w, keys(got))
 			}
 		}
 		for _, n := range tc.not {
 			if got[n] {
-				t.Errorf("MutationsIn(%q) has %q", tc.line, n)
+				t.Errorf("mutationsIn(%q) has %q", tc.line, n)
 			}
 		}
 		if tc.want == nil && len(got) > 0 {
-			t.Errorf("MutationsIn(%q) = %q, want none", tc.line, keys(got))
+			t.Errorf("mutationsIn(%q) = %q, want none", tc.line, keys(got))
 		}
 	}
 	// A slice's bound one off is as likely as an index's.
 	bound := false
-	for _, m := range MutationsIn("src/a.js", "  return items.slice(1);") {
+	for _, m := range mutationsIn("src/a.js", "  return items.slice(1);") {
 		bound = bound || m.New == "  return items.slice(0);" && m.Template == TplOffByOne && m.Prior >= 3
 	}
 	if !bound {
 		t.Errorf("no slice bound template on .slice(1)")
 	}
 	// The boundary flip comes first, in the file's own spelling.
-	ms := MutationsIn("src/price.ts", "    if (qty > tier.minQty) {")
+	ms := mutationsIn("src/price.ts", "    if (qty > tier.minQty) {")
 	if len(ms) == 0 || ms[0].Template != TplBoundary || ms[0].New != "    if (qty >= tier.minQty) {" {
 		t.Errorf("first mutation = %+v", ms)
 	}
