@@ -15,9 +15,9 @@ import (
 	"github.com/redfix/redfix/pkg/config"
 	"github.com/redfix/redfix/pkg/forge/github/ghtest"
 	"github.com/redfix/redfix/pkg/gitrepo"
+	"github.com/redfix/redfix/pkg/keep"
 	"github.com/redfix/redfix/pkg/publish"
 	"github.com/redfix/redfix/pkg/server"
-	"github.com/redfix/redfix/pkg/keep"
 	"github.com/redfix/redfix/pkg/task"
 )
 

@@ -1,10 +1,10 @@
 package app
 
 import (
+	"github.com/redfix/redfix/pkg/commitcheck"
 	"github.com/redfix/redfix/pkg/forge"
 	"github.com/redfix/redfix/pkg/forge/github/deliveries"
 	"github.com/redfix/redfix/pkg/triage"
-	"github.com/redfix/redfix/pkg/commitcheck"
 	"github.com/redfix/redfix/pkg/worker"
 )
 
