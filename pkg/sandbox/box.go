@@ -132,10 +132,10 @@ type Box struct {
 	status  Status
 	// The Go toolchain's own directories, shown read-only inside.
 	goroot, modcache string
-	// goproxy and gosumdb are the host's GOPROXY and GOSUMDB, which a Go
-	// setup step fetches through.
-	goproxy, gosumdb string
-	home             string
+	// goproxy is the host's GOPROXY, which a Go setup step fetches
+	// through (the Go driver names its endpoints, Cmd.Registries).
+	goproxy string
+	home    string
 	// The seed's making, one at a time, and why it failed if it did.
 	seedMu   sync.Mutex
 	seedErr  error
@@ -220,7 +220,7 @@ func New(ctx context.Context, cfg Config) (*Box, error) {
 			// in a user namespace, as before the sandbox's own user.)
 			b.setpriv = lookPath(cfg.Setpriv, "setpriv")
 		}
-		b.goroot, b.modcache, b.goproxy, b.gosumdb = goEnv(ctx)
+		b.goroot, b.modcache, b.goproxy = goEnv(ctx)
 		err := b.probe(ctx, cfg.Hide)
 		if err != nil && len(cfg.Hide) > 0 && b.probe(ctx, nil) == nil {
 			// The host confines: what fails is hiding a configured path.

@@ -9,51 +9,22 @@ import (
 	"time"
 )
 
-// goEnv is the Go toolchain's root, module cache, module proxy and
-// checksum database, when Go is installed.
-func goEnv(ctx context.Context) (goroot, modcache, goproxy, gosumdb string) {
+// goEnv is the Go toolchain's root, module cache and module proxy, when
+// Go is installed.
+func goEnv(ctx context.Context) (goroot, modcache, goproxy string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE", "GOPROXY", "GOSUMDB")
+	c := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOMODCACHE", "GOPROXY")
 	c.Env = Env()
 	out, err := c.Output()
 	if err != nil {
-		return "", "", "", ""
+		return "", "", ""
 	}
 	f := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(f) != 4 {
-		return "", "", "", ""
+	if len(f) != 3 {
+		return "", "", ""
 	}
-	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1]), strings.TrimSpace(f[2]), strings.TrimSpace(f[3])
-}
-
-// GoCaches are the Go caches of the repository named on ctx, which its Go
-// setup fills (Cmd.Fill): its module cache and its build cache.
-func GoCaches(ctx context.Context) []string {
-	cache := CacheDir(ctx)
-	return []string{filepath.Join(cache, "mod"), filepath.Join(cache, "go-build")}
-}
-
-// GoRegistries are the endpoints a Go setup fetches modules from: the
-// host's module proxies and checksum database.
-func GoRegistries(ctx context.Context) []string {
-	b := From(ctx)
-	if b == nil {
-		return nil
-	}
-	var out []string
-	for _, p := range strings.FieldsFunc(b.goproxy, func(r rune) bool { return r == ',' || r == '|' }) {
-		out = append(out, p)
-	}
-	switch db := strings.Fields(b.gosumdb); {
-	case len(db) == 0 || db[0] == "off":
-	case len(db) > 1:
-		out = append(out, db[1])
-	default:
-		name, _, _ := strings.Cut(db[0], "+")
-		out = append(out, "https://"+name)
-	}
-	return out
+	return strings.TrimSpace(f[0]), strings.TrimSpace(f[1]), strings.TrimSpace(f[2])
 }
 
 // env is the environment of a confined command: the scrubbed one, with

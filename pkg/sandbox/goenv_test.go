@@ -13,7 +13,7 @@ import (
 )
 
 // go test runs confined and writes nothing into the repository's cache;
-// its Go setup (filling GoCaches) does, and a build after it reads what
+// its Go setup (filling goCaches) does, and a build after it reads what
 // the setup compiled instead of compiling it again.
 func TestGoTestRunsConfinedWithPerRepositoryCache(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -57,7 +57,7 @@ func TestGoTestRunsConfinedWithPerRepositoryCache(t *testing.T) {
 	if res := build(); !strings.Contains(res.Output, "-p example.com/m ") {
 		t.Fatalf("the package was not compiled before any setup:\n%s", res.Output)
 	}
-	res, err = b.Run(ctx, Cmd{Dir: ws, Args: []string{"go", "build", "./..."}, Setup: true, Fill: GoCaches(ctx), Registries: GoRegistries(ctx), Timeout: 5 * time.Minute})
+	res, err = b.Run(ctx, Cmd{Dir: ws, Args: []string{"go", "build", "./..."}, Setup: true, Fill: goCaches(ctx), Timeout: 5 * time.Minute})
 	if err != nil || !res.OK() {
 		t.Fatalf("the setup's build: %v %+v", err, res)
 	}
@@ -100,7 +100,7 @@ func TestGoSetupFetchesWhatTheOfflineBuildReads(t *testing.T) {
 	run := func(setup bool, args ...string) Result {
 		cmd := Cmd{Dir: ws, Args: args, Setup: setup, Timeout: 5 * time.Minute}
 		if setup {
-			cmd.Fill, cmd.Registries = GoCaches(ctx), GoRegistries(ctx)
+			cmd.Fill = goCaches(ctx) // the proxy is a directory: no registry
 		}
 		res, err := b.Run(ctx, cmd)
 		if err != nil {
@@ -120,4 +120,11 @@ func TestGoSetupFetchesWhatTheOfflineBuildReads(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(modcache, "example.com")); err == nil {
 		t.Errorf("the setup step wrote the host's module cache")
 	}
+}
+
+// goCaches are the caches the Go driver's setup fills (pkg/lang/golang):
+// the repository's module and build caches, in its cache directory.
+func goCaches(ctx context.Context) []string {
+	dir := CacheDir(ctx)
+	return []string{filepath.Join(dir, "mod"), filepath.Join(dir, "go-build")}
 }

@@ -62,16 +62,19 @@ func (b *Box) Run(ctx context.Context, cmd Cmd) (Result, error) {
 		// lift (sandbox.network), and lifted for its module cache too.
 		m.fill = append(m.fill, filepath.Join(m.cache, "mod"))
 	}
+	if err := b.checkFills(m.cache, m.fill, false); err != nil {
+		return Result{}, err
+	}
 	if err := b.prepareCache(ctx, m.cache); err != nil {
 		return Result{}, fmt.Errorf("sandbox: cache for %s: %w", repo, err)
 	}
 	for _, f := range m.fill {
-		if !filepath.IsAbs(f) {
-			return Result{}, fmt.Errorf("sandbox: the fill directory %q is not absolute", f)
-		}
 		if err := os.MkdirAll(f, 0o755); err != nil {
 			return Result{}, fmt.Errorf("sandbox: fill directory: %w", err)
 		}
+	}
+	if err := b.checkFills(m.cache, m.fill, true); err != nil {
+		return Result{}, err
 	}
 	// Two setups that fill one directory (a package manager's download
 	// cache, shared by a repository's lockfiles) run one after the other:

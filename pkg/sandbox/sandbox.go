@@ -44,7 +44,8 @@ type Cmd struct {
 	// Fill are the cache directories a setup fills (made when missing):
 	// writable to it, and read-only to every other command, which sees the
 	// repository's cache directory read-only by its own path. Given only
-	// with Setup.
+	// with Setup; one in Config.CacheDir must lie in the repository's
+	// cache for the run's trust (CacheDir), or the run is refused.
 	Fill []string
 	// Outbox is a directory of redfix's, outside the checkout, that the
 	// command may write too: for files a tool must write (a coverage

@@ -64,8 +64,8 @@ func (d Driver) Setup(ctx context.Context, dir string) error {
 	if err != nil || !requires(string(data)) {
 		return nil // no module (go test will say), or nothing to fetch
 	}
-	fill := sandbox.GoCaches(ctx)
-	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Fill: fill, Registries: sandbox.GoRegistries(ctx), Timeout: timeout, MaxOutput: 64 << 10})
+	fill := caches(ctx)
+	res, err := sandbox.Run(ctx, sandbox.Cmd{Dir: dir, Args: []string{"go", "mod", "download"}, Setup: true, Fill: fill, Registries: registries(ctx), Timeout: timeout, MaxOutput: 64 << 10})
 	if err != nil {
 		return fmt.Errorf("go mod download in %s: %w", dir, err)
 	}
