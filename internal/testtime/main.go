@@ -5,7 +5,7 @@
 // (docs/testing.md). The README's test command, which .ci/run runs, is go
 // test piped through it:
 //
-//	go test -race -timeout 45m -json ./... | go run ./internal/testtime
+//	go test -race -timeout 45m -json ./pkg/app ./test/hostile ./pkg/faults ./pkg/harness/offline ./... | go run ./internal/testtime
 //
 // Its status is the run's: 1 when a package failed or did not build, or
 // when go test reported no package at all, else 0.
