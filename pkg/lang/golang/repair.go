@@ -102,13 +102,7 @@ func negateIf(line string, toks []dialect.Tok) (dialect.Mutation, bool) {
 	if cond[0].Tok == token.NOT || (cmps == 1 && !strings.Contains(line, "&&") && !strings.Contains(line, "||")) {
 		return dialect.Mutation{}, false
 	}
-	start, end := cond[0].Off, cond[len(cond)-1].End
-	c := line[start:end]
-	repl := "!(" + c + ")"
-	if simple {
-		repl = "!" + c
-	}
-	return dialect.Mutation{New: line[:start] + repl + line[end:], Template: dialect.TplNegate, What: "negate the condition `" + c + "`", Prior: 2}, true
+	return dialect.Negated(line, cond, "!", simple), true
 }
 
 // scanLine tokenizes one line of Go; ok is false when it does not scan

@@ -184,3 +184,16 @@ func MatchParen(toks []Tok, i int) int {
 	}
 	return -1
 }
+
+// Negated is the TplNegate mutation of line whose tested condition is the
+// tokens cond: the condition written after not (the language's negation,
+// "!" or "not "), in parentheses unless simple (a lone operand).
+func Negated(line string, cond []Tok, not string, simple bool) Mutation {
+	start, end := cond[0].Off, cond[len(cond)-1].End
+	c := line[start:end]
+	repl := not + "(" + c + ")"
+	if simple {
+		repl = not + c
+	}
+	return Mutation{New: line[:start] + repl + line[end:], Template: TplNegate, What: "negate the condition `" + c + "`", Prior: 2}
+}
